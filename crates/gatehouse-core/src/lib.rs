@@ -1,0 +1,1 @@
+//! Gatehouse core: all logic, no Tauri and no clap.

@@ -1,0 +1,1 @@
+//! Gatehouse desktop shell (placeholder until the desktop issue lands).
