@@ -1,1 +1,112 @@
-fn main() {}
+//! `gatehouse`: parse the command line, make one core call, print, exit.
+//!
+//! Errors go to stderr as `error[CODE]: message` plus a hint (and as a JSON
+//! object with `--json`); stdout carries only the result, so scripts can pipe it.
+
+mod actor_flags;
+mod audit_cmd;
+mod keys_cmd;
+mod output;
+mod permissions_cmd;
+mod site_cmd;
+mod users_cmd;
+mod whoami_cmd;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gatehouse_core::site::{self, Flags, Settings};
+
+#[derive(Parser)]
+#[command(
+    name = "gatehouse",
+    version,
+    about = "Safe, scoped MCP access to your site for AI clients"
+)]
+struct Cli {
+    /// The site folder (default: the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    site: Option<PathBuf>,
+    /// Database URL (sqlite:// or postgres://); default: the site's embedded SQLite file.
+    #[arg(long, global = true, value_name = "URL")]
+    database_url: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a site.
+    #[command(subcommand)]
+    Site(site_cmd::SiteCommand),
+    /// Mint, list, roll and revoke API keys.
+    #[command(subcommand)]
+    Keys(keys_cmd::KeysCommand),
+    /// Manage the site's users.
+    #[command(subcommand)]
+    Users(users_cmd::UsersCommand),
+    /// Print the actor these flags resolve to.
+    Whoami(whoami_cmd::WhoamiArgs),
+    /// Verify and list the audit log.
+    #[command(subcommand)]
+    Audit(audit_cmd::AuditCommand),
+    /// Print the permission table.
+    Permissions(permissions_cmd::PermissionsArgs),
+}
+
+/// Context every subcommand gets: the resolved site settings.
+pub struct Ctx {
+    pub settings: Settings,
+}
+
+impl Ctx {
+    pub async fn open(&self) -> gatehouse_core::Result<site::Site> {
+        site::open(&self.settings).await
+    }
+}
+
+fn init_tracing() {
+    // stdout is for results (and the MCP protocol): diagnostics go to stderr, no ANSI.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
+        .unwrap_or_else(|_| "warn".into());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    init_tracing();
+    let cli = Cli::parse();
+    // Errors are JSON too when the subcommand was asked for JSON.
+    let json = std::env::args().any(|a| a == "--json");
+    let settings = match Settings::resolve(
+        &Flags {
+            site: cli.site.clone(),
+            database_url: cli.database_url.clone(),
+        },
+        |k| std::env::var(k).ok(),
+    ) {
+        Ok(s) => s,
+        Err(e) => return output::fail(&e, json),
+    };
+    let ctx = Ctx { settings };
+    let result = match cli.command {
+        Command::Site(c) => site_cmd::run(&ctx, c).await,
+        Command::Keys(c) => keys_cmd::run(&ctx, c).await,
+        Command::Users(c) => users_cmd::run(&ctx, c).await,
+        Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
+        Command::Audit(c) => audit_cmd::run(&ctx, c).await,
+        Command::Permissions(a) => permissions_cmd::run(a),
+    };
+    match result {
+        Ok(text) => {
+            output::print(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => output::fail(&e, json),
+    }
+}

@@ -63,7 +63,11 @@ impl Error {
     }
 
     /// Invalid input from a caller.
-    pub fn invalid(code: &'static str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub fn invalid(
+        code: &'static str,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
         Self::new(code, message).hint(hint)
     }
 

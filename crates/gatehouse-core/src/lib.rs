@@ -1,11 +1,26 @@
 //! Gatehouse core: all logic, no Tauri and no clap.
 //!
-//! Map: [`site`] finds and opens a site folder; [`store`] holds every SQL
-//! statement; [`keys`] mints and verifies API keys; [`actor`] resolves who a
-//! process runs as; [`permissions`] decides every action; [`audit`] keeps the
-//! hash-chained log.
+//! Map: [`site`] finds, creates and opens a site folder; [`store`] holds every
+//! SQL statement; [`keys`] mints and verifies API keys; [`users`] manages
+//! accounts; [`actor`] resolves who a process runs as; [`permissions`] decides
+//! every action; [`content`] is the permission-checked content API; [`audit`]
+//! keeps the hash-chained log; [`seed`] fills scratch sites.
 
+pub mod actor;
+pub mod audit;
+pub mod content;
 pub mod error;
+pub mod keys;
+pub mod permissions;
 pub mod redact;
+pub mod seed;
+pub mod site;
+pub mod store;
+pub mod users;
 
 pub use error::{Error, ErrorBody, Result};
+
+/// The version of Gatehouse, shown by the CLI and the desktop app.
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}

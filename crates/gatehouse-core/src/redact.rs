@@ -36,7 +36,9 @@ pub fn redact_keys(text: &str) -> String {
     while let Some(pos) = rest.find(PREFIX) {
         out.push_str(&rest[..pos + PREFIX.len()]);
         let tail = &rest[pos + PREFIX.len()..];
-        let id_end = tail.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(tail.len());
+        let id_end = tail
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(tail.len());
         out.push_str(&tail[..id_end]);
         let after_id = &tail[id_end..];
         if let Some(secret) = after_id.strip_prefix('_') {

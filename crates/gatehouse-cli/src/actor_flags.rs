@@ -1,0 +1,30 @@
+//! The actor flags shared by `whoami`, `mcp` and `config`.
+
+use clap::Args;
+use gatehouse_core::actor::ActorFlags;
+use gatehouse_core::keys::RawKey;
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ActorArgs {
+    /// Run as this user (roles from the site's user store).
+    #[arg(long, value_name = "EMAIL")]
+    pub email: Option<String>,
+    /// Run as a synthetic actor with these roles (scratch sites only).
+    #[arg(long, value_name = "ROLES")]
+    pub role: Option<String>,
+    /// Run as this API key. Prefer GATEHOUSE_API_KEY: argv is visible to other processes.
+    #[arg(long, value_name = "KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+}
+
+impl ActorArgs {
+    pub fn flags(&self) -> ActorFlags {
+        ActorFlags {
+            email: self.email.clone(),
+            role: self.role.clone(),
+            api_key: self.api_key.clone().map(RawKey::new),
+            env_api_key: None,
+        }
+        .with_env()
+    }
+}

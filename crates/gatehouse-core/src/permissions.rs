@@ -1,0 +1,305 @@
+//! The one permission layer: every action of every caller (CLI, MCP server, UI)
+//! is decided by [`allowed`], from the single table [`TABLE`].
+//!
+//! Roles are ordered: each role can do everything the role below it can, so the
+//! table names the lowest role that may do an action. `gatehouse permissions
+//! --markdown` renders the table for the docs (docs/permissions.md is generated
+//! from it and a test keeps the two in step).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result, codes};
+
+/// A role. `Public` is the anonymous actor's role and cannot be granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Public,
+    Viewer,
+    Author,
+    Editor,
+    Admin,
+}
+
+impl Role {
+    /// Roles that can be given to a user, a key or a synthetic actor.
+    pub const GRANTABLE: [Role; 4] = [Role::Viewer, Role::Author, Role::Editor, Role::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Public => "public",
+            Role::Viewer => "viewer",
+            Role::Author => "author",
+            Role::Editor => "editor",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "viewer" => Ok(Role::Viewer),
+            "author" => Ok(Role::Author),
+            "editor" => Ok(Role::Editor),
+            "admin" => Ok(Role::Admin),
+            other => Err(Error::invalid(
+                codes::ROLE_UNKNOWN,
+                format!("unknown role {other:?}"),
+                "roles are viewer, author, editor and admin (public is the anonymous actor and cannot be granted)",
+            )),
+        }
+    }
+}
+
+/// Parses a comma-separated role list (`"viewer,editor"`), sorted and deduplicated.
+pub fn parse_roles(list: &str) -> Result<Vec<Role>> {
+    let mut roles = list
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(Role::from_str)
+        .collect::<Result<Vec<_>>>()?;
+    roles.sort();
+    roles.dedup();
+    if roles.is_empty() {
+        return Err(Error::invalid(
+            codes::ROLES_EMPTY,
+            "no roles given",
+            "pass at least one of viewer, author, editor, admin (comma-separated)",
+        ));
+    }
+    Ok(roles)
+}
+
+/// The stored form of a role list.
+pub fn format_roles(roles: &[Role]) -> String {
+    roles
+        .iter()
+        .map(|r| r.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Everything an actor can ask to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    ContentReadPublished,
+    ContentReadDraft,
+    MediaRead,
+    SiteConfigRead,
+    HttpFetch,
+    ContentWriteDraft,
+    MediaWrite,
+    ContentPublish,
+    ContentDelete,
+    MediaDelete,
+    SiteConfigWrite,
+    KeysManage,
+    UsersManage,
+    AuditRead,
+    ConnectionsManage,
+}
+
+/// The permission table: each action and the lowest role allowed to do it.
+pub const TABLE: &[(Action, Role, &str)] = &[
+    (
+        Action::ContentReadPublished,
+        Role::Public,
+        "read published content",
+    ),
+    (Action::ContentReadDraft, Role::Viewer, "read draft content"),
+    (Action::MediaRead, Role::Viewer, "list and read media"),
+    (Action::SiteConfigRead, Role::Viewer, "read site config"),
+    (
+        Action::HttpFetch,
+        Role::Viewer,
+        "fetch a URL over http(s) (SSRF-guarded)",
+    ),
+    (
+        Action::ContentWriteDraft,
+        Role::Author,
+        "create and edit drafts",
+    ),
+    (Action::MediaWrite, Role::Author, "upload media"),
+    (Action::ContentPublish, Role::Editor, "publish content"),
+    (Action::ContentDelete, Role::Admin, "delete content"),
+    (Action::MediaDelete, Role::Admin, "delete media"),
+    (Action::SiteConfigWrite, Role::Admin, "change site config"),
+    (
+        Action::KeysManage,
+        Role::Admin,
+        "mint, list, roll and revoke API keys",
+    ),
+    (
+        Action::UsersManage,
+        Role::Admin,
+        "create, change and remove users",
+    ),
+    (Action::AuditRead, Role::Admin, "read the audit log"),
+    (
+        Action::ConnectionsManage,
+        Role::Admin,
+        "manage MCP client connections",
+    ),
+];
+
+impl Action {
+    /// The lowest role allowed to do this action.
+    pub fn min_role(self) -> Role {
+        TABLE
+            .iter()
+            .find(|(a, _, _)| *a == self)
+            .map(|(_, r, _)| *r)
+            .expect("every action is in TABLE")
+    }
+
+    pub fn as_str(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default()
+    }
+}
+
+/// Whether an actor holding `roles` may do `action`. An empty list is `public`.
+pub fn allowed(roles: &[Role], action: Action) -> bool {
+    let highest = roles.iter().copied().max().unwrap_or(Role::Public);
+    highest >= action.min_role()
+}
+
+/// [`allowed`], as an error naming what was refused and what would allow it.
+pub fn check(roles: &[Role], action: Action) -> Result<()> {
+    if allowed(roles, action) {
+        return Ok(());
+    }
+    let min = action.min_role();
+    let held = if roles.is_empty() {
+        "public".to_string()
+    } else {
+        format_roles(roles)
+    };
+    Err(Error::new(
+        codes::PERMISSION_DENIED,
+        format!("{} is not allowed for roles [{held}]", action.as_str()),
+    )
+    .hint(format!("this needs the {min} role or higher"))
+    .detail(serde_json::json!({"action": action.as_str(), "required_role": min.as_str()})))
+}
+
+/// The table as Markdown, for docs/permissions.md.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Permissions\n\nGenerated by `gatehouse permissions --markdown` from `permissions::TABLE`; do not edit by hand.\n\n| action | what | public | viewer | author | editor | admin |\n|---|---|---|---|---|---|---|\n",
+    );
+    for (action, _, what) in TABLE {
+        out.push_str(&format!("| `{}` | {what} |", action.as_str()));
+        for role in [
+            Role::Public,
+            Role::Viewer,
+            Role::Author,
+            Role::Editor,
+            Role::Admin,
+        ] {
+            out.push_str(if allowed(&[role], *action) {
+                " yes |"
+            } else {
+                " – |"
+            });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_is_in_the_table_once() {
+        use Action::*;
+        let all = [
+            ContentReadPublished,
+            ContentReadDraft,
+            MediaRead,
+            SiteConfigRead,
+            HttpFetch,
+            ContentWriteDraft,
+            MediaWrite,
+            ContentPublish,
+            ContentDelete,
+            MediaDelete,
+            SiteConfigWrite,
+            KeysManage,
+            UsersManage,
+            AuditRead,
+            ConnectionsManage,
+        ];
+        for a in all {
+            assert_eq!(TABLE.iter().filter(|(x, _, _)| *x == a).count(), 1, "{a:?}");
+        }
+        assert_eq!(TABLE.len(), all.len());
+    }
+
+    #[test]
+    fn the_issue_table_holds() {
+        use Action::*;
+        let p: &[Role] = &[];
+        assert!(allowed(p, ContentReadPublished));
+        assert!(!allowed(p, ContentReadDraft));
+        assert!(!allowed(p, MediaRead));
+        assert!(!allowed(p, SiteConfigRead));
+        assert!(!allowed(p, HttpFetch));
+        let v = &[Role::Viewer];
+        assert!(
+            allowed(v, ContentReadDraft) && allowed(v, MediaRead) && allowed(v, SiteConfigRead)
+        );
+        assert!(!allowed(v, ContentWriteDraft) && !allowed(v, MediaWrite));
+        let a = &[Role::Author];
+        assert!(allowed(a, ContentWriteDraft) && allowed(a, MediaWrite));
+        assert!(!allowed(a, ContentPublish));
+        let e = &[Role::Editor];
+        assert!(allowed(e, ContentPublish));
+        assert!(!allowed(e, ContentDelete) && !allowed(e, KeysManage) && !allowed(e, UsersManage));
+        let ad = &[Role::Admin];
+        for (action, _, _) in TABLE {
+            assert!(allowed(ad, *action));
+        }
+    }
+
+    #[test]
+    fn several_roles_count_as_the_highest() {
+        assert!(allowed(
+            &[Role::Viewer, Role::Editor],
+            Action::ContentPublish
+        ));
+    }
+
+    #[test]
+    fn denial_names_the_action_and_role() {
+        let err = check(&[Role::Viewer], Action::ContentPublish).unwrap_err();
+        assert_eq!(err.code, codes::PERMISSION_DENIED);
+        assert!(err.message.contains("content_publish"));
+        assert!(err.hint.unwrap().contains("editor"));
+    }
+
+    #[test]
+    fn role_lists_parse_and_refuse() {
+        assert_eq!(
+            parse_roles("editor, viewer,editor").unwrap(),
+            vec![Role::Viewer, Role::Editor]
+        );
+        assert_eq!(parse_roles("public").unwrap_err().code, codes::ROLE_UNKNOWN);
+        assert_eq!(parse_roles(" , ").unwrap_err().code, codes::ROLES_EMPTY);
+    }
+}

@@ -1,0 +1,275 @@
+//! SQL for content entries, their slug redirects and the full-text index.
+//!
+//! The index is maintained by the database inside the writing transaction
+//! (SQLite: FTS5 triggers; PostgreSQL: a generated tsvector column), so a search
+//! finds an entry the moment its write commits.
+
+use sqlx::Row;
+
+use super::{Backend, Store, Tx, is_unique_violation};
+use crate::error::{Error, Result, codes};
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+    pub body: String,
+    pub status: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub published_at: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "c.id, c.slug, c.title, c.body, c.status, c.author, c.created_at, c.updated_at, c.published_at";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<Entry> {
+    Ok(Entry {
+        id: row.try_get("id")?,
+        slug: row.try_get("slug")?,
+        title: row.try_get("title")?,
+        body: row.try_get("body")?,
+        status: row.try_get("status")?,
+        author: row.try_get("author")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        published_at: row.try_get("published_at")?,
+    })
+}
+
+fn slug_taken(slug: &str) -> Error {
+    Error::new(
+        codes::SLUG_TAKEN,
+        format!("the slug {slug:?} is already used by another entry or redirect"),
+    )
+    .hint("choose another slug")
+}
+
+/// The entry with `slug`, or the one a redirect from `slug` points at.
+pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<Entry>> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM content c WHERE c.slug = $1
+         UNION ALL
+         SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1"
+    ))
+    .bind(slug)
+    .fetch_optional(store.pool())
+    .await
+    .map_err(|e| Error::storage("reading content", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn by_slug_in(tx: &mut Tx, slug: &str) -> Result<Option<Entry>> {
+    let row = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM content c WHERE c.slug = $1"
+    ))
+    .bind(slug)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("reading content", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// Entries, newest first; `published_only` hides drafts.
+pub async fn list(
+    store: &Store,
+    published_only: bool,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<Entry>> {
+    let filter = if published_only {
+        "WHERE c.status = 'published'"
+    } else {
+        ""
+    };
+    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM content c {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"))
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(store.pool())
+        .await
+        .map_err(|e| Error::storage("listing content", e))?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Quotes every word so user text is never parsed as FTS5 query syntax.
+fn fts5_query(text: &str) -> String {
+    text.split_whitespace()
+        .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Full-text search over title and body (all words must match), best first.
+pub async fn search(
+    store: &Store,
+    text: &str,
+    published_only: bool,
+    limit: i64,
+) -> Result<Vec<Entry>> {
+    let filter = if published_only {
+        "AND c.status = 'published'"
+    } else {
+        ""
+    };
+    let (sql, arg) = match store.backend() {
+        Backend::Sqlite => {
+            let q = fts5_query(text);
+            if q.is_empty() {
+                return Ok(Vec::new());
+            }
+            (
+                format!(
+                    "SELECT {COLUMNS} FROM content_fts f JOIN content c ON c.id = f.rowid
+                     WHERE content_fts MATCH $1 {filter} ORDER BY f.rank, c.id LIMIT $2"
+                ),
+                q,
+            )
+        }
+        Backend::Postgres => (
+            format!(
+                "SELECT {COLUMNS} FROM content c WHERE c.search @@ plainto_tsquery('simple', $1) {filter}
+                 ORDER BY ts_rank(c.search, plainto_tsquery('simple', $1)) DESC, c.id LIMIT $2"
+            ),
+            text.to_string(),
+        ),
+    };
+    let rows = sqlx::query(&sql)
+        .bind(arg)
+        .bind(limit)
+        .fetch_all(store.pool())
+        .await
+        .map_err(|e| Error::storage("searching content", e))?;
+    rows.iter().map(from_row).collect()
+}
+
+async fn slug_is_redirect(tx: &mut Tx, slug: &str) -> Result<Option<i64>> {
+    let row = sqlx::query("SELECT content_id FROM content_redirects WHERE old_slug = $1")
+        .bind(slug)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("reading redirects", e))?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
+
+pub struct NewEntry<'a> {
+    pub slug: &'a str,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub author: &'a str,
+    pub status: &'a str,
+}
+
+pub async fn insert(tx: &mut Tx, e: &NewEntry<'_>, now: i64) -> Result<i64> {
+    if slug_is_redirect(tx, e.slug).await?.is_some() {
+        return Err(slug_taken(e.slug));
+    }
+    let published_at = (e.status == "published").then_some(now);
+    let row = sqlx::query(
+        "INSERT INTO content (slug, title, body, status, author, created_at, updated_at, published_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING id",
+    )
+    .bind(e.slug)
+    .bind(e.title)
+    .bind(e.body)
+    .bind(e.status)
+    .bind(e.author)
+    .bind(now)
+    .bind(published_at)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|err| if is_unique_violation(&err) { slug_taken(e.slug) } else { Error::storage("creating content", err) })?;
+    Ok(row.try_get(0)?)
+}
+
+/// Replaces title and body and sets the entry back to draft.
+pub async fn update_draft(tx: &mut Tx, id: i64, title: &str, body: &str, now: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE content SET title = $1, body = $2, status = 'draft', updated_at = $3 WHERE id = $4",
+    )
+    .bind(title)
+    .bind(body)
+    .bind(now)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("updating content", e))?;
+    Ok(())
+}
+
+/// Renames an entry's slug, leaving a redirect from the old one.
+pub async fn rename(tx: &mut Tx, id: i64, old_slug: &str, new_slug: &str, now: i64) -> Result<()> {
+    match slug_is_redirect(tx, new_slug).await? {
+        // Renaming back to a slug this entry used before: the redirect goes away.
+        Some(owner) if owner == id => {
+            sqlx::query("DELETE FROM content_redirects WHERE old_slug = $1")
+                .bind(new_slug)
+                .execute(&mut **tx)
+                .await
+                .map_err(|e| Error::storage("updating redirects", e))?;
+        }
+        Some(_) => return Err(slug_taken(new_slug)),
+        None => {}
+    }
+    sqlx::query("UPDATE content SET slug = $1, updated_at = $2 WHERE id = $3")
+        .bind(new_slug)
+        .bind(now)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                slug_taken(new_slug)
+            } else {
+                Error::storage("renaming content", e)
+            }
+        })?;
+    sqlx::query(
+        "INSERT INTO content_redirects (old_slug, content_id, created_at) VALUES ($1, $2, $3)",
+    )
+    .bind(old_slug)
+    .bind(id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("recording a redirect", e))?;
+    Ok(())
+}
+
+pub async fn publish(tx: &mut Tx, id: i64, now: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE content SET status = 'published', published_at = $1, updated_at = $1 WHERE id = $2",
+    )
+    .bind(now)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("publishing content", e))?;
+    Ok(())
+}
+
+pub async fn delete(tx: &mut Tx, id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM content_redirects WHERE content_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("deleting redirects", e))?;
+    sqlx::query("DELETE FROM content WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("deleting content", e))?;
+    Ok(())
+}
+
+pub async fn redirects_to(store: &Store, id: i64) -> Result<Vec<String>> {
+    let rows = sqlx::query(
+        "SELECT old_slug FROM content_redirects WHERE content_id = $1 ORDER BY old_slug",
+    )
+    .bind(id)
+    .fetch_all(store.pool())
+    .await
+    .map_err(|e| Error::storage("reading redirects", e))?;
+    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+}

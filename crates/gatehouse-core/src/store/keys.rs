@@ -1,0 +1,120 @@
+//! SQL for API keys. Only argon2id hashes are stored, never a raw key.
+
+use sqlx::Row;
+
+use super::{Store, Tx};
+use crate::error::{Error, Result};
+
+/// A stored key, without anything secret but its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRow {
+    pub id: String,
+    pub label: String,
+    pub roles: String,
+    pub hash: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub replaced_by: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by";
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<KeyRow> {
+    Ok(KeyRow {
+        id: row.try_get("id")?,
+        label: row.try_get("label")?,
+        roles: row.try_get("roles")?,
+        hash: row.try_get("hash")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: row.try_get("expires_at")?,
+        last_used_at: row.try_get("last_used_at")?,
+        revoked_at: row.try_get("revoked_at")?,
+        replaced_by: row.try_get("replaced_by")?,
+    })
+}
+
+pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
+    sqlx::query(&format!(
+        "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+    ))
+    .bind(&key.id)
+    .bind(&key.label)
+    .bind(&key.roles)
+    .bind(&key.hash)
+    .bind(key.created_at)
+    .bind(key.expires_at)
+    .bind(key.last_used_at)
+    .bind(key.revoked_at)
+    .bind(&key.replaced_by)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("storing a key", e))?;
+    Ok(())
+}
+
+pub async fn get(store: &Store, id: &str) -> Result<Option<KeyRow>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(store.pool())
+        .await
+        .map_err(|e| Error::storage("looking up a key", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn get_in(tx: &mut Tx, id: &str) -> Result<Option<KeyRow>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("looking up a key", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn list(store: &Store) -> Result<Vec<KeyRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id"
+    ))
+    .fetch_all(store.pool())
+    .await
+    .map_err(|e| Error::storage("listing keys", e))?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Marks a key revoked; false when it was unknown or already revoked.
+pub async fn revoke(tx: &mut Tx, id: &str, at: i64) -> Result<bool> {
+    let done =
+        sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(at)
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("revoking a key", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Sets the old key of a roll to expire at `expires_at` and names its successor.
+pub async fn retire(tx: &mut Tx, id: &str, expires_at: i64, replaced_by: &str) -> Result<()> {
+    sqlx::query("UPDATE api_keys SET expires_at = $1, replaced_by = $2 WHERE id = $3")
+        .bind(expires_at)
+        .bind(replaced_by)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("retiring a key", e))?;
+    Ok(())
+}
+
+/// Records use, at most once a minute per key, to keep verification cheap.
+pub async fn touch(store: &Store, id: &str, at: i64) -> Result<()> {
+    sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+        .bind(at)
+        .bind(id)
+        .bind(at - 60_000)
+        .execute(store.pool())
+        .await
+        .map_err(|e| Error::storage("recording key use", e))?;
+    Ok(())
+}

@@ -1,0 +1,98 @@
+//! SQL for media items (bytes stored inline: sites are small).
+
+use sqlx::Row;
+
+use super::{Store, Tx, is_unique_violation};
+use crate::error::{Error, Result, codes};
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MediaInfo {
+    pub id: i64,
+    pub filename: String,
+    pub mime_type: String,
+    pub size: i64,
+    pub sha256: String,
+    pub uploaded_by: String,
+    pub created_at: i64,
+}
+
+const INFO: &str = "id, filename, mime_type, size, sha256, uploaded_by, created_at";
+
+fn info(row: &sqlx::any::AnyRow) -> Result<MediaInfo> {
+    Ok(MediaInfo {
+        id: row.try_get("id")?,
+        filename: row.try_get("filename")?,
+        mime_type: row.try_get("mime_type")?,
+        size: row.try_get("size")?,
+        sha256: row.try_get("sha256")?,
+        uploaded_by: row.try_get("uploaded_by")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+pub struct NewMedia<'a> {
+    pub filename: &'a str,
+    pub mime_type: &'a str,
+    pub sha256: &'a str,
+    pub bytes: &'a [u8],
+    pub uploaded_by: &'a str,
+}
+
+pub async fn insert(tx: &mut Tx, m: &NewMedia<'_>, now: i64) -> Result<MediaInfo> {
+    let row = sqlx::query(&format!(
+        "INSERT INTO media (filename, mime_type, size, sha256, bytes, uploaded_by, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {INFO}"
+    ))
+    .bind(m.filename)
+    .bind(m.mime_type)
+    .bind(m.bytes.len() as i64)
+    .bind(m.sha256)
+    .bind(m.bytes.to_vec())
+    .bind(m.uploaded_by)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            Error::new(
+                codes::INPUT_INVALID,
+                format!("a media item named {} already exists", m.filename),
+            )
+            .hint("choose another filename")
+        } else {
+            Error::storage("storing media", e)
+        }
+    })?;
+    info(&row)
+}
+
+pub async fn list(store: &Store) -> Result<Vec<MediaInfo>> {
+    let rows = sqlx::query(&format!("SELECT {INFO} FROM media ORDER BY filename"))
+        .fetch_all(store.pool())
+        .await
+        .map_err(|e| Error::storage("listing media", e))?;
+    rows.iter().map(info).collect()
+}
+
+pub async fn read(store: &Store, filename: &str) -> Result<Option<(MediaInfo, Vec<u8>)>> {
+    let row = sqlx::query(&format!(
+        "SELECT {INFO}, bytes FROM media WHERE filename = $1"
+    ))
+    .bind(filename)
+    .fetch_optional(store.pool())
+    .await
+    .map_err(|e| Error::storage("reading media", e))?;
+    match row {
+        None => Ok(None),
+        Some(r) => Ok(Some((info(&r)?, r.try_get("bytes")?))),
+    }
+}
+
+pub async fn delete(tx: &mut Tx, filename: &str) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM media WHERE filename = $1")
+        .bind(filename)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("deleting media", e))?;
+    Ok(done.rows_affected() == 1)
+}

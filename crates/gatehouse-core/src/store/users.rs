@@ -1,0 +1,88 @@
+//! SQL for users. Emails are unique case-insensitively through `email_norm`.
+
+use sqlx::Row;
+
+use super::{Store, Tx, is_unique_violation};
+use crate::error::{Error, Result, codes};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub id: i64,
+    pub email: String,
+    pub roles: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+fn from_row(row: &sqlx::any::AnyRow) -> Result<UserRow> {
+    Ok(UserRow {
+        id: row.try_get("id")?,
+        email: row.try_get("email")?,
+        roles: row.try_get("roles")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub async fn insert(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<i64> {
+    let row = sqlx::query(
+        "INSERT INTO users (email, email_norm, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING id",
+    )
+    .bind(email)
+    .bind(email.to_lowercase())
+    .bind(roles)
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            Error::new(codes::USER_EXISTS, format!("a user with email {email} already exists"))
+                .hint("emails are compared case-insensitively; change the existing user's roles with `gatehouse users update`")
+        } else {
+            Error::storage("creating a user", e)
+        }
+    })?;
+    Ok(row.try_get(0)?)
+}
+
+pub async fn by_email(store: &Store, email: &str) -> Result<Option<UserRow>> {
+    let row = sqlx::query(
+        "SELECT id, email, roles, created_at, updated_at FROM users WHERE email_norm = $1",
+    )
+    .bind(email.trim().to_lowercase())
+    .fetch_optional(store.pool())
+    .await
+    .map_err(|e| Error::storage("looking up a user", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn list(store: &Store) -> Result<Vec<UserRow>> {
+    let rows = sqlx::query(
+        "SELECT id, email, roles, created_at, updated_at FROM users ORDER BY email_norm",
+    )
+    .fetch_all(store.pool())
+    .await
+    .map_err(|e| Error::storage("listing users", e))?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Sets a user's roles; false when no such user.
+pub async fn set_roles(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<bool> {
+    let done = sqlx::query("UPDATE users SET roles = $1, updated_at = $2 WHERE email_norm = $3")
+        .bind(roles)
+        .bind(now)
+        .bind(email.trim().to_lowercase())
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("changing a user's roles", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn delete(tx: &mut Tx, email: &str) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM users WHERE email_norm = $1")
+        .bind(email.trim().to_lowercase())
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("removing a user", e))?;
+    Ok(done.rows_affected() == 1)
+}
