@@ -1,0 +1,209 @@
+//! Test harness: an isolated site driven through the real `gatehouse` binary.
+//!
+//! The backend is chosen by the environment, so the same tests run on both:
+//! by default each site uses its embedded SQLite file; with
+//! `GATEHOUSE_TEST_PG_URL=postgres://user@127.0.0.1:PORT` (set by `.ci/run`,
+//! which starts a private PostgreSQL) each site gets a fresh database there.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+
+static COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+pub struct TestSite {
+    pub dir: PathBuf,
+    _tmp: tempfile::TempDir,
+    pub database_url: Option<String>,
+}
+
+/// The PostgreSQL server tests should use, if any.
+pub fn pg_base_url() -> Option<String> {
+    std::env::var("GATEHOUSE_TEST_PG_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// Creates a fresh, empty PostgreSQL database for one test and returns its URL.
+fn fresh_pg_database(base: &str, name: &str) -> String {
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let db = format!(
+        "gh_{}_{}_{}",
+        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        std::process::id(),
+        n
+    )
+    .to_lowercase();
+    let status = Command::new("psql")
+        .arg(format!("{base}/postgres"))
+        .args([
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            &format!("CREATE DATABASE {db}"),
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .expect("psql runs");
+    assert!(status.success(), "could not create database {db}");
+    format!("{base}/{db}")
+}
+
+impl TestSite {
+    /// A scratch site (sample users, content, media; `--role` allowed).
+    pub fn new(name: &str) -> TestSite {
+        Self::create(name, true)
+    }
+
+    /// A non-scratch site with no sample data.
+    pub fn plain(name: &str) -> TestSite {
+        Self::create(name, false)
+    }
+
+    fn create(name: &str, scratch: bool) -> TestSite {
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!("gh-{name}-"))
+            .tempdir()
+            .expect("tempdir");
+        let dir = tmp.path().join("site");
+        let database_url = pg_base_url().map(|base| fresh_pg_database(&base, name));
+        let mut cmd = Command::new(BIN);
+        cmd.arg("site").arg("init").arg(&dir);
+        if scratch {
+            cmd.arg("--scratch");
+        }
+        if let Some(url) = &database_url {
+            cmd.arg("--database-url").arg(url);
+        }
+        let out = cmd
+            .env_remove("GATEHOUSE_API_KEY")
+            .output()
+            .expect("gatehouse runs");
+        assert!(
+            out.status.success(),
+            "site init failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        TestSite {
+            dir,
+            _tmp: tmp,
+            database_url,
+        }
+    }
+
+    /// A `gatehouse` command for this site, with a clean actor environment.
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.arg("--site")
+            .arg(&self.dir)
+            .env_remove("GATEHOUSE_API_KEY")
+            .env_remove("GATEHOUSE_SITE")
+            .env_remove("GATEHOUSE_DATABASE_URL");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("gatehouse runs")
+    }
+
+    /// Runs and expects success; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "gatehouse {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8 stdout")
+    }
+
+    pub fn ok_json(&self, args: &[&str]) -> serde_json::Value {
+        let text = self.ok(args);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+
+    /// Runs and expects failure; returns the error code and checks stdout is empty.
+    pub fn fails(&self, args: &[&str]) -> Failure {
+        failure(self.run(args), args)
+    }
+
+    pub fn mint(&self, roles: &str) -> (String, String) {
+        let v = self.ok_json(&[
+            "keys", "mint", "--label", "test key", "--roles", roles, "--json",
+        ]);
+        (
+            v["key"].as_str().unwrap().to_string(),
+            v["id"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// The SQLite database file (for tests that tamper with it).
+    pub fn db_file(&self) -> Option<PathBuf> {
+        self.database_url
+            .is_none()
+            .then(|| self.dir.join("gatehouse.db"))
+    }
+
+    /// Runs SQL against the site's database directly (sqlite3 or psql).
+    pub fn sql(&self, statement: &str) -> String {
+        let out = match &self.database_url {
+            Some(url) => Command::new("psql")
+                .arg(url)
+                .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
+                .output(),
+            None => Command::new("sqlite3")
+                .arg(self.dir.join("gatehouse.db"))
+                .arg(statement)
+                .output(),
+        }
+        .expect("sql client runs");
+        assert!(
+            out.status.success(),
+            "sql failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+pub struct Failure {
+    pub code: String,
+    pub stderr: String,
+}
+
+pub fn failure(out: Output, args: &[&str]) -> Failure {
+    assert!(
+        !out.status.success(),
+        "gatehouse {args:?} should have failed"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "stdout must stay clean on failure, got {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("error[")
+                .and_then(|r| r.split_once(']'))
+                .map(|(c, _)| c.to_string())
+        })
+        .or_else(|| {
+            stderr.lines().find_map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).ok()?["error"]["code"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+        })
+        .unwrap_or_else(|| panic!("no error code in stderr: {stderr}"));
+    Failure { code, stderr }
+}
