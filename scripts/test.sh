@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The one test command (the README's, and what .ci/run calls): sets up, builds once,
+# then runs formatting, lints, the UI checks and every test — on SQLite, then again
+# on a private PostgreSQL cluster — and the desktop E2E in a real webview under Xvfb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR=never
+step() { printf '\n==> %s\n' "$*"; }
+
+step "setup"
+bash scripts/setup.sh
+# Real MCP SDK clients and servers from npm and PyPI, pinned.
+bash scripts/interop-setup.sh
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "gatehouse-core has no shell dependencies"
+if cargo tree -p gatehouse-core -e normal --prefix none | grep -E '^(tauri|clap)( |$)'; then
+  echo "gatehouse-core must not depend on tauri or clap" >&2; exit 1
+fi
+
+step "build once: cargo test --workspace --no-run"
+cargo test --workspace --no-run
+
+step "clippy -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "UI type check and lint"
+bash scripts/ui-check.sh
+
+step "tests on SQLite (with the desktop E2E under Xvfb)"
+xvfb-run -a cargo test --workspace -- --include-ignored
+
+step "tests on PostgreSQL"
+bash scripts/pg.sh start
+trap 'bash scripts/pg.sh stop' EXIT
+GATEHOUSE_TEST_PG_URL="$(bash scripts/pg.sh url)" cargo test -p gatehouse-core -p gatehouse-cli
