@@ -15,6 +15,7 @@ pub mod permissions;
 pub mod redact;
 pub mod seed;
 pub mod site;
+pub mod stderr_tail;
 pub mod store;
 pub mod users;
 

@@ -1,0 +1,961 @@
+//! A child's stderr, kept within budgets: a short head, a ring buffer of the
+//! newest bytes, exact counters, and live subscribers that can never make the
+//! reader wait.
+//!
+//! Map: [`StderrBudget`] is the process-wide pool every tail reserves from;
+//! [`TailLimits`] are the per-connection and excerpt budgets; [`StderrTail`] is
+//! the shared handle the connection's reader pushes into ([`drain`] reads a pipe
+//! to end-of-file); [`TailSnapshot`] is what records and errors carry;
+//! [`Subscription`] receives new lines as [`TailEvent`]s.
+//!
+//! Rules (see `stderr-design.md`): count bytes, not lines; keep the first
+//! [`TailLimits::head_bytes`] bytes (start-up errors, versions) and the newest
+//! [`TailLimits::tail_bytes`] bytes (the error, usually); decode only what is kept,
+//! lossily, at the end, so the kept text does not depend on how the pipe chunked
+//! the stream.
+//!
+//! # Truncation marker
+//! When bytes were dropped, the rendered text carries a marker written by
+//! Gatehouse, alone on its line, where the bytes are missing. `N` is the number
+//! of tail bytes kept, `M` the number of bytes the child wrote, `H` the head kept:
+//!
+//! - no head kept: `[stderr truncated: kept last N of M bytes]` first, then the tail;
+//! - head kept: the head, then `[stderr truncated: kept first H and last N of M bytes]`,
+//!   then the tail.
+//!
+//! A newline is inserted before the marker if the head does not end with one, and
+//! one always follows the marker. Numbers are raw byte counts, before decoding.
+//!
+//! # Caveats
+//! A character cut in two by Gatehouse's own cut (the end of the head, the start of
+//! the tail) is dropped rather than shown as U+FFFD, since the child did not write
+//! it broken; bytes the child wrote invalid are shown as U+FFFD.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::Notify;
+
+/// Default for the process-wide pool: fifty flooding connections under their
+/// own caps still fit in it, and it is small next to the host's memory.
+pub const DEFAULT_PROCESS_BUDGET: usize = 8 * 1024 * 1024;
+
+/// The process-wide stderr budget: every tail reserves the bytes it keeps from
+/// it, and gives them back when dropped, so all connections together never keep
+/// more than `limit` bytes of stderr.
+#[derive(Debug)]
+pub struct StderrBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl StderrBudget {
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// The pool shared by every connection of this process unless a caller
+    /// passes its own (tests do).
+    pub fn process() -> Arc<Self> {
+        static POOL: OnceLock<Arc<StderrBudget>> = OnceLock::new();
+        POOL.get_or_init(|| StderrBudget::new(DEFAULT_PROCESS_BUDGET))
+            .clone()
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Bytes currently reserved by live tails.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Grants up to `want` bytes (possibly 0) and returns how many.
+    fn reserve(&self, want: usize) -> usize {
+        let mut granted = 0;
+        let _ = self
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                granted = want.min(self.limit.saturating_sub(used));
+                (granted > 0).then_some(used + granted)
+            });
+        granted
+    }
+
+    fn release(&self, n: usize) {
+        if n > 0 {
+            self.used.fetch_sub(n, Ordering::AcqRel);
+        }
+    }
+}
+
+/// The per-connection and excerpt budgets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailLimits {
+    /// First bytes kept verbatim (start-up errors and versions appear there).
+    pub head_bytes: usize,
+    /// Newest bytes kept in the ring buffer.
+    pub tail_bytes: usize,
+    /// Largest text, in bytes of UTF-8, handed to a UI, an error or an agent.
+    pub excerpt_bytes: usize,
+    /// Longest piece of a line sent to subscribers; longer lines arrive in pieces.
+    pub line_bytes: usize,
+    /// Bytes of lines a subscriber may have queued before new ones are dropped.
+    pub subscriber_queue_bytes: usize,
+}
+
+impl Default for TailLimits {
+    fn default() -> Self {
+        Self {
+            head_bytes: 2 * 1024,
+            tail_bytes: 62 * 1024,
+            excerpt_bytes: 4 * 1024,
+            line_bytes: 4 * 1024,
+            subscriber_queue_bytes: 64 * 1024,
+        }
+    }
+}
+
+/// Counters and kept text at one moment; what call records and errors carry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TailSnapshot {
+    /// Every byte the child wrote to stderr so far.
+    pub bytes_seen: u64,
+    /// Bytes kept (head + tail), never more than the budgets allow.
+    pub bytes_retained: u64,
+    /// Whether any byte was dropped.
+    pub truncated: bool,
+    /// Bytes of the head kept.
+    pub head_bytes: u64,
+    /// Bytes of the tail kept.
+    pub tail_bytes: u64,
+    /// The kept bytes, decoded, with the marker when truncated.
+    pub text: String,
+}
+
+/// What a live subscriber receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TailEvent {
+    /// Complete lines (without their newline), coalesced: one event may carry
+    /// many lines. A line longer than [`TailLimits::line_bytes`] arrives in pieces.
+    Lines(Vec<String>),
+    /// This subscriber was too slow: these lines and their bytes were dropped
+    /// for it (and only for it) at this point of the stream.
+    Missed { lines: u64, bytes: u64 },
+    /// The stream ended; the final line may have lacked a newline.
+    End,
+}
+
+/// A shared handle on one connection's stderr. Cloning shares the same state.
+#[derive(Debug, Clone)]
+pub struct StderrTail {
+    inner: Arc<Mutex<TailState>>,
+}
+
+#[derive(Debug)]
+struct TailState {
+    limits: TailLimits,
+    pool: Arc<StderrBudget>,
+    /// Bytes reserved from `pool`; kept bytes never exceed it.
+    reserved: usize,
+    head: Vec<u8>,
+    /// Still accepting bytes: closed forever once one byte bypassed it, so the
+    /// head is always a prefix of the stream.
+    head_open: bool,
+    ring: VecDeque<u8>,
+    bytes_seen: u64,
+    /// The unfinished line for subscribers (at most `line_bytes`).
+    partial: Vec<u8>,
+    subscribers: Vec<Arc<SubShared>>,
+    ended: bool,
+}
+
+impl Drop for TailState {
+    fn drop(&mut self) {
+        self.pool.release(self.reserved);
+    }
+}
+
+impl StderrTail {
+    /// A tail that reserves from the process-wide pool.
+    pub fn new(limits: TailLimits) -> Self {
+        Self::with_pool(limits, StderrBudget::process())
+    }
+
+    /// A tail that reserves from `pool`.
+    pub fn with_pool(limits: TailLimits, pool: Arc<StderrBudget>) -> Self {
+        Self {
+            inner: Arc::new(Mutex::new(TailState {
+                limits,
+                pool,
+                reserved: 0,
+                head: Vec::new(),
+                head_open: true,
+                ring: VecDeque::new(),
+                bytes_seen: 0,
+                partial: Vec::new(),
+                subscribers: Vec::new(),
+                ended: false,
+            })),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TailState> {
+        // A panic while holding the lock leaves counters consistent enough to read.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the next bytes the child wrote, however the pipe chunked them.
+    pub fn push(&self, chunk: &[u8]) {
+        let mut st = self.lock();
+        st.keep(chunk);
+        st.publish(chunk);
+    }
+
+    /// Marks end-of-file: flushes an unfinished line to subscribers and tells them.
+    pub fn finish(&self) {
+        let mut st = self.lock();
+        if st.ended {
+            return;
+        }
+        st.ended = true;
+        if !st.partial.is_empty() {
+            let line = String::from_utf8_lossy(&std::mem::take(&mut st.partial)).into_owned();
+            st.deliver(vec![line]);
+        }
+        for sub in &st.subscribers {
+            sub.push_end();
+        }
+    }
+
+    pub fn bytes_seen(&self) -> u64 {
+        self.lock().bytes_seen
+    }
+
+    pub fn bytes_retained(&self) -> u64 {
+        let st = self.lock();
+        (st.head.len() + st.ring.len()) as u64
+    }
+
+    pub fn truncated(&self) -> bool {
+        self.lock().truncated()
+    }
+
+    /// Counters and the whole kept text.
+    pub fn snapshot(&self) -> TailSnapshot {
+        let st = self.lock();
+        let ring = st.ring_bytes();
+        st.snapshot_of(&st.head, &ring, usize::MAX)
+    }
+
+    /// Counters and a text of at most [`TailLimits::excerpt_bytes`] bytes: the
+    /// newest bytes, with a little of the head when there is room.
+    pub fn excerpt(&self) -> TailSnapshot {
+        let st = self.lock();
+        let ring = st.ring_bytes();
+        st.snapshot_of(&st.head, &ring, st.limits.excerpt_bytes)
+    }
+
+    /// A live feed of new lines from now on. Never blocks the reader: when this
+    /// subscriber's queue is full, lines are dropped for it and counted.
+    pub fn subscribe(&self) -> Subscription {
+        let mut st = self.lock();
+        let shared = Arc::new(SubShared {
+            queue: Mutex::new(SubQueue::default()),
+            notify: Notify::new(),
+            cap: st.limits.subscriber_queue_bytes,
+        });
+        if st.ended {
+            shared.push_end();
+        } else {
+            st.subscribers.retain(|s| Arc::strong_count(s) > 1);
+            if st.subscribers.is_empty() {
+                // The unfinished line was not tracked while nobody listened;
+                // this subscriber's first line may be the rest of one.
+                st.partial.clear();
+            }
+            st.subscribers.push(shared.clone());
+        }
+        Subscription { shared }
+    }
+}
+
+impl TailState {
+    fn truncated(&self) -> bool {
+        self.bytes_seen > (self.head.len() + self.ring.len()) as u64
+    }
+
+    fn ring_bytes(&self) -> Vec<u8> {
+        let (a, b) = self.ring.as_slices();
+        [a, b].concat()
+    }
+
+    /// Grows the reservation towards `want` total kept bytes; returns what is held.
+    fn reserve_up_to(&mut self, want: usize) -> usize {
+        if want > self.reserved {
+            self.reserved += self.pool.reserve(want - self.reserved);
+        }
+        self.reserved
+    }
+
+    fn keep(&mut self, mut chunk: &[u8]) {
+        self.bytes_seen += chunk.len() as u64;
+        if self.head_open {
+            let want = (self.head.len() + chunk.len()).min(self.limits.head_bytes);
+            let cap = self.reserve_up_to(want).min(self.limits.head_bytes);
+            let take = cap.saturating_sub(self.head.len()).min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            if !chunk.is_empty() {
+                self.head_open = false;
+            }
+        }
+        if chunk.is_empty() {
+            return;
+        }
+        let want_tail = (self.ring.len() + chunk.len()).min(self.limits.tail_bytes);
+        let cap = self
+            .reserve_up_to(self.head.len() + want_tail)
+            .saturating_sub(self.head.len())
+            .min(self.limits.tail_bytes);
+        if chunk.len() >= cap {
+            self.ring.clear();
+            chunk = &chunk[chunk.len() - cap..];
+        } else {
+            let excess = (self.ring.len() + chunk.len()).saturating_sub(cap);
+            self.ring.drain(..excess);
+        }
+        if self.ring.capacity() < cap {
+            // Exact growth: the budget counts bytes, so the buffer must not double past it.
+            let extra = cap - self.ring.len();
+            self.ring.reserve_exact(extra);
+        }
+        self.ring.extend(chunk);
+    }
+
+    /// Splits `chunk` into lines for subscribers; a line is sent once complete,
+    /// or in pieces of `line_bytes` when it runs longer.
+    fn publish(&mut self, chunk: &[u8]) {
+        if self.subscribers.is_empty() {
+            return;
+        }
+        let max = self.limits.line_bytes.max(4);
+        let mut lines = Vec::new();
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            // `partial` never exceeds `max`; look one byte past the room so a
+            // line of exactly `max` bytes is not split from its newline.
+            let room = max - self.partial.len();
+            let look = &rest[..rest.len().min(room + 1)];
+            if let Some(nl) = look.iter().position(|&b| b == b'\n') {
+                self.partial.extend_from_slice(&look[..nl]);
+                lines
+                    .push(String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned());
+                rest = &rest[nl + 1..];
+            } else if look.len() == room + 1 {
+                // Longer than a piece: send `max` bytes, cut at a character
+                // boundary; the remainder starts the next piece.
+                self.partial.extend_from_slice(&rest[..room]);
+                rest = &rest[room..];
+                let cut = utf8_safe_cut(&self.partial);
+                let carry = self.partial.split_off(cut);
+                lines.push(
+                    String::from_utf8_lossy(&std::mem::replace(&mut self.partial, carry))
+                        .into_owned(),
+                );
+            } else {
+                self.partial.extend_from_slice(look);
+                rest = &[];
+            }
+        }
+        if !lines.is_empty() {
+            self.deliver(lines);
+        }
+    }
+
+    fn deliver(&mut self, lines: Vec<String>) {
+        // Drop subscribers whose receiver is gone.
+        self.subscribers.retain(|s| Arc::strong_count(s) > 1);
+        for sub in &self.subscribers {
+            sub.push_lines(&lines);
+        }
+    }
+
+    fn snapshot_of(&self, head: &[u8], ring: &[u8], max_text: usize) -> TailSnapshot {
+        let retained = (head.len() + ring.len()) as u64;
+        let truncated = self.truncated();
+        let text = if truncated {
+            render_truncated(head, ring, self.bytes_seen, max_text)
+        } else {
+            // Nothing dropped: head and ring are contiguous, decode them as one.
+            let all = [head, ring].concat();
+            let whole = String::from_utf8_lossy(&all);
+            if whole.len() <= max_text {
+                whole.into_owned()
+            } else {
+                render_truncated(head, ring, self.bytes_seen, max_text)
+            }
+        };
+        TailSnapshot {
+            bytes_seen: self.bytes_seen,
+            bytes_retained: retained,
+            truncated,
+            head_bytes: head.len() as u64,
+            tail_bytes: ring.len() as u64,
+            text,
+        }
+    }
+}
+
+/// The marker text for `head` and `tail` raw byte counts out of `seen`.
+pub fn marker(head: u64, tail: u64, seen: u64) -> String {
+    if head == 0 {
+        format!("[stderr truncated: kept last {tail} of {seen} bytes]")
+    } else {
+        format!("[stderr truncated: kept first {head} and last {tail} of {seen} bytes]")
+    }
+}
+
+/// Renders head + marker + tail within `max_text` bytes, shrinking the shown
+/// head and tail (the marker then counts what is shown, so it stays exact).
+/// The tail gets the room first (it usually holds the error), the head at most a
+/// quarter of the budget unless the tail leaves more.
+fn render_truncated(head: &[u8], tail: &[u8], seen: u64, max_text: usize) -> String {
+    let fits = |h: usize, t: usize| {
+        render_parts(&head[..h], &tail[tail.len() - t..], seen).len() <= max_text
+    };
+    // Largest n in lo..=hi with ok(n), given ok(lo); lossy decoding can make the
+    // length step unevenly, so search rather than subtract.
+    let largest = |lo: usize, hi: usize, ok: &dyn Fn(usize) -> bool| {
+        let (mut lo, mut hi) = (lo, hi);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if ok(mid) { lo = mid } else { hi = mid - 1 }
+        }
+        lo
+    };
+    if !fits(0, 0) {
+        // Not even the marker fits: cut it, on a character boundary.
+        let text = render_parts(&[], &[], seen);
+        let mut end = max_text.min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        return text[..end].to_string();
+    }
+    let mut h = largest(0, head.len().min(max_text / 4), &|h| fits(h, 0));
+    let t = largest(0, tail.len(), &|t| fits(h, t));
+    if t == tail.len() {
+        h = largest(h, head.len(), &|h| fits(h, t));
+    }
+    render_parts(&head[..h], &tail[tail.len() - t..], seen)
+}
+
+fn render_parts(head: &[u8], tail: &[u8], seen: u64) -> String {
+    let head_text = decode_trim_end(head);
+    let tail_text = decode_trim_start(tail);
+    let marker = marker(head.len() as u64, tail.len() as u64, seen);
+    let mut out = String::with_capacity(head_text.len() + marker.len() + tail_text.len() + 2);
+    out.push_str(&head_text);
+    if !head_text.is_empty() && !head_text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&marker);
+    out.push('\n');
+    out.push_str(&tail_text);
+    out
+}
+
+/// Decodes a head whose end Gatehouse cut: an incomplete final character is
+/// dropped, not shown as U+FFFD.
+fn decode_trim_end(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..incomplete_suffix_start(bytes)]).into_owned()
+}
+
+/// Decodes a tail whose start Gatehouse cut: up to three leading continuation
+/// bytes (the rest of a character whose start was evicted) are dropped.
+fn decode_trim_start(bytes: &[u8]) -> String {
+    let skip = bytes
+        .iter()
+        .take(3)
+        .take_while(|&&b| b & 0xC0 == 0x80)
+        .count();
+    String::from_utf8_lossy(&bytes[skip..]).into_owned()
+}
+
+/// Where an incomplete UTF-8 sequence at the end of `bytes` starts (or
+/// `bytes.len()` if it ends on a whole character or on invalid bytes).
+fn incomplete_suffix_start(bytes: &[u8]) -> usize {
+    for back in 1..=3.min(bytes.len()) {
+        let i = bytes.len() - back;
+        let b = bytes[i];
+        if b & 0xC0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return bytes.len(),
+        };
+        return if need > back { i } else { bytes.len() };
+    }
+    bytes.len()
+}
+
+/// Index at which `bytes` can be cut without splitting a character.
+fn utf8_safe_cut(bytes: &[u8]) -> usize {
+    let cut = incomplete_suffix_start(bytes);
+    if cut == 0 { bytes.len() } else { cut }
+}
+
+/// Reads `reader` to end-of-file into `tail`, then marks the end. Returns the
+/// bytes read; the reader never waits on a subscriber or a budget.
+pub async fn drain<R: AsyncRead + Unpin>(mut reader: R, tail: &StderrTail) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    let result = loop {
+        match reader.read(&mut buf).await {
+            Ok(0) => break Ok(total),
+            Ok(n) => {
+                total += n as u64;
+                tail.push(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Err(e),
+        }
+    };
+    tail.finish();
+    result
+}
+
+#[derive(Debug)]
+struct SubShared {
+    queue: Mutex<SubQueue>,
+    notify: Notify,
+    cap: usize,
+}
+
+#[derive(Debug, Default)]
+struct SubQueue {
+    events: VecDeque<TailEvent>,
+    /// Bytes of lines queued (the bound).
+    bytes: usize,
+    /// The stream ended; `End` is handed out once the queue is empty.
+    end: bool,
+    end_taken: bool,
+}
+
+impl SubShared {
+    fn lock(&self) -> MutexGuard<'_, SubQueue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push_lines(&self, lines: &[String]) {
+        let mut q = self.lock();
+        let mut missed_lines = 0u64;
+        let mut missed_bytes = 0u64;
+        let mut fresh = Vec::new();
+        for line in lines {
+            // One byte for the newline, so empty lines count too.
+            let cost = line.len() + 1;
+            if missed_lines == 0 && q.bytes + cost <= self.cap {
+                q.bytes += cost;
+                fresh.push(line.clone());
+            } else {
+                // Once one line is dropped, later ones in this batch are dropped
+                // too, so what arrives stays in order around the gap.
+                missed_lines += 1;
+                missed_bytes += cost as u64;
+            }
+        }
+        if !fresh.is_empty() {
+            // Coalesce into the newest queued batch.
+            match q.events.back_mut() {
+                Some(TailEvent::Lines(prev)) => prev.extend(fresh),
+                _ => q.events.push_back(TailEvent::Lines(fresh)),
+            }
+        }
+        if missed_lines > 0 {
+            // A gap notice is constant-size, so it may sit past the bound;
+            // consecutive gaps merge into one.
+            match q.events.back_mut() {
+                Some(TailEvent::Missed { lines, bytes }) => {
+                    *lines += missed_lines;
+                    *bytes += missed_bytes;
+                }
+                _ => q.events.push_back(TailEvent::Missed {
+                    lines: missed_lines,
+                    bytes: missed_bytes,
+                }),
+            }
+        }
+        drop(q);
+        self.notify.notify_one();
+    }
+
+    fn push_end(&self) {
+        self.lock().end = true;
+        self.notify.notify_one();
+    }
+}
+
+/// A live subscriber's end: [`Subscription::recv`] returns events in stream
+/// order, `None` after [`TailEvent::End`].
+#[derive(Debug)]
+pub struct Subscription {
+    shared: Arc<SubShared>,
+}
+
+impl Subscription {
+    /// The next event, waiting for one; `None` once the end was delivered.
+    pub async fn recv(&mut self) -> Option<TailEvent> {
+        loop {
+            // `Notify` keeps a permit when nobody waits, so no wake-up is lost
+            // between this check and the await.
+            if let Some(ev) = self.try_recv() {
+                return Some(ev);
+            }
+            if self.shared.lock().end_taken {
+                return None;
+            }
+            self.shared.notify.notified().await;
+        }
+    }
+
+    /// The next queued event, without waiting.
+    pub fn try_recv(&mut self) -> Option<TailEvent> {
+        let mut q = self.shared.lock();
+        if let Some(ev) = q.events.pop_front() {
+            if let TailEvent::Lines(lines) = &ev {
+                q.bytes -= lines.iter().map(|l| l.len() + 1).sum::<usize>();
+            }
+            return Some(ev);
+        }
+        if q.end && !q.end_taken {
+            q.end_taken = true;
+            return Some(TailEvent::End);
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn limits(head: usize, tail: usize) -> TailLimits {
+        TailLimits {
+            head_bytes: head,
+            tail_bytes: tail,
+            excerpt_bytes: 256,
+            line_bytes: 16,
+            subscriber_queue_bytes: 64,
+        }
+    }
+
+    fn tail(head: usize, t: usize) -> StderrTail {
+        StderrTail::with_pool(limits(head, t), StderrBudget::new(usize::MAX))
+    }
+
+    #[test]
+    fn short_stream_is_kept_whole_without_marker() {
+        let t = tail(4, 8);
+        t.push(b"hello\n");
+        let s = t.snapshot();
+        assert_eq!(s.text, "hello\n");
+        assert_eq!((s.bytes_seen, s.bytes_retained, s.truncated), (6, 6, false));
+        assert_eq!((s.head_bytes, s.tail_bytes), (4, 2));
+    }
+
+    #[test]
+    fn truncated_stream_has_exact_marker_between_head_and_tail() {
+        let t = tail(4, 6);
+        t.push(b"abcdefghijklmnopqrst");
+        let s = t.snapshot();
+        assert_eq!(
+            s.text,
+            "abcd\n[stderr truncated: kept first 4 and last 6 of 20 bytes]\nopqrst"
+        );
+        assert_eq!(
+            (s.bytes_seen, s.bytes_retained, s.truncated),
+            (20, 10, true)
+        );
+    }
+
+    #[test]
+    fn without_head_the_marker_comes_first() {
+        let t = tail(0, 3);
+        t.push(b"line1\nline2\n");
+        assert_eq!(
+            t.snapshot().text,
+            "[stderr truncated: kept last 3 of 12 bytes]\ne2\n"
+        );
+    }
+
+    #[test]
+    fn character_split_by_the_cut_is_dropped_not_mangled() {
+        // "é" is C3 A9; the tail's first byte is A9.
+        let t = tail(3, 4);
+        t.push("ab\u{e9}xyz\u{e9}q".as_bytes());
+        // 10 bytes: head = "ab" C3 (cut inside "é"), tail = "z" C3 A9 "q".
+        let s = t.snapshot();
+        assert_eq!(
+            s.text,
+            "ab\n[stderr truncated: kept first 3 and last 4 of 10 bytes]\nz\u{e9}q"
+        );
+        let t = tail(0, 4);
+        t.push("xyz\u{e9}abc".as_bytes());
+        assert_eq!(
+            t.snapshot().text,
+            "[stderr truncated: kept last 4 of 8 bytes]\nabc"
+        );
+    }
+
+    #[test]
+    fn invalid_bytes_written_by_the_child_show_as_replacement() {
+        let t = tail(0, 64);
+        t.push(b"bad \xff\xfe end");
+        assert_eq!(t.snapshot().text, "bad \u{fffd}\u{fffd} end");
+    }
+
+    #[test]
+    fn process_pool_caps_all_tails_together_and_is_released_on_drop() {
+        let pool = StderrBudget::new(10);
+        let a = StderrTail::with_pool(limits(2, 6), pool.clone());
+        let b = StderrTail::with_pool(limits(2, 6), pool.clone());
+        a.push(&[b'a'; 100]);
+        b.push(&[b'b'; 100]);
+        assert_eq!(a.bytes_retained(), 8);
+        assert_eq!(b.bytes_retained(), 2);
+        assert_eq!(pool.used(), 10);
+        assert_eq!(
+            b.snapshot().text,
+            "bb\n[stderr truncated: kept first 2 and last 0 of 100 bytes]\n"
+        );
+        drop(a);
+        assert_eq!(pool.used(), 2);
+        // b can now grow its tail.
+        b.push(b"0123456789");
+        assert_eq!(b.bytes_retained(), 8);
+        assert_eq!(pool.used(), 8);
+    }
+
+    #[test]
+    fn excerpt_fits_its_budget_and_keeps_the_newest_bytes() {
+        let mut l = limits(100, 1000);
+        l.excerpt_bytes = 120;
+        let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
+        let body: Vec<u8> = (0..5000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        t.push(&body);
+        t.push(b"\nthe real error\n");
+        let e = t.excerpt();
+        assert!(e.text.len() <= 120, "{}", e.text.len());
+        assert!(e.text.ends_with("the real error\n"));
+        let m = e.text.lines().find(|l| l.starts_with("[stderr")).unwrap();
+        // The marker counts what the excerpt shows.
+        let shown_head = e.text.find('\n').unwrap();
+        let shown_tail = e.text.len() - e.text.find(m).unwrap() - m.len() - 1;
+        assert_eq!(m, marker(shown_head as u64, shown_tail as u64, 5016));
+        // Counters are the tail's, not the excerpt's.
+        assert_eq!((e.bytes_seen, e.bytes_retained), (5016, 1100));
+    }
+
+    #[test]
+    fn excerpt_of_an_untruncated_but_long_tail_gets_a_marker() {
+        let mut l = limits(0, 1000);
+        l.excerpt_bytes = 60;
+        let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
+        t.push(&[b'x'; 500]);
+        let e = t.excerpt();
+        assert_eq!(
+            e.text,
+            // 46 bytes of marker line + 14 bytes of tail = the 60-byte budget.
+            format!(
+                "[stderr truncated: kept last 14 of 500 bytes]\n{}",
+                "x".repeat(14)
+            )
+        );
+        assert!(!e.truncated, "the tail itself kept everything");
+    }
+
+    #[tokio::test]
+    async fn subscriber_gets_coalesced_lines_then_end() {
+        let t = tail(0, 64);
+        let mut sub = t.subscribe();
+        t.push(b"one\ntw");
+        t.push(b"o\nthree\n");
+        t.push(b"partial");
+        t.finish();
+        // Nobody read in between, so all batches coalesced into one event.
+        assert_eq!(
+            sub.recv().await,
+            Some(TailEvent::Lines(vec![
+                "one".into(),
+                "two".into(),
+                "three".into(),
+                "partial".into()
+            ]))
+        );
+        assert_eq!(sub.recv().await, Some(TailEvent::End));
+        assert_eq!(sub.recv().await, None);
+    }
+
+    #[tokio::test]
+    async fn slow_subscriber_is_told_exactly_what_it_missed() {
+        let t = tail(0, 64);
+        let mut sub = t.subscribe();
+        // Queue bound 64 bytes: 8 lines of 7 bytes + newline fill it exactly.
+        for i in 0..8 {
+            t.push(format!("line-{i:02}\n").as_bytes());
+        }
+        for i in 8..11 {
+            t.push(format!("line-{i:02}\n").as_bytes());
+        }
+        let first = sub.recv().await.unwrap();
+        let TailEvent::Lines(l) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(l.len(), 8);
+        assert_eq!(
+            sub.recv().await,
+            Some(TailEvent::Missed {
+                lines: 3,
+                bytes: 24
+            })
+        );
+        // Room again: new lines flow.
+        t.push(b"after\n");
+        assert_eq!(
+            sub.recv().await,
+            Some(TailEvent::Lines(vec!["after".into()]))
+        );
+    }
+
+    #[tokio::test]
+    async fn long_line_reaches_subscribers_in_bounded_pieces() {
+        let t = tail(0, 64);
+        let mut sub = t.subscribe();
+        t.push(&[b'z'; 40]);
+        let TailEvent::Lines(l) = sub.recv().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(l, vec!["z".repeat(16), "z".repeat(16)]);
+        t.push(b"\n");
+        let TailEvent::Lines(l) = sub.recv().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(l, vec!["z".repeat(8)]);
+        // A line of exactly 16 bytes is one line, not a piece plus an empty line.
+        t.push(&[b'y'; 16]);
+        t.push(b"\n");
+        let TailEvent::Lines(l) = sub.recv().await.unwrap() else {
+            panic!()
+        };
+        assert_eq!(l, vec!["y".repeat(16)]);
+    }
+
+    #[tokio::test]
+    async fn dropped_subscriber_is_forgotten() {
+        let t = tail(0, 64);
+        let sub = t.subscribe();
+        drop(sub);
+        t.push(b"x\n");
+        assert!(t.lock().subscribers.is_empty());
+    }
+
+    #[tokio::test]
+    async fn drain_reads_to_eof_and_ends_subscribers() {
+        let t = tail(2, 4);
+        let mut sub = t.subscribe();
+        let data: &[u8] = b"abcdef\nghij\n";
+        let n = drain(data, &t).await.unwrap();
+        assert_eq!(n, 12);
+        assert_eq!(
+            t.snapshot().text,
+            "ab\n[stderr truncated: kept first 2 and last 4 of 12 bytes]\nhij\n"
+        );
+        assert!(matches!(sub.recv().await, Some(TailEvent::Lines(_))));
+        assert_eq!(sub.recv().await, Some(TailEvent::End));
+    }
+
+    fn chunked(data: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (data.len() + 1)).collect();
+        points.sort_unstable();
+        let mut out = Vec::new();
+        let mut prev = 0;
+        for p in points.into_iter().chain([data.len()]) {
+            out.push(data[prev..p].to_vec());
+            prev = p;
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn any_chunking_keeps_the_same_text(
+            data in proptest::collection::vec(any::<u8>(), 0..600),
+            cuts in proptest::collection::vec(any::<usize>(), 0..20),
+            head in 0usize..40,
+            cap in 0usize..120,
+        ) {
+            let whole = tail(head, cap);
+            whole.push(&data);
+            let pieces = tail(head, cap);
+            let mut sub = pieces.subscribe();
+            let mut whole_sub_lines = Vec::new();
+            for c in chunked(&data, &cuts) {
+                pieces.push(&c);
+            }
+            pieces.finish();
+            prop_assert_eq!(whole.snapshot(), pieces.snapshot());
+            prop_assert_eq!(whole.excerpt(), pieces.excerpt());
+            let s = pieces.snapshot();
+            prop_assert!(s.bytes_retained <= (head + cap) as u64);
+            prop_assert_eq!(s.bytes_seen, data.len() as u64);
+            prop_assert_eq!(s.truncated, data.len() > head + cap);
+            prop_assert!(pieces.excerpt().text.len() <= 256);
+            while let Some(ev) = sub.try_recv() {
+                if let TailEvent::Lines(l) = ev { whole_sub_lines.extend(l) }
+            }
+            prop_assert!(whole_sub_lines.iter().all(|l| l.len() <= 16 * 3));
+        }
+
+        #[test]
+        fn shared_pool_is_never_exceeded(
+            pushes in proptest::collection::vec((0usize..4, proptest::collection::vec(any::<u8>(), 0..200)), 0..40),
+            limit in 0usize..300,
+        ) {
+            let pool = StderrBudget::new(limit);
+            let tails: Vec<_> = (0..4).map(|_| StderrTail::with_pool(limits(10, 50), pool.clone())).collect();
+            for (i, bytes) in pushes {
+                tails[i].push(&bytes);
+                let kept: u64 = tails.iter().map(|t| t.bytes_retained()).sum();
+                prop_assert!(kept <= limit as u64);
+                prop_assert!(pool.used() <= limit);
+            }
+            drop(tails);
+            prop_assert_eq!(pool.used(), 0);
+        }
+
+        #[test]
+        fn excerpt_never_exceeds_its_budget(
+            data in proptest::collection::vec(any::<u8>(), 0..3000),
+            budget in 0usize..300,
+        ) {
+            let mut l = limits(64, 1024);
+            l.excerpt_bytes = budget;
+            let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
+            t.push(&data);
+            prop_assert!(t.excerpt().text.len() <= budget);
+        }
+    }
+}
