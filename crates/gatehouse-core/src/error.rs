@@ -118,4 +118,8 @@ pub mod codes {
     pub const SLUG_TAKEN: &str = "SLUG_TAKEN";
     pub const MEDIA_NOT_FOUND: &str = "MEDIA_NOT_FOUND";
     pub const INPUT_INVALID: &str = "INPUT_INVALID";
+    // MCP client (issue 4).
+    pub const ENV_INVALID: &str = "ENV_INVALID";
+    pub const ENV_HOST_VAR_MISSING: &str = "ENV_HOST_VAR_MISSING";
+    pub const SPAWN_FAILED: &str = "SPAWN_FAILED";
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod keys;
 pub mod permissions;
 pub mod redact;
+pub mod sandbox;
 pub mod seed;
 pub mod site;
 pub mod stderr_tail;
