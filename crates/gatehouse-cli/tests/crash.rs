@@ -37,7 +37,10 @@ fn kill_9_during_mint_leaves_the_store_consistent() {
     }
     let keys = site.ok_json(&["keys", "list", "--json"]);
     let keys = keys.as_array().unwrap();
-    eprintln!("{finished} of 24 mints finished before the kill; {} keys stored", keys.len());
+    eprintln!(
+        "{finished} of 24 mints finished before the kill; {} keys stored",
+        keys.len()
+    );
     let audit = site.ok_json(&["audit", "list", "--limit", "1000", "--json"]);
     let mints: Vec<&serde_json::Value> = audit
         .as_array()
