@@ -1,3 +1,13 @@
+//! Declares the app's commands so tauri-build generates one `allow-<command>`
+//! permission per command; `capabilities/default.json` grants exactly these.
+//! A command missing here cannot be granted, and one granted but not
+//! registered in `lib.rs` fails at runtime with a clear ACL error.
+
 fn main() {
-    tauri_build::build()
+    let commands = &["app_info", "check_site", "stream_demo"];
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(commands)),
+    )
+    .expect("tauri-build failed");
 }

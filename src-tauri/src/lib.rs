@@ -1,1 +1,24 @@
-//! Gatehouse desktop shell (placeholder until the desktop issue lands).
+//! Gatehouse desktop shell: a thin adapter between the web page in `ui/` and
+//! `gatehouse-core`.
+//!
+//! Map: [`commands`] holds one small file of Tauri commands per screen, each an
+//! adapter that extracts its inputs, calls one core function and converts the
+//! error; [`error`] is the `{code, message, hint}` object that crosses IPC;
+//! [`state`] is what the app remembers between commands. A new command is also
+//! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
+
+pub mod commands;
+pub mod error;
+pub mod state;
+
+/// Builds and runs the app until the last window closes.
+pub fn run() -> tauri::Result<()> {
+    tauri::Builder::default()
+        .manage(state::AppState::default())
+        .invoke_handler(tauri::generate_handler![
+            commands::app::app_info,
+            commands::site::check_site,
+            commands::connections::stream_demo,
+        ])
+        .run(tauri::generate_context!())
+}

@@ -1,1 +1,16 @@
-fn main() {}
+// Release builds on Windows would otherwise open a console next to the window.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() -> anyhow::Result<()> {
+    // Core and shell log through `tracing`; stderr only, filter from GATEHOUSE_LOG.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .init();
+    gatehouse_desktop::run()?;
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! Tauri commands, one file per screen. Each command is an adapter: extract
+//! the inputs, call one core function, convert the error.
+
+pub mod app;
+pub mod connections;
+pub mod site;

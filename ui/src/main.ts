@@ -1,0 +1,59 @@
+/**
+ * The app shell: header, sidebar and the current screen, chosen by the URL
+ * hash (`#/connections`) so a reload keeps the place.
+ */
+import "./styles.css";
+import { h, required } from "./dom";
+import { appInfo, toGatehouseError } from "./ipc";
+import { clientConfig } from "./screens/client-config";
+import { connections } from "./screens/connections";
+import { keys } from "./screens/keys";
+import { overview } from "./screens/overview";
+import type { Screen } from "./screens/screen";
+
+const SCREENS: readonly Screen[] = [overview, keys, connections, clientConfig];
+const DEFAULT_SCREEN = overview;
+
+const nav = required("nav");
+const main = required("screen");
+
+function screenFromHash(): Screen {
+  const id = location.hash.replace(/^#\/?/, "");
+  return SCREENS.find((s) => s.id === id) ?? DEFAULT_SCREEN;
+}
+
+function renderNav(): void {
+  nav.replaceChildren(
+    ...SCREENS.map((s) =>
+      h("a", { id: `nav-${s.id}`, class: "nav-link", href: `#/${s.id}` }, s.title),
+    ),
+  );
+}
+
+function show(): void {
+  const current = screenFromHash();
+  for (const link of nav.querySelectorAll<HTMLAnchorElement>(".nav-link")) {
+    if (link.id === `nav-${current.id}`) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  main.replaceChildren(current.render());
+  main.dataset.screen = current.id;
+}
+
+async function showAppInfo(): Promise<void> {
+  const version = required("core-version");
+  try {
+    const info = await appInfo();
+    required("app-name").textContent = info.name;
+    version.textContent = info.version;
+  } catch (raw) {
+    const err = toGatehouseError(raw);
+    version.textContent = "unknown";
+    version.title = `${err.code}: ${err.body.message}`;
+  }
+}
+
+renderNav();
+show();
+window.addEventListener("hashchange", show);
+void showAppInfo();
