@@ -4,7 +4,7 @@
 //! registered in `lib.rs` fails at runtime with a clear ACL error.
 
 fn main() {
-    let commands = &["app_info", "check_site", "stream_demo"];
+    let commands = &["app_info", "open_site", "stream_demo"];
     tauri_build::try_build(
         tauri_build::Attributes::new()
             .app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -8,7 +8,7 @@
 //! xvfb-run -a cargo test --test e2e -- --include-ignored
 //! ```
 //!
-//! A screenshot of each run lands in `<target>/tmp/e2e-smoke.png`.
+//! Screenshots of each run land in `<target>/tmp/e2e-*.png`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -170,8 +170,21 @@ async fn smoke(client: &Client) -> Result<()> {
     assert!(hint.contains("gatehouse site init"), "hint shown: {hint:?}");
     assert_eq!(open_site(client, "").await?, "INPUT_INVALID");
 
-    std::fs::write(site.path().join("gatehouse.toml"), "")?;
-    assert_eq!(open_site(client, site_path).await?, "OK");
+    std::fs::write(site.path().join("gatehouse.toml"), "not = [valid")?;
+    assert_eq!(open_site(client, site_path).await?, "SITE_CONFIG_INVALID");
+
+    // A real site, made by core, opens.
+    let real = tempfile::tempdir()?;
+    gatehouse_core::site::init(real.path(), Some("e2e-site"), true, None).await?;
+    let real_path = real.path().to_str().context("temp path is not UTF-8")?;
+    assert_eq!(open_site(client, real_path).await?, "OK");
+    let title = client
+        .find(Locator::Css("#site-result .notice-title"))
+        .await?
+        .text()
+        .await?;
+    assert_eq!(title, "Opened scratch site “e2e-site”");
+    screenshot(client, "e2e-overview.png").await?;
 
     // Lines streamed through a tauri::ipc::Channel arrive complete and in order.
     client
@@ -193,9 +206,15 @@ async fn smoke(client: &Client) -> Result<()> {
     let expected: Vec<String> = (1..=40).map(|i| format!("demo line {i} of 40")).collect();
     assert_eq!(lines, expected);
 
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-smoke.png");
-    std::fs::write(&shot, client.screenshot().await?)?;
-    eprintln!("screenshot: {}", shot.display());
+    screenshot(client, "e2e-connections.png").await?;
+    Ok(())
+}
+
+/// Saves what the window shows, for a person to look at (not compared).
+async fn screenshot(client: &Client, name: &str) -> Result<()> {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, client.screenshot().await?)?;
+    eprintln!("screenshot: {}", path.display());
     Ok(())
 }
 

@@ -17,7 +17,7 @@ pub fn run() -> tauri::Result<()> {
         .manage(state::AppState::default())
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
-            commands::site::check_site,
+            commands::site::open_site,
             commands::connections::stream_demo,
         ])
         .run(tauri::generate_context!())

@@ -119,10 +119,13 @@ export function appInfo(): Promise<AppInfo> {
 
 export interface SiteSummary {
   path: string;
+  name: string;
+  scratch: boolean;
 }
 
-export function checkSite(path: string): Promise<SiteSummary> {
-  return call<SiteSummary>("check_site", { path });
+/** Opens the site in folder `path`; later commands work on it. */
+export function openSite(path: string): Promise<SiteSummary> {
+  return call<SiteSummary>("open_site", { path });
 }
 
 // ---- connections (Connections screen) ---------------------------------------

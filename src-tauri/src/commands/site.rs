@@ -5,25 +5,28 @@ use std::sync::PoisonError;
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
+use gatehouse_core::site::{self, Settings};
 use serde::Serialize;
 use tauri::State;
 
 use crate::error::IpcResult;
 use crate::state::AppState;
 
-/// The site the user just opened.
+/// What the page shows about the open site.
 #[derive(Debug, Serialize)]
 pub struct SiteSummary {
     pub path: String,
+    pub name: String,
+    pub scratch: bool,
 }
 
-/// Checks that `path` is a site folder and remembers it.
+/// Opens the site in folder `path` and makes it the one every screen uses.
 ///
-/// # Caveats
-/// Until core's site module lands this only checks that `gatehouse.toml`
-/// exists; it then becomes a call to core's site opener.
+/// The database URL comes from the site's `gatehouse.toml` (or its embedded
+/// SQLite file); the app takes no `GATEHOUSE_*` environment overrides, so what
+/// the window shows is what the folder says.
 #[tauri::command]
-pub async fn check_site(path: String, state: State<'_, AppState>) -> IpcResult<SiteSummary> {
+pub async fn open_site(path: String, state: State<'_, AppState>) -> IpcResult<SiteSummary> {
     let path = path.trim();
     if path.is_empty() {
         return Err(Error::invalid(
@@ -33,20 +36,16 @@ pub async fn check_site(path: String, state: State<'_, AppState>) -> IpcResult<S
         )
         .into());
     }
-    let dir = PathBuf::from(path);
-    if !dir.join("gatehouse.toml").is_file() {
-        return Err(Error::invalid(
-            codes::SITE_NOT_FOUND,
-            format!(
-                "{} is not a Gatehouse site (no gatehouse.toml)",
-                dir.display()
-            ),
-            "pick a folder created by `gatehouse site init DIR`",
-        )
-        .into());
-    }
-    *state.site.lock().unwrap_or_else(PoisonError::into_inner) = Some(dir.clone());
-    Ok(SiteSummary {
-        path: dir.display().to_string(),
-    })
+    let settings = Settings {
+        dir: PathBuf::from(path),
+        database_url: None,
+    };
+    let site = site::open(&settings).await?;
+    let summary = SiteSummary {
+        path: site.dir.display().to_string(),
+        name: site.file.name.clone(),
+        scratch: site.is_scratch(),
+    };
+    *state.site.lock().unwrap_or_else(PoisonError::into_inner) = Some(site);
+    Ok(summary)
 }

@@ -1,6 +1,6 @@
 import { errorView, successView } from "../components/error-view";
 import { h } from "../dom";
-import { checkSite, toGatehouseError } from "../ipc";
+import { openSite, toGatehouseError } from "../ipc";
 import { type Screen, screenFrame } from "./screen";
 
 /** Picks the site folder every other screen works on. */
@@ -30,9 +30,10 @@ export const overview: Screen = {
       event.preventDefault();
       button.disabled = true;
       result.replaceChildren();
-      checkSite(input.value)
+      openSite(input.value)
         .then((site) => {
-          result.replaceChildren(successView("Site opened", site.path));
+          const kind = site.scratch ? "scratch site" : "site";
+          result.replaceChildren(successView(`Opened ${kind} “${site.name}”`, site.path));
         })
         .catch((raw: unknown) => {
           result.replaceChildren(errorView(toGatehouseError(raw)));
