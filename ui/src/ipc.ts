@@ -42,6 +42,9 @@ export const ERROR_CODES = [
   "SLUG_TAKEN",
   "MEDIA_NOT_FOUND",
   "INPUT_INVALID",
+  "ENV_INVALID",
+  "ENV_HOST_VAR_MISSING",
+  "SPAWN_FAILED",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",
