@@ -5,6 +5,7 @@
 
 mod actor_flags;
 mod audit_cmd;
+mod config_cmd;
 mod keys_cmd;
 mod output;
 mod permissions_cmd;
@@ -53,6 +54,8 @@ enum Command {
     Audit(audit_cmd::AuditCommand),
     /// Print the permission table.
     Permissions(permissions_cmd::PermissionsArgs),
+    /// Print ready-to-paste MCP configuration for an AI client.
+    Config(config_cmd::ConfigArgs),
 }
 
 /// Context every subcommand gets: the resolved site settings.
@@ -101,6 +104,7 @@ async fn main() -> ExitCode {
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
+        Command::Config(a) => config_cmd::run(&ctx, a),
     };
     match result {
         Ok(text) => {

@@ -122,4 +122,10 @@ pub mod codes {
     pub const ENV_INVALID: &str = "ENV_INVALID";
     pub const ENV_HOST_VAR_MISSING: &str = "ENV_HOST_VAR_MISSING";
     pub const SPAWN_FAILED: &str = "SPAWN_FAILED";
+    // Client config generation (issue 3).
+    pub const CLIENT_UNKNOWN: &str = "CLIENT_UNKNOWN";
+    pub const CONFIG_SECRET_REF_UNSUPPORTED: &str = "CONFIG_SECRET_REF_UNSUPPORTED";
+    pub const CONFIG_NAME_INVALID: &str = "CONFIG_NAME_INVALID";
+    pub const CONFIG_PATH_INVALID: &str = "CONFIG_PATH_INVALID";
+    pub const CONFIG_VALIDATION_FAILED: &str = "CONFIG_VALIDATION_FAILED";
 }

@@ -1,0 +1,254 @@
+//! `gatehouse config`: prints ready-to-paste MCP configuration for one client.
+//!
+//! stdout carries only the text to paste, so `gatehouse config --client cursor >
+//! .cursor/mcp.json` works; where it goes, what to do next and any alternative
+//! (Claude Code's `claude mcp add` line) go to stderr. `--json` prints the whole
+//! generated result on stdout instead, for scripts.
+//!
+//! The actor is one of `--email`, `--role`, `--api-key` or `--public`; without
+//! one, `GATEHOUSE_API_KEY` from this shell is used if set, else the public actor.
+//! `--secret-ref` never needs the key: it emits the client's reference to it.
+
+use clap::Args;
+use gatehouse_core::actor::ENV_API_KEY;
+use gatehouse_core::client_config::{
+    self, ConfigActor, ConfigRequest, GeneratedConfig, KeyDelivery,
+};
+use gatehouse_core::error::{Error, Result, codes};
+use gatehouse_core::keys::RawKey;
+use gatehouse_core::permissions::parse_roles;
+
+use crate::Ctx;
+use crate::actor_flags::ActorArgs;
+use crate::output;
+
+// No `Debug`: the flattened actor flags hold the raw `--api-key` text.
+#[derive(Args)]
+pub struct ConfigArgs {
+    /// The client: claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex or continue.
+    #[arg(long, value_name = "CLIENT")]
+    pub client: String,
+    #[command(flatten)]
+    pub actor: ActorArgs,
+    /// Run as the anonymous public actor even when GATEHOUSE_API_KEY is set.
+    #[arg(long, conflicts_with_all = ["email", "role", "api_key"])]
+    pub public: bool,
+    /// Reference the API key through the client's own secret mechanism instead of
+    /// writing it into the config.
+    #[arg(long, conflicts_with_all = ["email", "role", "public"])]
+    pub secret_ref: bool,
+    /// The server's name in the client [default: gatehouse].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Print the whole result (every snippet, locations, instructions) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
+    let env_key = std::env::var(ENV_API_KEY).ok().filter(|k| !k.is_empty());
+    let actor = resolve_actor(&args, env_key.map(RawKey::new))?;
+    let binary = std::env::current_exe()
+        .map_err(|e| {
+            Error::new(
+                codes::IO,
+                format!("cannot locate the gatehouse binary: {e}"),
+            )
+        })
+        .and_then(|exe| client_config::client_path(&exe))?;
+    let request = ConfigRequest {
+        client: args.client.parse()?,
+        binary,
+        site_dir: client_config::check_site(&ctx.settings.dir, &actor)?,
+        server_name: args.name,
+        actor,
+    };
+    let config = client_config::generate(&request)?;
+    if args.json {
+        return Ok(output::to_json(&config));
+    }
+    eprint!("{}", notes(&config, ctx.settings.database_url.is_some()));
+    Ok(config.snippets[0].text.clone())
+}
+
+/// The actor from the flags (exactly one), else the key from the environment.
+fn resolve_actor(args: &ConfigArgs, env_key: Option<RawKey>) -> Result<ConfigActor> {
+    let a = &args.actor;
+    let given: Vec<&str> = [
+        (a.email.is_some(), "--email"),
+        (a.role.is_some(), "--role"),
+        (a.api_key.is_some(), "--api-key"),
+    ]
+    .into_iter()
+    .filter_map(|(set, flag)| set.then_some(flag))
+    .collect();
+    if given.len() > 1 {
+        return Err(Error::invalid(
+            codes::ACTOR_FLAGS_CONFLICT,
+            format!("more than one actor given: {}", given.join(", ")),
+            "generate the config for exactly one actor: --email, --role, --api-key or --public",
+        ));
+    }
+    Ok(if let Some(email) = &a.email {
+        ConfigActor::Email(email.clone())
+    } else if let Some(roles) = &a.role {
+        ConfigActor::Roles(parse_roles(roles)?)
+    } else if args.public {
+        ConfigActor::Public
+    } else if args.secret_ref {
+        ConfigActor::ApiKey(KeyDelivery::Reference)
+    } else if let Some(key) = a.api_key.clone().map(RawKey::new).or(env_key) {
+        ConfigActor::ApiKey(KeyDelivery::Inline(key))
+    } else {
+        ConfigActor::Public
+    })
+}
+
+/// The text for stderr: every snippet's instructions and locations, and the
+/// alternatives themselves (they never hold a raw key).
+fn notes(config: &GeneratedConfig, database_url_given: bool) -> String {
+    let mut out = String::new();
+    for (i, snippet) in config.snippets.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&snippet.text);
+        }
+        out.push_str(&format!(
+            "# {}: {}\n",
+            config.client_name, snippet.instructions
+        ));
+        for loc in &snippet.locations {
+            let os = loc.os.map(|os| format!(", {os}")).unwrap_or_default();
+            out.push_str(&format!("#   {}{os}: {}\n", loc.scope, loc.path));
+        }
+    }
+    if database_url_given {
+        out.push_str(
+            "# note: the database URL given to this command is not written into the config; \
+             the server uses the site's gatehouse.toml (database_url) or its embedded file.\n",
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use gatehouse_core::client_config::Client;
+    use gatehouse_core::permissions::Role;
+    use gatehouse_core::site::Settings;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ConfigArgs,
+    }
+
+    fn parse(argv: &[&str]) -> std::result::Result<ConfigArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("config").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    fn args(argv: &[&str]) -> ConfigArgs {
+        parse(argv).unwrap()
+    }
+
+    #[test]
+    fn public_and_secret_ref_exclude_the_other_actor_flags() {
+        assert!(parse(&["--client", "zed", "--public", "--role", "viewer"]).is_err());
+        assert!(parse(&["--client", "zed", "--public", "--api-key", "k"]).is_err());
+        assert!(parse(&["--client", "zed", "--secret-ref", "--email", "a@b.c"]).is_err());
+        assert!(parse(&["--client", "zed", "--secret-ref", "--public"]).is_err());
+        assert!(parse(&["--client", "zed", "--secret-ref", "--api-key", "k"]).is_ok());
+    }
+
+    #[test]
+    fn two_actor_flags_conflict() {
+        let a = args(&["--client", "zed", "--email", "a@b.c", "--role", "viewer"]);
+        let err = resolve_actor(&a, None).unwrap_err();
+        assert_eq!(err.code, codes::ACTOR_FLAGS_CONFLICT);
+    }
+
+    #[test]
+    fn flags_win_over_the_environment_key() {
+        let env = || Some(RawKey::new("from_env"));
+        let resolve = |argv: &[&str], env| resolve_actor(&args(argv), env).unwrap();
+        let zed = |rest: &[&'static str]| [&["--client", "zed"][..], rest].concat();
+        assert!(matches!(
+            resolve(&zed(&["--email", "a@b.c"]), env()),
+            ConfigActor::Email(e) if e == "a@b.c"
+        ));
+        assert!(matches!(
+            resolve(&zed(&["--role", "editor,viewer"]), env()),
+            ConfigActor::Roles(r) if r == [Role::Viewer, Role::Editor]
+        ));
+        assert!(matches!(
+            resolve(&zed(&["--public"]), env()),
+            ConfigActor::Public
+        ));
+        assert!(matches!(
+            resolve(&zed(&["--api-key", "flag"]), env()),
+            ConfigActor::ApiKey(KeyDelivery::Inline(k)) if k.expose() == "flag"
+        ));
+        assert!(matches!(
+            resolve(&zed(&[]), env()),
+            ConfigActor::ApiKey(KeyDelivery::Inline(k)) if k.expose() == "from_env"
+        ));
+        assert!(matches!(
+            resolve(&zed(&["--secret-ref"]), env()),
+            ConfigActor::ApiKey(KeyDelivery::Reference)
+        ));
+        assert!(matches!(resolve(&zed(&[]), None), ConfigActor::Public));
+    }
+
+    #[test]
+    fn notes_carry_the_alternative_but_never_the_key() {
+        let site = tempfile::tempdir().unwrap();
+        std::fs::write(site.path().join("gatehouse.toml"), "name = \"t\"\n").unwrap();
+        let key = gatehouse_core::keys::generate().1;
+        let request = ConfigRequest {
+            client: Client::ClaudeCode,
+            binary: std::env::current_exe().unwrap(),
+            site_dir: site.path().to_path_buf(),
+            server_name: None,
+            actor: ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+        };
+        let config = client_config::generate(&request).unwrap();
+        let text = notes(&config, true);
+        assert!(text.contains("claude mcp add gatehouse"), "{text}");
+        assert!(text.contains("database URL"), "{text}");
+        assert!(!text.contains(key.expose()));
+    }
+
+    #[test]
+    fn run_uses_the_resolved_site() {
+        let site = tempfile::tempdir().unwrap();
+        std::fs::write(site.path().join("gatehouse.toml"), "name = \"t\"\n").unwrap();
+        let ctx = Ctx {
+            settings: Settings {
+                dir: site.path().to_path_buf(),
+                database_url: None,
+            },
+        };
+        let out = run(&ctx, args(&["--client", "cursor", "--public"])).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let canonical = site.path().canonicalize().unwrap();
+        assert_eq!(
+            doc["mcpServers"]["gatehouse"]["args"][2],
+            canonical.to_str().unwrap()
+        );
+    }
+
+    #[test]
+    fn help_lists_every_client() {
+        use clap::CommandFactory;
+        let cmd = Cli::command();
+        let client = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "client")
+            .unwrap();
+        let help = client.get_help().unwrap().to_string();
+        for c in Client::ALL {
+            assert!(help.contains(c.id()), "{help} lacks {c}");
+        }
+    }
+}
