@@ -45,6 +45,11 @@ export const ERROR_CODES = [
   "ENV_INVALID",
   "ENV_HOST_VAR_MISSING",
   "SPAWN_FAILED",
+  "CLIENT_UNKNOWN",
+  "CONFIG_SECRET_REF_UNSUPPORTED",
+  "CONFIG_NAME_INVALID",
+  "CONFIG_PATH_INVALID",
+  "CONFIG_VALIDATION_FAILED",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",
