@@ -168,6 +168,7 @@ async fn smoke(client: &Client) -> Result<()> {
         .text()
         .await?;
     assert!(hint.contains("gatehouse site init"), "hint shown: {hint:?}");
+    screenshot(client, "e2e-error.png").await?;
     assert_eq!(open_site(client, "").await?, "INPUT_INVALID");
 
     std::fs::write(site.path().join("gatehouse.toml"), "not = [valid")?;
@@ -184,6 +185,8 @@ async fn smoke(client: &Client) -> Result<()> {
         .text()
         .await?;
     assert_eq!(title, "Opened scratch site “e2e-site”");
+    let header = wait_for_text(client, "#current-site", |t| t.contains("e2e-site")).await?;
+    assert!(header.contains("scratch"), "header shows: {header:?}");
     screenshot(client, "e2e-overview.png").await?;
 
     // Lines streamed through a tauri::ipc::Channel arrive complete and in order.
@@ -198,13 +201,14 @@ async fn smoke(client: &Client) -> Result<()> {
         .click()
         .await?;
     let status = wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
-    assert_eq!(status, "ended: 40 lines");
+    let expected: Vec<String> = (1..=40).map(|i| format!("demo line {i} of 40")).collect();
+    let bytes: usize = expected.iter().map(|line| line.len() + 1).sum();
+    assert_eq!(status, format!("ended: 40 lines, {bytes} bytes"));
     let mut lines = Vec::new();
     for li in client.find_all(Locator::Css("#tail-lines li")).await? {
         lines.push(li.text().await?);
     }
-    let expected: Vec<String> = (1..=40).map(|i| format!("demo line {i} of 40")).collect();
-    assert_eq!(lines, expected);
+    assert_eq!(lines, expected, "every line once, in order, no gap marker");
 
     screenshot(client, "e2e-connections.png").await?;
     Ok(())

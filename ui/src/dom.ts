@@ -4,7 +4,7 @@
  */
 
 type Attrs = Record<string, string | number | boolean | undefined>;
-type Child = Node | string | null | undefined | false;
+export type Child = Node | string | null | undefined | false;
 
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,

@@ -138,20 +138,22 @@ export function openSite(path: string): Promise<SiteSummary> {
 
 // ---- connections (Connections screen) ---------------------------------------
 
-/** One message on a tail stream (`TailEvent` in src-tauri/src/commands/connections.rs). */
-export type TailEvent =
-  | { kind: "line"; seq: number; text: string }
-  | { kind: "end"; lines: number };
+/** One message on a tail stream (`TailMessage` in src-tauri/src/commands/connections.rs). */
+export type TailMessage =
+  | { kind: "lines"; lines: string[] }
+  | { kind: "missed"; lines: number; bytes: number }
+  | { kind: "end"; bytesSeen: number; bytesRetained: number; truncated: boolean };
 
 /**
- * Streams `count` demo lines to `onEvent`, in order, then an `end` event.
- * Resolves with the number of lines sent.
+ * Streams `count` demo lines, written into a real core stderr tail, to
+ * `onMessage` in order, ending with an `end` message. Resolves with the bytes
+ * written.
  */
 export function streamDemo(
   count: number,
-  onEvent: (event: TailEvent) => void,
+  onMessage: (message: TailMessage) => void,
 ): Promise<number> {
-  const channel = new Channel<TailEvent>();
-  channel.onmessage = onEvent;
+  const channel = new Channel<TailMessage>();
+  channel.onmessage = onMessage;
   return call<number>("stream_demo", { count, onEvent: channel });
 }

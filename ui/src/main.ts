@@ -4,18 +4,20 @@
  */
 import "./styles.css";
 import { h, required } from "./dom";
-import { appInfo, toGatehouseError } from "./ipc";
+import { type SiteSummary, appInfo, toGatehouseError } from "./ipc";
 import { clientConfig } from "./screens/client-config";
 import { connections } from "./screens/connections";
 import { keys } from "./screens/keys";
 import { overview } from "./screens/overview";
 import type { Screen } from "./screens/screen";
+import { onSiteChange } from "./session";
 
 const SCREENS: readonly Screen[] = [overview, keys, connections, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");
 const main = required("screen");
+let leaving: AbortController | null = null;
 
 function screenFromHash(): Screen {
   const id = location.hash.replace(/^#\/?/, "");
@@ -24,9 +26,7 @@ function screenFromHash(): Screen {
 
 function renderNav(): void {
   nav.replaceChildren(
-    ...SCREENS.map((s) =>
-      h("a", { id: `nav-${s.id}`, class: "nav-link", href: `#/${s.id}` }, s.title),
-    ),
+    ...SCREENS.map((s) => h("a", { id: `nav-${s.id}`, class: "nav-link", href: `#/${s.id}` }, s.title)),
   );
 }
 
@@ -36,8 +36,22 @@ function show(): void {
     if (link.id === `nav-${current.id}`) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
   }
-  main.replaceChildren(current.render());
+  leaving?.abort();
+  leaving = new AbortController();
+  main.replaceChildren(current.render(leaving.signal));
   main.dataset.screen = current.id;
+}
+
+function showSite(site: SiteSummary | null): void {
+  const el = required("current-site");
+  el.dataset.state = site ? (site.scratch ? "scratch" : "open") : "none";
+  el.title = site?.path ?? "";
+  if (!site) {
+    el.replaceChildren("No site open");
+    return;
+  }
+  el.replaceChildren(h("span", {}, site.name));
+  if (site.scratch) el.append(h("span", { class: "badge badge-warn" }, "scratch"));
 }
 
 async function showAppInfo(): Promise<void> {
@@ -56,4 +70,5 @@ async function showAppInfo(): Promise<void> {
 renderNav();
 show();
 window.addEventListener("hashchange", show);
+onSiteChange(showSite);
 void showAppInfo();

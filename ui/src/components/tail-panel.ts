@@ -1,27 +1,30 @@
 import { h } from "../dom";
-import type { TailEvent } from "../ipc";
+import type { TailMessage } from "../ipc";
+
+const numbers = new Intl.NumberFormat("en");
 
 /**
- * A live, bounded view of a text stream (a connection's stderr tail).
+ * A live, bounded view of a connection's stderr.
  *
- * The panel keeps at most `maxLines` lines in the page and says how many it
- * dropped, mirroring the rule that truncation is visible and exact; the Rust
- * side already bounds what it sends.
+ * Lines arrive through {@link push}. The panel keeps at most `maxLines` lines
+ * in the page and marks every gap where it shows one: lines the page was too
+ * slow to receive (`missed`, told by the Rust side) and lines it dropped itself
+ * to stay small. Truncation is never silent.
  */
 export class TailPanel {
   readonly element: HTMLElement;
   private readonly list: HTMLOListElement;
   private readonly status: HTMLElement;
   private readonly maxLines: number;
-  private received = 0;
+  private lines = 0;
+  private missed = 0;
   private dropped = 0;
-  private lastSeq = 0;
-  private gaps = 0;
+  private droppedMarker: HTMLLIElement | null = null;
 
-  constructor(title: string, maxLines = 500) {
+  constructor(title: string, maxLines = 2000) {
     this.maxLines = maxLines;
-    this.status = h("span", { id: "tail-status", class: "tail-status" }, "idle");
-    this.list = h("ol", { id: "tail-lines", class: "tail-lines mono" });
+    this.status = h("span", { id: "tail-status", class: "tail-status", "data-state": "idle" }, "idle");
+    this.list = h("ol", { id: "tail-lines", class: "tail-lines mono", "aria-live": "off" });
     this.element = h(
       "section",
       { class: "panel tail-panel" },
@@ -32,35 +35,76 @@ export class TailPanel {
 
   reset(): void {
     this.list.replaceChildren();
-    this.received = 0;
+    this.lines = 0;
+    this.missed = 0;
     this.dropped = 0;
-    this.lastSeq = 0;
-    this.gaps = 0;
+    this.droppedMarker = null;
     this.setStatus("streaming", "streaming…");
   }
 
-  push(event: TailEvent): void {
-    if (event.kind === "line") {
-      if (event.seq !== this.lastSeq + 1) this.gaps += 1;
-      this.lastSeq = event.seq;
-      this.received += 1;
-      this.list.append(h("li", { "data-seq": event.seq }, event.text));
-      while (this.list.childElementCount > this.maxLines) {
-        this.list.firstElementChild?.remove();
-        this.dropped += 1;
+  push(message: TailMessage): void {
+    switch (message.kind) {
+      case "lines":
+        this.appendLines(message.lines);
+        break;
+      case "missed":
+        this.missed += message.lines;
+        this.list.append(
+          h(
+            "li",
+            { class: "tail-marker" },
+            `[missed ${numbers.format(message.lines)} lines, ${numbers.format(message.bytes)} bytes]`,
+          ),
+        );
+        break;
+      case "end": {
+        const parts = [
+          `ended: ${numbers.format(this.lines)} lines`,
+          `${numbers.format(message.bytesSeen)} bytes`,
+        ];
+        if (message.truncated) parts.push(`kept ${numbers.format(message.bytesRetained)}`);
+        if (this.missed > 0) parts.push(`${numbers.format(this.missed)} missed`);
+        this.setStatus(this.missed > 0 ? "warn" : "ended", parts.join(", "));
+        break;
       }
-      this.list.scrollTop = this.list.scrollHeight;
-      return;
     }
-    const kept = this.received - this.dropped;
-    const parts = [`ended: ${String(event.lines)} lines`];
-    if (this.dropped > 0) parts.push(`showing last ${String(kept)}`);
-    if (this.gaps > 0) parts.push(`${String(this.gaps)} gaps`);
-    this.setStatus(this.gaps > 0 ? "error" : "ended", parts.join(", "));
   }
 
   fail(message: string): void {
     this.setStatus("error", message);
+  }
+
+  private appendLines(lines: string[]): void {
+    const stick = this.atBottom();
+    this.list.append(...lines.map((line) => h("li", {}, line)));
+    this.lines += lines.length;
+    this.trim();
+    if (stick) this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  /** Drops the oldest lines past the cap, counting them in one marker on top. */
+  private trim(): void {
+    let excess = this.list.childElementCount - this.maxLines;
+    if (excess <= 0) return;
+    if (this.droppedMarker) {
+      this.droppedMarker.remove();
+      excess -= 1;
+    }
+    for (; excess > 0; excess -= 1) {
+      this.list.firstElementChild?.remove();
+      this.dropped += 1;
+    }
+    this.droppedMarker = h(
+      "li",
+      { class: "tail-marker" },
+      `[${numbers.format(this.dropped)} older lines not shown]`,
+    );
+    this.list.prepend(this.droppedMarker);
+  }
+
+  /** Follow new lines only while the reader has not scrolled up. */
+  private atBottom(): boolean {
+    return this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
   }
 
   private setStatus(state: string, text: string): void {

@@ -6,10 +6,8 @@ export const clientConfig: Screen = {
   render() {
     return screenFrame(
       "Client config",
-      "Ready-to-paste configuration for MCP clients.",
-      plannedPanel("Client config", [
-        "Pick a client and a key; copy the generated configuration",
-      ]),
+      ["Ready-to-paste configuration that points an MCP client at this site."],
+      plannedPanel("Client config", ["Pick a client and a key; copy the generated configuration"]),
     );
   },
 };

@@ -9,14 +9,14 @@ const DEMO_LINES = 40;
 export const connections: Screen = {
   id: "connections",
   title: "Connections",
-  render() {
+  render(signal) {
     const tail = new TailPanel("stderr tail");
     const start = h("button", { id: "tail-start", type: "button", class: "button" }, "Stream demo lines");
     start.addEventListener("click", () => {
       start.disabled = true;
       tail.reset();
-      streamDemo(DEMO_LINES, (event) => {
-        tail.push(event);
+      streamDemo(DEMO_LINES, (message) => {
+        if (!signal.aborted) tail.push(message);
       })
         .catch((raw: unknown) => {
           tail.fail(toGatehouseError(raw).message);
@@ -28,10 +28,13 @@ export const connections: Screen = {
 
     return screenFrame(
       "Connections",
-      "MCP servers this site's clients reach through Gatehouse.",
-      plannedPanel("Connections", ["Each connection's state, last call and exit status"]),
-      h("div", { class: "toolbar" }, start),
-      tail.element,
+      ["MCP servers this site's clients reach through Gatehouse, with each server's stderr as it happens."],
+      h(
+        "div",
+        { class: "split" },
+        plannedPanel("Connections", ["Each connection's state, last call and exit status"]),
+        h("div", { class: "stack" }, h("div", { class: "toolbar" }, start), tail.element),
+      ),
     );
   },
 };

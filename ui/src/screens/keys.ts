@@ -6,10 +6,10 @@ export const keys: Screen = {
   render() {
     return screenFrame(
       "API keys",
-      "Keys give an AI client a scoped identity on this site.",
+      ["Keys give an AI client a scoped identity on this site. A raw key is shown once, when it is minted."],
       plannedPanel("Keys", [
         "List: id, label, roles, created, expires, last used, revoked",
-        "Mint (the raw key is shown once), revoke, roll with a grace period",
+        "Mint, revoke, and roll with a grace period",
       ]),
     );
   },

@@ -1,23 +1,31 @@
 import { errorView, successView } from "../components/error-view";
 import { h } from "../dom";
-import { openSite, toGatehouseError } from "../ipc";
-import { type Screen, screenFrame } from "./screen";
+import { type SiteSummary, openSite, toGatehouseError } from "../ipc";
+import { currentSite, setCurrentSite } from "../session";
+import { type Screen, code, panel, screenFrame } from "./screen";
+
+function openedView(site: SiteSummary): HTMLElement {
+  const kind = site.scratch ? "scratch site" : "site";
+  return successView(`Opened ${kind} “${site.name}”`, site.path);
+}
 
 /** Picks the site folder every other screen works on. */
 export const overview: Screen = {
   id: "overview",
   title: "Overview",
   render() {
+    const open = currentSite();
     const input = h("input", {
       id: "site-path",
       type: "text",
       class: "input mono",
       placeholder: "/path/to/site",
+      value: open?.path,
       spellcheck: "false",
       autocomplete: "off",
     });
     const button = h("button", { id: "site-check", type: "submit", class: "button button-primary" }, "Open site");
-    const result = h("div", { id: "site-result", class: "result", "aria-live": "polite" });
+    const result = h("div", { id: "site-result", class: "result", "aria-live": "polite" }, open ? openedView(open) : null);
 
     const form = h(
       "form",
@@ -32,8 +40,8 @@ export const overview: Screen = {
       result.replaceChildren();
       openSite(input.value)
         .then((site) => {
-          const kind = site.scratch ? "scratch site" : "site";
-          result.replaceChildren(successView(`Opened ${kind} “${site.name}”`, site.path));
+          setCurrentSite(site);
+          result.replaceChildren(openedView(site));
         })
         .catch((raw: unknown) => {
           result.replaceChildren(errorView(toGatehouseError(raw)));
@@ -45,8 +53,8 @@ export const overview: Screen = {
 
     return screenFrame(
       "Overview",
-      "Open a site folder (one made by `gatehouse site init`) to manage its MCP access.",
-      h("section", { class: "panel" }, h("header", { class: "panel-header" }, h("h2", {}, "Site")), form, result),
+      ["Open a site folder (one made by ", code("gatehouse site init"), ") to manage its MCP access."],
+      panel("Site", null, form, result),
     );
   },
 };
