@@ -4,7 +4,8 @@ use clap::Args;
 use gatehouse_core::actor::ActorFlags;
 use gatehouse_core::keys::RawKey;
 
-#[derive(Args, Debug, Clone, Default)]
+// No `Debug`: `api_key` holds the raw key text.
+#[derive(Args, Clone, Default)]
 pub struct ActorArgs {
     /// Run as this user (roles from the site's user store).
     #[arg(long, value_name = "EMAIL")]

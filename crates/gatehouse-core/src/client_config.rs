@@ -39,7 +39,6 @@ use serde_json::Value;
 use crate::error::{Error, Result, codes};
 use crate::keys::{self, RawKey};
 use crate::permissions::{Role, format_roles};
-use crate::site::{SITE_FILE, SiteFile};
 use crate::users;
 
 /// The environment variable `gatehouse mcp` reads its API key from.
@@ -334,25 +333,7 @@ fn strip_verbatim(path: PathBuf) -> PathBuf {
 /// Only `gatehouse.toml` is read: a config can be generated while the site's
 /// database is unreachable.
 pub fn check_site(dir: &Path, actor: &ConfigActor) -> Result<PathBuf> {
-    let path = dir.join(SITE_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::invalid(
-                codes::SITE_NOT_FOUND,
-                format!("{} is not a Gatehouse site (no {SITE_FILE})", dir.display()),
-                "pass --site DIR or set GATEHOUSE_SITE, or create one with `gatehouse site init DIR`",
-            )
-        } else {
-            Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
-        }
-    })?;
-    let file: SiteFile = toml::from_str(&text).map_err(|e| {
-        Error::invalid(
-            codes::SITE_CONFIG_INVALID,
-            format!("{} is not valid: {}", path.display(), e.message()),
-            "the file holds `name`, `scratch` and optionally `database_url`",
-        )
-    })?;
+    let file = crate::site::read_site_file(dir)?;
     if matches!(actor, ConfigActor::Roles(_)) && !file.scratch {
         return Err(Error::invalid(
             codes::ACTOR_ROLE_NOT_SCRATCH,
@@ -1495,7 +1476,7 @@ mod tests {
 
     fn site_with(file: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(SITE_FILE), file).unwrap();
+        std::fs::write(dir.path().join(crate::site::SITE_FILE), file).unwrap();
         dir
     }
 

@@ -79,7 +79,8 @@ impl Site {
     }
 }
 
-fn read_site_file(dir: &Path) -> Result<SiteFile> {
+/// Reads and checks `gatehouse.toml` (without opening the database).
+pub fn read_site_file(dir: &Path) -> Result<SiteFile> {
     let path = dir.join(SITE_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
