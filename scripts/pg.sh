@@ -4,6 +4,7 @@
 #   scripts/pg.sh start [DIR]   initdb (first time) and start; prints the URL
 #   scripts/pg.sh stop  [DIR]   stop it (fine if it is not running)
 #   scripts/pg.sh url   [DIR]   print the URL of the running cluster
+#   scripts/pg.sh restart [DIR] stop and start (tests of dropped connections)
 #   scripts/pg.sh status [DIR]  exit 0 when running
 #
 # Usage: GATEHOUSE_TEST_PG_URL=$(scripts/pg.sh start) cargo test
@@ -11,8 +12,9 @@
 # The cluster lives in DIR (default: target/pg in the repository, or
 # $GATEHOUSE_PG_DIR), listens only on 127.0.0.1 on a high port (55432, or the
 # next free one, or $GATEHOUSE_PG_PORT), keeps its unix socket inside its data
-# directory, and trusts the superuser `gatehouse` from loopback only. It is
-# tuned for throwaway test data (fsync off), never for real data.
+# directory, and trusts the superuser `gatehouse` from loopback only. The role
+# `gatehouse_pw` is the exception: it must log in with a password (tests of
+# authentication failures set one). Tuned for throwaway data (fsync off).
 #
 # As root (CI on a fresh Debian 12) PostgreSQL is installed with apt if missing,
 # and the server runs as the `postgres` system user, which owns DIR.
@@ -133,6 +135,7 @@ EOF
 	as_owner tee "$DATA/pg_hba.conf" >/dev/null <<EOF
 # scripts/pg.sh: trust the local superuser over the socket and loopback only.
 local all all trust
+host  all gatehouse_pw 127.0.0.1/32 scram-sha-256
 host  all all 127.0.0.1/32 trust
 EOF
 	echo "$port" | as_owner tee "$PORT_FILE" >/dev/null
@@ -161,6 +164,9 @@ start() {
 		tail -n 20 "$LOG" >&2 || true
 		die "PostgreSQL did not start"
 	}
+	psql "$(url)/postgres" -qAt -v ON_ERROR_STOP=1 -c \
+		"SELECT 1 FROM pg_roles WHERE rolname = 'gatehouse_pw'" | grep -q 1 ||
+		psql "$(url)/postgres" -q -v ON_ERROR_STOP=1 -c "CREATE ROLE gatehouse_pw LOGIN CREATEDB" >&2
 	url
 }
 
@@ -180,6 +186,10 @@ url)
 	running || die "not running; run: scripts/pg.sh start"
 	url
 	;;
+restart)
+	stop
+	start
+	;;
 status) running ;;
-*) die "usage: scripts/pg.sh start|stop|url|status [DIR]" ;;
+*) die "usage: scripts/pg.sh start|stop|restart|url|status [DIR]" ;;
 esac

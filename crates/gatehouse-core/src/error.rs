@@ -96,6 +96,7 @@ pub mod codes {
     pub const SITE_CONFIG_INVALID: &str = "SITE_CONFIG_INVALID";
     pub const DATABASE_URL_INVALID: &str = "DATABASE_URL_INVALID";
     pub const DATABASE_UNREACHABLE: &str = "DATABASE_UNREACHABLE";
+    pub const DATABASE_AUTH_FAILED: &str = "DATABASE_AUTH_FAILED";
     pub const ROLE_UNKNOWN: &str = "ROLE_UNKNOWN";
     pub const ROLES_EMPTY: &str = "ROLES_EMPTY";
     pub const EMAIL_INVALID: &str = "EMAIL_INVALID";

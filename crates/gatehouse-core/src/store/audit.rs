@@ -69,26 +69,27 @@ const COLUMNS: &str = "seq, ts, actor, action, subject, detail, prev_hash, hash"
 
 /// Entries in chain order, starting after `after_seq`, at most `limit`.
 pub async fn page(store: &Store, after_seq: i64, limit: i64) -> Result<Vec<AuditRow>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2"
-    ))
-    .bind(after_seq)
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| Error::storage("reading the audit log", e))?;
+    let sql = &format!("SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2");
+    let rows = store
+        .read("reading the audit log", |pool| async move {
+            sqlx::query(sql)
+                .bind(after_seq)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await
+        })
+        .await?;
     rows.iter().map(from_row).collect()
 }
 
 /// The newest `limit` entries, newest last.
 pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT $1"
-    ))
-    .bind(limit)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| Error::storage("reading the audit log", e))?;
+    let sql = &format!("SELECT {COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT $1");
+    let rows = store
+        .read("reading the audit log", |pool| async move {
+            sqlx::query(sql).bind(limit).fetch_all(&pool).await
+        })
+        .await?;
     let mut out = rows.iter().map(from_row).collect::<Result<Vec<_>>>()?;
     out.reverse();
     Ok(out)
@@ -96,9 +97,12 @@ pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
 
 /// The head as committed (outside any transaction), for verification.
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
-    let row = sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1")
-        .fetch_one(store.pool())
-        .await
-        .map_err(|e| Error::storage("reading the audit head", e))?;
+    let row = store
+        .read("reading the audit head", |pool| async move {
+            sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1")
+                .fetch_one(&pool)
+                .await
+        })
+        .await?;
     Ok((row.try_get(0)?, row.try_get(1)?))
 }

@@ -49,15 +49,16 @@ fn slug_taken(slug: &str) -> Error {
 
 /// The entry with `slug`, or the one a redirect from `slug` points at.
 pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<Entry>> {
-    let row = sqlx::query(&format!(
+    let sql = &format!(
         "SELECT {COLUMNS} FROM content c WHERE c.slug = $1
          UNION ALL
          SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1"
-    ))
-    .bind(slug)
-    .fetch_optional(store.pool())
-    .await
-    .map_err(|e| Error::storage("reading content", e))?;
+    );
+    let row = store
+        .read("reading content", |pool| async move {
+            sqlx::query(sql).bind(slug).fetch_optional(&pool).await
+        })
+        .await?;
     row.as_ref().map(from_row).transpose()
 }
 
@@ -84,12 +85,18 @@ pub async fn list(
     } else {
         ""
     };
-    let rows = sqlx::query(&format!("SELECT {COLUMNS} FROM content c {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"))
-        .bind(limit)
-        .bind(offset)
-        .fetch_all(store.pool())
-        .await
-        .map_err(|e| Error::storage("listing content", e))?;
+    let sql = &format!(
+        "SELECT {COLUMNS} FROM content c {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"
+    );
+    let rows = store
+        .read("listing content", |pool| async move {
+            sqlx::query(sql)
+                .bind(limit)
+                .bind(offset)
+                .fetch_all(&pool)
+                .await
+        })
+        .await?;
     rows.iter().map(from_row).collect()
 }
 
@@ -135,12 +142,16 @@ pub async fn search(
             text.to_string(),
         ),
     };
-    let rows = sqlx::query(&sql)
-        .bind(arg)
-        .bind(limit)
-        .fetch_all(store.pool())
-        .await
-        .map_err(|e| Error::storage("searching content", e))?;
+    let (sql, arg) = (&sql, &arg);
+    let rows = store
+        .read("searching content", |pool| async move {
+            sqlx::query(sql)
+                .bind(arg)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await
+        })
+        .await?;
     rows.iter().map(from_row).collect()
 }
 
@@ -264,12 +275,15 @@ pub async fn delete(tx: &mut Tx, id: i64) -> Result<()> {
 }
 
 pub async fn redirects_to(store: &Store, id: i64) -> Result<Vec<String>> {
-    let rows = sqlx::query(
-        "SELECT old_slug FROM content_redirects WHERE content_id = $1 ORDER BY old_slug",
-    )
-    .bind(id)
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| Error::storage("reading redirects", e))?;
+    let rows = store
+        .read("reading redirects", |pool| async move {
+            sqlx::query(
+                "SELECT old_slug FROM content_redirects WHERE content_id = $1 ORDER BY old_slug",
+            )
+            .bind(id)
+            .fetch_all(&pool)
+            .await
+        })
+        .await?;
     rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
 }

@@ -56,11 +56,12 @@ pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
 }
 
 pub async fn get(store: &Store, id: &str) -> Result<Option<KeyRow>> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(store.pool())
-        .await
-        .map_err(|e| Error::storage("looking up a key", e))?;
+    let sql = &format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1");
+    let row = store
+        .read("looking up a key", |pool| async move {
+            sqlx::query(sql).bind(id).fetch_optional(&pool).await
+        })
+        .await?;
     row.as_ref().map(from_row).transpose()
 }
 
@@ -74,12 +75,12 @@ pub async fn get_in(tx: &mut Tx, id: &str) -> Result<Option<KeyRow>> {
 }
 
 pub async fn list(store: &Store) -> Result<Vec<KeyRow>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id"
-    ))
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| Error::storage("listing keys", e))?;
+    let sql = &format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id");
+    let rows = store
+        .read("listing keys", |pool| async move {
+            sqlx::query(sql).fetch_all(&pool).await
+        })
+        .await?;
     rows.iter().map(from_row).collect()
 }
 
@@ -115,6 +116,6 @@ pub async fn touch(store: &Store, id: &str, at: i64) -> Result<()> {
         .bind(at - 60_000)
         .execute(store.pool())
         .await
-        .map_err(|e| Error::storage("recording key use", e))?;
+        .map_err(|e| store.error("recording key use", e))?;
     Ok(())
 }

@@ -67,21 +67,22 @@ pub async fn insert(tx: &mut Tx, m: &NewMedia<'_>, now: i64) -> Result<MediaInfo
 }
 
 pub async fn list(store: &Store) -> Result<Vec<MediaInfo>> {
-    let rows = sqlx::query(&format!("SELECT {INFO} FROM media ORDER BY filename"))
-        .fetch_all(store.pool())
-        .await
-        .map_err(|e| Error::storage("listing media", e))?;
+    let sql = &format!("SELECT {INFO} FROM media ORDER BY filename");
+    let rows = store
+        .read("listing media", |pool| async move {
+            sqlx::query(sql).fetch_all(&pool).await
+        })
+        .await?;
     rows.iter().map(info).collect()
 }
 
 pub async fn read(store: &Store, filename: &str) -> Result<Option<(MediaInfo, Vec<u8>)>> {
-    let row = sqlx::query(&format!(
-        "SELECT {INFO}, bytes FROM media WHERE filename = $1"
-    ))
-    .bind(filename)
-    .fetch_optional(store.pool())
-    .await
-    .map_err(|e| Error::storage("reading media", e))?;
+    let sql = &format!("SELECT {INFO}, bytes FROM media WHERE filename = $1");
+    let row = store
+        .read("reading media", |pool| async move {
+            sqlx::query(sql).bind(filename).fetch_optional(&pool).await
+        })
+        .await?;
     match row {
         None => Ok(None),
         Some(r) => Ok(Some((info(&r)?, r.try_get("bytes")?))),

@@ -18,10 +18,12 @@ pub mod media;
 pub mod site_config;
 pub mod users;
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
 
 use crate::error::{Error, Result, codes};
 use crate::redact::redact_urls;
@@ -40,12 +42,16 @@ pub enum Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// The database URL with any password replaced by `***`: the only form
+    /// that may appear in errors and logs.
+    shown: Arc<str>,
 }
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Store")
             .field("backend", &self.backend)
+            .field("url", &self.shown)
             .finish()
     }
 }
@@ -53,12 +59,37 @@ impl std::fmt::Debug for Store {
 static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// How long one connection attempt may take before it is reported as unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Attempts of a read (the first one included) when its connection drops.
+const READ_ATTEMPTS: u32 = 5;
+/// The first pause before a retry; it doubles each time (50, 100, 200, 400 ms).
+const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+
+/// Settings every connection gets, the pool's and the one that migrates.
+async fn prepare(
+    conn: &mut AnyConnection,
+    backend: Backend,
+) -> std::result::Result<(), sqlx::Error> {
+    if backend == Backend::Sqlite {
+        conn.execute("PRAGMA journal_mode = WAL").await?;
+        conn.execute("PRAGMA busy_timeout = 15000").await?;
+        conn.execute("PRAGMA foreign_keys = ON").await?;
+        conn.execute("PRAGMA synchronous = NORMAL").await?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating a SQLite file if needed) and migrates the database at `url`.
+    ///
+    /// The first connection is made directly, not through the pool, so a failure
+    /// is reported at once with its step (`connect`, `authenticate`, `open`,
+    /// `migrate`) instead of after the pool's retries time out.
     pub async fn open(url: &str) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
-        let shown = redact_urls(url);
+        let shown: Arc<str> = redact_urls(url).into();
         let options: AnyConnectOptions = url.parse().map_err(|e: sqlx::Error| {
             tracing::debug!(error = %redact_urls(&e.to_string()), "bad database url");
             Error::invalid(
@@ -66,41 +97,56 @@ impl Store {
                 format!("cannot parse database URL {shown}"),
                 "use sqlite:///path/to/file.db or postgres://user@host:5432/dbname",
             )
+            .detail(serde_json::json!({"step": "parse", "url": &*shown}))
         })?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(if backend == Backend::Sqlite { 4 } else { 8 })
-            .acquire_timeout(Duration::from_secs(15))
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        conn.execute("PRAGMA busy_timeout = 15000").await?;
-                        conn.execute("PRAGMA foreign_keys = ON").await?;
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options)
-            .await
-            .map_err(|e| {
-                tracing::warn!(url = %shown, error = %redact_urls(&e.to_string()), "database connect failed");
-                Error::new(codes::DATABASE_UNREACHABLE, format!("cannot connect to {shown}: {}", short_reason(&e)))
-                    .hint("check that the database server is running and the URL, user and password are right")
-            })?;
-        let migrator = match backend {
-            Backend::Sqlite => &SQLITE_MIGRATOR,
-            Backend::Postgres => &POSTGRES_MIGRATOR,
+        let mut conn = match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(connect_error(&shown, backend, &e)),
+            Err(_) => {
+                tracing::debug!(url = %shown, "database connect timed out");
+                return Err(Error::new(
+                    codes::DATABASE_UNREACHABLE,
+                    format!(
+                        "cannot reach the database at {shown}: no answer within {}s",
+                        CONNECT_TIMEOUT.as_secs()
+                    ),
+                )
+                .hint("check the host and port in the database URL and that no firewall is in the way")
+                .detail(serde_json::json!({"step": "connect", "url": &*shown})));
+            }
         };
-        migrator.run(&pool).await.map_err(|e| {
+        let migrated = async {
+            prepare(&mut conn, backend).await?;
+            let migrator = match backend {
+                Backend::Sqlite => &SQLITE_MIGRATOR,
+                Backend::Postgres => &POSTGRES_MIGRATOR,
+            };
+            migrator.run(&mut conn).await.map_err(sqlx::Error::from)
+        }
+        .await;
+        let _ = conn.close().await;
+        migrated.map_err(|e| {
             tracing::error!(url = %shown, error = %redact_urls(&e.to_string()), "migration failed");
             Error::new(
                 codes::STORAGE,
-                format!("migrating {shown} failed; see the log"),
+                format!("migrating the database at {shown} failed; see the log"),
             )
             .hint("the database may belong to a newer Gatehouse, or be damaged")
+            .detail(serde_json::json!({"step": "migrate", "url": &*shown}))
         })?;
-        Ok(Store { pool, backend })
+        let pool = AnyPoolOptions::new()
+            .max_connections(if backend == Backend::Sqlite { 4 } else { 8 })
+            .acquire_timeout(CONNECT_TIMEOUT)
+            // No ping before each use: a connection that died idle fails its first
+            // statement instead, which `read` retries and `begin_write` reopens.
+            .test_before_acquire(false)
+            .after_connect(move |conn, _| Box::pin(prepare(conn, backend)))
+            .connect_lazy_with(options);
+        Ok(Store {
+            pool,
+            backend,
+            shown,
+        })
     }
 
     pub fn backend(&self) -> Backend {
@@ -111,24 +157,145 @@ impl Store {
         &self.pool
     }
 
+    /// The database URL with its password redacted.
+    pub fn shown_url(&self) -> &str {
+        &self.shown
+    }
+
     /// Begins a transaction that holds the store's write lock (see the module doc).
+    ///
+    /// Opening it is retried when the connection turns out to be dead, because
+    /// nothing of the caller's has been sent yet; the caller's statements and
+    /// its commit are never retried.
     pub async fn begin_write(&self) -> Result<Tx> {
-        let mut tx = self
-            .pool
-            .begin()
-            .await
-            .map_err(|e| Error::storage("starting a transaction", e))?;
-        sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1")
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| Error::storage("taking the write lock", e))?;
-        Ok(tx)
+        let mut attempt = 1;
+        loop {
+            let started = async {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1")
+                    .execute(&mut *tx)
+                    .await?;
+                Ok::<_, sqlx::Error>(tx)
+            }
+            .await;
+            match started {
+                Ok(tx) => return Ok(tx),
+                Err(e) if attempt < READ_ATTEMPTS && is_connection_lost(&e) => {
+                    self.backoff("taking the write lock", attempt, &e).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(self.error("taking the write lock", e)),
+            }
+        }
+    }
+
+    /// Runs a statement that changes nothing, retrying with backoff when the
+    /// connection dropped. Only read functions use it: a write is never replayed,
+    /// since a dropped connection cannot tell whether it was applied.
+    pub(crate) async fn read<T, F, Fut>(&self, context: &str, mut run: F) -> Result<T>
+    where
+        F: FnMut(AnyPool) -> Fut,
+        Fut: Future<Output = std::result::Result<T, sqlx::Error>>,
+    {
+        let mut attempt = 1;
+        loop {
+            match run(self.pool.clone()).await {
+                Ok(value) => return Ok(value),
+                Err(e) if attempt < READ_ATTEMPTS && is_connection_lost(&e) => {
+                    self.backoff(context, attempt, &e).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(self.error(context, e)),
+            }
+        }
+    }
+
+    async fn backoff(&self, context: &str, attempt: u32, err: &sqlx::Error) {
+        let delay = RETRY_BACKOFF * 2u32.pow(attempt - 1);
+        tracing::warn!(
+            context,
+            attempt,
+            delay_ms = delay.as_millis() as u64,
+            url = %self.shown,
+            error = %redact_urls(&err.to_string()),
+            "database connection lost; retrying"
+        );
+        tokio::time::sleep(delay).await;
+    }
+
+    /// The error for a failed statement: a lost connection names the database,
+    /// anything else is a storage error whose detail goes to the log.
+    pub(crate) fn error(&self, context: &str, err: sqlx::Error) -> Error {
+        if is_connection_lost(&err) || matches!(err, sqlx::Error::PoolTimedOut) {
+            tracing::error!(context, url = %self.shown, error = %redact_urls(&err.to_string()), "database unreachable");
+            return Error::new(
+                codes::DATABASE_UNREACHABLE,
+                format!("lost the connection to the database at {} while {context}", self.shown),
+            )
+            .hint("check that the database server is running; reads are retried, writes are not, so re-run the command once it is back")
+            .detail(serde_json::json!({"step": "query", "url": &*self.shown}));
+        }
+        Error::storage(context, err)
     }
 
     /// Closes the pool, so SQLite checkpoints its WAL before the process exits.
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// Whether a failed statement lost its connection (so nothing was applied by
+/// it in a read, and a fresh connection may succeed).
+pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db.code().is_some_and(|c| {
+            // PostgreSQL class 08 (connection exception), admin/crash shutdown,
+            // cannot connect now (starting up).
+            c.starts_with("08") || c == "57P01" || c == "57P02" || c == "57P03"
+        }),
+        _ => false,
+    }
+}
+
+/// A clear error for a failed first connection, with its step and a hint.
+fn connect_error(shown: &str, backend: Backend, err: &sqlx::Error) -> Error {
+    // The user sees the error itself; the log keeps sqlx's full wording.
+    tracing::debug!(url = %shown, error = %redact_urls(&err.to_string()), "database connect failed");
+    let reason = short_reason(err);
+    let code = match err {
+        sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
+        _ => None,
+    };
+    let (code, step, message, hint) = match (backend, code.as_deref()) {
+        (Backend::Postgres, Some("28P01" | "28000")) => (
+            codes::DATABASE_AUTH_FAILED,
+            "authenticate",
+            format!("the database at {shown} refused the login: {reason}"),
+            "check the user name and password in the database URL (--database-url, GATEHOUSE_DATABASE_URL or database_url in gatehouse.toml)",
+        ),
+        (Backend::Postgres, Some("3D000")) => (
+            codes::DATABASE_UNREACHABLE,
+            "connect",
+            format!("cannot open the database at {shown}: {reason}"),
+            "create it first (for example `createdb NAME`) or fix the database name at the end of the URL",
+        ),
+        (Backend::Postgres, _) => (
+            codes::DATABASE_UNREACHABLE,
+            "connect",
+            format!("cannot reach the database at {shown}: {reason}"),
+            "check that PostgreSQL is running and listening on that host and port, and that the URL is right",
+        ),
+        (Backend::Sqlite, _) => (
+            codes::DATABASE_UNREACHABLE,
+            "open",
+            format!("cannot open the database file {shown}: {reason}"),
+            "check that the site folder exists and is writable",
+        ),
+    };
+    Error::new(code, message)
+        .hint(hint)
+        .detail(serde_json::json!({"step": step, "url": shown}))
 }
 
 fn backend_of(url: &str) -> Result<Backend> {

@@ -6,21 +6,27 @@ use super::{Store, Tx};
 use crate::error::{Error, Result};
 
 pub async fn all(store: &Store) -> Result<Vec<(String, String)>> {
-    let rows = sqlx::query("SELECT key, value FROM site_config ORDER BY key")
-        .fetch_all(store.pool())
-        .await
-        .map_err(|e| Error::storage("reading site config", e))?;
+    let rows = store
+        .read("reading site config", |pool| async move {
+            sqlx::query("SELECT key, value FROM site_config ORDER BY key")
+                .fetch_all(&pool)
+                .await
+        })
+        .await?;
     rows.iter()
         .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
         .collect()
 }
 
 pub async fn get(store: &Store, key: &str) -> Result<Option<String>> {
-    let row = sqlx::query("SELECT value FROM site_config WHERE key = $1")
-        .bind(key)
-        .fetch_optional(store.pool())
-        .await
-        .map_err(|e| Error::storage("reading site config", e))?;
+    let row = store
+        .read("reading site config", |pool| async move {
+            sqlx::query("SELECT value FROM site_config WHERE key = $1")
+                .bind(key)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await?;
     Ok(row.map(|r| r.try_get(0)).transpose()?)
 }
 

@@ -46,23 +46,30 @@ pub async fn insert(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<i
 }
 
 pub async fn by_email(store: &Store, email: &str) -> Result<Option<UserRow>> {
-    let row = sqlx::query(
-        "SELECT id, email, roles, created_at, updated_at FROM users WHERE email_norm = $1",
-    )
-    .bind(email.trim().to_lowercase())
-    .fetch_optional(store.pool())
-    .await
-    .map_err(|e| Error::storage("looking up a user", e))?;
+    let norm = &email.trim().to_lowercase();
+    let row = store
+        .read("looking up a user", |pool| async move {
+            sqlx::query(
+                "SELECT id, email, roles, created_at, updated_at FROM users WHERE email_norm = $1",
+            )
+            .bind(norm)
+            .fetch_optional(&pool)
+            .await
+        })
+        .await?;
     row.as_ref().map(from_row).transpose()
 }
 
 pub async fn list(store: &Store) -> Result<Vec<UserRow>> {
-    let rows = sqlx::query(
-        "SELECT id, email, roles, created_at, updated_at FROM users ORDER BY email_norm",
-    )
-    .fetch_all(store.pool())
-    .await
-    .map_err(|e| Error::storage("listing users", e))?;
+    let rows = store
+        .read("listing users", |pool| async move {
+            sqlx::query(
+                "SELECT id, email, roles, created_at, updated_at FROM users ORDER BY email_norm",
+            )
+            .fetch_all(&pool)
+            .await
+        })
+        .await?;
     rows.iter().map(from_row).collect()
 }
 
