@@ -129,4 +129,15 @@ pub mod codes {
     pub const CONFIG_NAME_INVALID: &str = "CONFIG_NAME_INVALID";
     pub const CONFIG_PATH_INVALID: &str = "CONFIG_PATH_INVALID";
     pub const CONFIG_VALIDATION_FAILED: &str = "CONFIG_VALIDATION_FAILED";
+    // MCP client calls (issue 4).
+    pub const CALL_INVALID: &str = "CALL_INVALID";
+    pub const CALL_TIMEOUT: &str = "CALL_TIMEOUT";
+    pub const CALL_CANCELLED: &str = "CALL_CANCELLED";
+    pub const SERVER_EXITED: &str = "SERVER_EXITED";
+    pub const RESOURCE_LIMIT: &str = "RESOURCE_LIMIT";
+    pub const PROTOCOL_VIOLATION: &str = "PROTOCOL_VIOLATION";
+    pub const PROTOCOL_UNSUPPORTED: &str = "PROTOCOL_UNSUPPORTED";
+    pub const REMOTE_ERROR: &str = "REMOTE_ERROR";
+    pub const CONNECTION_CLOSED: &str = "CONNECTION_CLOSED";
+    pub const INPUT_REQUIRED_UNSUPPORTED: &str = "INPUT_REQUIRED_UNSUPPORTED";
 }

@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod audit;
+pub mod client;
 pub mod client_config;
 pub mod content;
 pub mod error;

@@ -169,7 +169,7 @@ struct TailState {
     /// Still accepting bytes: closed forever once one byte bypassed it, so the
     /// head is always a prefix of the stream.
     head_open: bool,
-    ring: VecDeque<u8>,
+    ring: ByteRing,
     bytes_seen: u64,
     /// The unfinished line for subscribers (at most `line_bytes`).
     partial: Vec<u8>,
@@ -198,7 +198,7 @@ impl StderrTail {
                 reserved: 0,
                 head: Vec::new(),
                 head_open: true,
-                ring: VecDeque::new(),
+                ring: ByteRing::default(),
                 bytes_seen: 0,
                 partial: Vec::new(),
                 subscribers: Vec::new(),
@@ -248,6 +248,16 @@ impl StderrTail {
         self.lock().truncated()
     }
 
+    /// `(bytes_seen, bytes_retained, truncated)` in one lock, without rendering.
+    pub fn snapshot_counters(&self) -> (u64, u64, bool) {
+        let st = self.lock();
+        (
+            st.bytes_seen,
+            (st.head.len() + st.ring.len()) as u64,
+            st.truncated(),
+        )
+    }
+
     /// Counters and the whole kept text.
     pub fn snapshot(&self) -> TailSnapshot {
         let st = self.lock();
@@ -293,8 +303,7 @@ impl TailState {
     }
 
     fn ring_bytes(&self) -> Vec<u8> {
-        let (a, b) = self.ring.as_slices();
-        [a, b].concat()
+        self.ring.to_vec()
     }
 
     /// Grows the reservation towards `want` total kept bytes; returns what is held.
@@ -325,19 +334,7 @@ impl TailState {
             .reserve_up_to(self.head.len() + want_tail)
             .saturating_sub(self.head.len())
             .min(self.limits.tail_bytes);
-        if chunk.len() >= cap {
-            self.ring.clear();
-            chunk = &chunk[chunk.len() - cap..];
-        } else {
-            let excess = (self.ring.len() + chunk.len()).saturating_sub(cap);
-            self.ring.drain(..excess);
-        }
-        if self.ring.capacity() < cap {
-            // Exact growth: the budget counts bytes, so the buffer must not double past it.
-            let extra = cap - self.ring.len();
-            self.ring.reserve_exact(extra);
-        }
-        self.ring.extend(chunk);
+        self.ring.push_evicting(chunk, cap);
     }
 
     /// Splits `chunk` into lines for subscribers; a line is sent once complete,
@@ -410,6 +407,68 @@ impl TailState {
             head_bytes: head.len() as u64,
             tail_bytes: ring.len() as u64,
             text,
+        }
+    }
+}
+
+/// A byte ring buffer whose capacity only grows, exactly (the budget counts
+/// bytes, so the buffer must not double past it), and whose writes are memcpys
+/// (a flood passes through it at pipe speed).
+#[derive(Debug, Default)]
+struct ByteRing {
+    buf: Vec<u8>,
+    /// Index of the oldest byte.
+    start: usize,
+    len: usize,
+}
+
+impl ByteRing {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn to_vec(&self) -> Vec<u8> {
+        let cap = self.buf.len();
+        if cap == 0 {
+            return Vec::new();
+        }
+        let first = (cap - self.start).min(self.len);
+        let mut out = Vec::with_capacity(self.len);
+        out.extend_from_slice(&self.buf[self.start..self.start + first]);
+        out.extend_from_slice(&self.buf[..self.len - first]);
+        out
+    }
+
+    /// Appends `chunk`, evicting the oldest bytes beyond `cap`.
+    fn push_evicting(&mut self, chunk: &[u8], cap: usize) {
+        if cap > self.buf.len() {
+            // Grow: lay the contents out from 0 in a buffer of exactly `cap`.
+            let mut grown = self.to_vec();
+            grown.resize(cap, 0);
+            self.buf = grown;
+            self.start = 0;
+        }
+        let cap = self.buf.len();
+        if cap == 0 {
+            return;
+        }
+        if chunk.len() >= cap {
+            self.buf.copy_from_slice(&chunk[chunk.len() - cap..]);
+            self.start = 0;
+            self.len = cap;
+            return;
+        }
+        let mut end = (self.start + self.len) % cap;
+        let first = (cap - end).min(chunk.len());
+        self.buf[end..end + first].copy_from_slice(&chunk[..first]);
+        self.buf[..chunk.len() - first].copy_from_slice(&chunk[first..]);
+        end = (end + chunk.len()) % cap;
+        let total = self.len + chunk.len();
+        if total > cap {
+            self.len = cap;
+            self.start = end;
+        } else {
+            self.len = total;
         }
     }
 }
@@ -917,6 +976,11 @@ mod tests {
             }
             pieces.finish();
             prop_assert_eq!(whole.snapshot(), pieces.snapshot());
+            // Against a model: the head is the first bytes, the ring the newest.
+            let h = head.min(data.len());
+            let t = cap.min(data.len() - h);
+            prop_assert_eq!(&pieces.lock().head[..], &data[..h]);
+            prop_assert_eq!(pieces.lock().ring_bytes(), data[data.len() - t..].to_vec());
             prop_assert_eq!(whole.excerpt(), pieces.excerpt());
             let s = pieces.snapshot();
             prop_assert!(s.bytes_retained <= (head + cap) as u64);
