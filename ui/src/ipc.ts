@@ -51,6 +51,16 @@ export const ERROR_CODES = [
   "CONFIG_NAME_INVALID",
   "CONFIG_PATH_INVALID",
   "CONFIG_VALIDATION_FAILED",
+  "CALL_INVALID",
+  "CALL_TIMEOUT",
+  "CALL_CANCELLED",
+  "SERVER_EXITED",
+  "RESOURCE_LIMIT",
+  "PROTOCOL_VIOLATION",
+  "PROTOCOL_UNSUPPORTED",
+  "REMOTE_ERROR",
+  "CONNECTION_CLOSED",
+  "INPUT_REQUIRED_UNSUPPORTED",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",
