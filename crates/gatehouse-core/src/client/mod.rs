@@ -13,6 +13,7 @@ pub mod connection;
 pub mod frame;
 pub mod lifecycle;
 pub mod protocol;
+pub mod recorder;
 
 pub use connection::{
     CallOptions, CallOutcome, ClientLimits, ConnectOptions, Connection, ServerInfo, ToolInfo,
@@ -22,3 +23,4 @@ pub use lifecycle::{
     MemoryRecorder, StderrCounters, StreamEnd,
 };
 pub use protocol::Era;
+pub use recorder::StoreRecorder;

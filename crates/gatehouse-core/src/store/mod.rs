@@ -12,6 +12,8 @@
 //! lock, so writers — and audit appends — are serialised across processes.
 
 pub mod audit;
+pub mod calls;
+pub mod connections;
 pub mod content;
 pub mod keys;
 pub mod media;
