@@ -4,7 +4,18 @@
 //! registered in `lib.rs` fails at runtime with a clear ACL error.
 
 fn main() {
-    let commands = &["app_info", "open_site", "stream_demo"];
+    let commands = &[
+        "app_info",
+        "open_site",
+        "default_site_path",
+        "list_keys",
+        "mint_key",
+        "revoke_key",
+        "roll_key",
+        "config_clients",
+        "generate_client_config",
+        "stream_demo",
+    ];
     tauri_build::try_build(
         tauri_build::Attributes::new()
             .app_manifest(tauri_build::AppManifest::new().commands(commands)),

@@ -4,9 +4,11 @@
 //! Map: [`commands`] holds one small file of Tauri commands per screen, each an
 //! adapter that extracts its inputs, calls one core function and converts the
 //! error; [`error`] is the `{code, message, hint}` object that crosses IPC;
-//! [`state`] is what the app remembers between commands. A new command is also
+//! [`state`] is what the app remembers between commands; [`cli_binary`] finds
+//! the `gatehouse` CLI that generated client configs start. A new command is also
 //! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
 
+pub mod cli_binary;
 pub mod commands;
 pub mod error;
 pub mod state;
@@ -18,6 +20,13 @@ pub fn run() -> tauri::Result<()> {
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
             commands::site::open_site,
+            commands::site::default_site_path,
+            commands::keys::list_keys,
+            commands::keys::mint_key,
+            commands::keys::revoke_key,
+            commands::keys::roll_key,
+            commands::client_config::config_clients,
+            commands::client_config::generate_client_config,
             commands::connections::stream_demo,
         ])
         .run(tauri::generate_context!())

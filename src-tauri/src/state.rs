@@ -1,16 +1,62 @@
 //! What the app remembers between commands.
 
-use std::sync::Mutex;
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use gatehouse_core::Error;
+use gatehouse_core::error::codes;
+use gatehouse_core::keys::RawKey;
 use gatehouse_core::site::Site;
 
 /// Shared by every command through `tauri::State`.
 ///
-/// A `std` mutex is enough: commands hold it only to read or swap a value
+/// `std` mutexes are enough: commands hold them only to read or swap a value
 /// (a `Site` is cheap to clone: its store is a pool handle), never across an
 /// `.await`.
 #[derive(Debug, Default)]
 pub struct AppState {
     /// The site the user opened last, if any.
-    pub site: Mutex<Option<Site>>,
+    site: Mutex<Option<Site>>,
+    /// Raw keys minted or rolled in this window since the site was opened, by
+    /// key id, so the Client config panel can write one into a config after the
+    /// page has shown it once. Memory only: the store keeps just a hash, and
+    /// the page never has to send a raw key back over IPC.
+    minted: Mutex<HashMap<String, RawKey>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl AppState {
+    /// Makes `site` the one every screen works on; forgets the raw keys of the
+    /// previous one.
+    pub fn set_site(&self, site: Site) {
+        *lock(&self.site) = Some(site);
+        lock(&self.minted).clear();
+    }
+
+    /// The open site, or `SITE_NOT_OPEN`.
+    pub fn site(&self) -> Result<Site, Error> {
+        lock(&self.site).clone().ok_or_else(|| {
+            Error::invalid(
+                codes::SITE_NOT_OPEN,
+                "no site is open",
+                "open a site folder on the Overview screen first",
+            )
+        })
+    }
+
+    pub fn remember_key(&self, id: &str, key: RawKey) {
+        lock(&self.minted).insert(id.to_string(), key);
+    }
+
+    pub fn forget_key(&self, id: &str) {
+        lock(&self.minted).remove(id);
+    }
+
+    /// The raw key minted in this session with id `id`, if any.
+    pub fn minted_key(&self, id: &str) -> Option<RawKey> {
+        lock(&self.minted).get(id).cloned()
+    }
 }

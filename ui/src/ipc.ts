@@ -61,6 +61,9 @@ export const ERROR_CODES = [
   "REMOTE_ERROR",
   "CONNECTION_CLOSED",
   "INPUT_REQUIRED_UNSUPPORTED",
+  "SITE_NOT_OPEN",
+  "CLI_BINARY_NOT_FOUND",
+  "KEY_SECRET_UNAVAILABLE",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",
@@ -145,6 +148,103 @@ export interface SiteSummary {
 /** Opens the site in folder `path`; later commands work on it. */
 export function openSite(path: string): Promise<SiteSummary> {
   return call<SiteSummary>("open_site", { path });
+}
+
+/** The folder the site field starts with: GATEHOUSE_SITE, else the app's current directory. */
+export function defaultSitePath(): Promise<string> {
+  return call<string>("default_site_path");
+}
+
+// ---- keys (Keys screen) -----------------------------------------------------
+
+/** The roles a key can be given, lowest first. */
+export const GRANTABLE_ROLES = ["viewer", "author", "editor", "admin"] as const;
+
+/** A key as listed (`gatehouse_core::keys::KeyInfo`): never its secret. Times are Unix ms. */
+export interface KeyInfo {
+  id: string;
+  label: string;
+  roles: string[];
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  replaced_by: string | null;
+  status: "active" | "revoked" | "expired";
+}
+
+/** A key just minted or rolled: `key` is the raw key, shown once. */
+export interface MintedKey {
+  key: string;
+  info: KeyInfo;
+}
+
+export function listKeys(): Promise<KeyInfo[]> {
+  return call<KeyInfo[]>("list_keys");
+}
+
+/** `expires` is empty for never, a duration such as `30d`, or an RFC 3339 time. */
+export function mintKey(label: string, roles: string[], expires: string): Promise<MintedKey> {
+  return call<MintedKey>("mint_key", { label, roles, expires });
+}
+
+export function revokeKey(id: string): Promise<KeyInfo> {
+  return call<KeyInfo>("revoke_key", { id });
+}
+
+/** Mints a replacement; the old key keeps working for `grace` (24h when omitted). */
+export function rollKey(id: string, grace?: string): Promise<MintedKey> {
+  return call<MintedKey>("roll_key", { id, grace });
+}
+
+// ---- client config (Client config panel) ------------------------------------
+
+export interface ClientChoice {
+  id: string;
+  name: string;
+  /** Whether the client can reference the key instead of holding it. */
+  secretRef: boolean;
+}
+
+export interface ConfigLocation {
+  scope: "project" | "user";
+  os?: string;
+  path: string;
+}
+
+/** One piece of text to paste (`gatehouse_core::client_config::Snippet`). */
+export interface Snippet {
+  format: "json" | "toml" | "yaml" | "shell";
+  locations: ConfigLocation[];
+  text: string;
+  instructions: string;
+  /** True when `text` holds a raw API key. */
+  contains_secret: boolean;
+}
+
+export interface GeneratedConfig {
+  client: string;
+  client_name: string;
+  server_name: string;
+  /** The main snippet first, then alternatives. */
+  snippets: Snippet[];
+}
+
+export function configClients(): Promise<ClientChoice[]> {
+  return call<ClientChoice[]>("config_clients");
+}
+
+/**
+ * Configuration for `client` pointing at the open site, running as key
+ * `keyId` (its raw key written in, or referenced with `secretRef`), or as
+ * the public actor when `keyId` is null.
+ */
+export function generateClientConfig(
+  client: string,
+  keyId: string | null,
+  secretRef: boolean,
+): Promise<GeneratedConfig> {
+  return call<GeneratedConfig>("generate_client_config", { client, keyId, secretRef });
 }
 
 // ---- connections (Connections screen) ---------------------------------------

@@ -140,4 +140,8 @@ pub mod codes {
     pub const REMOTE_ERROR: &str = "REMOTE_ERROR";
     pub const CONNECTION_CLOSED: &str = "CONNECTION_CLOSED";
     pub const INPUT_REQUIRED_UNSUPPORTED: &str = "INPUT_REQUIRED_UNSUPPORTED";
+    // Desktop app.
+    pub const SITE_NOT_OPEN: &str = "SITE_NOT_OPEN";
+    pub const CLI_BINARY_NOT_FOUND: &str = "CLI_BINARY_NOT_FOUND";
+    pub const KEY_SECRET_UNAVAILABLE: &str = "KEY_SECRET_UNAVAILABLE";
 }

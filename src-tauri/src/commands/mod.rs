@@ -2,5 +2,7 @@
 //! the inputs, call one core function, convert the error.
 
 pub mod app;
+pub mod client_config;
 pub mod connections;
+pub mod keys;
 pub mod site;

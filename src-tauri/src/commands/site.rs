@@ -1,11 +1,10 @@
 //! Commands for the site picker (the Overview screen).
 
 use std::path::PathBuf;
-use std::sync::PoisonError;
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::site::{self, Settings};
+use gatehouse_core::site::{self, Flags, Settings};
 use serde::Serialize;
 use tauri::State;
 
@@ -46,6 +45,14 @@ pub async fn open_site(path: String, state: State<'_, AppState>) -> IpcResult<Si
         name: site.file.name.clone(),
         scratch: site.is_scratch(),
     };
-    *state.site.lock().unwrap_or_else(PoisonError::into_inner) = Some(site);
+    state.set_site(site);
     Ok(summary)
+}
+
+/// The folder the site field starts with: `GATEHOUSE_SITE`, else the current
+/// directory, resolved by the same function as the CLI's `--site`.
+#[tauri::command]
+pub fn default_site_path() -> IpcResult<String> {
+    let settings = Settings::resolve(&Flags::default(), |name| std::env::var(name).ok())?;
+    Ok(settings.dir.display().to_string())
 }

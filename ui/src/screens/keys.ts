@@ -1,16 +1,248 @@
-import { type Screen, plannedPanel, screenFrame } from "./screen";
+import { ConfigPanel } from "../components/config-panel";
+import { copyButton } from "../components/copy-button";
+import { errorView } from "../components/error-view";
+import { h } from "../dom";
+import {
+  GRANTABLE_ROLES,
+  type KeyInfo,
+  type MintedKey,
+  listKeys,
+  mintKey,
+  revokeKey,
+  rollKey,
+  toGatehouseError,
+} from "../ipc";
+import { currentSite } from "../session";
+import { formatTime, noSitePanel } from "./common";
+import { type Screen, panel, screenFrame } from "./screen";
 
+const STATUS_TONE: Record<KeyInfo["status"], string> = {
+  active: "ok",
+  revoked: "error",
+  expired: "muted",
+};
+
+/**
+ * The raw key, once: a copy button, the warning, and the Client config panel
+ * for it. Leaving the screen drops it from the page for good.
+ */
+function shownOnce(minted: MintedKey, verb: string, onDone: () => void): HTMLElement {
+  const done = h("button", { id: "minted-done", type: "button", class: "button button-small" }, "I stored it");
+  done.addEventListener("click", onDone);
+  const config = new ConfigPanel({ id: minted.info.id, label: minted.info.label });
+  return h(
+    "div",
+    { id: "minted", class: "stack", "data-key-id": minted.info.id },
+    h(
+      "section",
+      { class: "panel panel-secret" },
+      h(
+        "header",
+        { class: "panel-header" },
+        h("h2", {}, `Key ${verb}`),
+        h("span", { class: "badge badge-warn" }, "shown once"),
+      ),
+      h(
+        "p",
+        { class: "secret-meta" },
+        h("strong", {}, minted.info.label),
+        ` · ${minted.info.roles.join(", ")} · expires ${formatTime(minted.info.expires_at, "never")}`,
+      ),
+      h(
+        "p",
+        { id: "minted-warning", class: "secret-warning" },
+        "Copy this key now. It is shown only this once: Gatehouse stores only a hash of it and cannot show it again.",
+      ),
+      h(
+        "div",
+        { class: "secret-row" },
+        h("code", { id: "minted-key", class: "secret mono" }, minted.key),
+        copyButton("minted-copy", () => minted.key),
+        done,
+      ),
+    ),
+    config.element,
+  );
+}
+
+function rolePicker(): { element: HTMLElement; selected: () => string[] } {
+  const boxes = GRANTABLE_ROLES.map((role) =>
+    h("input", { id: `mint-role-${role}`, type: "checkbox", value: role, checked: role === "viewer" }),
+  );
+  return {
+    element: h(
+      "div",
+      { class: "checks", role: "group", "aria-label": "Roles" },
+      ...boxes.map((box) => h("label", { class: "check" }, box, box.value)),
+    ),
+    selected: () => boxes.filter((b) => b.checked).map((b) => b.value),
+  };
+}
+
+/** API keys of the open site: list, mint, revoke, roll. */
 export const keys: Screen = {
   id: "keys",
   title: "Keys",
   render() {
-    return screenFrame(
-      "API keys",
-      ["Keys give an AI client a scoped identity on this site. A raw key is shown once, when it is minted."],
-      plannedPanel("Keys", [
-        "List: id, label, roles, created, expires, last used, revoked",
-        "Mint, revoke, and roll with a grace period",
-      ]),
+    const frame = (...body: HTMLElement[]) =>
+      screenFrame(
+        "API keys",
+        ["Keys give an AI client a scoped identity on this site. A raw key is shown once, when it is minted."],
+        ...body,
+      );
+    if (!currentSite()) return frame(noSitePanel());
+
+    const once = h("div", { id: "once-slot" });
+    const listStatus = h("div", { id: "keys-status", class: "result" });
+    const tbody = h("tbody", { id: "keys-rows" });
+
+    const showMinted = (minted: MintedKey, verb: string) => {
+      once.replaceChildren(
+        shownOnce(minted, verb, () => {
+          once.replaceChildren();
+        }),
+      );
+      once.scrollIntoView({ block: "start" });
+    };
+
+    const actionError = (raw: unknown) => {
+      listStatus.replaceChildren(errorView(toGatehouseError(raw)));
+    };
+
+    const row = (key: KeyInfo): HTMLTableRowElement => {
+      const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke" }, "Revoke");
+      const roll = h("button", { type: "button", class: "button button-small", "data-action": "roll" }, "Roll");
+      // Revoking is immediate and final: the first click only arms the button.
+      revoke.addEventListener("click", () => {
+        if (revoke.dataset.armed !== "true") {
+          revoke.dataset.armed = "true";
+          revoke.textContent = "Confirm revoke";
+          return;
+        }
+        revoke.disabled = true;
+        revokeKey(key.id)
+          .then(() => {
+            // A config for a revoked key is useless: stop offering it.
+            if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
+            return refresh();
+          })
+          .catch(actionError);
+      });
+      roll.addEventListener("click", () => {
+        roll.disabled = true;
+        rollKey(key.id)
+          .then((minted) => {
+            showMinted(minted, "rolled: the old key keeps working for 24 hours");
+            return refresh();
+          })
+          .catch(actionError)
+          .finally(() => {
+            roll.disabled = false;
+          });
+      });
+      const live = key.status === "active";
+      return h(
+        "tr",
+        { "data-key-id": key.id, "data-status": key.status },
+        h("td", { class: "mono nowrap" }, key.id),
+        h("td", {}, key.label),
+        h("td", {}, key.roles.join(", ")),
+        h("td", {}, h("span", { class: "pill key-status", "data-tone": STATUS_TONE[key.status] }, key.status)),
+        h("td", { class: "nowrap" }, formatTime(key.created_at)),
+        h("td", { class: "nowrap" }, formatTime(key.expires_at, "never")),
+        h("td", { class: "nowrap" }, formatTime(key.last_used_at, "never")),
+        h("td", { class: "row-actions" }, live ? roll : null, live ? revoke : null),
+      );
+    };
+
+    const refresh = async (): Promise<void> => {
+      try {
+        const list = await listKeys();
+        tbody.replaceChildren(...list.map(row));
+        listStatus.replaceChildren(
+          list.length === 0 ? h("p", { class: "muted" }, "No keys yet: mint one above.") : "",
+        );
+      } catch (raw) {
+        actionError(raw);
+      }
+    };
+
+    const label = h("input", {
+      id: "mint-label",
+      type: "text",
+      class: "input",
+      placeholder: "e.g. claude desktop (laptop)",
+      autocomplete: "off",
+    });
+    const expires = h("input", {
+      id: "mint-expires",
+      type: "text",
+      class: "input mono",
+      placeholder: "never (or 30d, 12h, 2027-01-31T00:00:00Z)",
+      autocomplete: "off",
+      spellcheck: "false",
+    });
+    const roles = rolePicker();
+    const submit = h("button", { id: "mint-submit", type: "submit", class: "button button-primary" }, "Mint key");
+    const mintResult = h("div", { id: "mint-result", class: "result", "aria-live": "polite" });
+    const form = h(
+      "form",
+      { id: "mint-form", class: "form-grid" },
+      h("label", { for: "mint-label", class: "field-label" }, "Label"),
+      label,
+      h("span", { class: "field-label" }, "Roles"),
+      roles.element,
+      h("label", { for: "mint-expires", class: "field-label" }, "Expires in"),
+      expires,
+      h("span", {}),
+      h("div", { class: "toolbar" }, submit),
+    );
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      submit.disabled = true;
+      mintResult.replaceChildren();
+      mintKey(label.value, roles.selected(), expires.value)
+        .then((minted) => {
+          label.value = "";
+          expires.value = "";
+          showMinted(minted, "minted");
+          return refresh();
+        })
+        .catch((raw: unknown) => {
+          mintResult.replaceChildren(errorView(toGatehouseError(raw)));
+        })
+        .finally(() => {
+          submit.disabled = false;
+        });
+    });
+
+    void refresh();
+    return frame(
+      panel("Mint a key", null, form, mintResult),
+      once,
+      panel(
+        "Keys",
+        h("span", { class: "muted" }, "secrets are never listed"),
+        h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            { id: "keys-table", class: "table table-compact" },
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ...["Id", "Label", "Roles", "Status", "Created", "Expires", "Last used", ""].map((t) => h("th", {}, t)),
+              ),
+            ),
+            tbody,
+          ),
+        ),
+        listStatus,
+      ),
     );
   },
 };

@@ -1,6 +1,6 @@
 import { errorView, successView } from "../components/error-view";
 import { h } from "../dom";
-import { type SiteSummary, openSite, toGatehouseError } from "../ipc";
+import { type SiteSummary, defaultSitePath, openSite, toGatehouseError } from "../ipc";
 import { currentSite, setCurrentSite } from "../session";
 import { type Screen, code, panel, screenFrame } from "./screen";
 
@@ -24,6 +24,16 @@ export const overview: Screen = {
       spellcheck: "false",
       autocomplete: "off",
     });
+    if (!open) {
+      // GATEHOUSE_SITE or the current directory, as for the CLI; typing wins.
+      defaultSitePath()
+        .then((path) => {
+          if (!input.value) input.value = path;
+        })
+        .catch(() => {
+          // No default is fine: the placeholder says what to type.
+        });
+    }
     const button = h("button", { id: "site-check", type: "submit", class: "button button-primary" }, "Open site");
     const result = h("div", { id: "site-result", class: "result", "aria-live": "polite" }, open ? openedView(open) : null);
 

@@ -1,0 +1,83 @@
+//! Commands for the Keys screen: list, mint, revoke, roll.
+//!
+//! A minted (or rolled) raw key goes to the page once, in the command's
+//! answer, and is also remembered in memory by [`AppState`] so the Client
+//! config panel can write it into a config without the page sending it back.
+
+use gatehouse_core::keys::{self, KeyInfo, Minted};
+use gatehouse_core::permissions::parse_roles;
+use gatehouse_core::store::now_ms;
+use serde::Serialize;
+use tauri::State;
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+
+/// Who the desktop app acts as in the audit log: the local administrator at
+/// this window (the CLI's counterpart is `cli`).
+pub const DESKTOP_ACTOR: &str = "desktop";
+
+/// How long a rolled key keeps working when the page names no grace period.
+const DEFAULT_GRACE: &str = "24h";
+
+/// A freshly minted key, shown once. No `Debug`: it holds the raw key.
+#[derive(Serialize)]
+pub struct MintedKey {
+    pub key: String,
+    pub info: KeyInfo,
+}
+
+fn shown_once(state: &AppState, minted: Minted) -> MintedKey {
+    state.remember_key(&minted.info.id, minted.key.clone());
+    MintedKey {
+        key: minted.key.expose().to_string(),
+        info: minted.info,
+    }
+}
+
+/// Every key of the open site, without secrets.
+#[tauri::command]
+pub async fn list_keys(state: State<'_, AppState>) -> IpcResult<Vec<KeyInfo>> {
+    let site = state.site()?;
+    Ok(keys::list(&site.store).await?)
+}
+
+/// Mints a key; `expires` is empty for none, a duration (`30d`) or an RFC 3339 time.
+#[tauri::command]
+pub async fn mint_key(
+    label: String,
+    roles: Vec<String>,
+    expires: Option<String>,
+    state: State<'_, AppState>,
+) -> IpcResult<MintedKey> {
+    let site = state.site()?;
+    let roles = parse_roles(&roles.join(","))?;
+    let expires_at = match expires.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(keys::parse_expiry(text, now_ms())?),
+    };
+    let minted = keys::mint(&site.store, DESKTOP_ACTOR, &label, &roles, expires_at).await?;
+    Ok(shown_once(&state, minted))
+}
+
+/// Revokes key `id` now.
+#[tauri::command]
+pub async fn revoke_key(id: String, state: State<'_, AppState>) -> IpcResult<KeyInfo> {
+    let site = state.site()?;
+    let info = keys::revoke(&site.store, DESKTOP_ACTOR, &id).await?;
+    state.forget_key(&id);
+    Ok(info)
+}
+
+/// Mints a replacement for key `id`; the old one expires after `grace` (24h by default).
+#[tauri::command]
+pub async fn roll_key(
+    id: String,
+    grace: Option<String>,
+    state: State<'_, AppState>,
+) -> IpcResult<MintedKey> {
+    let site = state.site()?;
+    let grace = keys::parse_duration_ms(grace.as_deref().unwrap_or(DEFAULT_GRACE))?;
+    let minted = keys::roll(&site.store, DESKTOP_ACTOR, &id, grace).await?;
+    Ok(shown_once(&state, minted))
+}

@@ -1,0 +1,30 @@
+import { h } from "../dom";
+import { panel } from "./screen";
+
+/** Shown by every screen that needs a site when none is open. */
+export function noSitePanel(): HTMLElement {
+  return panel(
+    "No site open",
+    null,
+    h(
+      "p",
+      { id: "no-site", class: "muted" },
+      "Open a site folder on the ",
+      h("a", { href: "#/overview" }, "Overview"),
+      " screen first.",
+    ),
+  );
+}
+
+const pad = (n: number) => String(n).padStart(2, "0");
+
+/**
+ * A store timestamp (Unix ms) for a table cell, local time, as
+ * `2026-01-31 14:05` (short and sortable by eye); `none` when absent.
+ */
+export function formatTime(ms: number | null, none = "—"): string {
+  if (ms === null) return none;
+  const d = new Date(ms);
+  const date = `${String(d.getFullYear())}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+  return `${date} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
