@@ -180,6 +180,19 @@ pub async fn init(
 mod tests {
     use super::*;
 
+    /// The desktop app awaits `open` inside a Tauri command, whose future must
+    /// be `Send` for every lifetime; a generic sqlx call (`Migrator::run` with
+    /// `Acquire<'a>`) once made that unprovable and broke the app's build.
+    #[test]
+    fn open_is_send_for_async_hosts() {
+        fn assert_send<T: Send>(_: T) {}
+        let settings = Settings {
+            dir: PathBuf::from("."),
+            database_url: None,
+        };
+        assert_send(open(&settings));
+    }
+
     #[test]
     fn flag_beats_env_beats_default() {
         let env = |k: &str| match k {

@@ -123,7 +123,12 @@ impl Store {
                 Backend::Sqlite => &SQLITE_MIGRATOR,
                 Backend::Postgres => &POSTGRES_MIGRATOR,
             };
-            migrator.run(&mut conn).await.map_err(sqlx::Error::from)
+            // `run_direct`, not `run`: `run` is generic over `Acquire<'a>`, which makes
+            // this future unprovably `Send` for async hosts (see site.rs tests).
+            migrator
+                .run_direct(&mut conn)
+                .await
+                .map_err(sqlx::Error::from)
         }
         .await;
         let _ = conn.close().await;
