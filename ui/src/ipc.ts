@@ -64,6 +64,18 @@ export const ERROR_CODES = [
   "SITE_NOT_OPEN",
   "CLI_BINARY_NOT_FOUND",
   "KEY_SECRET_UNAVAILABLE",
+  // MCP server tools (issue 3).
+  "MEDIA_FILENAME_INVALID",
+  "MEDIA_TOO_LARGE",
+  "MEDIA_BASE64_INVALID",
+  "MEDIA_TYPE_UNSUPPORTED",
+  "MEDIA_TYPE_MISMATCH",
+  "HTTP_FETCH_URL_INVALID",
+  "HTTP_FETCH_BLOCKED",
+  "HTTP_FETCH_FAILED",
+  "HTTP_FETCH_TIMEOUT",
+  "HTTP_FETCH_TOO_MANY_REDIRECTS",
+  "TOOL_ARGUMENTS_INVALID",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",

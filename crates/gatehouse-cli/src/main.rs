@@ -7,6 +7,7 @@ mod actor_flags;
 mod audit_cmd;
 mod config_cmd;
 mod keys_cmd;
+mod mcp_cmd;
 mod output;
 mod permissions_cmd;
 mod site_cmd;
@@ -56,6 +57,8 @@ enum Command {
     Permissions(permissions_cmd::PermissionsArgs),
     /// Print ready-to-paste MCP configuration for an AI client.
     Config(config_cmd::ConfigArgs),
+    /// Serve MCP over stdio for an AI client (both protocol eras).
+    Mcp(mcp_cmd::McpArgs),
 }
 
 /// Context every subcommand gets: the resolved site settings.
@@ -105,6 +108,7 @@ async fn main() -> ExitCode {
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
         Command::Config(a) => config_cmd::run(&ctx, a),
+        Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,
     };
     match result {
         Ok(text) => {

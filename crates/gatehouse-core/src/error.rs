@@ -144,4 +144,16 @@ pub mod codes {
     pub const SITE_NOT_OPEN: &str = "SITE_NOT_OPEN";
     pub const CLI_BINARY_NOT_FOUND: &str = "CLI_BINARY_NOT_FOUND";
     pub const KEY_SECRET_UNAVAILABLE: &str = "KEY_SECRET_UNAVAILABLE";
+    // MCP server tools (issue 3).
+    pub const MEDIA_FILENAME_INVALID: &str = "MEDIA_FILENAME_INVALID";
+    pub const MEDIA_TOO_LARGE: &str = "MEDIA_TOO_LARGE";
+    pub const MEDIA_BASE64_INVALID: &str = "MEDIA_BASE64_INVALID";
+    pub const MEDIA_TYPE_UNSUPPORTED: &str = "MEDIA_TYPE_UNSUPPORTED";
+    pub const MEDIA_TYPE_MISMATCH: &str = "MEDIA_TYPE_MISMATCH";
+    pub const HTTP_FETCH_URL_INVALID: &str = "HTTP_FETCH_URL_INVALID";
+    pub const HTTP_FETCH_BLOCKED: &str = "HTTP_FETCH_BLOCKED";
+    pub const HTTP_FETCH_FAILED: &str = "HTTP_FETCH_FAILED";
+    pub const HTTP_FETCH_TIMEOUT: &str = "HTTP_FETCH_TIMEOUT";
+    pub const HTTP_FETCH_TOO_MANY_REDIRECTS: &str = "HTTP_FETCH_TOO_MANY_REDIRECTS";
+    pub const TOOL_ARGUMENTS_INVALID: &str = "TOOL_ARGUMENTS_INVALID";
 }

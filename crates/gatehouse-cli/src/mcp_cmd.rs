@@ -1,0 +1,22 @@
+//! `gatehouse mcp`: resolve the actor (a refusal exits before stdin is read),
+//! then serve MCP on stdio until stdin closes, a signal, or the parent dies.
+
+use clap::Args;
+use gatehouse_core::{Result, actor, server};
+
+use crate::Ctx;
+use crate::actor_flags::ActorArgs;
+
+#[derive(Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    actor: ActorArgs,
+}
+
+pub async fn run(ctx: &Ctx, args: McpArgs) -> Result<String> {
+    let site = ctx.open().await?;
+    let actor = actor::resolve(&site, &args.actor.flags()).await?;
+    server::run_stdio(site.clone(), actor).await?;
+    site.store.close().await;
+    Ok(String::new())
+}

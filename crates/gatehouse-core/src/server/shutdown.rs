@@ -1,0 +1,50 @@
+//! When to stop besides end of input: SIGTERM or SIGINT, or the parent dying.
+//!
+//! Parent death is noticed by polling `getppid()`: when the parent exits the
+//! process is re-parented (to init or a subreaper) and the id changes.
+//! `PR_SET_PDEATHSIG` was considered and not used: it fires when the *thread*
+//! that spawned us exits, which kills servers launched from a short-lived
+//! worker thread of a healthy client, and it is Linux-only.
+
+use std::time::Duration;
+
+use nix::unistd::getppid;
+use tokio::signal::unix::{SignalKind, signal};
+
+const PARENT_POLL: Duration = Duration::from_millis(500);
+
+/// Why the server is stopping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    EndOfInput,
+    Signal(&'static str),
+    ParentExited,
+}
+
+/// Resolves when a signal arrives or the parent process is gone.
+pub async fn signal_or_orphaned() -> Reason {
+    let parent = getppid();
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut int = signal(SignalKind::interrupt()).ok();
+    let mut hup = signal(SignalKind::hangup()).ok();
+    let mut tick = tokio::time::interval(PARENT_POLL);
+    loop {
+        tokio::select! {
+            Some(()) = recv(&mut term) => return Reason::Signal("SIGTERM"),
+            Some(()) = recv(&mut int) => return Reason::Signal("SIGINT"),
+            Some(()) = recv(&mut hup) => return Reason::Signal("SIGHUP"),
+            _ = tick.tick() => {
+                if getppid() != parent {
+                    return Reason::ParentExited;
+                }
+            }
+        }
+    }
+}
+
+async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match s {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}
