@@ -2,15 +2,17 @@
 //! SIGTERM, and when its parent dies without closing anything.
 
 mod mcp_util;
+mod util;
 
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_util::{PATIENCE, TestSite, bin, wait_exit};
+use mcp_util::{McpSite, PATIENCE, bin, wait_exit};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
+use util::TestSite;
 
 #[test]
 fn exits_cleanly_when_stdin_closes() {
@@ -52,20 +54,31 @@ fn exits_when_its_parent_dies() {
         .arg(bin())
         .arg(site.path())
         .arg(&out_file)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env_remove("GATEHOUSE_API_KEY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(parent.stdout.take().unwrap()), &mut line).unwrap();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(parent.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
     let server: i32 = line.trim().parse().expect("the server's pid");
     // Prove the server is serving: it answers a ping into the file.
     let mut stdin = parent.stdin.take().unwrap(); // stays open: not an EOF
-    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})).unwrap();
+    writeln!(
+        stdin,
+        "{}",
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    )
+    .unwrap();
     let start = Instant::now();
-    while !std::fs::read_to_string(&out_file).unwrap_or_default().contains("\"id\":1") {
+    while !std::fs::read_to_string(&out_file)
+        .unwrap_or_default()
+        .contains("\"id\":1")
+    {
         assert!(start.elapsed() < PATIENCE, "the server never answered");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -73,7 +86,10 @@ fn exits_when_its_parent_dies() {
     parent.wait().unwrap();
     let start = Instant::now();
     while !gone(server) {
-        assert!(start.elapsed() < PATIENCE, "the orphaned server is still running");
+        assert!(
+            start.elapsed() < PATIENCE,
+            "the orphaned server is still running"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(stdin);

@@ -2,9 +2,11 @@
 //! input, in raw JSON lines against the real binary.
 
 mod mcp_util;
+mod util;
 
-use mcp_util::{TestSite, modern, modern_meta, tool_error};
+use mcp_util::{McpSite, modern, modern_meta, tool_error};
 use serde_json::{Value, json};
+use util::TestSite;
 
 #[test]
 fn every_handshake_revision_negotiates_and_serves() {
@@ -16,7 +18,10 @@ fn every_handshake_revision_negotiates_and_serves() {
         assert_eq!(result["protocolVersion"], version, "{init}");
         assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
         assert_eq!(result["serverInfo"]["name"], "gatehouse");
-        assert!(result.get("resultType").is_none(), "legacy results have no resultType");
+        assert!(
+            result.get("resultType").is_none(),
+            "legacy results have no resultType"
+        );
         assert_eq!(mcp.request(1, "ping", json!({}))["result"], json!({}));
         let list = mcp.request(2, "tools/list", json!({}));
         assert!(list["result"].get("resultType").is_none());
@@ -51,9 +56,17 @@ fn modern_requests_are_served_without_a_handshake() {
     let r = &d["result"];
     assert_eq!(r["resultType"], "complete", "{d}");
     assert_eq!(r["supportedVersions"][0], "2026-07-28");
-    assert!(r["supportedVersions"].as_array().unwrap().contains(&json!("2024-11-05")));
+    assert!(
+        r["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2024-11-05"))
+    );
     assert_eq!(r["capabilities"]["tools"]["listChanged"], true);
-    assert_eq!(r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "gatehouse");
+    assert_eq!(
+        r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "gatehouse"
+    );
     assert!(r["ttlMs"].is_u64() && r["cacheScope"].is_string());
 
     let list = mcp.request(2, "tools/list", modern(json!({})));
@@ -61,7 +74,12 @@ fn modern_requests_are_served_without_a_handshake() {
     assert_eq!(list["result"]["ttlMs"], 0);
     assert_eq!(list["result"]["cacheScope"], "private");
 
-    let call = mcp.call(3, "content_read", json!({"slug": "roadmap-draft"}), Some(modern_meta()));
+    let call = mcp.call(
+        3,
+        "content_read",
+        json!({"slug": "roadmap-draft"}),
+        Some(modern_meta()),
+    );
     assert_eq!(call["result"]["resultType"], "complete", "{call}");
     assert_eq!(call["result"]["structuredContent"]["status"], "draft");
 
@@ -84,8 +102,15 @@ fn unsupported_versions_and_missing_metadata_are_refused_per_request() {
     assert_eq!(r["error"]["data"]["requested"], "1900-01-01");
     assert_eq!(r["error"]["data"]["supported"][0], "2026-07-28");
 
-    let r = mcp.request(2, "server/discover", json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}));
-    assert_eq!(r["error"]["code"], -32602, "missing clientCapabilities: {r}");
+    let r = mcp.request(
+        2,
+        "server/discover",
+        json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
+    );
+    assert_eq!(
+        r["error"]["code"], -32602,
+        "missing clientCapabilities: {r}"
+    );
 
     let r = mcp.request(3, "tools/list", json!({}));
     assert_eq!(r["error"]["code"], -32602, "no _meta and no handshake: {r}");
@@ -93,9 +118,19 @@ fn unsupported_versions_and_missing_metadata_are_refused_per_request() {
     // ping is allowed before initialize in the handshake revisions.
     assert_eq!(mcp.request(4, "ping", json!({}))["result"], json!({}));
     // The same process still serves a handshake client afterwards, and a modern request too.
-    assert_eq!(mcp.initialize("2025-06-18")["result"]["protocolVersion"], "2025-06-18");
-    assert_eq!(mcp.request(5, "tools/list", modern(json!({})))["result"]["resultType"], "complete");
-    assert!(mcp.request(6, "tools/list", json!({}))["result"].get("resultType").is_none());
+    assert_eq!(
+        mcp.initialize("2025-06-18")["result"]["protocolVersion"],
+        "2025-06-18"
+    );
+    assert_eq!(
+        mcp.request(5, "tools/list", modern(json!({})))["result"]["resultType"],
+        "complete"
+    );
+    assert!(
+        mcp.request(6, "tools/list", json!({}))["result"]
+            .get("resultType")
+            .is_none()
+    );
     assert!(mcp.finish().success());
 }
 
@@ -128,9 +163,18 @@ fn malformed_input_gets_the_right_error_and_the_server_keeps_serving() {
         mcp.send_raw(line);
         let reply = mcp.recv();
         assert_eq!(reply["jsonrpc"], "2.0");
-        assert_eq!(reply["error"]["code"], code, "case {i} {:?}: {reply}", String::from_utf8_lossy(line));
+        assert_eq!(
+            reply["error"]["code"],
+            code,
+            "case {i} {:?}: {reply}",
+            String::from_utf8_lossy(line)
+        );
         assert_eq!(reply["id"], id, "case {i}: {reply}");
-        assert_eq!(mcp.request(1000 + i as i64, "ping", json!({}))["result"], json!({}), "still serving after case {i}");
+        assert_eq!(
+            mcp.request(1000 + i as i64, "ping", json!({}))["result"],
+            json!({}),
+            "still serving after case {i}"
+        );
     }
 
     // An oversized message (over the 4 MiB line limit) is refused without being buffered.
@@ -141,7 +185,12 @@ fn malformed_input_gets_the_right_error_and_the_server_keeps_serving() {
     mcp.send_raw(huge.as_bytes());
     let reply = mcp.recv();
     assert_eq!(reply["error"]["code"], -32600, "{reply}");
-    assert!(reply["error"]["message"].as_str().unwrap().contains("limit"));
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit")
+    );
     assert_eq!(mcp.request(2000, "ping", json!({}))["result"], json!({}));
 
     // Notifications, known or not, and stray responses get no reply.
@@ -149,7 +198,10 @@ fn malformed_input_gets_the_right_error_and_the_server_keeps_serving() {
     mcp.send(&json!({"jsonrpc": "2.0", "id": "r1", "result": {}}));
     mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 12345}}));
     let next = mcp.request(2001, "ping", json!({}));
-    assert_eq!(next["id"], 2001, "nothing answered the notifications: {next}");
+    assert_eq!(
+        next["id"], 2001,
+        "nothing answered the notifications: {next}"
+    );
     assert!(mcp.finish().success());
 }
 
@@ -185,7 +237,9 @@ fn batches_are_answered_only_where_the_revision_has_them() {
     mcp.initialize("2025-03-26");
     mcp.send_raw(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":2,"method":"nope"}]"#);
     let reply = mcp.recv();
-    let items = reply.as_array().unwrap_or_else(|| panic!("a batch reply: {reply}"));
+    let items = reply
+        .as_array()
+        .unwrap_or_else(|| panic!("a batch reply: {reply}"));
     assert_eq!(items.len(), 2);
     assert_eq!(items[0]["id"], 1);
     assert_eq!(items[1]["error"]["code"], -32601);
@@ -200,19 +254,36 @@ fn a_cancelled_subscription_gets_no_reply_and_open_ones_close_gracefully() {
         mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
             "params": modern(json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}))}));
         let ack = mcp.notification("notifications/subscriptions/acknowledged");
-        assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id);
-        assert_eq!(ack["params"]["notifications"], json!({"toolsListChanged": true}));
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            id
+        );
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({"toolsListChanged": true})
+        );
     }
     mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 10}}));
     // The listen method does not exist for handshake clients.
     mcp.initialize("2025-11-25");
-    let r = mcp.request(12, "subscriptions/listen", json!({"notifications": {"toolsListChanged": true}}));
+    let r = mcp.request(
+        12,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
     assert_eq!(r["error"]["code"], -32601, "{r}");
     mcp.close_stdin();
     let rest = mcp.drain();
     let ids: Vec<&Value> = rest.iter().filter_map(|m| m.get("id")).collect();
-    assert_eq!(ids, [&json!(11)], "only the open subscription is answered: {rest:?}");
+    assert_eq!(
+        ids,
+        [&json!(11)],
+        "only the open subscription is answered: {rest:?}"
+    );
     let last = rest.iter().find(|m| m["id"] == 11).unwrap();
     assert_eq!(last["result"]["resultType"], "complete");
-    assert_eq!(last["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 11);
+    assert_eq!(
+        last["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        11
+    );
 }

@@ -207,11 +207,8 @@ fn fetch_failed(e: reqwest::Error) -> Error {
         text.push_str(&format!(": {s}"));
         source = s.source();
     }
-    Error::new(
-        codes::HTTP_FETCH_FAILED,
-        crate::redact::redact_urls(&text),
-    )
-    .hint("check that the URL is reachable")
+    Error::new(codes::HTTP_FETCH_FAILED, crate::redact::redact_urls(&text))
+        .hint("check that the URL is reachable")
 }
 
 /// Fetches `url` with GET, following up to [`MAX_REDIRECTS`] vetted redirects.
@@ -233,11 +230,7 @@ async fn fetch_inner(start: Url, allowlist: &[String]) -> Result<Fetched> {
     loop {
         let addrs = vetted_addrs(&url, allowlist).await?;
         let client = client_for(&url, &addrs)?;
-        let mut resp = client
-            .get(url.clone())
-            .send()
-            .await
-            .map_err(fetch_failed)?;
+        let mut resp = client.get(url.clone()).send().await.map_err(fetch_failed)?;
         let status = resp.status();
         if status.is_redirection()
             && let Some(location) = resp.headers().get(reqwest::header::LOCATION)

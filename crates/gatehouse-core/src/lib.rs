@@ -25,8 +25,8 @@ pub mod sandbox;
 pub mod seed;
 pub mod server;
 pub mod site;
-pub mod stderr_tail;
 pub mod site_config;
+pub mod stderr_tail;
 pub mod store;
 pub mod users;
 

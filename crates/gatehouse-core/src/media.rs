@@ -88,7 +88,8 @@ fn check_type(declared: &str, bytes: &[u8]) -> Result<()> {
         // Text types are told apart by content, not magic: all need valid UTF-8.
         "text/plain" | "text/markdown" => sniffed == Some("text/plain"),
         "application/json" => {
-            sniffed == Some("text/plain") && serde_json::from_slice::<serde_json::Value>(bytes).is_ok()
+            sniffed == Some("text/plain")
+                && serde_json::from_slice::<serde_json::Value>(bytes).is_ok()
         }
         other => sniffed == Some(other),
     };
@@ -225,7 +226,9 @@ mod tests {
         assert_eq!(err.code, codes::MEDIA_TYPE_UNSUPPORTED);
         assert!(check_type("application/json", br#"{"a":1}"#).is_ok());
         assert_eq!(
-            check_type("application/json", b"not json").unwrap_err().code,
+            check_type("application/json", b"not json")
+                .unwrap_err()
+                .code,
             codes::MEDIA_TYPE_MISMATCH
         );
     }
@@ -238,7 +241,10 @@ mod tests {
             codes::MEDIA_BASE64_INVALID
         );
         let big = "A".repeat(MAX_BYTES / 3 * 4 + 8);
-        assert_eq!(decode_base64(&big).unwrap_err().code, codes::MEDIA_TOO_LARGE);
+        assert_eq!(
+            decode_base64(&big).unwrap_err().code,
+            codes::MEDIA_TOO_LARGE
+        );
     }
 
     #[test]

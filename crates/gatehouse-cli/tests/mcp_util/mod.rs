@@ -1,106 +1,50 @@
-//! Harness for the MCP end-to-end tests: a scratch site in a temp folder and
-//! the real `gatehouse` binary, spawned with a clean environment, spoken to in
-//! raw JSON lines.
+//! Harness for the MCP end-to-end tests: the real `gatehouse mcp` on a
+//! [`TestSite`], spoken to in raw JSON lines.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::util::TestSite;
+
 /// How long to wait for a message before declaring the server stuck. A guard
 /// against hangs, not a speed assertion.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_gatehouse")
+    crate::util::BIN
 }
 
-pub struct TestSite {
-    _tmp: tempfile::TempDir,
-    pub dir: PathBuf,
-}
-
-impl TestSite {
-    /// A fresh scratch site (users viewer@, author@, editor@, admin@example.com).
-    pub fn new(name: &str) -> TestSite {
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!("gatehouse-{name}-"))
-            .tempdir()
-            .expect("temp dir");
-        let dir = tmp.path().join("site");
-        let out = base_command()
-            .args(["site", "init"])
-            .arg(&dir)
-            .arg("--scratch")
-            .output()
-            .expect("gatehouse runs");
-        assert!(out.status.success(), "site init failed: {}", String::from_utf8_lossy(&out.stderr));
-        TestSite { _tmp: tmp, dir }
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Runs a CLI command against the site and insists it succeeds.
-    pub fn cli(&self, args: &[&str]) -> String {
-        let out = self.cli_output(args);
-        assert!(
-            out.status.success(),
-            "gatehouse {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).expect("utf-8 stdout")
-    }
-
-    pub fn cli_output(&self, args: &[&str]) -> Output {
-        base_command()
-            .arg("--site")
-            .arg(&self.dir)
-            .args(args)
-            .output()
-            .expect("gatehouse runs")
-    }
-
-    /// Mints a key; returns (id, raw key). The raw key lives only in memory.
-    pub fn mint_key(&self, roles: &str) -> (String, String) {
-        let out = self.cli(&["keys", "mint", "--label", "mcp test", "--roles", roles, "--json"]);
-        let v: Value = serde_json::from_str(&out).expect("mint prints JSON");
-        (
-            v["id"].as_str().unwrap().to_string(),
-            v["key"].as_str().unwrap().to_string(),
-        )
-    }
-
+/// MCP helpers on the shared [`TestSite`].
+pub trait McpSite {
     /// Starts `gatehouse mcp` with these actor flags and extra environment.
-    pub fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp {
-        let mut cmd = base_command();
-        cmd.arg("--site").arg(&self.dir).arg("mcp").args(actor_args);
+    fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp;
+    /// The audit log, newest first.
+    fn audit(&self) -> Vec<Value>;
+}
+
+impl McpSite for TestSite {
+    fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp {
+        let mut cmd = self.command();
+        cmd.env("GATEHOUSE_LOG", "warn").arg("mcp").args(actor_args);
         for (k, v) in env {
             cmd.env(k, v);
         }
         Mcp::spawn(cmd)
     }
 
-    pub fn audit(&self) -> Vec<Value> {
-        serde_json::from_str(&self.cli(&["audit", "list", "--limit", "1000", "--json"])).unwrap()
+    fn audit(&self) -> Vec<Value> {
+        self.ok_json(&["audit", "list", "--limit", "1000", "--json"])
+            .as_array()
+            .cloned()
+            .expect("audit list prints an array")
     }
-}
-
-/// `gatehouse` with an empty environment (plus PATH), so the developer's
-/// GATEHOUSE_* variables never leak into a test.
-pub fn base_command() -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("GATEHOUSE_LOG", "warn");
-    cmd
 }
 
 /// A running server.
@@ -182,7 +126,10 @@ impl Mcp {
             Ok(line) => serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line:?}")),
             Err(RecvTimeoutError::Timeout) => {
-                panic!("no message from the server in {PATIENCE:?}; stderr:\n{}", self.stderr())
+                panic!(
+                    "no message from the server in {PATIENCE:?}; stderr:\n{}",
+                    self.stderr()
+                )
             }
             Err(RecvTimeoutError::Disconnected) => {
                 panic!("the server closed stdout; stderr:\n{}", self.stderr())
@@ -192,7 +139,11 @@ impl Mcp {
 
     /// Waits for the response with `id`, keeping notifications and other responses.
     pub fn response(&mut self, id: &Value) -> Value {
-        if let Some(i) = self.pending.iter().position(|m| m.get("id") == Some(id) && m.get("method").is_none()) {
+        if let Some(i) = self
+            .pending
+            .iter()
+            .position(|m| m.get("id") == Some(id) && m.get("method").is_none())
+        {
             return self.pending.remove(i);
         }
         loop {
@@ -245,7 +196,11 @@ impl Mcp {
 
     /// Waits until a notification with `method` arrives (or was seen).
     pub fn notification(&mut self, method: &str) -> Value {
-        if let Some(i) = self.notifications.iter().position(|n| n["method"] == method) {
+        if let Some(i) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
             return self.notifications.remove(i);
         }
         loop {

@@ -29,7 +29,9 @@ pub const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Every version this server speaks, newest first.
 pub fn supported() -> Vec<&'static str> {
-    std::iter::once(MODERN).chain(LEGACY.iter().copied()).collect()
+    std::iter::once(MODERN)
+        .chain(LEGACY.iter().copied())
+        .collect()
 }
 
 /// Whether results for `version` carry `resultType` and the other 2026-07-28 fields.
@@ -72,7 +74,9 @@ pub fn request_meta(params: Option<&Map<String, Value>>) -> Result<Option<Reques
         return Ok(None);
     };
     let Some(meta) = meta.as_object() else {
-        return Err(invalid_params("Invalid params: \"_meta\" must be an object"));
+        return Err(invalid_params(
+            "Invalid params: \"_meta\" must be an object",
+        ));
     };
     let Some(version) = meta.get(META_PROTOCOL_VERSION) else {
         return Ok(None);
@@ -125,15 +129,28 @@ mod tests {
 
     #[test]
     fn modern_meta_is_read_and_checked() {
-        let p = params(json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}}));
-        assert_eq!(request_meta(Some(&p)).unwrap().unwrap().version, "2026-07-28");
+        let p = params(
+            json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}}),
+        );
+        assert_eq!(
+            request_meta(Some(&p)).unwrap().unwrap().version,
+            "2026-07-28"
+        );
         assert_eq!(request_meta(None).unwrap(), None);
-        assert_eq!(request_meta(Some(&params(json!({"_meta": {}})))).unwrap(), None);
-        let p = params(json!({"_meta": {META_PROTOCOL_VERSION: "1900-01-01", META_CLIENT_CAPABILITIES: {}}}));
+        assert_eq!(
+            request_meta(Some(&params(json!({"_meta": {}})))).unwrap(),
+            None
+        );
+        let p = params(
+            json!({"_meta": {META_PROTOCOL_VERSION: "1900-01-01", META_CLIENT_CAPABILITIES: {}}}),
+        );
         let e = request_meta(Some(&p)).unwrap_err();
         assert_eq!(e.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
         assert_eq!(e.data.unwrap()["requested"], "1900-01-01");
         let p = params(json!({"_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}));
-        assert_eq!(request_meta(Some(&p)).unwrap_err().code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            request_meta(Some(&p)).unwrap_err().code,
+            ErrorCode::INVALID_PARAMS
+        );
     }
 }

@@ -56,7 +56,12 @@ struct Served {
 type RpcResult = Result<Value, rmcp::model::ErrorData>;
 
 impl State {
-    pub fn new(site: Site, identity: Actor, out: mpsc::Sender<Value>, closing: watch::Receiver<bool>) -> State {
+    pub fn new(
+        site: Site,
+        identity: Actor,
+        out: mpsc::Sender<Value>,
+        closing: watch::Receiver<bool>,
+    ) -> State {
         State {
             manifest: Mutex::new(manifest::names(&identity)),
             site,
@@ -93,7 +98,11 @@ impl State {
     /// The batch form of JSON-RPC is allowed only by the 2025-03-26 and 2024-11-05 revisions.
     pub fn batches_allowed(&self) -> bool {
         matches!(
-            self.session.lock().expect("lock").as_ref().map(|s| s.version),
+            self.session
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .map(|s| s.version),
             Some("2025-03-26" | "2024-11-05")
         )
     }
@@ -123,8 +132,11 @@ impl State {
     async fn notify_list_changed(&self) {
         let legacy = self.session.lock().expect("lock").is_some();
         if legacy {
-            self.send(jsonrpc::notification("notifications/tools/list_changed", None))
-                .await;
+            self.send(jsonrpc::notification(
+                "notifications/tools/list_changed",
+                None,
+            ))
+            .await;
         }
         let subs: Vec<Value> = self
             .subscriptions
@@ -153,7 +165,9 @@ impl State {
             "notifications/initialized" => tracing::debug!("client confirmed initialization"),
             // Cancellation is handled by the loop, which owns the in-flight tasks.
             "notifications/cancelled" => {}
-            other => tracing::debug!(method = %jsonrpc::shorten(other, 80), "ignoring notification"),
+            other => {
+                tracing::debug!(method = %jsonrpc::shorten(other, 80), "ignoring notification")
+            }
         }
     }
 
@@ -225,14 +239,20 @@ impl State {
             "tools/call" => self.call_tool(params.as_ref(), &served).await,
             _ => Err(method_not_found(method)),
         }?;
-        Ok(Some(finish(&served, result, method == "tools/list" || method == "server/discover")))
+        Ok(Some(finish(
+            &served,
+            result,
+            method == "tools/list" || method == "server/discover",
+        )))
     }
 
     fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
-            .ok_or_else(|| invalid_params("Invalid params: initialize needs a string protocolVersion"))?;
+            .ok_or_else(|| {
+                invalid_params("Invalid params: initialize needs a string protocolVersion")
+            })?;
         let mut session = self.session.lock().expect("lock");
         if session.is_some() {
             return Err(jsonrpc::invalid_request(
@@ -257,10 +277,7 @@ impl State {
     }
 
     fn discover(&self) -> Value {
-        let versions = era::supported()
-            .into_iter()
-            .map(protocol_version)
-            .collect();
+        let versions = era::supported().into_iter().map(protocol_version).collect();
         let mut result = DiscoverResult::new(versions, Self::capabilities());
         result.instructions = Some(INSTRUCTIONS.to_string());
         serde_json::to_value(result).expect("discover result serialises")
@@ -281,7 +298,8 @@ impl State {
     }
 
     async fn call_tool(&self, params: Option<&Map<String, Value>>, served: &Served) -> RpcResult {
-        let params = params.ok_or_else(|| invalid_params("Invalid params: tools/call needs params"))?;
+        let params =
+            params.ok_or_else(|| invalid_params("Invalid params: tools/call needs params"))?;
         let name = params
             .get("name")
             .and_then(Value::as_str)
@@ -290,7 +308,11 @@ impl State {
         let args = match params.get("arguments") {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(a)) => a,
-            Some(_) => return Err(invalid_params("Invalid params: \"arguments\" must be an object")),
+            Some(_) => {
+                return Err(invalid_params(
+                    "Invalid params: \"arguments\" must be an object",
+                ));
+            }
         };
         let actor = self.actor_now().await;
         let label = actor
@@ -308,7 +330,11 @@ impl State {
             Ok(actor) => tools::call(&self.site, actor, spec, args).await,
             Err(e) => tools::Outcome::err(e),
         };
-        let verdict = if outcome.code.is_some() { "error" } else { "ok" };
+        let verdict = if outcome.code.is_some() {
+            "error"
+        } else {
+            "ok"
+        };
         tools::record(&self.site, &label, spec.name, args, verdict, outcome.code).await;
         tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code, era = %served.version, "tools/call");
         serde_json::to_value(outcome.result).map_err(|e| internal_error(e.to_string()))

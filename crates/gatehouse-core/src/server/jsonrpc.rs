@@ -204,7 +204,9 @@ mod tests {
             (-32600, json!(2))
         );
         assert_eq!(
-            code(classify(json!({"jsonrpc":"2.0","id":3,"method":"x","params":[1]}))),
+            code(classify(
+                json!({"jsonrpc":"2.0","id":3,"method":"x","params":[1]})
+            )),
             (-32602, json!(3))
         );
         assert_eq!(

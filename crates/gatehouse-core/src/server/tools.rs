@@ -50,7 +50,12 @@ impl Outcome {
 }
 
 /// Runs `spec` for `actor` (already refreshed from the store).
-pub async fn call(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Map<String, Value>) -> Outcome {
+pub async fn call(
+    site: &Site,
+    actor: &Actor,
+    spec: &ToolSpec,
+    args: &Map<String, Value>,
+) -> Outcome {
     if let Err(e) = gate(actor, spec) {
         return Outcome::err(&e);
     }
@@ -194,11 +199,16 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
             let limit = in_range(tool, "limit", a.limit, 1, 500)?;
             let offset = in_range(tool, "offset", a.offset, 0, i64::MAX)?;
             let list = content::list(store, actor, limit, offset).await?;
-            Outcome::ok(json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}))
+            Outcome::ok(
+                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
+            )
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
-            Outcome::ok(entry_json(&content::read(store, actor, &a.slug).await?, true))
+            Outcome::ok(entry_json(
+                &content::read(store, actor, &a.slug).await?,
+                true,
+            ))
         }
         "content_search" => {
             let a: SearchArgs = args(tool, raw)?;
@@ -211,7 +221,9 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
                 ));
             }
             let list = content::search(store, actor, &a.query, limit).await?;
-            Outcome::ok(json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}))
+            Outcome::ok(
+                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
+            )
         }
         "content_write_draft" => {
             let a: WriteArgs = args(tool, raw)?;
@@ -230,7 +242,10 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
         }
         "content_publish" => {
             let a: SlugArgs = args(tool, raw)?;
-            Outcome::ok(entry_json(&content::publish(store, actor, &a.slug).await?, true))
+            Outcome::ok(entry_json(
+                &content::publish(store, actor, &a.slug).await?,
+                true,
+            ))
         }
         "content_delete" => {
             let a: SlugArgs = args(tool, raw)?;
@@ -355,7 +370,11 @@ pub async fn record(
         detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code}),
     };
     if let Err(e) = audit::record(&site.store, entry).await {
-        tracing::error!(tool, code = e.code, "could not append the audit entry of a tool call");
+        tracing::error!(
+            tool,
+            code = e.code,
+            "could not append the audit entry of a tool call"
+        );
     }
 }
 
