@@ -1,6 +1,7 @@
 //! `gatehouse config` through the real binary: every client's output parses and
 //! points at this binary and site, refusals keep stdout clean, and a generated
-//! command line really starts `gatehouse` as the chosen actor.
+//! command line really starts `gatehouse mcp` as the chosen actor and answers
+//! `initialize`.
 
 mod util;
 
@@ -128,15 +129,10 @@ fn refusals_have_codes_and_a_clean_stdout() {
     assert_eq!(util::failure(out, &["config"]).code, "SITE_NOT_FOUND");
 }
 
-/// Runs what a client would run from the generated config: its command and args,
+/// What a client would run from the generated config: its command and args,
 /// with exactly its env block (references resolved the way the client resolves
 /// them) and nothing else inherited.
-///
-/// `gatehouse mcp` is not on main yet, so the first argument `mcp` is swapped
-/// for `whoami --json`: same binary, same `--site`, same actor flags, same env.
-/// That proves the path, site and key delivery; once `mcp` exists this should
-/// become an `initialize` round trip.
-fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Value {
+fn client_command(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Command {
     let mut argv = vec!["config", "--client", client, "--json"];
     argv.extend_from_slice(flags);
     let mut cmd = site.command();
@@ -178,14 +174,33 @@ fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str
     if e.get("env_vars").is_some() {
         env.insert("GATEHOUSE_API_KEY".into(), key.unwrap().to_string());
     }
-
-    let mut args = strings(&e["args"]);
+    let args = strings(&e["args"]);
     assert_eq!(args[0], "mcp");
-    args.splice(0..1, ["whoami".to_string(), "--json".to_string()]);
-    let out = Command::new(e["command"].as_str().unwrap())
-        .args(&args)
+    let mut cmd = Command::new(e["command"].as_str().unwrap());
+    cmd.args(&args)
         .env_clear()
         .envs(&env)
+        .current_dir(std::env::temp_dir());
+    cmd
+}
+
+/// Runs the generated command line with `whoami --json` in place of `mcp`
+/// (same binary, site, actor flags and env), to see which actor it resolves to.
+fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Value {
+    let cmd = client_command(client, site, flags, key);
+    let mut args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.splice(0..1, ["whoami".to_string(), "--json".to_string()]);
+    let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let out = Command::new(cmd.get_program())
+        .args(&args)
+        .env_clear()
+        .envs(envs)
         .current_dir(std::env::temp_dir())
         .output()
         .unwrap();
@@ -195,6 +210,54 @@ fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Starts the generated command line as the client would and sends `initialize`.
+fn initialize_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Value {
+    use std::io::{BufRead, Write};
+    let mut child = client_command(client, site, flags, key)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "{client}: the server did not exit cleanly on stdin close"
+    );
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{client}: not JSON ({e}): {line:?}"))
+}
+
+#[test]
+fn every_generated_command_line_starts_a_server_that_answers_initialize() {
+    let site = TestSite::new("config_initialize");
+    let (key, _) = site.mint("viewer");
+    for client in CLIENTS {
+        let answer = initialize_as_client(client, &site, &["--api-key", &key], None);
+        assert_eq!(answer["id"], 1, "{client}: {answer}");
+        assert_eq!(
+            answer["result"]["serverInfo"]["name"], "gatehouse",
+            "{client}: {answer}"
+        );
+        assert_eq!(
+            answer["result"]["protocolVersion"], "2025-06-18",
+            "{client}"
+        );
+    }
+    let answer = initialize_as_client("vscode", &site, &["--secret-ref"], Some(&key));
+    assert_eq!(answer["result"]["serverInfo"]["name"], "gatehouse");
 }
 
 #[test]
