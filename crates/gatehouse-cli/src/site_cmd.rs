@@ -1,9 +1,10 @@
-//! `gatehouse site init`.
+//! `gatehouse site init|export|import`.
 
 use std::path::PathBuf;
 
 use clap::Subcommand;
 use gatehouse_core::Result;
+use gatehouse_core::portable::{self, Summary};
 use gatehouse_core::site;
 
 use crate::Ctx;
@@ -20,6 +21,21 @@ pub enum SiteCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Write the whole site as portable JSON (key hashes only, never raw keys).
+    Export {
+        /// Write to FILE (readable by you only) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Load an export into this site, which must be empty (a fresh `site init`).
+    Import { file: PathBuf },
+}
+
+fn counts(s: &Summary) -> String {
+    format!(
+        "{} users, {} keys, {} entries, {} redirects, {} media, {} config values, {} audit entries",
+        s.users, s.keys, s.content, s.redirects, s.media, s.config, s.audit_entries
+    )
 }
 
 pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
@@ -39,6 +55,29 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
                 site.file.name,
                 site.dir.display()
             ))
+        }
+        SiteCommand::Export { out } => {
+            let site = ctx.open().await?;
+            let dump = portable::export(&site).await;
+            site.store.close().await;
+            let dump = dump?;
+            match out {
+                None => Ok(dump.to_json()),
+                Some(path) => {
+                    portable::write_file(&dump, &path)?;
+                    Ok(format!(
+                        "exported {} to {}",
+                        counts(&dump.summary()),
+                        path.display()
+                    ))
+                }
+            }
+        }
+        SiteCommand::Import { file } => {
+            let site = ctx.open().await?;
+            let summary = portable::import_file(&site.store, &file).await;
+            site.store.close().await;
+            Ok(format!("imported {}", counts(&summary?)))
         }
     }
 }

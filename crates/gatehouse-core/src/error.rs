@@ -97,6 +97,9 @@ pub mod codes {
     pub const DATABASE_URL_INVALID: &str = "DATABASE_URL_INVALID";
     pub const DATABASE_UNREACHABLE: &str = "DATABASE_UNREACHABLE";
     pub const DATABASE_AUTH_FAILED: &str = "DATABASE_AUTH_FAILED";
+    pub const IMPORT_INVALID: &str = "IMPORT_INVALID";
+    pub const IMPORT_VERSION_UNSUPPORTED: &str = "IMPORT_VERSION_UNSUPPORTED";
+    pub const IMPORT_TARGET_NOT_EMPTY: &str = "IMPORT_TARGET_NOT_EMPTY";
     pub const ROLE_UNKNOWN: &str = "ROLE_UNKNOWN";
     pub const ROLES_EMPTY: &str = "ROLES_EMPTY";
     pub const EMAIL_INVALID: &str = "EMAIL_INVALID";

@@ -20,6 +20,7 @@ pub mod keys;
 pub mod manifest;
 pub mod media;
 pub mod permissions;
+pub mod portable;
 pub mod redact;
 pub mod sandbox;
 pub mod seed;

@@ -28,7 +28,7 @@ pub fn pg_base_url() -> Option<String> {
 }
 
 /// Creates a fresh, empty PostgreSQL database for one test and returns its URL.
-fn fresh_pg_database(base: &str, name: &str) -> String {
+pub fn fresh_pg_database(base: &str, name: &str) -> String {
     let n = COUNTER.fetch_add(1, Ordering::SeqCst);
     let db = format!(
         "gh_{}_{}_{}",
@@ -65,12 +65,18 @@ impl TestSite {
     }
 
     fn create(name: &str, scratch: bool) -> TestSite {
+        let database_url = pg_base_url().map(|base| fresh_pg_database(&base, name));
+        Self::with_database(name, scratch, database_url)
+    }
+
+    /// A site on a given database (`None`: the embedded SQLite file), for tests
+    /// that need both backends at once.
+    pub fn with_database(name: &str, scratch: bool, database_url: Option<String>) -> TestSite {
         let tmp = tempfile::Builder::new()
             .prefix(&format!("gh-{name}-"))
             .tempdir()
             .expect("tempdir");
         let dir = tmp.path().join("site");
-        let database_url = pg_base_url().map(|base| fresh_pg_database(&base, name));
         let mut cmd = Command::new(BIN);
         cmd.arg("site").arg("init").arg(&dir);
         if scratch {

@@ -17,6 +17,7 @@ pub mod connections;
 pub mod content;
 pub mod keys;
 pub mod media;
+pub mod portable;
 pub mod site_config;
 pub mod users;
 
