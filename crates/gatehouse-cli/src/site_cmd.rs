@@ -33,8 +33,8 @@ pub enum SiteCommand {
 
 fn counts(s: &Summary) -> String {
     format!(
-        "{} users, {} keys, {} entries, {} redirects, {} media, {} config values, {} audit entries",
-        s.users, s.keys, s.content, s.redirects, s.media, s.config, s.audit_entries
+        "{} users, {} keys, {} entries, {} redirects, {} media, {} config values, {} MCP connections, {} audit entries",
+        s.users, s.keys, s.content, s.redirects, s.media, s.config, s.connections, s.audit_entries
     )
 }
 

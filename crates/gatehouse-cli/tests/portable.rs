@@ -12,11 +12,15 @@ use gatehouse_core::site::{self, Settings};
 use util::{TestSite, fresh_pg_database, pg_base_url};
 
 /// A populated source site: the scratch sample data, a redirect, an active and
-/// a revoked key, an extra user. Returns the active raw key and the revoked one.
+/// a revoked key, an extra user, an MCP connection definition. Returns the active raw key and the revoked one.
 fn populate(site: &TestSite) -> (String, String) {
     site.sql(
         "INSERT INTO content_redirects (old_slug, content_id, created_at)
          SELECT 'hello', id, 1700000000000 FROM content WHERE slug = 'welcome'",
+    );
+    site.sql(
+        "INSERT INTO mcp_connections (name, spec, limits, created_at, updated_at)
+         VALUES ('fixture', '{\"program\":\"python3\"}', '{}', 1700000000000, 1700000000000)",
     );
     let (active, _) = site.mint("editor");
     let (revoked, revoked_id) = site.mint("viewer");
@@ -86,7 +90,7 @@ fn round_trip(name: &str, from: Option<String>, to: Option<String>) {
     let dst = TestSite::with_database(&format!("{name}_dst"), false, to);
     let out = dst.ok(&["site", "import", file.to_str().unwrap()]);
     assert!(
-        out.contains("imported 5 users, 2 keys, 3 entries, 1 redirects, 1 media"),
+        out.contains("imported 5 users, 2 keys, 3 entries, 1 redirects, 1 media, 3 config values, 1 MCP connections"),
         "{out}"
     );
 

@@ -3,14 +3,16 @@
 //!
 //! The dump holds users, API keys (their argon2 hashes only: a raw key is never
 //! stored anywhere, so it cannot be exported), content with its redirects, media
-//! (bytes as base64, checked against their SHA-256 on import), site config and
-//! the audit log with its head, exactly as stored: seq, ts and hashes are kept,
+//! (bytes as base64, checked against their SHA-256 on import), site config, MCP
+//! client connection definitions (which hold no secret values) and the audit log with its head, exactly as stored: seq, ts and hashes are kept,
 //! so the imported chain verifies and keys minted before the move still work.
 //!
 //! Import goes into an *empty* site (a fresh `gatehouse site init` without
 //! `--scratch`), in one transaction that holds the write lock: a dump that fails
 //! any check leaves the target untouched. Nothing is appended to the audit log
 //! by the import itself, so exporting the imported site gives the same dump.
+//!
+//! MCP client run and call records are operational history and are not carried.
 //!
 //! # Caveats
 //! The whole dump is held in memory (sites are small; media bytes are inline).
@@ -54,6 +56,7 @@ pub struct Dump {
     pub redirects: Vec<RedirectRecord>,
     pub media: Vec<MediaRecord>,
     pub config: Vec<ConfigRecord>,
+    pub connections: Vec<ConnectionRecord>,
     pub audit: AuditRecord,
 }
 
@@ -123,6 +126,17 @@ pub struct ConfigRecord {
     pub updated_at: i64,
 }
 
+/// An MCP client connection definition; `spec` and `limits` are JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionRecord {
+    pub name: String,
+    pub spec: String,
+    pub limits: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditRecord {
@@ -153,6 +167,7 @@ pub struct Summary {
     pub redirects: usize,
     pub media: usize,
     pub config: usize,
+    pub connections: usize,
     pub audit_entries: usize,
 }
 
@@ -165,6 +180,7 @@ impl Dump {
             redirects: self.redirects.len(),
             media: self.media.len(),
             config: self.config.len(),
+            connections: self.connections.len(),
             audit_entries: self.audit.entries.len(),
         }
     }
@@ -213,6 +229,7 @@ pub async fn export(site: &Site) -> Result<Dump> {
             })
             .collect(),
         config: t.config,
+        connections: t.connections,
         audit: AuditRecord {
             head_seq: t.head.0,
             head_hash: t.head.1,
@@ -353,6 +370,10 @@ fn check(d: &Dump) -> Result<()> {
         }
     }
     unique("the config key", d.config.iter().map(|c| c.key.clone()))?;
+    unique(
+        "the MCP connection",
+        d.connections.iter().map(|c| c.name.clone()),
+    )?;
     check_chain(&d.audit)
 }
 
@@ -438,6 +459,7 @@ fn tables(d: Dump) -> Result<Tables> {
             })
             .collect::<Result<_>>()?,
         config: d.config,
+        connections: d.connections,
         head: (d.audit.head_seq, d.audit.head_hash),
         audit: d
             .audit

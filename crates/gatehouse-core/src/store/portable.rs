@@ -10,7 +10,9 @@ use super::audit::AuditRow;
 use super::keys::KeyRow;
 use super::{Backend, Store, Tx};
 use crate::error::{Error, Result, codes};
-use crate::portable::{ConfigRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord};
+use crate::portable::{
+    ConfigRecord, ConnectionRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
+};
 
 /// Everything a dump holds, as stored.
 #[derive(Debug, Default)]
@@ -21,6 +23,7 @@ pub struct Tables {
     pub redirects: Vec<RedirectRecord>,
     pub media: Vec<(MediaRecord, Vec<u8>)>,
     pub config: Vec<ConfigRecord>,
+    pub connections: Vec<ConnectionRecord>,
     pub audit: Vec<AuditRow>,
     pub head: (i64, String),
 }
@@ -155,6 +158,21 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
     }
     for r in all(
         tx,
+        "SELECT name, spec, limits, created_at, updated_at FROM mcp_connections ORDER BY name",
+        "exporting MCP connections",
+    )
+    .await?
+    {
+        t.connections.push(ConnectionRecord {
+            name: r.try_get("name")?,
+            spec: r.try_get("spec")?,
+            limits: r.try_get("limits")?,
+            created_at: r.try_get("created_at")?,
+            updated_at: r.try_get("updated_at")?,
+        });
+    }
+    for r in all(
+        tx,
         "SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log ORDER BY seq",
         "exporting the audit log",
     )
@@ -190,6 +208,8 @@ pub async fn is_empty(tx: &mut Tx) -> Result<bool> {
         "SELECT (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM api_keys)
               + (SELECT COUNT(*) FROM content) + (SELECT COUNT(*) FROM content_redirects)
               + (SELECT COUNT(*) FROM media) + (SELECT COUNT(*) FROM site_config)
+              + (SELECT COUNT(*) FROM mcp_connections) + (SELECT COUNT(*) FROM mcp_connection_runs)
+              + (SELECT COUNT(*) FROM mcp_calls)
               + (SELECT COUNT(*) FROM audit_log) + (SELECT seq FROM audit_head WHERE id = 1)",
     )
     .fetch_one(&mut **tx)
@@ -279,6 +299,19 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
             .execute(&mut **tx)
             .await
             .map_err(|e| Error::storage("importing site config", e))?;
+    }
+    for c in &t.connections {
+        sqlx::query(
+            "INSERT INTO mcp_connections (name, spec, limits, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&c.name)
+        .bind(&c.spec)
+        .bind(&c.limits)
+        .bind(c.created_at)
+        .bind(c.updated_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("importing MCP connections", e))?;
     }
     for a in &t.audit {
         sqlx::query(
