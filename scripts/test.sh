@@ -11,7 +11,7 @@ step() { printf '\n==> %s\n' "$*"; }
 step "setup"
 bash scripts/setup.sh
 # Real MCP SDK clients and servers from npm and PyPI, pinned.
-[ ! -f scripts/interop-setup.sh ] || bash scripts/interop-setup.sh
+bash scripts/interop-setup.sh
 
 step "cargo fmt --check"
 cargo fmt --all --check
