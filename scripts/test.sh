@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
-step() { printf '\n==> %s\n' "$*"; }
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 step "setup"
 bash scripts/setup.sh
@@ -37,3 +37,4 @@ step "tests on PostgreSQL"
 bash scripts/pg.sh start
 trap 'bash scripts/pg.sh stop' EXIT
 GATEHOUSE_TEST_PG_URL="$(bash scripts/pg.sh url)" cargo test -p gatehouse-core -p gatehouse-cli
+step "all checks passed"
