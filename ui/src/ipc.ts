@@ -79,6 +79,9 @@ export const ERROR_CODES = [
   "HTTP_FETCH_TIMEOUT",
   "HTTP_FETCH_TOO_MANY_REDIRECTS",
   "TOOL_ARGUMENTS_INVALID",
+  "CONNECTION_NAME_INVALID",
+  "CONNECTION_EXISTS",
+  "CONNECTION_NOT_FOUND",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",

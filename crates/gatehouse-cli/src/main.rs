@@ -5,12 +5,16 @@
 
 mod actor_flags;
 mod audit_cmd;
+mod call_cmd;
 mod config_cmd;
+mod connections_cmd;
 mod keys_cmd;
 mod mcp_cmd;
 mod output;
 mod permissions_cmd;
+mod probe_cmd;
 mod site_cmd;
+mod tail_cmd;
 mod users_cmd;
 mod whoami_cmd;
 
@@ -59,6 +63,15 @@ enum Command {
     Config(config_cmd::ConfigArgs),
     /// Serve MCP over stdio for an AI client (both protocol eras).
     Mcp(mcp_cmd::McpArgs),
+    /// Store, list and remove MCP servers to connect to.
+    #[command(subcommand)]
+    Connections(connections_cmd::ConnectionsCommand),
+    /// Connect to a stored server, negotiate, list its tools, disconnect.
+    Probe(probe_cmd::ProbeArgs),
+    /// Call one tool of a stored server (recorded in the site).
+    Call(call_cmd::CallArgs),
+    /// Connect to a stored server and follow its stderr.
+    Tail(tail_cmd::TailArgs),
 }
 
 /// Context every subcommand gets: the resolved site settings.
@@ -109,6 +122,10 @@ async fn main() -> ExitCode {
         Command::Permissions(a) => permissions_cmd::run(a),
         Command::Config(a) => config_cmd::run(&ctx, a),
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,
+        Command::Connections(c) => connections_cmd::run(&ctx, c).await,
+        Command::Probe(a) => probe_cmd::run(&ctx, a).await,
+        Command::Call(a) => call_cmd::run(&ctx, a).await,
+        Command::Tail(a) => tail_cmd::run(&ctx, a).await,
     };
     match result {
         Ok(text) => {

@@ -159,4 +159,8 @@ pub mod codes {
     pub const HTTP_FETCH_TIMEOUT: &str = "HTTP_FETCH_TIMEOUT";
     pub const HTTP_FETCH_TOO_MANY_REDIRECTS: &str = "HTTP_FETCH_TOO_MANY_REDIRECTS";
     pub const TOOL_ARGUMENTS_INVALID: &str = "TOOL_ARGUMENTS_INVALID";
+    // MCP client connections (issue 4).
+    pub const CONNECTION_NAME_INVALID: &str = "CONNECTION_NAME_INVALID";
+    pub const CONNECTION_EXISTS: &str = "CONNECTION_EXISTS";
+    pub const CONNECTION_NOT_FOUND: &str = "CONNECTION_NOT_FOUND";
 }

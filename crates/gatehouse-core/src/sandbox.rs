@@ -70,6 +70,9 @@ pub enum EnvValue {
     FromHost { name: String },
     /// A secret; redacted everywhere but the child's environment.
     Secret { value: SecretValue },
+    /// A secret read from the host's variable `name` at spawn time: what stored
+    /// connection definitions use, so no secret value is ever written to the site.
+    SecretFromHost { name: String },
 }
 
 /// What to run and exactly what environment it gets.
@@ -98,6 +101,18 @@ impl ChildSpec {
     pub fn env(mut self, name: impl Into<String>, value: EnvValue) -> Self {
         self.env.insert(name.into(), value);
         self
+    }
+
+    /// The secret values the child will get (for redacting its output).
+    pub fn secret_values(&self) -> Vec<String> {
+        self.env
+            .values()
+            .filter_map(|v| match v {
+                EnvValue::Secret { value } => Some(value.expose().to_string()),
+                EnvValue::SecretFromHost { name } => std::env::var(name).ok(),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The environment the child will get, resolved against the host now.
@@ -131,6 +146,16 @@ impl ChildSpec {
                     }
                 },
                 EnvValue::Secret { value } => ResolvedValue::Secret(value.clone()),
+                EnvValue::SecretFromHost { name: host } => match std::env::var_os(host) {
+                    Some(v) => ResolvedValue::Secret(SecretValue::new(v.to_string_lossy())),
+                    None => {
+                        return Err(Error::invalid(
+                            codes::ENV_HOST_VAR_MISSING,
+                            format!("the host has no variable {host} holding the secret {name}"),
+                            format!("set {host} in the environment of the process that connects"),
+                        ));
+                    }
+                },
             };
             if resolved.expose().contains('\0') {
                 return Err(Error::invalid(

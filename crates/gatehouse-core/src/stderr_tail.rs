@@ -175,6 +175,9 @@ struct TailState {
     partial: Vec<u8>,
     subscribers: Vec<Arc<SubShared>>,
     ended: bool,
+    /// Values (a connection's secrets) replaced by `<redacted>` in every text
+    /// handed out; counters stay raw.
+    redact: Vec<String>,
 }
 
 impl Drop for TailState {
@@ -203,6 +206,7 @@ impl StderrTail {
                 partial: Vec::new(),
                 subscribers: Vec::new(),
                 ended: false,
+                redact: Vec::new(),
             })),
         }
     }
@@ -210,6 +214,13 @@ impl StderrTail {
     fn lock(&self) -> MutexGuard<'_, TailState> {
         // A panic while holding the lock leaves counters consistent enough to read.
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Replaces these values by `<redacted>` in all text from now on (snapshots,
+    /// excerpts, live lines). A value cut in two by truncation or a line piece
+    /// is not recognised.
+    pub fn set_redactions(&self, values: Vec<String>) {
+        self.lock().redact = values.into_iter().filter(|v| !v.is_empty()).collect();
     }
 
     /// Takes the next bytes the child wrote, however the pipe chunked them.
@@ -378,6 +389,7 @@ impl TailState {
     }
 
     fn deliver(&mut self, lines: Vec<String>) {
+        let lines: Vec<String> = lines.into_iter().map(|l| redact(&self.redact, l)).collect();
         // Drop subscribers whose receiver is gone.
         self.subscribers.retain(|s| Arc::strong_count(s) > 1);
         for sub in &self.subscribers {
@@ -389,15 +401,15 @@ impl TailState {
         let retained = (head.len() + ring.len()) as u64;
         let truncated = self.truncated();
         let text = if truncated {
-            render_truncated(head, ring, self.bytes_seen, max_text)
+            render_truncated(head, ring, self.bytes_seen, max_text, &self.redact)
         } else {
             // Nothing dropped: head and ring are contiguous, decode them as one.
             let all = [head, ring].concat();
-            let whole = String::from_utf8_lossy(&all);
+            let whole = redact(&self.redact, String::from_utf8_lossy(&all).into_owned());
             if whole.len() <= max_text {
-                whole.into_owned()
+                whole
             } else {
-                render_truncated(head, ring, self.bytes_seen, max_text)
+                render_truncated(head, ring, self.bytes_seen, max_text, &self.redact)
             }
         };
         TailSnapshot {
@@ -486,9 +498,15 @@ pub fn marker(head: u64, tail: u64, seen: u64) -> String {
 /// head and tail (the marker then counts what is shown, so it stays exact).
 /// The tail gets the room first (it usually holds the error), the head at most a
 /// quarter of the budget unless the tail leaves more.
-fn render_truncated(head: &[u8], tail: &[u8], seen: u64, max_text: usize) -> String {
+fn render_truncated(
+    head: &[u8],
+    tail: &[u8],
+    seen: u64,
+    max_text: usize,
+    secrets: &[String],
+) -> String {
     let fits = |h: usize, t: usize| {
-        render_parts(&head[..h], &tail[tail.len() - t..], seen).len() <= max_text
+        render_parts(&head[..h], &tail[tail.len() - t..], seen, secrets).len() <= max_text
     };
     // Largest n in lo..=hi with ok(n), given ok(lo); lossy decoding can make the
     // length step unevenly, so search rather than subtract.
@@ -502,7 +520,7 @@ fn render_truncated(head: &[u8], tail: &[u8], seen: u64, max_text: usize) -> Str
     };
     if !fits(0, 0) {
         // Not even the marker fits: cut it, on a character boundary.
-        let text = render_parts(&[], &[], seen);
+        let text = render_parts(&[], &[], seen, secrets);
         let mut end = max_text.min(text.len());
         while !text.is_char_boundary(end) {
             end -= 1;
@@ -514,12 +532,12 @@ fn render_truncated(head: &[u8], tail: &[u8], seen: u64, max_text: usize) -> Str
     if t == tail.len() {
         h = largest(h, head.len(), &|h| fits(h, t));
     }
-    render_parts(&head[..h], &tail[tail.len() - t..], seen)
+    render_parts(&head[..h], &tail[tail.len() - t..], seen, secrets)
 }
 
-fn render_parts(head: &[u8], tail: &[u8], seen: u64) -> String {
-    let head_text = decode_trim_end(head);
-    let tail_text = decode_trim_start(tail);
+fn render_parts(head: &[u8], tail: &[u8], seen: u64, secrets: &[String]) -> String {
+    let head_text = redact(secrets, decode_trim_end(head));
+    let tail_text = redact(secrets, decode_trim_start(tail));
     let marker = marker(head.len() as u64, tail.len() as u64, seen);
     let mut out = String::with_capacity(head_text.len() + marker.len() + tail_text.len() + 2);
     out.push_str(&head_text);
@@ -530,6 +548,16 @@ fn render_parts(head: &[u8], tail: &[u8], seen: u64) -> String {
     out.push('\n');
     out.push_str(&tail_text);
     out
+}
+
+fn redact(secrets: &[String], text: String) -> String {
+    secrets.iter().fold(text, |t, s| {
+        if t.contains(s.as_str()) {
+            t.replace(s.as_str(), "<redacted>")
+        } else {
+            t
+        }
+    })
 }
 
 /// Decodes a head whose end Gatehouse cut: an incomplete final character is
@@ -777,6 +805,22 @@ mod tests {
             t.snapshot().text,
             "[stderr truncated: kept last 4 of 8 bytes]\nabc"
         );
+    }
+
+    #[tokio::test]
+    async fn secrets_are_redacted_in_every_text_but_counted_raw() {
+        let t = tail(0, 64);
+        t.set_redactions(vec!["hunter2".into()]);
+        let mut sub = t.subscribe();
+        t.push(b"token=hunter2 ok\n");
+        let s = t.snapshot();
+        assert_eq!(s.text, "token=<redacted> ok\n");
+        assert_eq!(s.bytes_seen, 17);
+        assert_eq!(
+            sub.recv().await,
+            Some(TailEvent::Lines(vec!["token=<redacted> ok".into()]))
+        );
+        assert!(!t.excerpt().text.contains("hunter2"));
     }
 
     #[test]

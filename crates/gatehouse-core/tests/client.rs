@@ -577,3 +577,35 @@ async fn wait_until(mut cond: impl FnMut() -> bool) {
     }
     panic!("condition not reached in 30 s");
 }
+
+#[tokio::test]
+async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
+    let f = Fixture::new();
+    let spec = ChildSpec::new("/bin/sh")
+        .arg("-c")
+        .arg("echo \"token is $API_TOKEN\" >&2; exit 5")
+        .env(
+            "API_TOKEN",
+            gatehouse_core::sandbox::EnvValue::Secret {
+                value: gatehouse_core::sandbox::SecretValue::new("tok-12345-secret"),
+            },
+        );
+    let err = Connection::connect(f.options(spec)).await.unwrap_err();
+    assert_eq!(err.code, "SERVER_EXITED");
+    let detail = err.detail.unwrap();
+    assert_eq!(detail["stderr"], "token is <redacted>\n");
+    let rec = f
+        .recorder
+        .connections
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(rec.stderr_excerpt.as_deref(), Some("token is <redacted>\n"));
+    assert_eq!(
+        rec.stderr.bytes_seen,
+        "token is tok-12345-secret\n".len() as u64
+    );
+    assert_eq!(rec.exit.unwrap().code, Some(5));
+}

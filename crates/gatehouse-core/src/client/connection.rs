@@ -451,6 +451,7 @@ impl Connection {
             exit: Mutex::new(None),
             started_at_ms: now_ms(),
         });
+        shared.stderr.set_redactions(opts.spec.secret_values());
         let stderr_task = {
             let shared = shared.clone();
             tokio::spawn(async move {

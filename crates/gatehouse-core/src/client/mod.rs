@@ -14,6 +14,7 @@ pub mod frame;
 pub mod lifecycle;
 pub mod protocol;
 pub mod recorder;
+pub mod saved;
 
 pub use connection::{
     CallOptions, CallOutcome, ClientLimits, ConnectOptions, Connection, ServerInfo, ToolInfo,

@@ -1,0 +1,151 @@
+//! `gatehouse connections add|list|remove`: MCP servers stored in the site.
+
+use clap::{Args, Subcommand};
+use gatehouse_core::Result;
+use gatehouse_core::client::saved::{self, SavedConnection, SavedLimits};
+use gatehouse_core::error::{Error, codes};
+use gatehouse_core::sandbox::{ChildSpec, EnvValue};
+
+use crate::Ctx;
+use crate::output;
+
+#[derive(Subcommand)]
+pub enum ConnectionsCommand {
+    /// Store a connection: `add NAME [flags] -- CMD ARGS…`.
+    Add(AddArgs),
+    /// List stored connections.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a stored connection.
+    Remove { name: String },
+}
+
+#[derive(Args)]
+pub struct AddArgs {
+    /// Name to refer to the connection by (lowercase letters, digits, - and _).
+    name: String,
+    /// A plain variable for the server, `K=V` (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// Pass the host's variable NAME through (repeatable; `K=NAME` renames it).
+    #[arg(long = "env-from-host", value_name = "NAME")]
+    env_from_host: Vec<String>,
+    /// A secret the server gets as K, read from the host's K when connecting;
+    /// never stored, logged or shown (`K=NAME` reads host variable NAME).
+    #[arg(long = "secret", value_name = "K")]
+    secret: Vec<String>,
+    /// Total deadline of each call, e.g. 30s.
+    #[arg(long)]
+    timeout: Option<String>,
+    /// Inactivity timeout of each call (progress resets it), e.g. 10s.
+    #[arg(long)]
+    inactivity: Option<String>,
+    /// Memory ceiling of the server's process group, e.g. 512MiB.
+    #[arg(long = "max-rss")]
+    max_rss: Option<String>,
+    /// CPU-time ceiling of the server's process group, e.g. 60s.
+    #[arg(long = "max-cpu")]
+    max_cpu: Option<String>,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+fn split_pair(s: &str) -> (String, String) {
+    match s.split_once('=') {
+        Some((k, v)) => (k.to_string(), v.to_string()),
+        None => (s.to_string(), s.to_string()),
+    }
+}
+
+pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
+    let site = ctx.open().await?;
+    let out = match cmd {
+        ConnectionsCommand::Add(a) => add(&site, a).await,
+        ConnectionsCommand::List { json } => list(&site, json).await,
+        ConnectionsCommand::Remove { name } => saved::remove(&site.store, &name)
+            .await
+            .map(|()| format!("removed connection {name}")),
+    };
+    site.store.close().await;
+    out
+}
+
+async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
+    let mut spec = ChildSpec::new(&a.command[0]);
+    spec.args = a.command[1..].to_vec();
+    for e in &a.env {
+        let Some((k, v)) = e.split_once('=') else {
+            return Err(Error::invalid(
+                codes::ENV_INVALID,
+                format!("--env {e:?} is not K=V"),
+                "write --env NAME=value",
+            ));
+        };
+        spec.env.insert(
+            k.to_string(),
+            EnvValue::Plain {
+                value: v.to_string(),
+            },
+        );
+    }
+    for e in &a.env_from_host {
+        let (k, host) = split_pair(e);
+        spec.env.insert(k, EnvValue::FromHost { name: host });
+    }
+    for e in &a.secret {
+        let (k, host) = split_pair(e);
+        spec.env.insert(k, EnvValue::SecretFromHost { name: host });
+    }
+    let limits = SavedLimits {
+        timeout_ms: a
+            .timeout
+            .as_deref()
+            .map(saved::parse_duration)
+            .transpose()?
+            .map(|d| d.as_millis() as u64),
+        inactivity_ms: a
+            .inactivity
+            .as_deref()
+            .map(saved::parse_duration)
+            .transpose()?
+            .map(|d| d.as_millis() as u64),
+        max_rss_bytes: a.max_rss.as_deref().map(saved::parse_size).transpose()?,
+        max_cpu_ms: a
+            .max_cpu
+            .as_deref()
+            .map(saved::parse_duration)
+            .transpose()?
+            .map(|d| d.as_millis() as u64),
+    };
+    let conn = SavedConnection {
+        name: a.name.clone(),
+        spec,
+        limits,
+        created_at: gatehouse_core::client::lifecycle::now_ms(),
+    };
+    saved::add(&site.store, &conn).await?;
+    Ok(format!("added connection {}", a.name))
+}
+
+async fn list(site: &gatehouse_core::site::Site, json: bool) -> Result<String> {
+    let all = saved::list(&site.store).await?;
+    if json {
+        return Ok(output::to_json(&all));
+    }
+    let rows = all
+        .iter()
+        .map(|c| {
+            let mut cmd = vec![c.spec.program.clone()];
+            cmd.extend(c.spec.args.iter().cloned());
+            vec![
+                c.name.clone(),
+                cmd.join(" "),
+                c.spec.env.keys().cloned().collect::<Vec<_>>().join(","),
+            ]
+        })
+        .collect();
+    Ok(output::table(&["NAME", "COMMAND", "ENV"], rows))
+}
