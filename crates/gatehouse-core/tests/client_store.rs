@@ -15,38 +15,9 @@ use gatehouse_core::site;
 use gatehouse_core::store::{calls, connections};
 use serde_json::json;
 
-async fn fresh(name: &str) -> (tempfile::TempDir, site::Site) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("site");
-    let url = match std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        Some(base) => {
-            use sqlx::Connection;
-            let db = format!("ghclient_{name}_{}", std::process::id());
-            let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-                .await
-                .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {db}").as_str())
-                .await
-                .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {db}").as_str())
-                .await
-                .unwrap();
-            Some(format!("{base}/{db}"))
-        }
-        None => None,
-    };
-    let site = site::init(&dir, Some(name), true, url.as_deref())
-        .await
-        .unwrap();
-    (tmp, site)
-}
-
 #[tokio::test]
 async fn records_reach_the_store_with_the_observed_exit() {
-    let (_site_tmp, site) = fresh("records").await;
+    let (_site_tmp, site) = fresh_site("client_records").await;
     let (_tmp, root) = scratch_root();
     let recorder = Arc::new(StoreRecorder::new(site.store.clone()));
     let mut o = ConnectOptions::new(python("mcp_server.py", &[]), root.clone(), recorder);
@@ -106,7 +77,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
 
 #[tokio::test]
 async fn connection_definitions_are_stored_by_name() {
-    let (_tmp, site) = fresh("definitions").await;
+    let (_tmp, site) = fresh_site("client_definitions").await;
     let row = connections::DefinitionRow {
         name: "echo".into(),
         spec: r#"{"program":"python3","args":[],"env":{}}"#.into(),

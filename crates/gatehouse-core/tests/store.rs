@@ -2,6 +2,9 @@
 //! fresh SQLite file per test, or a fresh PostgreSQL database when
 //! `GATEHOUSE_TEST_PG_URL` is set (the same tests, run twice by `.ci/run`).
 
+mod common;
+
+use common::fresh_site;
 use gatehouse_core::actor::{Actor, ActorKind};
 use gatehouse_core::audit::{self, Entry};
 use gatehouse_core::content::{self, DraftWrite};
@@ -15,32 +18,8 @@ struct Db {
 }
 
 async fn fresh(name: &str) -> Db {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("site");
-    let url = match std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        Some(base) => {
-            use sqlx::Connection;
-            let db = format!("ghcore_{name}_{}", std::process::id());
-            let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-                .await
-                .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {db}").as_str())
-                .await
-                .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {db}").as_str())
-                .await
-                .unwrap();
-            Some(format!("{base}/{db}"))
-        }
-        None => None,
-    };
-    let site = site::init(&dir, Some(name), true, url.as_deref())
-        .await
-        .unwrap();
-    Db { site, _tmp: tmp }
+    let (_tmp, site) = fresh_site(name).await;
+    Db { site, _tmp }
 }
 
 fn actor(roles: &[Role]) -> Actor {

@@ -46,3 +46,34 @@ pub fn scratch_entries(root: &ScratchRoot) -> Vec<String> {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect()
 }
+
+/// A fresh scratch site: its embedded SQLite file, or a fresh PostgreSQL
+/// database when `GATEHOUSE_TEST_PG_URL` is set (`.ci/run` runs the suite twice).
+pub async fn fresh_site(name: &str) -> (tempfile::TempDir, gatehouse_core::site::Site) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("site");
+    let url = match std::env::var("GATEHOUSE_TEST_PG_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        Some(base) => {
+            use sqlx::Connection;
+            let db = format!("ghcore_{name}_{}", std::process::id());
+            let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
+                .await
+                .unwrap();
+            sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {db}").as_str())
+                .await
+                .unwrap();
+            sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {db}").as_str())
+                .await
+                .unwrap();
+            Some(format!("{base}/{db}"))
+        }
+        None => None,
+    };
+    let site = gatehouse_core::site::init(&dir, Some(name), true, url.as_deref())
+        .await
+        .unwrap();
+    (tmp, site)
+}
