@@ -6,6 +6,7 @@
 #   scripts/pg.sh url   [DIR]   print the URL of the running cluster
 #   scripts/pg.sh restart [DIR] stop and start (tests of dropped connections)
 #   scripts/pg.sh status [DIR]  exit 0 when running
+#   scripts/pg.sh reset [DIR]   stop and delete the cluster (tests leave databases)
 #
 # Usage: GATEHOUSE_TEST_PG_URL=$(scripts/pg.sh start) cargo test
 #
@@ -84,6 +85,27 @@ pick_port() {
 	echo "$p"
 }
 
+# As root, the server runs as `postgres`, which must reach DIR; a checkout in a
+# folder closed to other users (say under /root) gets its cluster under /tmp
+# instead, at a path derived from DIR so every command finds the same one.
+resolve_dir() {
+	if [ "$(id -u)" -eq 0 ] && id -u postgres >/dev/null 2>&1; then
+		mkdir -p "$DIR"
+		chown postgres:postgres "$DIR"
+		if ! runuser -u postgres -- test -w "$DIR"; then
+			local alt
+			alt=/tmp/gatehouse-pg-$(printf '%s' "$DIR" | sha256sum | cut -c1-12)
+			say "the postgres user cannot reach $DIR; using $alt"
+			DIR=$alt
+			mkdir -p "$DIR"
+			chown postgres:postgres "$DIR"
+			chmod 700 "$DIR"
+		fi
+	fi
+	DATA=$DIR/data
+	PORT_FILE=$DIR/port
+	LOG=$DIR/postgres.log
+}
 DATA=$DIR/data
 PORT_FILE=$DIR/port
 LOG=$DIR/postgres.log
@@ -104,11 +126,7 @@ init_cluster() {
 	local bindir=$1 port
 	port=$(pick_port)
 	mkdir -p "$DIR"
-	if [ "$(id -u)" -eq 0 ]; then
-		chown postgres:postgres "$DIR"
-		as_owner test -w "$DIR" ||
-			die "the postgres user cannot write $DIR (a parent folder is closed to it); pass another DIR, e.g. scripts/pg.sh start /tmp/gatehouse-pg"
-	fi
+	as_owner test -w "$DIR" || die "the cluster's owner cannot write $DIR; pass another DIR"
 	rm -rf "$DATA"
 	say "initdb in $DATA"
 	as_owner "$bindir/initdb" -D "$DATA" -U "$PG_USER" --auth=trust --encoding=UTF8 \
@@ -150,6 +168,7 @@ start() {
 	fi
 	command -v psql >/dev/null || die "psql is missing; install postgresql-client"
 	ensure_owner_user
+	resolve_dir
 	if running; then
 		say "already running ($DATA)"
 		url
@@ -179,6 +198,8 @@ stop() {
 	fi
 }
 
+[ "$CMD" = start ] || resolve_dir
+
 case "$CMD" in
 start) start ;;
 stop) stop ;;
@@ -191,5 +212,9 @@ restart)
 	start
 	;;
 status) running ;;
-*) die "usage: scripts/pg.sh start|stop|restart|url|status [DIR]" ;;
+reset)
+	stop
+	rm -rf "$DIR"
+	;;
+*) die "usage: scripts/pg.sh start|stop|restart|url|status|reset [DIR]" ;;
 esac

@@ -119,3 +119,35 @@ pub async fn touch(store: &Store, id: &str, at: i64) -> Result<()> {
         .map_err(|e| store.error("recording key use", e))?;
     Ok(())
 }
+
+/// Inserts `count` inert filler keys (ids `f` + 11 digits from `first`, a hash
+/// nothing verifies against) in batched multi-row inserts, one transaction.
+/// Only the benchmark uses it, to measure lookups among a million stored keys.
+pub async fn insert_filler(store: &Store, first: u64, count: u64, created_at: i64) -> Result<()> {
+    const BATCH: u64 = 500;
+    const FILLER_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$ZmlsbGVyZmlsbGVy$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    let mut tx = store.begin_write().await?;
+    let mut next = first;
+    let end = first + count;
+    while next < end {
+        let n = BATCH.min(end - next);
+        let values = (0..n)
+            .map(|i| format!("(${}, 'filler', 'viewer', $1, $2)", i + 3))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql =
+            format!("INSERT INTO api_keys (id, label, roles, hash, created_at) VALUES {values}");
+        let mut q = sqlx::query(&sql).bind(FILLER_HASH).bind(created_at);
+        for i in next..next + n {
+            q = q.bind(format!("f{i:011}"));
+        }
+        q.execute(&mut *tx)
+            .await
+            .map_err(|e| Error::storage("inserting filler keys", e))?;
+        next += n;
+    }
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing filler keys", e))?;
+    Ok(())
+}
