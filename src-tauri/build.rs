@@ -14,7 +14,10 @@ fn main() {
         "roll_key",
         "config_clients",
         "generate_client_config",
-        "stream_demo",
+        "list_connections",
+        "open_connection",
+        "close_connection",
+        "watch_stderr",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

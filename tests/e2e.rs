@@ -211,27 +211,261 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
     assert!(header.contains("scratch"), "header shows: {header:?}");
     screenshot(client, "e2e-overview.png").await?;
 
-    // Lines streamed through a tauri::ipc::Channel arrive complete and in order.
+    Ok(())
+}
+
+/// The absolute path of `python3` (a stored connection's program runs with a
+/// cleared environment, so it must not rely on `PATH`).
+fn python3() -> Result<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .context("python3 not found on PATH (the MCP fixture server needs it)")
+}
+
+/// Stores connections the Connections screen then starts: `numbered` writes
+/// `NUMBERED` known lines to stderr before it becomes the fixture MCP server,
+/// `flood` writes 1 MiB of stderr at start.
+async fn store_connections(site: &Path) -> Result<()> {
+    use gatehouse_core::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::sandbox::ChildSpec;
+
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
+    let fixture = fixture.to_str().context("fixture path is not UTF-8")?;
+    let python = python3()?;
+    let python = python.to_str().context("python3 path is not UTF-8")?;
+    let script = format!(
+        "i=1; while [ $i -le {NUMBERED} ]; do echo \"stderr line $i\" >&2; i=$((i+1)); done; exec \"$0\" \"$1\""
+    );
+    let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
+        dir: site.to_path_buf(),
+        database_url: None,
+    })
+    .await?;
+    for (name, spec) in [
+        (
+            "numbered",
+            ChildSpec::new("/bin/sh")
+                .arg("-c")
+                .arg(script)
+                .arg(python)
+                .arg(fixture),
+        ),
+        (
+            "flood",
+            ChildSpec::new(python)
+                .arg(fixture)
+                .arg("--flood-mb")
+                .arg("1"),
+        ),
+    ] {
+        let conn = SavedConnection {
+            name: name.to_string(),
+            spec,
+            limits: SavedLimits::default(),
+            created_at: gatehouse_core::store::now_ms(),
+        };
+        saved::add(&opened.store, &conn).await?;
+    }
+    opened.store.close().await;
+    Ok(())
+}
+
+const NUMBERED: usize = 300;
+
+/// `n` as the page prints counts (`Intl.NumberFormat("en")`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+async fn click(client: &Client, css: &str) -> Result<()> {
+    client
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(css))
+        .await
+        .with_context(|| format!("{css} never appeared"))?
+        .click()
+        .await?;
+    Ok(())
+}
+
+async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements::Element> {
+    client
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(css))
+        .await
+        .with_context(|| format!("{css} never appeared"))
+}
+
+/// Every entry of the tail list, in one round trip (one per element would
+/// take seconds for a full list).
+async fn tail_lines(client: &Client) -> Result<Vec<String>> {
+    let value = client
+        .execute(
+            "return Array.from(document.querySelectorAll('#tail-lines li'), li => li.textContent)",
+            vec![],
+        )
+        .await?;
+    Ok(serde_json::from_value(value)?)
+}
+
+async fn connections(client: &Client, site: &Path) -> Result<()> {
+    let started = Instant::now();
+    let lap = |what: &str| eprintln!("connections: {what} after {:?}", started.elapsed());
+    store_connections(site).await?;
     client
         .find(Locator::Id("nav-connections"))
         .await?
         .click()
         .await?;
-    client
-        .find(Locator::Id("tail-start"))
-        .await?
-        .click()
-        .await?;
-    let status = wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
-    let expected: Vec<String> = (1..=40).map(|i| format!("demo line {i} of 40")).collect();
-    let bytes: usize = expected.iter().map(|line| line.len() + 1).sum();
-    assert_eq!(status, format!("ended: 40 lines, {bytes} bytes"));
-    let mut lines = Vec::new();
-    for li in client.find_all(Locator::Css("#tail-lines li")).await? {
-        lines.push(li.text().await?);
-    }
-    assert_eq!(lines, expected, "every line once, in order, no gap marker");
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='flood'][data-state='idle']",
+    )
+    .await?;
 
+    // Connect: the server's stderr so far arrives through the Channel,
+    // complete and in order, with its byte count.
+    click(
+        client,
+        "#conn-rows tr[data-connection='numbered'] button[data-action='open']",
+    )
+    .await?;
+    let row = wait_for(
+        client,
+        "#conn-rows tr[data-connection='numbered'][data-state='connected']",
+    )
+    .await?;
+    let row_text = row.text().await?;
+    assert!(row_text.contains("gatehouse-fixture 1.2.3"), "{row_text}");
+    let expected: Vec<String> = (1..=NUMBERED).map(|i| format!("stderr line {i}")).collect();
+    let bytes: usize = expected.iter().map(|line| line.len() + 1).sum();
+    wait_for(
+        client,
+        &format!("#tail-counters[data-bytes-seen='{bytes}']"),
+    )
+    .await?;
+    let deadline = Instant::now() + PATIENCE;
+    while tail_lines(client).await?.len() < NUMBERED && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        tail_lines(client).await?,
+        expected,
+        "every line once, in order, no marker"
+    );
+    let counters = text_of(client, "#tail-counters").await?;
+    let shown_bytes = thousands(bytes);
+    assert_eq!(
+        counters,
+        format!("{shown_bytes} bytes seen · {shown_bytes} kept")
+    );
+
+    lap("numbered streamed");
+    // Disconnect: the stream ends, the state and the exit show.
+    click(
+        client,
+        "#conn-rows tr[data-connection='numbered'] button[data-action='close']",
+    )
+    .await?;
+    let row = wait_for(
+        client,
+        "#conn-rows tr[data-connection='numbered'][data-state='closed']",
+    )
+    .await?;
+    let pill = row.find(Locator::Css(".conn-state")).await?.text().await?;
+    assert_eq!(pill, "closed: exit 0");
+    let status = wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
+    assert!(
+        status.starts_with(&format!("ended: {NUMBERED} lines")),
+        "{status}"
+    );
+
+    lap("numbered closed");
+    // A flood: counters reach the full 1 MiB, the page stays bounded, and
+    // every gap is marked.
+    click(
+        client,
+        "#conn-rows tr[data-connection='flood'] button[data-action='open']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='flood'][data-state='connected']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",
+    )
+    .await?;
+    let shown = tail_lines(client).await?;
+    let markers = client
+        .find_all(Locator::Css("#tail-lines .tail-marker"))
+        .await?;
+    assert!(
+        !markers.is_empty(),
+        "a 1 MiB flood shown without any gap marker"
+    );
+    assert!(
+        shown.len() <= 2000 + markers.len(),
+        "{} entries",
+        shown.len()
+    );
+    lap("flood counted");
+    screenshot(client, "e2e-connections-flood.png").await?;
+
+    // After disconnecting, reopening the tail shows what core kept, behind
+    // core's exact truncation marker, pinned on top.
+    click(
+        client,
+        "#conn-rows tr[data-connection='flood'] button[data-action='close']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='flood'][data-state='closed']",
+    )
+    .await?;
+    lap("flood closed");
+    click(
+        client,
+        "#conn-rows tr[data-connection='flood'] button[data-action='watch']",
+    )
+    .await?;
+    wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
+    let origin = text_of(client, "#tail-lines .tail-origin").await?;
+    assert_eq!(
+        origin,
+        gatehouse_core::stderr_tail::marker(2048, 62 * 1024, 1_048_576)
+    );
+    let first = text_of(client, "#tail-lines li:first-child").await?;
+    assert_eq!(first, origin, "core's marker stays on top");
+    let counters = text_of(client, "#tail-counters").await?;
+    assert!(
+        counters.contains("1,048,576 bytes seen · 65,536 kept · truncated"),
+        "{counters}"
+    );
+    // Show the top of the tail (the markers) to whoever looks at the screenshot.
+    client
+        .execute(
+            "document.getElementById('tail-lines').scrollTop = 0",
+            vec![],
+        )
+        .await?;
     screenshot(client, "e2e-connections.png").await?;
     Ok(())
 }
@@ -473,7 +707,10 @@ async fn smoke_window_ipc_errors_and_stream() -> Result<()> {
     let mut driver = Driver::start(real.path())?;
     let client = driver.connect().await?;
     let outcome = match smoke(&client, real.path()).await {
-        Ok(()) => keys_and_config(&client, real.path()).await,
+        Ok(()) => match keys_and_config(&client, real.path()).await {
+            Ok(()) => connections(&client, real.path()).await,
+            Err(err) => Err(err),
+        },
         Err(err) => Err(err),
     };
     // Close the session (and so the app) whether or not the checks passed.

@@ -27,7 +27,10 @@ pub fn run() -> tauri::Result<()> {
             commands::keys::roll_key,
             commands::client_config::config_clients,
             commands::client_config::generate_client_config,
-            commands::connections::stream_demo,
+            commands::connections::list_connections,
+            commands::connections::open_connection,
+            commands::connections::close_connection,
+            commands::connections::watch_stderr,
         ])
         .run(tauri::generate_context!())
 }

@@ -1,9 +1,13 @@
 //! What the app remembers between commands.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use tokio::sync::Notify;
+
 use gatehouse_core::Error;
+use gatehouse_core::client::{Connection, ConnectionRecord};
 use gatehouse_core::error::codes;
 use gatehouse_core::keys::RawKey;
 use gatehouse_core::site::Site;
@@ -22,6 +26,47 @@ pub struct AppState {
     /// page has shown it once. Memory only: the store keeps just a hash, and
     /// the page never has to send a raw key back over IPC.
     minted: Mutex<HashMap<String, RawKey>>,
+    /// Connections started from this window, by stored name. An entry stays
+    /// after the server exits or is disconnected, so its stderr can still be
+    /// read; connecting again replaces it. Dropping one kills its process group.
+    connections: Mutex<HashMap<String, LiveConnection>>,
+    /// The page shows one stderr stream at a time: a new watch ends the last.
+    pub watch: WatchSlot,
+}
+
+/// Which stderr watch is current; the others stop forwarding.
+#[derive(Debug, Default)]
+pub struct WatchSlot {
+    generation: AtomicU64,
+    changed: Notify,
+}
+
+impl WatchSlot {
+    /// Starts a watch, superseding every earlier one; returns its generation.
+    pub fn begin(&self) -> u64 {
+        let mine = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        self.changed.notify_waiters();
+        mine
+    }
+
+    /// Resolves once a later watch began.
+    pub async fn superseded(&self, mine: u64) {
+        loop {
+            // Created before the check: `notify_waiters` wakes it even unpolled.
+            let changed = self.changed.notified();
+            if self.generation.load(Ordering::SeqCst) != mine {
+                return;
+            }
+            changed.await;
+        }
+    }
+}
+
+/// A connection this window started, and its final record once closed.
+#[derive(Debug, Clone)]
+pub struct LiveConnection {
+    pub conn: Connection,
+    pub record: Option<ConnectionRecord>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -34,6 +79,8 @@ impl AppState {
     pub fn set_site(&self, site: Site) {
         *lock(&self.site) = Some(site);
         lock(&self.minted).clear();
+        // The old site's servers go with it.
+        lock(&self.connections).clear();
     }
 
     /// The open site, or `SITE_NOT_OPEN`.
@@ -58,5 +105,46 @@ impl AppState {
     /// The raw key minted in this session with id `id`, if any.
     pub fn minted_key(&self, id: &str) -> Option<RawKey> {
         lock(&self.minted).get(id).cloned()
+    }
+
+    /// The connection named `name` started in this window, if any.
+    pub fn connection(&self, name: &str) -> Option<LiveConnection> {
+        lock(&self.connections).get(name).cloned()
+    }
+
+    pub fn set_connection(&self, name: &str, live: LiveConnection) {
+        lock(&self.connections).insert(name.to_string(), live);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_new_watch_supersedes_the_old_one_only() {
+        let slot = WatchSlot::default();
+        let first = slot.begin();
+        let waiting = slot.superseded(first);
+        tokio::pin!(waiting);
+        // Still current: not resolved.
+        assert!(futures_poll_once(waiting.as_mut()).await.is_none());
+        let second = slot.begin();
+        waiting.await;
+        let still = slot.superseded(second);
+        tokio::pin!(still);
+        assert!(futures_poll_once(still.as_mut()).await.is_none());
+    }
+
+    /// Polls `fut` once; `Some` if it was ready.
+    async fn futures_poll_once<F: std::future::Future + Unpin>(fut: F) -> Option<F::Output> {
+        let mut fut = fut;
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(match std::pin::Pin::new(&mut fut).poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            })
+        })
+        .await
     }
 }

@@ -67,6 +67,7 @@ export const ERROR_CODES = [
   "SITE_NOT_OPEN",
   "CLI_BINARY_NOT_FOUND",
   "KEY_SECRET_UNAVAILABLE",
+  "CONNECTION_NOT_OPEN",
   // MCP server tools (issue 3).
   "MEDIA_FILENAME_INVALID",
   "MEDIA_TOO_LARGE",
@@ -267,22 +268,66 @@ export function generateClientConfig(
 
 // ---- connections (Connections screen) ---------------------------------------
 
+/** A stderr tail's byte counters at one moment. */
+export interface TailCounters {
+  bytesSeen: number;
+  bytesRetained: number;
+  truncated: boolean;
+}
+
 /** One message on a tail stream (`TailMessage` in src-tauri/src/commands/connections.rs). */
 export type TailMessage =
-  | { kind: "lines"; lines: string[] }
-  | { kind: "missed"; lines: number; bytes: number }
-  | { kind: "end"; bytesSeen: number; bytesRetained: number; truncated: boolean };
+  | { kind: "snapshot"; before: string[]; marker: string | null; after: string[]; counters: TailCounters }
+  | { kind: "lines"; lines: string[]; counters: TailCounters }
+  | { kind: "missed"; lines: number; bytes: number; counters: TailCounters }
+  | { kind: "end"; counters: TailCounters };
+
+export interface ExitInfo {
+  code: number | null;
+  signal: number | null;
+}
+
+/** What this window knows of a connection it started. */
+export interface LiveConnection {
+  id: string;
+  pid: number;
+  state: "connected" | "exited" | "closed";
+  serverName: string | null;
+  serverVersion: string | null;
+  protocolVersion: string;
+  exit: ExitInfo | null;
+  endReason: string | null;
+  counters: TailCounters;
+}
+
+/** A stored connection (never its environment values). */
+export interface ConnectionInfo {
+  name: string;
+  program: string;
+  args: string[];
+  live: LiveConnection | null;
+}
+
+export function listConnections(): Promise<ConnectionInfo[]> {
+  return call<ConnectionInfo[]>("list_connections");
+}
+
+/** Starts the stored connection `name` (a running one is returned as is). */
+export function openConnection(name: string): Promise<LiveConnection> {
+  return call<LiveConnection>("open_connection", { name });
+}
+
+export function closeConnection(name: string): Promise<LiveConnection> {
+  return call<LiveConnection>("close_connection", { name });
+}
 
 /**
- * Streams `count` demo lines, written into a real core stderr tail, to
- * `onMessage` in order, ending with an `end` message. Resolves with the bytes
- * written.
+ * Streams connection `name`'s stderr to `onMessage` in order: a `snapshot` of
+ * what was kept, then live messages until `end`. Resolves when the stream is
+ * over (true) or the page stopped listening (false).
  */
-export function streamDemo(
-  count: number,
-  onMessage: (message: TailMessage) => void,
-): Promise<number> {
+export function watchStderr(name: string, onMessage: (message: TailMessage) => void): Promise<boolean> {
   const channel = new Channel<TailMessage>();
   channel.onmessage = onMessage;
-  return call<number>("stream_demo", { count, onEvent: channel });
+  return call<boolean>("watch_stderr", { name, onEvent: channel });
 }

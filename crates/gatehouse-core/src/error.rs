@@ -147,6 +147,7 @@ pub mod codes {
     pub const SITE_NOT_OPEN: &str = "SITE_NOT_OPEN";
     pub const CLI_BINARY_NOT_FOUND: &str = "CLI_BINARY_NOT_FOUND";
     pub const KEY_SECRET_UNAVAILABLE: &str = "KEY_SECRET_UNAVAILABLE";
+    pub const CONNECTION_NOT_OPEN: &str = "CONNECTION_NOT_OPEN";
     // MCP server tools (issue 3).
     pub const MEDIA_FILENAME_INVALID: &str = "MEDIA_FILENAME_INVALID";
     pub const MEDIA_TOO_LARGE: &str = "MEDIA_TOO_LARGE";
