@@ -7,7 +7,9 @@
 //!   id, resets inactivity timers on progress, answers `ping`, refuses other
 //!   server requests, and counts non-JSON lines as protocol violations;
 //! - the **stderr reader** drains into the [`StderrTail`] until end-of-file;
-//! - the **writer** batches request lines into the child's stdin.
+//!
+//! Requests are written to the child's stdin by the calling task itself (no
+//! writer task to hop through), one line per `write`, under an async mutex.
 //!
 //! Failure rules: a call's own deadline kills the group (the server is stuck);
 //! a kill, an exit or a protocol failure ends every pending call; a pending call
@@ -244,11 +246,6 @@ struct PendingTable {
     closed: Option<Closed>,
 }
 
-enum WriterMsg {
-    Line(Vec<u8>),
-    Close,
-}
-
 enum Command {
     Kill(Closed),
     Shutdown(oneshot::Sender<()>),
@@ -260,7 +257,7 @@ struct Shared {
     program: String,
     pid: i32,
     limits: ClientLimits,
-    writer: mpsc::UnboundedSender<WriterMsg>,
+    stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     commands: mpsc::UnboundedSender<Command>,
     pending: Mutex<PendingTable>,
     next_id: AtomicU64,
@@ -282,8 +279,28 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    fn send_line(&self, line: Vec<u8>) {
-        let _ = self.writer.send(WriterMsg::Line(line));
+    /// Writes one line to the child's stdin; false once stdin is closed or broken.
+    async fn write_line(&self, line: &[u8]) -> bool {
+        let mut stdin = self.stdin.lock().await;
+        let Some(w) = stdin.as_mut() else {
+            return false;
+        };
+        if w.write_all(line).await.is_err() {
+            *stdin = None;
+            return false;
+        }
+        true
+    }
+
+    /// Writes in the background, for callers that must not wait on the child
+    /// (the stdout reader, drop handlers).
+    fn send_line(self: &Arc<Self>, line: Vec<u8>) {
+        let s = self.clone();
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            rt.spawn(async move {
+                s.write_line(&line).await;
+            });
+        }
     }
 
     fn era(&self) -> Option<Era> {
@@ -355,8 +372,12 @@ impl Shared {
             Ok(r) => r,
             Err(closed) => return Ok(Some(Reply::Closed(closed))),
         };
-        self.send_line(protocol::request_line(id, method, &params));
-        match tokio::time::timeout(timeout, rx).await {
+        let line = protocol::request_line(id, method, &params);
+        let answered = tokio::time::timeout(timeout, async {
+            self.write_line(&line).await;
+            rx.await
+        });
+        match answered.await {
             Ok(Ok(reply)) => Ok(Some(reply)),
             Ok(Err(_)) => Ok(Some(Reply::Closed(
                 self.closed().unwrap_or(Closed::Dropped),
@@ -426,7 +447,6 @@ impl Connection {
         let stdin = child.stdin.take().expect("stdin piped");
         let stdout = child.stdout.take().expect("stdout piped");
         let stderr = child.stderr.take().expect("stderr piped");
-        let (writer_tx, writer_rx) = mpsc::unbounded_channel();
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let (alive_tx, alive_rx) = oneshot::channel();
         let shared = Arc::new(Shared {
@@ -436,7 +456,7 @@ impl Connection {
             pid: child.pid,
             slots: Semaphore::new(opts.limits.max_in_flight.max(1)),
             limits: opts.limits.clone(),
-            writer: writer_tx,
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
             commands: cmd_tx,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicU64::new(1),
@@ -463,7 +483,6 @@ impl Connection {
             })
         };
         let stdout_task = tokio::spawn(read_stdout(shared.clone(), stdout));
-        tokio::spawn(write_stdin(stdin, writer_rx));
         let supervisor = tokio::spawn(supervise(
             shared.clone(),
             child,
@@ -589,10 +608,12 @@ impl Connection {
         if !protocol::LEGACY.contains(&version.as_str()) {
             return Err(unsupported(&[version]));
         }
-        s.send_line(protocol::notification_line(
+        // Awaited, so it reaches the server before any later request.
+        s.write_line(&protocol::notification_line(
             "notifications/initialized",
             &json!({}),
-        ));
+        ))
+        .await;
         Ok(ServerInfo {
             era: Era::Legacy,
             protocol_version: version,
@@ -708,7 +729,9 @@ impl Connection {
         let inactivity = opts.inactivity.or(s.limits.inactivity_timeout);
         let deadline = Instant::now() + total;
         let cancel = opts.cancel.unwrap_or_default();
-        let mut call = CallInFlight::new(s.clone(), tool, &arguments);
+        // Serialised once: its length goes into the record, its bytes on the wire.
+        let args_json = serde_json::to_vec(&arguments).unwrap_or_default();
+        let mut call = CallInFlight::new(s.clone(), tool, args_json.len() as u64);
         call.write().await;
 
         // Validation: shape only; the server validates against its schema.
@@ -773,17 +796,25 @@ impl Connection {
             }
         };
         call.on_wire = true;
-        let params = match s.era() {
-            Some(Era::Modern) => {
-                let mut meta = lock(&s.meta).clone();
-                meta["progressToken"] = json!(id);
-                json!({"name": tool, "arguments": arguments, "_meta": meta})
-            }
-            _ => json!({"name": tool, "arguments": arguments, "_meta": {"progressToken": id}}),
-        };
-        drop(arguments);
-        s.send_line(protocol::request_line(id, "tools/call", &params));
-        drop(params);
+        let line = protocol::tools_call_line(id, tool, &args_json, s.era() == Some(Era::Modern));
+        drop(args_json);
+        // A child that stops reading stdin must not hold the call past its deadline.
+        if tokio::time::timeout_at(deadline, s.write_line(&line))
+            .await
+            .is_err()
+        {
+            s.unregister(id);
+            call.on_wire = false;
+            let closed = Closed::Timeout {
+                tool: tool.to_string(),
+                after: total,
+            };
+            let _ = s.commands.send(Command::Kill(closed.clone()));
+            return call
+                .finish(CallState::TimedOut, None, Some(closed.error()))
+                .await;
+        }
+        drop(line);
 
         let mut idle_deadline = inactivity.map(|d| Instant::now() + d);
         loop {
@@ -937,7 +968,7 @@ struct CallInFlight {
 }
 
 impl CallInFlight {
-    fn new(shared: Arc<Shared>, tool: &str, arguments: &Value) -> Self {
+    fn new(shared: Arc<Shared>, tool: &str, args_bytes: u64) -> Self {
         let record = CallRecord {
             call_id: new_id("call"),
             connection_id: shared.id.clone(),
@@ -945,9 +976,7 @@ impl CallInFlight {
             state: CallState::Received,
             effect: None,
             request_id: None,
-            args_bytes: serde_json::to_vec(arguments)
-                .map(|v| v.len() as u64)
-                .unwrap_or(0),
+            args_bytes,
             error: None,
             exit: None,
             stderr: StderrCounters::default(),
@@ -1033,33 +1062,6 @@ fn spawn_record(shared: Arc<Shared>, record: CallRecord) {
     }
 }
 
-async fn write_stdin(stdin: ChildStdin, mut rx: mpsc::UnboundedReceiver<WriterMsg>) {
-    let mut w = tokio::io::BufWriter::with_capacity(64 * 1024, stdin);
-    while let Some(msg) = rx.recv().await {
-        let mut close = false;
-        let mut batch = Some(msg);
-        // Batch whatever is queued into one flush.
-        while let Some(m) = batch.take() {
-            match m {
-                WriterMsg::Line(line) => {
-                    if w.write_all(&line).await.is_err() {
-                        return;
-                    }
-                }
-                WriterMsg::Close => {
-                    close = true;
-                    break;
-                }
-            }
-            batch = rx.try_recv().ok();
-        }
-        if w.flush().await.is_err() || close {
-            let _ = w.shutdown().await;
-            return;
-        }
-    }
-}
-
 async fn read_stdout(shared: Arc<Shared>, mut stdout: ChildStdout) {
     let mut decoder = LineDecoder::new(shared.limits.max_frame);
     let mut buf = vec![0u8; 64 * 1024];
@@ -1085,7 +1087,7 @@ async fn read_stdout(shared: Arc<Shared>, mut stdout: ChildStdout) {
     *lock(&shared.stdout_end) = end;
 }
 
-fn handle_line(shared: &Shared, line: &[u8]) {
+fn handle_line(shared: &Arc<Shared>, line: &[u8]) {
     if line.iter().all(|b| b.is_ascii_whitespace()) {
         return;
     }
@@ -1169,7 +1171,13 @@ async fn supervise(
     };
     shared.close_all(why.clone());
     if graceful {
-        let _ = shared.writer.send(WriterMsg::Close);
+        // Closing stdin is the polite request to exit; a write stuck on a full
+        // pipe must not hold teardown up, so wait for the lock only so long.
+        if let Ok(mut stdin) =
+            tokio::time::timeout(limits.grace.after_stdin_close, shared.stdin.lock()).await
+        {
+            stdin.take();
+        }
     }
     let grace = if graceful {
         limits.grace

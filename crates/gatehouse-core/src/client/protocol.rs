@@ -126,6 +126,40 @@ pub fn request_line(id: u64, method: &str, params: &Value) -> Vec<u8> {
     out
 }
 
+/// A `tools/call` request line built by hand around the already-serialised
+/// arguments (the hot path: no intermediate `Value`). Its `_meta` carries the
+/// progress token (the request id) and, for a modern server, the per-request
+/// version and capabilities.
+pub fn tools_call_line(id: u64, tool: &str, args_json: &[u8], modern: bool) -> Vec<u8> {
+    static MODERN_META: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let name = serde_json::to_string(tool).unwrap_or_default();
+    let mut out = Vec::with_capacity(args_json.len() + name.len() + 256);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b",\"arguments\":");
+    out.extend_from_slice(if args_json.is_empty() {
+        b"{}"
+    } else {
+        args_json
+    });
+    out.extend_from_slice(b",\"_meta\":{");
+    if modern {
+        let meta = MODERN_META.get_or_init(|| {
+            let full = modern_meta().to_string();
+            // Without its braces, to splice the progress token in.
+            full[1..full.len() - 1].to_string()
+        });
+        out.extend_from_slice(meta.as_bytes());
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"progressToken\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b"}}}\n");
+    out
+}
+
 /// A notification line (with its newline).
 pub fn notification_line(method: &str, params: &Value) -> Vec<u8> {
     let mut out =
@@ -198,6 +232,23 @@ mod tests {
                 .unwrap();
         assert_eq!(other["error"]["code"], -32601);
         assert_eq!(other["id"], 5);
+    }
+
+    #[test]
+    fn hand_built_tools_call_line_is_the_json_it_means() {
+        let args = serde_json::to_vec(&json!({"message": "he said \"hi\"\n"})).unwrap();
+        let line = tools_call_line(7, "ec\"ho", &args, true);
+        assert_eq!(line.last(), Some(&b'\n'));
+        let v: Value = serde_json::from_slice(&line).unwrap();
+        let mut meta = modern_meta();
+        meta["progressToken"] = json!(7);
+        assert_eq!(
+            v,
+            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                   "params": {"name": "ec\"ho", "arguments": {"message": "he said \"hi\"\n"}, "_meta": meta}})
+        );
+        let legacy: Value = serde_json::from_slice(&tools_call_line(8, "t", b"{}", false)).unwrap();
+        assert_eq!(legacy["params"]["_meta"], json!({"progressToken": 8}));
     }
 
     #[test]
