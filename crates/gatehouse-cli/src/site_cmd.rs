@@ -49,6 +49,17 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
             )
             .await?;
             site.store.close().await;
+            if ctx
+                .settings
+                .database_url
+                .as_deref()
+                .is_some_and(|u| site::without_password(u).1)
+            {
+                eprintln!(
+                    "note: the database password was not written to gatehouse.toml; \
+                     give it through PGPASSWORD or ~/.pgpass (or --database-url / GATEHOUSE_DATABASE_URL)"
+                );
+            }
             Ok(format!(
                 "created {}site {:?} in {}",
                 if scratch { "scratch " } else { "" },

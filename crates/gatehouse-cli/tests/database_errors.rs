@@ -193,6 +193,12 @@ fn a_wrong_password_is_an_authentication_error_and_the_right_one_never_leaks() {
         "tracing was not on"
     );
     assert!(!seen.contains(password), "the password leaked: {seen}");
+    let site_file = std::fs::read_to_string(site.join("gatehouse.toml")).unwrap();
+    assert!(
+        site_file.contains(&format!("postgres://gatehouse_pw@{host}/{db}"))
+            && !site_file.contains(password),
+        "gatehouse.toml must keep the URL without its password: {site_file}"
+    );
     let dump = Command::new("psql")
         .arg(format!("{base}/{db}"))
         .args([

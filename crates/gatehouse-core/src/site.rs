@@ -120,6 +120,22 @@ pub async fn open(settings: &Settings) -> Result<Site> {
     })
 }
 
+/// `url` without the password of its `user:password@` part, and whether it had one.
+pub fn without_password(url: &str) -> (String, bool) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), false);
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) if userinfo.contains(':') => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            (format!("{scheme}://{user}@{host}{tail}"), true)
+        }
+        _ => (url.to_string(), false),
+    }
+}
+
 /// Creates a site in `dir` (created if missing). `gatehouse.toml` is written
 /// last, atomically, so a failed init leaves no half-made site behind.
 pub async fn init(
@@ -146,11 +162,16 @@ pub async fn init(
     let file = SiteFile {
         name: name.map(str::to_owned).unwrap_or(default_name),
         scratch,
-        database_url: database_url_flag.map(str::to_owned),
+        // A password never goes into gatehouse.toml: later runs take it from
+        // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
+        database_url: database_url_flag.map(|u| without_password(u).0),
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {
-        let url = database_url(&dir, None, &file)?;
+        let url = match database_url_flag {
+            Some(u) => u.to_string(),
+            None => database_url(&dir, None, &file)?,
+        };
         let store = Store::open(&url).await?;
         if scratch {
             crate::seed::scratch(&store).await?;
@@ -191,6 +212,22 @@ mod tests {
             database_url: None,
         };
         assert_send(open(&settings));
+    }
+
+    #[test]
+    fn passwords_are_cut_from_stored_urls() {
+        assert_eq!(
+            without_password("postgres://app:s3cr%40t@db:5432/site?sslmode=require"),
+            (
+                "postgres://app@db:5432/site?sslmode=require".to_string(),
+                true
+            )
+        );
+        assert_eq!(
+            without_password("postgres://app@db/site"),
+            ("postgres://app@db/site".to_string(), false)
+        );
+        assert_eq!(without_password("sqlite:///x.db").1, false);
     }
 
     #[test]

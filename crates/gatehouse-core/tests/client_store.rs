@@ -11,7 +11,6 @@ use gatehouse_core::client::{
     CallOptions, CallState, ConnectOptions, Connection, EffectClass, StoreRecorder,
 };
 use gatehouse_core::sandbox::Grace;
-use gatehouse_core::site;
 use gatehouse_core::store::{calls, connections};
 use serde_json::json;
 
