@@ -22,20 +22,26 @@ pub enum Reason {
 }
 
 /// Resolves when a signal arrives or the parent process is gone.
-pub async fn signal_or_orphaned() -> Reason {
+///
+/// The handlers are installed here, when called, not when the future is first
+/// polled: a SIGTERM that arrives after the first answer was sent must never
+/// meet the default action (death by signal instead of a clean exit).
+pub fn signal_or_orphaned() -> impl Future<Output = Reason> {
     let parent = getppid();
     let mut term = signal(SignalKind::terminate()).ok();
     let mut int = signal(SignalKind::interrupt()).ok();
     let mut hup = signal(SignalKind::hangup()).ok();
-    let mut tick = tokio::time::interval(PARENT_POLL);
-    loop {
-        tokio::select! {
-            Some(()) = recv(&mut term) => return Reason::Signal("SIGTERM"),
-            Some(()) = recv(&mut int) => return Reason::Signal("SIGINT"),
-            Some(()) = recv(&mut hup) => return Reason::Signal("SIGHUP"),
-            _ = tick.tick() => {
-                if getppid() != parent {
-                    return Reason::ParentExited;
+    async move {
+        let mut tick = tokio::time::interval(PARENT_POLL);
+        loop {
+            tokio::select! {
+                Some(()) = recv(&mut term) => return Reason::Signal("SIGTERM"),
+                Some(()) = recv(&mut int) => return Reason::Signal("SIGINT"),
+                Some(()) = recv(&mut hup) => return Reason::Signal("SIGHUP"),
+                _ = tick.tick() => {
+                    if getppid() != parent {
+                        return Reason::ParentExited;
+                    }
                 }
             }
         }
