@@ -1,7 +1,9 @@
 //! `cargo bench -p gatehouse-cli --bench mcp`: prints how fast `gatehouse mcp` is
 //! against a scratch site — cold start (spawn to `initialize` answer) and
 //! `tools/call` round trips per second, sequential and with 16 in flight.
-//! It prints figures; it asserts nothing about speed.
+//! It prints figures; it asserts nothing about speed. With
+//! `GATEHOUSE_TEST_PG_URL` set (`scripts/pg.sh start`) it measures the same
+//! against a site on PostgreSQL too.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -74,14 +76,33 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
+    println!("== SQLite");
+    bench_site(None);
+    if let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        let db = format!("gh_bench_mcp_{}", std::process::id());
+        let created = Command::new("psql")
+            .arg(format!("{base}/postgres"))
+            .args(["-q", "-c", &format!("CREATE DATABASE {db}")])
+            .status()
+            .unwrap();
+        assert!(created.success(), "could not create {db}");
+        println!("== PostgreSQL");
+        bench_site(Some(format!("{base}/{db}")));
+    }
+}
+
+fn bench_site(database_url: Option<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let site = tmp.path().join("site");
-    let out = Command::new(BIN)
-        .args(["site", "init"])
-        .arg(&site)
-        .arg("--scratch")
-        .output()
-        .unwrap();
+    let mut init = Command::new(BIN);
+    init.args(["site", "init"]).arg(&site).arg("--scratch");
+    if let Some(url) = &database_url {
+        init.arg("--database-url").arg(url);
+    }
+    let out = init.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
