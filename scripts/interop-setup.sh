@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the real MCP SDK clients the interop tests drive, at pinned versions:
+# Installs the real MCP SDK clients and servers the interop tests drive, at
+# pinned versions:
 #   - the official Python SDK (`mcp` on PyPI) into tests/interop/.venv
-#   - the official TypeScript SDK (@modelcontextprotocol/sdk) into
+#   - the official TypeScript SDK (@modelcontextprotocol/sdk) and the reference
+#     server @modelcontextprotocol/server-everything into
 #     tests/interop/node_modules, exactly as package-lock.json says
 # Idempotent: each step is skipped when the pinned version is already there.
-# crates/gatehouse-cli/tests/mcp_interop.rs uses them (and fails under CI=true
-# if they are missing, rather than skipping).
+# crates/gatehouse-cli/tests/mcp_interop.rs and client_interop.rs use them (and
+# fail under CI=true if they are missing, rather than skipping).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,9 +26,14 @@ PY
   "$dir/.venv/bin/pip" install -q --disable-pip-version-check "mcp==$PY_MCP_VERSION"
 fi
 
-ts_version=$(node -p 'require("./tests/interop/package.json").dependencies["@modelcontextprotocol/sdk"]')
-installed=$(node -p 'try { require("./tests/interop/node_modules/@modelcontextprotocol/sdk/package.json").version } catch { "" }')
-if [ "$installed" != "$ts_version" ]; then
-  echo "interop-setup: installing @modelcontextprotocol/sdk@$ts_version (TypeScript SDK)"
+# Every pinned npm package must be installed at its pinned version, else `npm ci`.
+node_ok=$(node -p '
+  const deps = require("./tests/interop/package.json").dependencies;
+  Object.entries(deps).every(([name, want]) => {
+    try { return require(`./tests/interop/node_modules/${name}/package.json`).version === want; }
+    catch { return false; }
+  })')
+if [ "$node_ok" != "true" ]; then
+  echo "interop-setup: installing $dir/package.json's pinned packages (TypeScript SDK, server-everything)"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 fi
