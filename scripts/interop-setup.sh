@@ -6,8 +6,9 @@
 #     server @modelcontextprotocol/server-everything into
 #     tests/interop/node_modules, exactly as package-lock.json says
 # Idempotent: each step is skipped when the pinned version is already there.
-# crates/gatehouse-cli/tests/mcp_interop.rs and client_interop.rs use them (and
-# fail under CI=true if they are missing, rather than skipping).
+# crates/gatehouse-cli/tests/mcp_interop.rs and
+# crates/gatehouse-core/tests/client_interop.rs use them (and fail under CI=true
+# if they are missing, rather than skipping).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
