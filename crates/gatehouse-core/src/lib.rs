@@ -18,6 +18,7 @@ pub mod error;
 pub mod http_fetch;
 pub mod keys;
 pub mod manifest;
+pub mod mcp_revisions;
 pub mod media;
 pub mod permissions;
 pub mod portable;
