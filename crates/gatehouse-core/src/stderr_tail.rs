@@ -30,6 +30,14 @@
 //! A character cut in two by Gatehouse's own cut (the end of the head, the start of
 //! the tail) is dropped rather than shown as U+FFFD, since the child did not write
 //! it broken; bytes the child wrote invalid are shown as U+FFFD.
+//!
+//! # Secrets
+//! A connection's secret values are replaced by `<redacted>` in every text handed
+//! out. Where a cut (the end of the head, the start of the tail, the unfinished
+//! end of a live stream) splits a secret, the piece left at the cut is redacted
+//! too once it is at least [`MIN_PARTIAL_SECRET`] bytes long; a shorter piece
+//! cannot be told from ordinary text and gives little away. Live line pieces are
+//! cut before a secret, never through it, unless the secret is longer than a piece.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -38,6 +46,12 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::Notify;
+
+/// The shortest piece of a secret, left at a cut, that is redacted (see the
+/// module's "Secrets").
+pub const MIN_PARTIAL_SECRET: usize = 4;
+
+const REDACTED: &str = "<redacted>";
 
 /// Default for the process-wide pool: fifty flooding connections under their
 /// own caps still fit in it, and it is small next to the host's memory.
@@ -126,7 +140,7 @@ impl Default for TailLimits {
 /// Counters and kept text at one moment; what call records and errors carry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TailSnapshot {
-    /// Every byte the child wrote to stderr so far.
+    /// Bytes the child wrote to stderr, up to where `text` ends.
     pub bytes_seen: u64,
     /// Bytes kept (head + tail), never more than the budgets allow.
     pub bytes_retained: u64,
@@ -173,6 +187,8 @@ struct TailState {
     bytes_seen: u64,
     /// The unfinished line for subscribers (at most `line_bytes`).
     partial: Vec<u8>,
+    /// `partial` continues a line already sent in pieces.
+    partial_continues: bool,
     subscribers: Vec<Arc<SubShared>>,
     ended: bool,
     /// Values (a connection's secrets) replaced by `<redacted>` in every text
@@ -204,6 +220,7 @@ impl StderrTail {
                 ring: ByteRing::default(),
                 bytes_seen: 0,
                 partial: Vec::new(),
+                partial_continues: false,
                 subscribers: Vec::new(),
                 ended: false,
                 redact: Vec::new(),
@@ -217,8 +234,8 @@ impl StderrTail {
     }
 
     /// Replaces these values by `<redacted>` in all text from now on (snapshots,
-    /// excerpts, live lines). A value cut in two by truncation or a line piece
-    /// is not recognised.
+    /// excerpts, live lines), pieces of them at a cut included (see the module's
+    /// "Secrets").
     pub fn set_redactions(&self, values: Vec<String>) {
         self.lock().redact = values.into_iter().filter(|v| !v.is_empty()).collect();
     }
@@ -238,7 +255,8 @@ impl StderrTail {
         }
         st.ended = true;
         if !st.partial.is_empty() {
-            let line = String::from_utf8_lossy(&std::mem::take(&mut st.partial)).into_owned();
+            let line = std::mem::take(&mut st.partial);
+            let line = st.line_text(&line, false);
             st.deliver(vec![line]);
         }
         for sub in &st.subscribers {
@@ -273,7 +291,7 @@ impl StderrTail {
     pub fn snapshot(&self) -> TailSnapshot {
         let st = self.lock();
         let ring = st.ring_bytes();
-        st.snapshot_of(&st.head, &ring, usize::MAX)
+        st.snapshot_of(&st.head, &ring, st.bytes_seen, usize::MAX, st.ended)
     }
 
     /// Counters and a text of at most [`TailLimits::excerpt_bytes`] bytes: the
@@ -281,40 +299,93 @@ impl StderrTail {
     pub fn excerpt(&self) -> TailSnapshot {
         let st = self.lock();
         let ring = st.ring_bytes();
-        st.snapshot_of(&st.head, &ring, st.limits.excerpt_bytes)
+        st.snapshot_of(
+            &st.head,
+            &ring,
+            st.bytes_seen,
+            st.limits.excerpt_bytes,
+            st.ended,
+        )
     }
 
     /// A live feed of new lines from now on. Never blocks the reader: when this
     /// subscriber's queue is full, lines are dropped for it and counted.
     pub fn subscribe(&self) -> Subscription {
+        self.follow().1
+    }
+
+    /// What was kept so far, up to the last complete line, and a live feed that
+    /// starts exactly there, taken under one lock: a line written meanwhile is
+    /// neither shown twice nor lost, and the unfinished line arrives whole.
+    pub fn follow(&self) -> (TailSnapshot, Subscription) {
         let mut st = self.lock();
         let shared = Arc::new(SubShared {
             queue: Mutex::new(SubQueue::default()),
             notify: Notify::new(),
             cap: st.limits.subscriber_queue_bytes,
         });
+        let ring = st.ring_bytes();
         if st.ended {
             shared.push_end();
-        } else {
-            st.subscribers.retain(|s| Arc::strong_count(s) > 1);
-            if st.subscribers.is_empty() {
-                // The unfinished line was not tracked while nobody listened;
-                // this subscriber's first line may be the rest of one.
-                st.partial.clear();
-            }
-            st.subscribers.push(shared.clone());
+            let snap = st.snapshot_of(&st.head, &ring, st.bytes_seen, usize::MAX, true);
+            return (snap, Subscription { shared });
         }
-        Subscription { shared }
+        st.subscribers.retain(|s| Arc::strong_count(s) > 1);
+        if st.subscribers.is_empty() {
+            // Nobody tracked the unfinished line; take it from the kept bytes.
+            (st.partial, st.partial_continues) = st.unfinished_line(&ring);
+        }
+        // The backlog stops where the unfinished line starts; the feed carries it.
+        // (Only a pool-starved tail keeps less than the unfinished line.)
+        let kept_after_cut = if st.truncated() {
+            ring.len()
+        } else {
+            st.head.len() + ring.len()
+        };
+        let held = st.partial.len().min(kept_after_cut);
+        let (head, ring) = if held <= ring.len() {
+            (&st.head[..], &ring[..ring.len() - held])
+        } else {
+            (&st.head[..st.head.len() - (held - ring.len())], &[][..])
+        };
+        let snap = st.snapshot_of(head, ring, st.bytes_seen - held as u64, usize::MAX, true);
+        st.subscribers.push(shared.clone());
+        (snap, Subscription { shared })
     }
 }
 
 impl TailState {
     fn truncated(&self) -> bool {
-        self.bytes_seen > (self.head.len() + self.ring.len()) as u64
+        self.bytes_seen > self.bytes_retained()
+    }
+
+    fn bytes_retained(&self) -> u64 {
+        (self.head.len() + self.ring.len()) as u64
     }
 
     fn ring_bytes(&self) -> Vec<u8> {
         self.ring.to_vec()
+    }
+
+    /// The kept bytes after the last newline (at most a line piece, starting on
+    /// a character boundary): the line the child is still writing, and whether
+    /// its start is missing (cut by truncation or by the piece size).
+    fn unfinished_line(&self, ring: &[u8]) -> (Vec<u8>, bool) {
+        let joined;
+        let kept: &[u8] = if self.truncated() {
+            ring
+        } else {
+            joined = [&self.head[..], ring].concat();
+            &joined
+        };
+        let newline = kept.iter().rposition(|&b| b == b'\n');
+        let line_start = newline.map_or(0, |i| i + 1);
+        let mut start = line_start.max(kept.len().saturating_sub(self.limits.line_bytes.max(4)));
+        while start < kept.len() && kept[start] & 0xC0 == 0x80 {
+            start += 1;
+        }
+        let continues = start > line_start || (newline.is_none() && self.truncated());
+        (kept[start..].to_vec(), continues)
     }
 
     /// Grows the reservation towards `want` total kept bytes; returns what is held.
@@ -364,20 +435,21 @@ impl TailState {
             let look = &rest[..rest.len().min(room + 1)];
             if let Some(nl) = look.iter().position(|&b| b == b'\n') {
                 self.partial.extend_from_slice(&look[..nl]);
-                lines
-                    .push(String::from_utf8_lossy(&std::mem::take(&mut self.partial)).into_owned());
+                let line = std::mem::take(&mut self.partial);
+                lines.push(self.line_text(&line, false));
+                self.partial_continues = false;
                 rest = &rest[nl + 1..];
             } else if look.len() == room + 1 {
                 // Longer than a piece: send `max` bytes, cut at a character
-                // boundary; the remainder starts the next piece.
+                // boundary and before any secret's start; the remainder starts
+                // the next piece.
                 self.partial.extend_from_slice(&rest[..room]);
                 rest = &rest[room..];
-                let cut = utf8_safe_cut(&self.partial);
+                let cut = secret_safe_cut(&self.partial, &self.redact);
                 let carry = self.partial.split_off(cut);
-                lines.push(
-                    String::from_utf8_lossy(&std::mem::replace(&mut self.partial, carry))
-                        .into_owned(),
-                );
+                let piece = std::mem::replace(&mut self.partial, carry);
+                lines.push(self.line_text(&piece, true));
+                self.partial_continues = true;
             } else {
                 self.partial.extend_from_slice(look);
                 rest = &[];
@@ -388,8 +460,14 @@ impl TailState {
         }
     }
 
+    /// A live line (or piece of one) as text, redacted; `cut_end` when the line
+    /// goes on in the next piece.
+    fn line_text(&self, bytes: &[u8], cut_end: bool) -> String {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        redact_at_cuts(&self.redact, text, self.partial_continues, cut_end)
+    }
+
     fn deliver(&mut self, lines: Vec<String>) {
-        let lines: Vec<String> = lines.into_iter().map(|l| redact(&self.redact, l)).collect();
         // Drop subscribers whose receiver is gone.
         self.subscribers.retain(|s| Arc::strong_count(s) > 1);
         for sub in &self.subscribers {
@@ -397,23 +475,42 @@ impl TailState {
         }
     }
 
-    fn snapshot_of(&self, head: &[u8], ring: &[u8], max_text: usize) -> TailSnapshot {
+    /// Counters and the text of `head` + `ring` out of the first `seen` bytes, within
+    /// `max_text`; `whole_end` when nothing follows the ring's last byte (the
+    /// stream ended, or the text stops at a line the caller holds back).
+    fn snapshot_of(
+        &self,
+        head: &[u8],
+        ring: &[u8],
+        seen: u64,
+        max_text: usize,
+        whole_end: bool,
+    ) -> TailSnapshot {
         let retained = (head.len() + ring.len()) as u64;
-        let truncated = self.truncated();
+        let truncated = seen > retained;
+        let cuts = Cuts {
+            secrets: &self.redact,
+            open_end: !whole_end,
+        };
         let text = if truncated {
-            render_truncated(head, ring, self.bytes_seen, max_text, &self.redact)
+            render_truncated(head, ring, seen, max_text, &cuts)
         } else {
             // Nothing dropped: head and ring are contiguous, decode them as one.
             let all = [head, ring].concat();
-            let whole = redact(&self.redact, String::from_utf8_lossy(&all).into_owned());
+            let whole = redact_at_cuts(
+                &self.redact,
+                String::from_utf8_lossy(&all).into_owned(),
+                false,
+                cuts.open_end,
+            );
             if whole.len() <= max_text {
                 whole
             } else {
-                render_truncated(head, ring, self.bytes_seen, max_text, &self.redact)
+                render_truncated(head, ring, seen, max_text, &cuts)
             }
         };
         TailSnapshot {
-            bytes_seen: self.bytes_seen,
+            bytes_seen: seen,
             bytes_retained: retained,
             truncated,
             head_bytes: head.len() as u64,
@@ -494,19 +591,20 @@ pub fn marker(head: u64, tail: u64, seen: u64) -> String {
     }
 }
 
+/// What rendering needs to redact at the cuts it makes.
+struct Cuts<'a> {
+    secrets: &'a [String],
+    /// The kept bytes end where the child is still writing.
+    open_end: bool,
+}
+
 /// Renders head + marker + tail within `max_text` bytes, shrinking the shown
 /// head and tail (the marker then counts what is shown, so it stays exact).
 /// The tail gets the room first (it usually holds the error), the head at most a
 /// quarter of the budget unless the tail leaves more.
-fn render_truncated(
-    head: &[u8],
-    tail: &[u8],
-    seen: u64,
-    max_text: usize,
-    secrets: &[String],
-) -> String {
+fn render_truncated(head: &[u8], tail: &[u8], seen: u64, max_text: usize, cuts: &Cuts) -> String {
     let fits = |h: usize, t: usize| {
-        render_parts(&head[..h], &tail[tail.len() - t..], seen, secrets).len() <= max_text
+        render_parts(&head[..h], &tail[tail.len() - t..], seen, cuts).len() <= max_text
     };
     // Largest n in lo..=hi with ok(n), given ok(lo); lossy decoding can make the
     // length step unevenly, so search rather than subtract.
@@ -520,7 +618,7 @@ fn render_truncated(
     };
     if !fits(0, 0) {
         // Not even the marker fits: cut it, on a character boundary.
-        let text = render_parts(&[], &[], seen, secrets);
+        let text = render_parts(&[], &[], seen, cuts);
         let mut end = max_text.min(text.len());
         while !text.is_char_boundary(end) {
             end -= 1;
@@ -532,12 +630,13 @@ fn render_truncated(
     if t == tail.len() {
         h = largest(h, head.len(), &|h| fits(h, t));
     }
-    render_parts(&head[..h], &tail[tail.len() - t..], seen, secrets)
+    render_parts(&head[..h], &tail[tail.len() - t..], seen, cuts)
 }
 
-fn render_parts(head: &[u8], tail: &[u8], seen: u64, secrets: &[String]) -> String {
-    let head_text = redact(secrets, decode_trim_end(head));
-    let tail_text = redact(secrets, decode_trim_start(tail));
+fn render_parts(head: &[u8], tail: &[u8], seen: u64, cuts: &Cuts) -> String {
+    // Bytes are missing between head and tail: both sides of the gap are cuts.
+    let head_text = redact_at_cuts(cuts.secrets, decode_trim_end(head), false, true);
+    let tail_text = redact_at_cuts(cuts.secrets, decode_trim_start(tail), true, cuts.open_end);
     let marker = marker(head.len() as u64, tail.len() as u64, seen);
     let mut out = String::with_capacity(head_text.len() + marker.len() + tail_text.len() + 2);
     out.push_str(&head_text);
@@ -550,14 +649,66 @@ fn render_parts(head: &[u8], tail: &[u8], seen: u64, secrets: &[String]) -> Stri
     out
 }
 
-fn redact(secrets: &[String], text: String) -> String {
-    secrets.iter().fold(text, |t, s| {
+/// Replaces every whole secret, then the piece of one left at a cut: the end of
+/// a secret at the start of `text` (`cut_start`), the start of one at its end
+/// (`cut_end`).
+fn redact_at_cuts(secrets: &[String], text: String, cut_start: bool, cut_end: bool) -> String {
+    let mut text = secrets.iter().fold(text, |t, s| {
         if t.contains(s.as_str()) {
-            t.replace(s.as_str(), "<redacted>")
+            t.replace(s.as_str(), REDACTED)
         } else {
             t
         }
-    })
+    });
+    if cut_end {
+        let piece = secrets
+            .iter()
+            .filter_map(|s| {
+                (MIN_PARTIAL_SECRET..s.len())
+                    .rev()
+                    .find(|&n| s.is_char_boundary(n) && text.ends_with(&s[..n]))
+            })
+            .max();
+        if let Some(n) = piece {
+            text.truncate(text.len() - n);
+            text.push_str(REDACTED);
+        }
+    }
+    if cut_start {
+        let piece = secrets
+            .iter()
+            .filter_map(|s| {
+                (MIN_PARTIAL_SECRET..s.len()).rev().find(|&n| {
+                    s.is_char_boundary(s.len() - n) && text.starts_with(&s[s.len() - n..])
+                })
+            })
+            .max();
+        if let Some(n) = piece {
+            text.replace_range(..n, REDACTED);
+        }
+    }
+    text
+}
+
+/// Where a live piece of `bytes` may end: on a character boundary, and before
+/// the start of a secret that runs past it (when the piece keeps at least one byte).
+fn secret_safe_cut(bytes: &[u8], secrets: &[String]) -> usize {
+    let cut = utf8_safe_cut(bytes);
+    let kept = &bytes[..cut];
+    let held_back = secrets
+        .iter()
+        .filter_map(|s| {
+            (1..s.len())
+                .rev()
+                .find(|&n| kept.ends_with(&s.as_bytes()[..n]))
+        })
+        .max()
+        .unwrap_or(0);
+    if held_back < cut {
+        cut - held_back
+    } else {
+        cut
+    }
 }
 
 /// Decodes a head whose end Gatehouse cut: an incomplete final character is
@@ -821,6 +972,121 @@ mod tests {
             Some(TailEvent::Lines(vec!["token=<redacted> ok".into()]))
         );
         assert!(!t.excerpt().text.contains("hunter2"));
+    }
+
+    #[test]
+    fn a_secret_cut_by_truncation_is_redacted_on_both_sides_of_the_gap() {
+        const SECRET: &str = "s3cr3t-value-42";
+        let t = tail(10, 12);
+        t.set_redactions(vec![SECRET.into()]);
+        // Head "key=s3cr3t" ends inside the secret; the gap swallows the middle
+        // of the second one, and the tail starts inside it.
+        t.push(format!("key={SECRET} pad pad pad {SECRET} end\n").as_bytes());
+        let s = t.snapshot();
+        assert_eq!(
+            s.text,
+            "key=<redacted>\n[stderr truncated: kept first 10 and last 12 of 52 bytes]\n<redacted> end\n"
+        );
+        // Excerpts cut again, with the same rule.
+        for max in 40..s.text.len() + 8 {
+            let mut l = limits(10, 12);
+            l.excerpt_bytes = max;
+            let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
+            t.set_redactions(vec![SECRET.into()]);
+            t.push(format!("key={SECRET} pad pad pad {SECRET} end\n").as_bytes());
+            let text = t.excerpt().text;
+            for piece in SECRET.as_bytes().windows(MIN_PARTIAL_SECRET) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(!text.contains(piece), "{piece:?} in {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_secret_still_being_written_is_redacted_at_the_open_end() {
+        let t = tail(0, 64);
+        t.set_redactions(vec!["hunter2hunter2".into()]);
+        t.push(b"token=hunter2h");
+        assert_eq!(t.snapshot().text, "token=<redacted>");
+        t.push(b"unter2 ok");
+        t.finish();
+        assert_eq!(t.snapshot().text, "token=<redacted> ok");
+    }
+
+    #[tokio::test]
+    async fn live_pieces_of_a_long_line_never_split_a_secret() {
+        const SECRET: &str = "0123456789";
+        let mut l = limits(0, 1024);
+        l.subscriber_queue_bytes = 1 << 20;
+        let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
+        t.set_redactions(vec![SECRET.into()]);
+        let mut sub = t.subscribe();
+        // Every offset of the secret against the 16-byte piece edge.
+        let line: String = (0..16)
+            .map(|i| format!("{}{SECRET}", "x".repeat(i)))
+            .collect();
+        t.push(format!("{line}\n").as_bytes());
+        t.finish();
+        let mut pieces = Vec::new();
+        while let Some(TailEvent::Lines(l)) = sub.recv().await {
+            pieces.extend(l);
+        }
+        let joined = pieces.concat();
+        assert_eq!(joined, line.replace(SECRET, "<redacted>"));
+        assert!(
+            pieces
+                .iter()
+                .all(|p| p.len() <= 16 || p.contains("<redacted>"))
+        );
+        for p in &pieces {
+            assert!(!p.contains("0123"), "{p:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn follow_hands_over_without_repeating_or_losing_a_line() {
+        let t = tail(0, 1024);
+        t.push(b"one\ntwo\nthr");
+        let (backlog, mut sub) = t.follow();
+        assert_eq!(backlog.text, "one\ntwo\n");
+        assert_eq!(backlog.bytes_seen, 8);
+        t.push(b"ee\nfour\n");
+        assert_eq!(
+            sub.recv().await,
+            Some(TailEvent::Lines(vec!["three".into(), "four".into()]))
+        );
+        // A second follower while the first one is tracking a line.
+        t.push(b"fi");
+        let (backlog, mut second) = t.follow();
+        assert_eq!(backlog.text, "one\ntwo\nthree\nfour\n");
+        t.push(b"ve\n");
+        t.finish();
+        for s in [&mut sub, &mut second] {
+            assert_eq!(s.recv().await, Some(TailEvent::Lines(vec!["five".into()])));
+            assert_eq!(s.recv().await, Some(TailEvent::End));
+        }
+        // After the end, the backlog is everything.
+        let (backlog, mut late) = t.follow();
+        assert_eq!(backlog.text, "one\ntwo\nthree\nfour\nfive\n");
+        assert_eq!(late.recv().await, Some(TailEvent::End));
+    }
+
+    #[tokio::test]
+    async fn follow_of_a_truncated_tail_keeps_the_marker_exact() {
+        let t = tail(4, 10);
+        t.push(b"abc\n0123456789\nxy");
+        let (backlog, mut sub) = t.follow();
+        // The tail's last 10 bytes are "3456789\nxy"; "xy" is held for the feed.
+        assert_eq!(
+            backlog.text,
+            "abc\n[stderr truncated: kept first 4 and last 8 of 15 bytes]\n3456789\n"
+        );
+        assert_eq!(
+            marker(backlog.head_bytes, backlog.tail_bytes, backlog.bytes_seen),
+            "[stderr truncated: kept first 4 and last 8 of 15 bytes]"
+        );
+        t.push(b"z\n");
+        assert_eq!(sub.recv().await, Some(TailEvent::Lines(vec!["xyz".into()])));
     }
 
     #[test]

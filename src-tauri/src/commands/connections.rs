@@ -259,10 +259,8 @@ pub async fn watch_stderr(
     let live = state.connection(&name).ok_or_else(|| not_open(&name))?;
     let mine = state.watch.begin();
     let tail = live.conn.stderr().clone();
-    // Subscribe before the snapshot: a line written in between then shows
-    // twice rather than not at all.
-    let subscription = tail.subscribe();
-    let snapshot = tail.snapshot();
+    // One step: no line written in between shows twice or goes missing.
+    let (snapshot, subscription) = tail.follow();
     if on_event
         .send(snapshot_message(&snapshot, Counters::of(&tail)))
         .is_err()

@@ -15,7 +15,7 @@ use super::recorder::StoreRecorder;
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::sandbox::{self, ChildSpec, EnvValue, ExitInfo, ScratchRoot};
 use crate::site::Site;
-use crate::stderr_tail::{Subscription, TailSnapshot};
+use crate::stderr_tail::TailSnapshot;
 use crate::store::{self, Store};
 
 /// Limits stored with a connection; unset ones take the client's defaults.
@@ -289,15 +289,10 @@ pub async fn tail(
 ) -> Result<ConnectionRecord> {
     let saved = get(&site.store, name).await?;
     let conn = Connection::connect(connect_options(site, &saved)?).await?;
-    let mut sub: Subscription = conn.stderr().subscribe();
-    // What was written before we subscribed (a line may then arrive twice).
+    // What was written before, then the live lines from exactly there on.
+    let (backlog, mut sub) = conn.stderr().follow();
     on_event(crate::stderr_tail::TailEvent::Lines(
-        conn.stderr()
-            .snapshot()
-            .text
-            .lines()
-            .map(str::to_owned)
-            .collect(),
+        backlog.text.lines().map(str::to_owned).collect(),
     ));
     tokio::pin!(stop);
     loop {

@@ -1,0 +1,7 @@
+#![no_main]
+//! The stdout frame decoder (and the JSON-RPC line parser behind it).
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::frame_decoder(data));

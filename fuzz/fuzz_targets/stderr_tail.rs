@@ -1,0 +1,7 @@
+#![no_main]
+//! The stderr head/tail, its budgets, redaction and live lines.
+
+#[path = "../checks.rs"]
+mod checks;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| checks::stderr_tail(data));
