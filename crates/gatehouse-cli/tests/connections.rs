@@ -108,3 +108,38 @@ fn secrets_are_stored_by_name_only() {
         "{spec}"
     );
 }
+
+/// `gatehouse tail` connects while the server is mid-way through its output:
+/// what came before (from the kept tail) and what comes after (live) join up
+/// with every line exactly once, in order, unfinished lines included.
+#[test]
+fn tail_shows_every_line_once_across_the_connect() {
+    let site = TestSite::new("connections_tail");
+    let n = 400;
+    site.ok(&[
+        "connections",
+        "add",
+        "chat",
+        "--",
+        "python3",
+        &fixture("mcp_server.py"),
+        "--chatter",
+        &n.to_string(),
+    ]);
+    let out = site.ok(&["tail", "chat"]);
+    let lines: Vec<&str> = out.lines().collect();
+    let chatter: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("chatter"))
+        .collect();
+    let expected: Vec<String> = (0..n).map(|i| format!("chatter {i}")).collect();
+    assert_eq!(chatter, expected, "{out}");
+    assert!(!out.contains("[gatehouse: missed"), "{out}");
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("[gatehouse: connection ended (exited)")),
+        "{out}"
+    );
+}
