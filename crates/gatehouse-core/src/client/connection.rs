@@ -1153,6 +1153,23 @@ async fn supervise(
                 }
                 Some(Command::Shutdown(ack)) => {
                     shutdown_ack = Some(ack);
+                    // A child that already exited ended the connection itself.
+                    // Its stderr may reach end-of-file just before the exit
+                    // shows, so then give the exit a moment to appear.
+                    let exited = match child.try_exit() {
+                        None if stderr_task.is_finished() => {
+                            tokio::time::timeout(Duration::from_millis(200), child.wait())
+                                .await
+                                .ok()
+                                .and_then(|r| r.ok())
+                        }
+                        exited => exited,
+                    };
+                    if let Some(exit) = exited {
+                        *lock(&shared.exit) = Some(exit);
+                        let excerpt = shared.stderr.excerpt().text;
+                        break (Closed::Exited { exit: Some(exit), excerpt }, false);
+                    }
                     break (Closed::Shutdown, true);
                 }
                 None => break (Closed::Dropped, false),
