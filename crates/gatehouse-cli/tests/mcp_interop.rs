@@ -9,28 +9,13 @@
 
 mod util;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use util::{BIN, TestSite};
 
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop")
-}
-
-/// Whether to skip: true (with a message) when the dependency is missing.
-fn missing(what: &str, present: bool) -> bool {
-    if present {
-        return false;
-    }
-    let msg = format!("{what} is not installed; run scripts/interop-setup.sh");
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{msg} (CI must run the interop tests)"
-    );
-    eprintln!("SKIPPED: {msg}");
-    true
-}
+#[path = "../../../tests/interop/interop.rs"]
+mod interop;
+use interop::{interop_dir, missing};
 
 fn run(site: &TestSite, mut cmd: Command, keys: &[(&str, String)]) {
     cmd.arg(BIN).arg(site.path()).current_dir(interop_dir());

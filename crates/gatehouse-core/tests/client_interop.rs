@@ -12,7 +12,6 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,23 +24,9 @@ use gatehouse_core::sandbox::{ChildSpec, EnvValue, Grace, ScratchRoot};
 use gatehouse_core::stderr_tail::StderrBudget;
 use serde_json::{Value, json};
 
-fn interop_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop")
-}
-
-/// Whether to skip: true (with a message) when the dependency is missing.
-fn missing(what: &str, present: bool) -> bool {
-    if present {
-        return false;
-    }
-    let msg = format!("{what} is not installed; run scripts/interop-setup.sh");
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{msg} (CI must run the interop tests)"
-    );
-    eprintln!("SKIPPED: {msg}");
-    true
-}
+#[path = "../../../tests/interop/interop.rs"]
+mod interop;
+use interop::{interop_dir, missing};
 
 struct Fixture {
     _tmp: tempfile::TempDir,
