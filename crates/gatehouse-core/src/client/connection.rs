@@ -9,7 +9,9 @@
 //! - the **stderr reader** drains into the [`StderrTail`] until end-of-file;
 //!
 //! Requests are written to the child's stdin by the calling task itself (no
-//! writer task to hop through), one line per `write`, under an async mutex.
+//! writer task to hop through): each caller queues its line in an outbox, and
+//! whoever holds stdin writes everything queued at once, so concurrent calls
+//! share one `write` instead of taking turns.
 //!
 //! Failure rules: a call's own deadline kills the group (the server is stuck);
 //! a kill, an exit or a protocol failure ends every pending call; a pending call
@@ -258,6 +260,8 @@ struct Shared {
     pid: i32,
     limits: ClientLimits,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    /// Whole lines waiting for whoever next holds `stdin`.
+    outbox: Mutex<Vec<u8>>,
     commands: mpsc::UnboundedSender<Command>,
     pending: Mutex<PendingTable>,
     next_id: AtomicU64,
@@ -279,13 +283,17 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Writes one line to the child's stdin; false once stdin is closed or broken.
+    /// Writes one line to the child's stdin, with any queued by concurrent
+    /// callers; false once stdin is closed or broken. Lines stay whole and in
+    /// queue order; an earlier holder may already have written ours.
     async fn write_line(&self, line: &[u8]) -> bool {
+        lock(&self.outbox).extend_from_slice(line);
         let mut stdin = self.stdin.lock().await;
         let Some(w) = stdin.as_mut() else {
             return false;
         };
-        if w.write_all(line).await.is_err() {
+        let batch = std::mem::take(&mut *lock(&self.outbox));
+        if !batch.is_empty() && w.write_all(&batch).await.is_err() {
             *stdin = None;
             return false;
         }
@@ -457,6 +465,7 @@ impl Connection {
             slots: Semaphore::new(opts.limits.max_in_flight.max(1)),
             limits: opts.limits.clone(),
             stdin: tokio::sync::Mutex::new(Some(stdin)),
+            outbox: Mutex::new(Vec::new()),
             commands: cmd_tx,
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicU64::new(1),
