@@ -4,21 +4,30 @@
 //! cargo run --release -p gatehouse-core --example bench -- client \
 //!     [--calls 10000] [--conc 16] [--cold 5] [--tool echo] [--args '{"message":"hello"}'] -- CMD ARGS…
 //! cargo run --release -p gatehouse-core --example bench -- raw   [same flags] -- CMD ARGS…
+//! cargo run --release -p gatehouse-core --example bench -- rmcp  [same flags] -- CMD ARGS…
 //! cargo run --release -p gatehouse-core --example bench -- flood [--mb 200] -- CMD ARGS…
 //! ```
 //! `client` drives `gatehouse_core::client::Connection`; `raw` is the baseline: a
 //! minimal hand-written pipe driver (legacy `initialize`, then `tools/call` lines,
-//! no sandbox, no records) to compare against. `flood` measures stderr drain
+//! no sandbox, no records) to compare against; `rmcp` drives the official Rust SDK's
+//! client (tests/interop/bench_client.mjs is the TypeScript SDK's; scripts/bench-client.sh
+//! runs all four against one server). `flood` measures stderr drain
 //! throughput and the time to answer a call while the server floods stderr
 //! (the server must accept `--flood-mb N`, as tests/fixtures/mcp_server.py does).
 
 use std::collections::HashMap;
+use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gatehouse_core::client::lifecycle::{CallRecord, CallRecorder, ConnectionRecord, RecordFuture};
 use gatehouse_core::client::{CallOptions, CallState, ConnectOptions, Connection};
 use gatehouse_core::sandbox::{self, ChildSpec, ScratchRoot};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{Mutex, oneshot};
@@ -75,8 +84,8 @@ fn parse() -> anyhow::Result<Args> {
         }
     }
     anyhow::ensure!(
-        matches!(a.mode.as_str(), "client" | "raw" | "flood") && !a.cmd.is_empty(),
-        "usage: bench client|raw|flood [flags] -- CMD ARGS…"
+        matches!(a.mode.as_str(), "client" | "raw" | "rmcp" | "flood") && !a.cmd.is_empty(),
+        "usage: bench client|raw|rmcp|flood [flags] -- CMD ARGS…"
     );
     Ok(a)
 }
@@ -135,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
     match a.mode.as_str() {
         "client" => bench_client(&a, &root, &mut out).await?,
         "raw" => bench_raw(&a, &mut out).await?,
+        "rmcp" => bench_rmcp(&a, &mut out).await?,
         _ => bench_flood(&a, &root, &mut out).await?,
     }
     out.insert(
@@ -157,176 +167,265 @@ fn options(a: &Args, root: &ScratchRoot) -> ConnectOptions {
     o
 }
 
+/// `cold_start_ms`: the median of `a.cold` runs of `once`, which connects, closes and
+/// returns how long spawn → negotiated took (closing is not timed).
+async fn cold_start<F, Fut>(
+    a: &Args,
+    mut once: F,
+    out: &mut serde_json::Map<String, Value>,
+) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Duration>>,
+{
+    let mut cold = Vec::new();
+    for _ in 0..a.cold {
+        cold.push(once().await?.as_secs_f64() * 1000.0);
+    }
+    cold.sort_by(|x, y| x.total_cmp(y));
+    out.insert(
+        "cold_start_ms".into(),
+        json!(cold.get(cold.len() / 2).map(|v| (v * 10.0).round() / 10.0)),
+    );
+    Ok(())
+}
+
+/// The measurement every mode shares, so only the client differs: 100 warm-up calls,
+/// `a.calls` sequential calls, then `a.conc` tasks each making `a.calls / a.conc`.
+async fn measure<F, Fut>(
+    a: &Args,
+    call: F,
+    out: &mut serde_json::Map<String, Value>,
+) -> anyhow::Result<()>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = anyhow::Result<()>> + Send,
+{
+    for _ in 0..100 {
+        call().await?;
+    }
+    let mut lat = Vec::with_capacity(a.calls);
+    let t = Instant::now();
+    for _ in 0..a.calls {
+        let c = Instant::now();
+        call().await?;
+        lat.push(c.elapsed().as_micros());
+    }
+    summary("seq", lat, t.elapsed(), out);
+    let per = a.calls / a.conc.max(1);
+    let t = Instant::now();
+    let tasks: Vec<_> = (0..a.conc)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let mut lat = Vec::with_capacity(per);
+                for _ in 0..per {
+                    let c = Instant::now();
+                    call().await?;
+                    lat.push(c.elapsed().as_micros());
+                }
+                anyhow::Ok(lat)
+            })
+        })
+        .collect();
+    let mut lat = Vec::new();
+    for t in tasks {
+        lat.extend(t.await??);
+    }
+    summary("conc", lat, t.elapsed(), out);
+    out.insert("conc".into(), json!(a.conc));
+    Ok(())
+}
+
 async fn bench_client(
     a: &Args,
     root: &ScratchRoot,
     out: &mut serde_json::Map<String, Value>,
 ) -> anyhow::Result<()> {
-    let mut cold = Vec::new();
-    for _ in 0..a.cold {
-        let t = Instant::now();
-        let conn = Connection::connect(options(a, root)).await?;
-        cold.push(t.elapsed().as_secs_f64() * 1000.0);
-        conn.close().await;
-    }
-    cold.sort_by(|x, y| x.partial_cmp(y).unwrap());
-    out.insert(
-        "cold_start_ms".into(),
-        json!(cold.get(cold.len() / 2).map(|v| (v * 10.0).round() / 10.0)),
-    );
+    cold_start(
+        a,
+        || async {
+            let t = Instant::now();
+            let conn = Connection::connect(options(a, root)).await?;
+            let took = t.elapsed();
+            conn.close().await;
+            Ok(took)
+        },
+        out,
+    )
+    .await?;
     let conn = Connection::connect(options(a, root)).await?;
     out.insert(
         "protocol_version".into(),
         json!(conn.server().protocol_version),
     );
-    // Warm-up.
-    for _ in 0..100 {
-        conn.call_tool(&a.tool, a.args.clone(), CallOptions::default())
-            .await;
-    }
-    let mut lat = Vec::with_capacity(a.calls);
-    let t = Instant::now();
-    for _ in 0..a.calls {
-        let c = Instant::now();
-        let r = conn
-            .call_tool(&a.tool, a.args.clone(), CallOptions::default())
-            .await;
-        anyhow::ensure!(
-            r.state == CallState::Completed,
-            "call failed: {:?}",
-            r.error
-        );
-        lat.push(c.elapsed().as_micros());
-    }
-    summary("seq", lat, t.elapsed(), out);
-    let t = Instant::now();
-    let per = a.calls / a.conc.max(1);
-    let mut tasks = Vec::new();
-    for _ in 0..a.conc {
-        let conn = conn.clone();
-        let tool = a.tool.clone();
-        let args = a.args.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::with_capacity(per);
-            for _ in 0..per {
-                let c = Instant::now();
-                let r = conn
-                    .call_tool(&tool, args.clone(), CallOptions::default())
-                    .await;
-                assert_eq!(r.state, CallState::Completed, "{:?}", r.error);
-                lat.push(c.elapsed().as_micros());
-            }
-            lat
-        }));
-    }
-    let mut lat = Vec::new();
-    for t in tasks {
-        lat.extend(t.await?);
-    }
-    summary("conc", lat, t.elapsed(), out);
-    out.insert("conc".into(), json!(a.conc));
+    let (c, tool, args) = (
+        conn.clone(),
+        Arc::<str>::from(a.tool.as_str()),
+        a.args.clone(),
+    );
+    let call = move || {
+        let (conn, tool, args) = (c.clone(), tool.clone(), args.clone());
+        async move {
+            let r = conn.call_tool(&tool, args, CallOptions::default()).await;
+            anyhow::ensure!(
+                r.state == CallState::Completed,
+                "call failed: {:?}",
+                r.error
+            );
+            Ok(())
+        }
+    };
+    measure(a, call, out).await?;
     conn.close().await;
     Ok(())
 }
 
 /// The baseline: the least a pipe driver can do.
-async fn bench_raw(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow::Result<()> {
-    let mut child = tokio::process::Command::new(&a.cmd[0])
-        .args(&a.cmd[1..])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let stdin = Arc::new(Mutex::new(child.stdin.take().unwrap()));
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let pending: Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<()>>>> = Default::default();
-    // Handshake inline, then hand stdout to a router task.
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}});
-    stdin
-        .lock()
-        .await
-        .write_all(format!("{init}\n").as_bytes())
-        .await?;
-    lines.next_line().await?;
-    stdin
-        .lock()
-        .await
-        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
-        .await?;
-    let router = {
-        let pending = pending.clone();
-        tokio::spawn(async move {
-            while let Ok(Some(line)) = lines.next_line().await {
-                let v: Value = serde_json::from_str(&line).unwrap_or_default();
-                if let Some(id) = v["id"].as_u64()
-                    && let Some(tx) = pending.lock().unwrap().remove(&id)
-                {
-                    let _ = tx.send(());
-                }
-            }
-        })
-    };
-    let next = Arc::new(std::sync::atomic::AtomicU64::new(1));
-    let call = {
-        let stdin = stdin.clone();
-        let pending = pending.clone();
-        let tool = a.tool.clone();
-        let args = a.args.clone();
-        move || {
-            let stdin = stdin.clone();
+struct Raw {
+    /// Held so `kill_on_drop` ends the server with the driver.
+    _child: tokio::process::Child,
+    stdin: Mutex<tokio::process::ChildStdin>,
+    pending: Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<()>>>>,
+    next: AtomicU64,
+    router: tokio::task::JoinHandle<()>,
+}
+
+impl Raw {
+    /// Spawns the server and does the legacy handshake inline, then hands stdout to
+    /// a router task that completes whichever call an answer's id names.
+    async fn connect(cmd: &[String]) -> anyhow::Result<Raw> {
+        let mut child = tokio::process::Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}});
+        stdin.write_all(format!("{init}\n").as_bytes()).await?;
+        anyhow::ensure!(
+            lines.next_line().await?.is_some(),
+            "no answer to initialize"
+        );
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await?;
+        let pending: Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<()>>>> = Default::default();
+        let router = {
             let pending = pending.clone();
-            let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let line = format!(
-                "{}\n",
-                json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}})
-            );
-            async move {
-                let (tx, rx) = oneshot::channel();
-                pending.lock().unwrap().insert(id, tx);
-                {
-                    let mut w = stdin.lock().await;
-                    w.write_all(line.as_bytes()).await.unwrap();
-                    w.flush().await.unwrap();
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let v: Value = serde_json::from_str(&line).unwrap_or_default();
+                    if let Some(id) = v["id"].as_u64()
+                        && let Some(tx) = pending.lock().unwrap().remove(&id)
+                    {
+                        let _ = tx.send(());
+                    }
                 }
-                rx.await.unwrap();
-            }
+            })
+        };
+        Ok(Raw {
+            _child: child,
+            stdin: Mutex::new(stdin),
+            pending,
+            next: AtomicU64::new(1),
+            router,
+        })
+    }
+
+    async fn call(&self, tool: &str, args: &Value) -> anyhow::Result<()> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let line = format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}})
+        );
+        let (tx, rx) = oneshot::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        {
+            let mut w = self.stdin.lock().await;
+            w.write_all(line.as_bytes()).await?;
+            w.flush().await?;
+        }
+        Ok(rx.await?)
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        self.router.abort();
+    }
+}
+
+async fn bench_raw(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow::Result<()> {
+    cold_start(
+        a,
+        || async {
+            let t = Instant::now();
+            let raw = Raw::connect(&a.cmd).await?;
+            let took = t.elapsed();
+            drop(raw);
+            Ok(took)
+        },
+        out,
+    )
+    .await?;
+    let raw = Arc::new(Raw::connect(&a.cmd).await?);
+    let (tool, args) = (Arc::<str>::from(a.tool.as_str()), Arc::new(a.args.clone()));
+    let call = move || {
+        let (raw, tool, args) = (raw.clone(), tool.clone(), args.clone());
+        async move { raw.call(&tool, &args).await }
+    };
+    measure(a, call, out).await
+}
+
+/// The official Rust SDK's client (`rmcp`), with its defaults: legacy `initialize`,
+/// its own child-process transport (stderr discarded, as `raw` does).
+async fn rmcp_connect(a: &Args) -> anyhow::Result<RunningService<RoleClient, ()>> {
+    let mut cmd = tokio::process::Command::new(&a.cmd[0]);
+    cmd.args(&a.cmd[1..]);
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()?;
+    Ok(().serve(transport).await?)
+}
+
+async fn bench_rmcp(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow::Result<()> {
+    cold_start(
+        a,
+        || async {
+            let t = Instant::now();
+            let client = rmcp_connect(a).await?;
+            let took = t.elapsed();
+            client.cancel().await?;
+            Ok(took)
+        },
+        out,
+    )
+    .await?;
+    let client = rmcp_connect(a).await?;
+    if let Some(info) = client.peer().peer_info() {
+        out.insert("protocol_version".into(), json!(info.protocol_version));
+    }
+    let params = CallToolRequestParams::new(a.tool.clone()).with_arguments(
+        a.args
+            .as_object()
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("--args must be a JSON object"))?,
+    );
+    let peer = client.peer().clone();
+    let call = move || {
+        let (peer, params) = (peer.clone(), params.clone());
+        async move {
+            let r = peer.call_tool(params).await?;
+            anyhow::ensure!(r.is_error != Some(true), "call failed: {r:?}");
+            Ok(())
         }
     };
-    for _ in 0..100 {
-        call().await;
-    }
-    let mut lat = Vec::with_capacity(a.calls);
-    let t = Instant::now();
-    for _ in 0..a.calls {
-        let c = Instant::now();
-        call().await;
-        lat.push(c.elapsed().as_micros());
-    }
-    summary("seq", lat, t.elapsed(), out);
-    let per = a.calls / a.conc.max(1);
-    let t = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..a.conc {
-        let call = call.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::with_capacity(per);
-            for _ in 0..per {
-                let c = Instant::now();
-                call().await;
-                lat.push(c.elapsed().as_micros());
-            }
-            lat
-        }));
-    }
-    let mut lat = Vec::new();
-    for t in tasks {
-        lat.extend(t.await?);
-    }
-    summary("conc", lat, t.elapsed(), out);
-    out.insert("conc".into(), json!(a.conc));
-    router.abort();
-    let _ = child.kill().await;
+    measure(a, call, out).await?;
+    client.cancel().await?;
     Ok(())
 }
 
