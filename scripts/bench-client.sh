@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Measures four MCP clients against one server, the TypeScript SDK echo server
+# (tests/interop/echo_server.mjs):
+#   raw       bench.rs's hand-written pipe driver (the baseline)
+#   gatehouse bench.rs `client`: gatehouse_core::client::Connection (sandboxed)
+#   rmcp      bench.rs `rmcp`: the official Rust SDK's client
+#   ts-sdk    tests/interop/bench_client.mjs: the official TypeScript SDK's client
+# Each mode runs BENCH_RUNS times (default 3), interleaved so background noise
+# spreads over all of them; every JSON line is printed, then a table of
+# per-key medians with calls/s as a ratio to raw.
+#
+# Usage: scripts/bench-client.sh [bench flags, e.g. --calls 2000 --conc 8]
+# Flags given here override the defaults (--calls 10000 --conc 16 --cold 5).
+# Respects CARGO_TARGET_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
+runs=${BENCH_RUNS:-3}
+flags=(--calls 10000 --conc 16 --cold 5 "$@")
+
+cargo build --release -q -p gatehouse-core --example bench
+target=$(cargo metadata --format-version 1 --no-deps | node -e \
+  'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
+bench="$target/release/examples/bench"
+
+interop="$root/tests/interop"
+[ -d "$interop/node_modules/@modelcontextprotocol/sdk" ] || bash scripts/interop-setup.sh
+server=(node "$interop/echo_server.mjs")
+
+lines=$(mktemp)
+trap 'rm -f "$lines"' EXIT
+for run in $(seq "$runs"); do
+  for mode in raw client rmcp ts-sdk; do
+    if [ "$mode" = ts-sdk ]; then
+      line=$(node "$interop/bench_client.mjs" "${flags[@]}" -- "${server[@]}")
+    else
+      line=$("$bench" "$mode" "${flags[@]}" -- "${server[@]}")
+    fi
+    echo "run $run: $line"
+    echo "$line" >>"$lines"
+  done
+done
+
+node - "$lines" <<'JS'
+const rows = require("fs").readFileSync(process.argv[2], "utf8").trim().split("\n").map(JSON.parse);
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === "number").sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : NaN;
+};
+const modes = ["raw", "client", "rmcp", "ts-sdk"];
+const keys = ["seq_calls_per_s", "conc_calls_per_s", "seq_p50_us", "seq_p99_us", "conc_p50_us", "conc_p99_us", "cold_start_ms", "peak_rss_mib"];
+const m = Object.fromEntries(modes.map((mode) => {
+  const mine = rows.filter((r) => r.mode === mode);
+  return [mode, Object.fromEntries(keys.map((k) => [k, median(mine.map((r) => r[k]))]))];
+}));
+const ratio = (mode, k) => (m[mode][k] / m.raw[k]).toFixed(2) + "x";
+const head = ["client", "seq/s", "seq vs raw", "seq p50/p99 us", `conc/s (${rows[0].conc})`, "conc vs raw", "conc p50/p99 us", "cold ms", "RSS MiB"];
+const table = [head, ...modes.map((mode) => {
+  const r = m[mode];
+  return [mode === "client" ? "gatehouse" : mode, r.seq_calls_per_s, ratio(mode, "seq_calls_per_s"), `${r.seq_p50_us}/${r.seq_p99_us}`,
+    r.conc_calls_per_s, ratio(mode, "conc_calls_per_s"), `${r.conc_p50_us}/${r.conc_p99_us}`, r.cold_start_ms, r.peak_rss_mib];
+})];
+const runs = rows.length / modes.length;
+console.log(`\nmedians of ${runs} run(s) per client, each key on its own:`);
+console.log(`| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|`);
+for (const row of table.slice(1)) console.log(`| ${row.join(" | ")} |`);
+JS
