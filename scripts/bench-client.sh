@@ -43,25 +43,24 @@ done
 
 node - "$lines" <<'JS'
 const rows = require("fs").readFileSync(process.argv[2], "utf8").trim().split("\n").map(JSON.parse);
-const median = (xs) => {
-  const s = xs.filter((x) => typeof x === "number").sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)] : NaN;
-};
+const sorted = (xs) => xs.filter((x) => typeof x === "number").sort((a, b) => a - b);
+const median = (xs) => sorted(xs)[Math.floor(sorted(xs).length / 2)];
 const modes = ["raw", "client", "rmcp", "ts-sdk"];
-const keys = ["seq_calls_per_s", "conc_calls_per_s", "seq_p50_us", "seq_p99_us", "conc_p50_us", "conc_p99_us", "cold_start_ms", "peak_rss_mib"];
-const m = Object.fromEntries(modes.map((mode) => {
-  const mine = rows.filter((r) => r.mode === mode);
-  return [mode, Object.fromEntries(keys.map((k) => [k, median(mine.map((r) => r[k]))]))];
-}));
-const ratio = (mode, k) => (m[mode][k] / m.raw[k]).toFixed(2) + "x";
-const head = ["client", "seq/s", "seq vs raw", "seq p50/p99 us", `conc/s (${rows[0].conc})`, "conc vs raw", "conc p50/p99 us", "cold ms", "RSS MiB"];
-const table = [head, ...modes.map((mode) => {
-  const r = m[mode];
-  return [mode === "client" ? "gatehouse" : mode, r.seq_calls_per_s, ratio(mode, "seq_calls_per_s"), `${r.seq_p50_us}/${r.seq_p99_us}`,
-    r.conc_calls_per_s, ratio(mode, "conc_calls_per_s"), `${r.conc_p50_us}/${r.conc_p99_us}`, r.cold_start_ms, r.peak_rss_mib];
-})];
-const runs = rows.length / modes.length;
-console.log(`\nmedians of ${runs} run(s) per client, each key on its own:`);
+
+const of = (mode, k) => rows.filter((r) => r.mode === mode).map((r) => r[k]);
+const med = (mode, k) => median(of(mode, k));
+// The spread says how far to trust a median on a noisy machine.
+const spread = (mode, k) => { const s = sorted(of(mode, k)); return `${s[0]}-${s[s.length - 1]}`; };
+const ratio = (mode, k) => (med(mode, k) / med("raw", k)).toFixed(2) + "x";
+const head = ["client", "seq calls/s (min-max)", "seq vs raw", "seq p50/p99 us", `conc ${rows[0].conc} calls/s (min-max)`,
+  "conc vs raw", "conc p50/p99 us", "cold start ms", "peak RSS MiB"];
+console.log(`\nmedians of ${rows.length / modes.length} run(s) per client, each key on its own:`);
 console.log(`| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|`);
-for (const row of table.slice(1)) console.log(`| ${row.join(" | ")} |`);
+for (const mode of modes) {
+  const m = (k) => med(mode, k);
+  console.log(`| ${[mode === "client" ? "gatehouse" : mode,
+    `${m("seq_calls_per_s")} (${spread(mode, "seq_calls_per_s")})`, ratio(mode, "seq_calls_per_s"), `${m("seq_p50_us")}/${m("seq_p99_us")}`,
+    `${m("conc_calls_per_s")} (${spread(mode, "conc_calls_per_s")})`, ratio(mode, "conc_calls_per_s"), `${m("conc_p50_us")}/${m("conc_p99_us")}`,
+    m("cold_start_ms"), m("peak_rss_mib")].join(" | ")} |`);
+}
 JS
