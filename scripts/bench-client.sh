@@ -46,7 +46,6 @@ const rows = require("fs").readFileSync(process.argv[2], "utf8").trim().split("\
 const sorted = (xs) => xs.filter((x) => typeof x === "number").sort((a, b) => a - b);
 const median = (xs) => sorted(xs)[Math.floor(sorted(xs).length / 2)];
 const modes = ["raw", "client", "rmcp", "ts-sdk"];
-
 const of = (mode, k) => rows.filter((r) => r.mode === mode).map((r) => r[k]);
 const med = (mode, k) => median(of(mode, k));
 // The spread says how far to trust a median on a noisy machine.
