@@ -283,8 +283,7 @@ async fn bench_client(
 
 /// The baseline: the least a pipe driver can do.
 struct Raw {
-    /// Held so `kill_on_drop` ends the server with the driver.
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     stdin: Mutex<tokio::process::ChildStdin>,
     pending: Arc<std::sync::Mutex<HashMap<u64, oneshot::Sender<()>>>>,
     next: AtomicU64,
@@ -328,7 +327,7 @@ impl Raw {
             })
         };
         Ok(Raw {
-            _child: child,
+            child,
             stdin: Mutex::new(stdin),
             pending,
             next: AtomicU64::new(1),
@@ -353,6 +352,14 @@ impl Raw {
     }
 }
 
+impl Raw {
+    /// Kills the server and waits until it is reaped, as the other modes' close
+    /// does, so the next cold start does not share the CPU with its exit.
+    async fn close(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
 impl Drop for Raw {
     fn drop(&mut self) {
         self.router.abort();
@@ -366,7 +373,7 @@ async fn bench_raw(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow
             let t = Instant::now();
             let raw = Raw::connect(&a.cmd).await?;
             let took = t.elapsed();
-            drop(raw);
+            raw.close().await;
             Ok(took)
         },
         out,
@@ -382,14 +389,28 @@ async fn bench_raw(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow
 }
 
 /// The official Rust SDK's client (`rmcp`), with its defaults: legacy `initialize`,
-/// its own child-process transport (stderr discarded, as `raw` does).
-async fn rmcp_connect(a: &Args) -> anyhow::Result<RunningService<RoleClient, ()>> {
+/// its own child-process transport (stderr discarded, as `raw` does). Also returns
+/// the server's pid, for [`gone`].
+async fn rmcp_connect(a: &Args) -> anyhow::Result<(RunningService<RoleClient, ()>, Option<u32>)> {
     let mut cmd = tokio::process::Command::new(&a.cmd[0]);
     cmd.args(&a.cmd[1..]);
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::null())
         .spawn()?;
-    Ok(().serve(transport).await?)
+    let pid = transport.id();
+    let client = ().serve(transport).await?;
+    Ok((client, pid))
+}
+
+/// rmcp kills its server from a detached task once the service ends; waiting until
+/// the process is reaped keeps the next cold start off a CPU shared with its exit.
+async fn gone(pid: Option<u32>) {
+    let Some(pid) = pid else { return };
+    let proc = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let until = Instant::now() + Duration::from_secs(5);
+    while proc.exists() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 async fn bench_rmcp(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyhow::Result<()> {
@@ -397,15 +418,16 @@ async fn bench_rmcp(a: &Args, out: &mut serde_json::Map<String, Value>) -> anyho
         a,
         || async {
             let t = Instant::now();
-            let client = rmcp_connect(a).await?;
+            let (client, pid) = rmcp_connect(a).await?;
             let took = t.elapsed();
             client.cancel().await?;
+            gone(pid).await;
             Ok(took)
         },
         out,
     )
     .await?;
-    let client = rmcp_connect(a).await?;
+    let (client, _) = rmcp_connect(a).await?;
     if let Some(info) = client.peer().peer_info() {
         out.insert("protocol_version".into(), json!(info.protocol_version));
     }
