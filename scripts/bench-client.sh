@@ -25,7 +25,11 @@ bench="$target/release/examples/bench"
 
 interop="$root/tests/interop"
 [ -d "$interop/node_modules/@modelcontextprotocol/sdk" ] || bash scripts/interop-setup.sh
-server=(node "$interop/echo_server.mjs")
+# Every client passes the server a different environment (gatehouse: PATH only,
+# the TS SDK: HOME/PATH/USER…, raw and rmcp: all of ours), and node's start-up
+# depends on it (NODE_EXTRA_CA_CERTS alone costs tens of ms), so the server always
+# starts with PATH only, whichever client spawns it.
+server=("$(command -v env)" -i "PATH=$PATH" node "$interop/echo_server.mjs")
 
 lines=$(mktemp)
 trap 'rm -f "$lines"' EXIT
