@@ -56,7 +56,7 @@ const med = (mode, k) => median(of(mode, k));
 const spread = (mode, k) => { const s = sorted(of(mode, k)); return `${s[0]}-${s[s.length - 1]}`; };
 const ratio = (mode, k) => (med(mode, k) / med("raw", k)).toFixed(2) + "x";
 const head = ["client", "seq calls/s (min-max)", "seq vs raw", "seq p50/p99 us", `conc ${rows[0].conc} calls/s (min-max)`,
-  "conc vs raw", "conc p50/p99 us", "cold start ms", "peak RSS MiB"];
+  "conc vs raw", "conc p50/p99 us", "client CPU us/call seq/conc", "cold start ms", "peak RSS MiB"];
 console.log(`\nmedians of ${rows.length / modes.length} run(s) per client, each key on its own:`);
 console.log(`| ${head.join(" | ")} |\n|${head.map(() => "---").join("|")}|`);
 for (const mode of modes) {
@@ -64,6 +64,6 @@ for (const mode of modes) {
   console.log(`| ${[mode === "client" ? "gatehouse" : mode,
     `${m("seq_calls_per_s")} (${spread(mode, "seq_calls_per_s")})`, ratio(mode, "seq_calls_per_s"), `${m("seq_p50_us")}/${m("seq_p99_us")}`,
     `${m("conc_calls_per_s")} (${spread(mode, "conc_calls_per_s")})`, ratio(mode, "conc_calls_per_s"), `${m("conc_p50_us")}/${m("conc_p99_us")}`,
-    m("cold_start_ms"), m("peak_rss_mib")].join(" | ")} |`);
+    `${m("seq_cpu_us_per_call")}/${m("conc_cpu_us_per_call")}`, m("cold_start_ms"), m("peak_rss_mib")].join(" | ")} |`);
 }
 JS

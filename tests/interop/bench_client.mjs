@@ -32,7 +32,9 @@ function parse(argv) {
 // Same definitions as bench.rs's `pct`, `summary` and `peak_rss_mib`, so the keys compare.
 const pct = (sorted, p) => (sorted.length ? sorted[Math.round((sorted.length - 1) * p)] : 0);
 
-function summary(prefix, lat, wallNs, out) {
+// cpu: process.cpuUsage(since), user + system microseconds of this process.
+function summary(prefix, lat, wallNs, cpu, out) {
+  out[`${prefix}_cpu_us_per_call`] = Math.round(((cpu.user + cpu.system) / Math.max(lat.length, 1)) * 10) / 10;
   lat.sort((x, y) => x - y);
   out[`${prefix}_calls_per_s`] = Math.round(lat.length / (Number(wallNs) / 1e9));
   out[`${prefix}_p50_us`] = pct(lat, 0.5);
@@ -79,15 +81,17 @@ async function main() {
 
   let lat = [];
   let t = now();
+  let cpu = process.cpuUsage();
   for (let i = 0; i < a.calls; i++) {
     const c = now();
     await call(client, a);
     lat.push(micros(c));
   }
-  summary("seq", lat, now() - t, out);
+  summary("seq", lat, now() - t, process.cpuUsage(cpu), out);
 
   const per = Math.floor(a.calls / Math.max(a.conc, 1));
   t = now();
+  cpu = process.cpuUsage();
   const workers = Array.from({ length: a.conc }, async () => {
     const mine = [];
     for (let i = 0; i < per; i++) {
@@ -98,7 +102,7 @@ async function main() {
     return mine;
   });
   lat = (await Promise.all(workers)).flat();
-  summary("conc", lat, now() - t, out);
+  summary("conc", lat, now() - t, process.cpuUsage(cpu), out);
   out.conc = a.conc;
 
   await client.close();

@@ -119,12 +119,30 @@ fn pct(sorted: &[u128], p: f64) -> u128 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
+/// CPU time (user + system, all threads) this process has used: the client's
+/// own cost, which wall-clock figures on a shared 2-core machine blur.
+fn cpu_time() -> Duration {
+    use nix::sys::resource::{UsageWho, getrusage};
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let us =
+                |t: nix::sys::time::TimeVal| t.tv_sec() as u64 * 1_000_000 + t.tv_usec() as u64;
+            Duration::from_micros(us(u.user_time()) + us(u.system_time()))
+        })
+        .unwrap_or_default()
+}
+
 fn summary(
     prefix: &str,
     mut lat: Vec<u128>,
     wall: Duration,
+    cpu: Duration,
     out: &mut serde_json::Map<String, Value>,
 ) {
+    out.insert(
+        format!("{prefix}_cpu_us_per_call"),
+        json!((cpu.as_secs_f64() * 1e7 / lat.len().max(1) as f64).round() / 10.0),
+    );
     lat.sort_unstable();
     out.insert(
         format!("{prefix}_calls_per_s"),
@@ -205,15 +223,15 @@ where
         call().await?;
     }
     let mut lat = Vec::with_capacity(a.calls);
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_time());
     for _ in 0..a.calls {
         let c = Instant::now();
         call().await?;
         lat.push(c.elapsed().as_micros());
     }
-    summary("seq", lat, t.elapsed(), out);
+    summary("seq", lat, t.elapsed(), cpu_time() - cpu, out);
     let per = a.calls / a.conc.max(1);
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), cpu_time());
     let tasks: Vec<_> = (0..a.conc)
         .map(|_| {
             let call = call.clone();
@@ -232,7 +250,7 @@ where
     for t in tasks {
         lat.extend(t.await??);
     }
-    summary("conc", lat, t.elapsed(), out);
+    summary("conc", lat, t.elapsed(), cpu_time() - cpu, out);
     out.insert("conc".into(), json!(a.conc));
     Ok(())
 }

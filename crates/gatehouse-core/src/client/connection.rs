@@ -805,7 +805,8 @@ impl Connection {
             }
         };
         call.on_wire = true;
-        let line = protocol::tools_call_line(id, tool, &args_json, s.era() == Some(Era::Modern));
+        let modern = s.era() == Some(Era::Modern);
+        let line = protocol::tools_call_line(id, tool, &args_json, modern, inactivity.is_some());
         drop(args_json);
         // A child that stops reading stdin must not hold the call past its deadline.
         if tokio::time::timeout_at(deadline, s.write_line(&line))

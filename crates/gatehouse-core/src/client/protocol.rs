@@ -122,10 +122,17 @@ pub fn request_line(id: u64, method: &str, params: &Value) -> Vec<u8> {
 }
 
 /// A `tools/call` request line built by hand around the already-serialised
-/// arguments (the hot path: no intermediate `Value`). Its `_meta` carries the
-/// progress token (the request id) and, for a modern server, the per-request
-/// version and capabilities.
-pub fn tools_call_line(id: u64, tool: &str, args_json: &[u8], modern: bool) -> Vec<u8> {
+/// arguments (the hot path: no intermediate `Value`). Its `_meta` carries, for
+/// a modern server, the per-request version and capabilities, and, when the
+/// caller watches for inactivity, a progress token (the request id): without
+/// an inactivity timer progress changes nothing, so the server is not asked.
+pub fn tools_call_line(
+    id: u64,
+    tool: &str,
+    args_json: &[u8],
+    modern: bool,
+    progress: bool,
+) -> Vec<u8> {
     static MODERN_META: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let name = serde_json::to_string(tool).unwrap_or_default();
     let mut out = Vec::with_capacity(args_json.len() + name.len() + 256);
@@ -139,19 +146,26 @@ pub fn tools_call_line(id: u64, tool: &str, args_json: &[u8], modern: bool) -> V
     } else {
         args_json
     });
-    out.extend_from_slice(b",\"_meta\":{");
-    if modern {
-        let meta = MODERN_META.get_or_init(|| {
-            let full = modern_meta().to_string();
-            // Without its braces, to splice the progress token in.
-            full[1..full.len() - 1].to_string()
-        });
-        out.extend_from_slice(meta.as_bytes());
-        out.push(b',');
+    if modern || progress {
+        out.extend_from_slice(b",\"_meta\":{");
+        if modern {
+            let meta = MODERN_META.get_or_init(|| {
+                let full = modern_meta().to_string();
+                // Without its braces, to splice the progress token in.
+                full[1..full.len() - 1].to_string()
+            });
+            out.extend_from_slice(meta.as_bytes());
+        }
+        if progress {
+            if modern {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"progressToken\":");
+            out.extend_from_slice(id.to_string().as_bytes());
+        }
+        out.push(b'}');
     }
-    out.extend_from_slice(b"\"progressToken\":");
-    out.extend_from_slice(id.to_string().as_bytes());
-    out.extend_from_slice(b"}}}\n");
+    out.extend_from_slice(b"}}\n");
     out
 }
 
@@ -232,18 +246,24 @@ mod tests {
     #[test]
     fn hand_built_tools_call_line_is_the_json_it_means() {
         let args = serde_json::to_vec(&json!({"message": "he said \"hi\"\n"})).unwrap();
-        let line = tools_call_line(7, "ec\"ho", &args, true);
-        assert_eq!(line.last(), Some(&b'\n'));
-        let v: Value = serde_json::from_slice(&line).unwrap();
-        let mut meta = modern_meta();
-        meta["progressToken"] = json!(7);
-        assert_eq!(
-            v,
-            json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                   "params": {"name": "ec\"ho", "arguments": {"message": "he said \"hi\"\n"}, "_meta": meta}})
-        );
-        let legacy: Value = serde_json::from_slice(&tools_call_line(8, "t", b"{}", false)).unwrap();
-        assert_eq!(legacy["params"]["_meta"], json!({"progressToken": 8}));
+        for (modern, progress) in [(true, true), (true, false), (false, true), (false, false)] {
+            let line = tools_call_line(7, "ec\"ho", &args, modern, progress);
+            assert_eq!(line.last(), Some(&b'\n'));
+            let v: Value = serde_json::from_slice(&line).unwrap();
+            let mut params =
+                json!({"name": "ec\"ho", "arguments": {"message": "he said \"hi\"\n"}});
+            if modern {
+                params["_meta"] = modern_meta();
+            }
+            if progress {
+                params["_meta"]["progressToken"] = json!(7);
+            }
+            assert_eq!(
+                v,
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
+                "modern {modern}, progress {progress}"
+            );
+        }
     }
 
     #[test]
