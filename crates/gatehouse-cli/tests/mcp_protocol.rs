@@ -26,6 +26,10 @@ fn every_handshake_revision_negotiates_and_serves() {
         let list = mcp.request(2, "tools/list", json!({}));
         assert!(list["result"].get("resultType").is_none());
         assert!(list["result"].get("ttlMs").is_none());
+        assert!(list["result"].get("nextCursor").is_none(), "one page");
+        // No cursor was issued, so any cursor is invalid (pagination rules).
+        let paged = mcp.request(4, "tools/list", json!({"cursor": "page-2"}));
+        assert_eq!(paged["error"]["code"], -32602, "{paged}");
         let call = mcp.call(3, "content_read", json!({"slug": "welcome"}), None);
         assert_eq!(call["result"]["isError"], false, "{call}");
         assert_eq!(call["result"]["structuredContent"]["slug"], "welcome");

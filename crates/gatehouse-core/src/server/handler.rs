@@ -235,7 +235,7 @@ impl State {
                 return self.listen(id, params.as_ref(), &served).await;
             }
             "subscriptions/listen" => Err(method_not_found(method)),
-            "tools/list" => self.list_tools().await,
+            "tools/list" => self.list_tools(params.as_ref()).await,
             "tools/call" => self.call_tool(params.as_ref(), &served).await,
             _ => Err(method_not_found(method)),
         }?;
@@ -283,7 +283,15 @@ impl State {
         serde_json::to_value(result).expect("discover result serialises")
     }
 
-    async fn list_tools(&self) -> RpcResult {
+    /// The whole manifest in one page (it is short), so no cursor is ever
+    /// issued and any cursor sent back is invalid, as the pagination rules say.
+    async fn list_tools(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+        if let Some(cursor) = params.and_then(|p| p.get("cursor")).filter(|c| !c.is_null()) {
+            return Err(invalid_params(format!(
+                "Invalid params: unknown cursor {}; tools/list returns every tool in one page",
+                jsonrpc::shorten(&cursor.to_string(), 40)
+            )));
+        }
         let tools = match self.actor_now().await {
             Ok(actor) => manifest::visible(&actor)
                 .into_iter()
