@@ -286,7 +286,10 @@ impl State {
     /// The whole manifest in one page (it is short), so no cursor is ever
     /// issued and any cursor sent back is invalid, as the pagination rules say.
     async fn list_tools(&self, params: Option<&Map<String, Value>>) -> RpcResult {
-        if let Some(cursor) = params.and_then(|p| p.get("cursor")).filter(|c| !c.is_null()) {
+        if let Some(cursor) = params
+            .and_then(|p| p.get("cursor"))
+            .filter(|c| !c.is_null())
+        {
             return Err(invalid_params(format!(
                 "Invalid params: unknown cursor {}; tools/list returns every tool in one page",
                 jsonrpc::shorten(&cursor.to_string(), 40)
