@@ -660,34 +660,35 @@ fn redact_at_cuts(secrets: &[String], text: String, cut_start: bool, cut_end: bo
             t
         }
     });
-    if cut_end {
-        let piece = secrets
-            .iter()
-            .filter_map(|s| {
-                (MIN_PARTIAL_SECRET..s.len())
-                    .rev()
-                    .find(|&n| s.is_char_boundary(n) && text.ends_with(&s[..n]))
-            })
-            .max();
-        if let Some(n) = piece {
-            text.truncate(text.len() - n);
-            text.push_str(REDACTED);
-        }
+    if cut_end
+        && let Some(n) = longest_piece(secrets, MIN_PARTIAL_SECRET, |s, n| {
+            s.is_char_boundary(n) && text.ends_with(&s[..n])
+        })
+    {
+        text.truncate(text.len() - n);
+        text.push_str(REDACTED);
     }
-    if cut_start {
-        let piece = secrets
-            .iter()
-            .filter_map(|s| {
-                (MIN_PARTIAL_SECRET..s.len()).rev().find(|&n| {
-                    s.is_char_boundary(s.len() - n) && text.starts_with(&s[s.len() - n..])
-                })
-            })
-            .max();
-        if let Some(n) = piece {
-            text.replace_range(..n, REDACTED);
-        }
+    if cut_start
+        && let Some(n) = longest_piece(secrets, MIN_PARTIAL_SECRET, |s, n| {
+            s.is_char_boundary(s.len() - n) && text.starts_with(&s[s.len() - n..])
+        })
+    {
+        text.replace_range(..n, REDACTED);
     }
     text
+}
+
+/// The longest proper piece (`min` bytes or more, shorter than the whole) of
+/// any secret for which `at_edge(secret, length)` holds.
+fn longest_piece(
+    secrets: &[String],
+    min: usize,
+    at_edge: impl Fn(&str, usize) -> bool,
+) -> Option<usize> {
+    secrets
+        .iter()
+        .filter_map(|s| (min..s.len()).rev().find(|&n| at_edge(s, n)))
+        .max()
 }
 
 /// Where a live piece of `bytes` may end: on a character boundary, and before
@@ -695,15 +696,8 @@ fn redact_at_cuts(secrets: &[String], text: String, cut_start: bool, cut_end: bo
 fn secret_safe_cut(bytes: &[u8], secrets: &[String]) -> usize {
     let cut = utf8_safe_cut(bytes);
     let kept = &bytes[..cut];
-    let held_back = secrets
-        .iter()
-        .filter_map(|s| {
-            (1..s.len())
-                .rev()
-                .find(|&n| kept.ends_with(&s.as_bytes()[..n]))
-        })
-        .max()
-        .unwrap_or(0);
+    let held_back =
+        longest_piece(secrets, 1, |s, n| kept.ends_with(&s.as_bytes()[..n])).unwrap_or(0);
     if held_back < cut {
         cut - held_back
     } else {
