@@ -5,9 +5,9 @@
 //! Input layout (so the fuzzer steers sizes and chunkings, not only bytes):
 //! a few leading bytes set limits, then chunk lengths, then the data.
 
-use gatehouse_core::client::frame::LineDecoder;
-use gatehouse_core::client::protocol;
-use gatehouse_core::stderr_tail::{
+use gatehouse_core::mcp::client::frame::LineDecoder;
+use gatehouse_core::mcp::client::protocol;
+use gatehouse_core::sandbox::stderr::{
     self, MIN_PARTIAL_SECRET, StderrBudget, StderrTail, TailEvent, TailLimits, TailSnapshot,
 };
 
@@ -160,7 +160,7 @@ fn no_piece_at_cuts(snap: &TailSnapshot, data: &[u8], secret: &str, open_end: bo
             .any(|n| t.starts_with(&secret[secret.len() - n..]))
     };
     let text = snap.text.as_str();
-    let marker = stderr_tail::marker(snap.head_bytes, snap.tail_bytes, snap.bytes_seen);
+    let marker = stderr::marker(snap.head_bytes, snap.tail_bytes, snap.bytes_seen);
     if snap.truncated
         && let Some(at) = text.find(&format!("{marker}\n"))
     {

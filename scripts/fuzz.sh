@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the cargo-fuzz targets in fuzz/ (the stdout frame decoder and the stderr
 # head/tail), each for SECONDS (default 60), then minimises the corpus into
-# fuzz/corpus/<target>/, which crates/gatehouse-core/tests/fuzz_replay.rs
+# fuzz/corpus/<target>/, which crates/gatehouse-core/tests/it/fuzz_replay.rs
 # replays on stable in every test run. Commit the corpus after a run.
 #
 #   bash scripts/fuzz.sh [SECONDS] [TARGET…]

@@ -6,8 +6,8 @@
 #     server @modelcontextprotocol/server-everything into
 #     tests/interop/node_modules, exactly as package-lock.json says
 # Idempotent: each step is skipped when the pinned version is already there.
-# crates/gatehouse-cli/tests/mcp_interop.rs and
-# crates/gatehouse-core/tests/client_interop.rs use them (and fail under CI=true
+# crates/gatehouse-cli/tests/it/mcp_interop.rs and
+# crates/gatehouse-core/tests/it/client_interop.rs use them (and fail under CI=true
 # if they are missing, rather than skipping).
 set -euo pipefail
 cd "$(dirname "$0")/.."

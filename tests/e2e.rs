@@ -230,7 +230,7 @@ fn python3() -> Result<PathBuf> {
 /// `NUMBERED` known lines to stderr before it becomes the fixture MCP server,
 /// `flood` writes 1 MiB of stderr at start.
 async fn store_connections(site: &Path) -> Result<()> {
-    use gatehouse_core::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
 
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
@@ -450,7 +450,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     let origin = text_of(client, "#tail-lines .tail-origin").await?;
     assert_eq!(
         origin,
-        gatehouse_core::stderr_tail::marker(2048, 62 * 1024, 1_048_576)
+        gatehouse_core::sandbox::stderr::marker(2048, 62 * 1024, 1_048_576)
     );
     let first = text_of(client, "#tail-lines li:first-child").await?;
     assert_eq!(first, origin, "core's marker stays on top");
@@ -551,7 +551,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         .for_element(Locator::Id("minted-key"))
         .await?;
     let key = shown.text().await?;
-    let parsed = gatehouse_core::keys::parse(&key)
+    let parsed = gatehouse_core::access::keys::parse(&key)
         .map_err(|why| anyhow::anyhow!("shown key {key:?} is malformed: {why:?}"))?;
     let key_id = parsed.id.to_string();
     let warning = text_of(client, "#minted-warning").await?;
@@ -671,7 +671,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         database_url: None,
     })
     .await?;
-    let listed = gatehouse_core::keys::list(&opened.store).await?;
+    let listed = gatehouse_core::access::keys::list(&opened.store).await?;
     opened.store.close().await;
     let info = listed
         .iter()

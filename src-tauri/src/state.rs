@@ -7,9 +7,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 
 use gatehouse_core::Error;
-use gatehouse_core::client::{Connection, ConnectionRecord};
+use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::error::codes;
-use gatehouse_core::keys::RawKey;
+use gatehouse_core::mcp::client::{Connection, ConnectionRecord};
 use gatehouse_core::site::Site;
 
 /// Shared by every command through `tauri::State`.

@@ -1,8 +1,8 @@
 //! The actor flags shared by `whoami`, `mcp` and `config`.
 
 use clap::Args;
-use gatehouse_core::actor::ActorFlags;
-use gatehouse_core::keys::RawKey;
+use gatehouse_core::access::actor::ActorFlags;
+use gatehouse_core::access::keys::RawKey;
 
 // No `Debug`: `api_key` holds the raw key text.
 #[derive(Args, Clone, Default)]

@@ -2,8 +2,8 @@
 
 use clap::Subcommand;
 use gatehouse_core::Result;
-use gatehouse_core::audit;
-use gatehouse_core::keys::rfc3339;
+use gatehouse_core::access::audit;
+use gatehouse_core::access::keys::rfc3339;
 
 use crate::Ctx;
 use crate::output::{table, to_json};

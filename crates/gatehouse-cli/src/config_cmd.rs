@@ -10,13 +10,13 @@
 //! `--secret-ref` never needs the key: it emits the client's reference to it.
 
 use clap::Args;
-use gatehouse_core::actor::ENV_API_KEY;
+use gatehouse_core::access::actor::ENV_API_KEY;
+use gatehouse_core::access::keys::RawKey;
+use gatehouse_core::access::permissions::parse_roles;
 use gatehouse_core::client_config::{
     self, ConfigActor, ConfigRequest, GeneratedConfig, KeyDelivery,
 };
 use gatehouse_core::error::{Error, Result, codes};
-use gatehouse_core::keys::RawKey;
-use gatehouse_core::permissions::parse_roles;
 
 use crate::Ctx;
 use crate::actor_flags::ActorArgs;
@@ -134,8 +134,8 @@ fn notes(config: &GeneratedConfig, database_url_given: bool) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
+    use gatehouse_core::access::permissions::Role;
     use gatehouse_core::client_config::Client;
-    use gatehouse_core::permissions::Role;
     use gatehouse_core::site::Settings;
 
     #[derive(Parser)]
@@ -204,7 +204,7 @@ mod tests {
     fn notes_carry_the_alternative_but_never_the_key() {
         let site = tempfile::tempdir().unwrap();
         std::fs::write(site.path().join("gatehouse.toml"), "name = \"t\"\n").unwrap();
-        let key = gatehouse_core::keys::generate().1;
+        let key = gatehouse_core::access::keys::generate().1;
         let request = ConfigRequest {
             client: Client::ClaudeCode,
             binary: std::env::current_exe().unwrap(),

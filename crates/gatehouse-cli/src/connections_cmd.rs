@@ -2,8 +2,8 @@
 
 use clap::{Args, Subcommand};
 use gatehouse_core::Result;
-use gatehouse_core::client::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::error::{Error, codes};
+use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::sandbox::{ChildSpec, EnvValue};
 
 use crate::Ctx;
@@ -124,7 +124,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
         name: a.name.clone(),
         spec,
         limits,
-        created_at: gatehouse_core::client::lifecycle::now_ms(),
+        created_at: gatehouse_core::mcp::client::lifecycle::now_ms(),
     };
     saved::add(&site.store, &conn).await?;
     Ok(format!("added connection {}", a.name))

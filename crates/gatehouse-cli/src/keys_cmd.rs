@@ -1,8 +1,8 @@
 //! `gatehouse keys mint|list|revoke|roll`.
 
 use clap::Subcommand;
-use gatehouse_core::keys::{self, KeyInfo, Minted, rfc3339};
-use gatehouse_core::permissions::{format_roles, parse_roles};
+use gatehouse_core::access::keys::{self, KeyInfo, Minted, rfc3339};
+use gatehouse_core::access::permissions::{format_roles, parse_roles};
 use gatehouse_core::store::now_ms;
 use gatehouse_core::{Error, Result, error::codes};
 

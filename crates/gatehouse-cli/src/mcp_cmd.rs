@@ -2,7 +2,9 @@
 //! then serve MCP on stdio until stdin closes, a signal, or the parent dies.
 
 use clap::Args;
-use gatehouse_core::{Result, actor, server};
+use gatehouse_core::Result;
+use gatehouse_core::access::actor;
+use gatehouse_core::mcp::server;
 
 use crate::Ctx;
 use crate::actor_flags::ActorArgs;

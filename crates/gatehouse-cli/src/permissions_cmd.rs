@@ -2,7 +2,7 @@
 
 use clap::Args;
 use gatehouse_core::Result;
-use gatehouse_core::permissions;
+use gatehouse_core::access::permissions;
 
 #[derive(Args)]
 pub struct PermissionsArgs {

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 use gatehouse_core::Result;
-use gatehouse_core::portable::{self, Summary};
 use gatehouse_core::site;
+use gatehouse_core::site::portable::{self, Summary};
 
 use crate::Ctx;
 

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use clap::Args;
 use gatehouse_core::Result;
-use gatehouse_core::client::saved;
-use gatehouse_core::stderr_tail::TailEvent;
+use gatehouse_core::mcp::client::saved;
+use gatehouse_core::sandbox::stderr::TailEvent;
 
 use crate::Ctx;
 

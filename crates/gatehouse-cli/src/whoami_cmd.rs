@@ -2,8 +2,8 @@
 
 use clap::Args;
 use gatehouse_core::Result;
-use gatehouse_core::actor;
-use gatehouse_core::permissions::format_roles;
+use gatehouse_core::access::actor;
+use gatehouse_core::access::permissions::format_roles;
 
 use crate::Ctx;
 use crate::actor_flags::ActorArgs;

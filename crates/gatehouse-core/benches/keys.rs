@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use gatehouse_core::keys::{self, RawKey};
-use gatehouse_core::permissions::Role;
+use gatehouse_core::access::keys::{self, RawKey};
+use gatehouse_core::access::permissions::Role;
 use gatehouse_core::store::{Store, keys as key_store, now_ms, sqlite_url};
 use sqlx::Connection;
 

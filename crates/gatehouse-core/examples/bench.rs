@@ -7,7 +7,7 @@
 //! cargo run --release -p gatehouse-core --example bench -- rmcp  [same flags] -- CMD ARGS…
 //! cargo run --release -p gatehouse-core --example bench -- flood [--mb 200] -- CMD ARGS…
 //! ```
-//! `client` drives `gatehouse_core::client::Connection`; `raw` is the baseline: a
+//! `client` drives `gatehouse_core::mcp::client::Connection`; `raw` is the baseline: a
 //! minimal hand-written pipe driver (legacy `initialize`, then `tools/call` lines,
 //! no sandbox, no records) to compare against; `rmcp` drives the official Rust SDK's
 //! client (tests/interop/bench_client.mjs is the TypeScript SDK's; scripts/bench-client.sh
@@ -21,8 +21,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gatehouse_core::client::lifecycle::{CallRecord, CallRecorder, ConnectionRecord, RecordFuture};
-use gatehouse_core::client::{CallOptions, CallState, ConnectOptions, Connection};
+use gatehouse_core::mcp::client::lifecycle::{
+    CallRecord, CallRecorder, ConnectionRecord, RecordFuture,
+};
+use gatehouse_core::mcp::client::{CallOptions, CallState, ConnectOptions, Connection};
 use gatehouse_core::sandbox::{self, ChildSpec, ScratchRoot};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;

@@ -36,13 +36,13 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::access::keys::{self, RawKey};
+use crate::access::permissions::{Role, format_roles};
 use crate::error::{Error, Result, codes};
-use crate::keys::{self, RawKey};
-use crate::permissions::{Role, format_roles};
-use crate::users;
+use crate::site::users;
 
 /// The environment variable `gatehouse mcp` reads its API key from.
-pub const API_KEY_ENV: &str = crate::actor::ENV_API_KEY;
+pub const API_KEY_ENV: &str = crate::access::actor::ENV_API_KEY;
 
 /// Server name used when the request names none.
 pub const DEFAULT_SERVER_NAME: &str = "gatehouse";

@@ -1,36 +1,25 @@
 //! Gatehouse core: all logic, no Tauri and no clap.
 //!
-//! Map: [`site`] finds, creates and opens a site folder; [`store`] holds every
-//! SQL statement; [`keys`] mints and verifies API keys; [`users`] manages
-//! accounts; [`actor`] resolves who a process runs as; [`permissions`] decides
-//! every action; [`content`] is the permission-checked content API; [`audit`]
-//! keeps the hash-chained log; [`seed`] fills scratch sites; [`media`] and
-//! [`site_config`] are the permission-checked media and config APIs;
-//! [`http_fetch`] is the SSRF-guarded fetcher; [`manifest`] lists the MCP tools
-//! and [`server`] serves them over stdio.
+//! Map, one line per tree:
+//! - [`error`]: the one error shape (a stable code, a message, a hint).
+//! - [`access`]: API keys, the actor a process runs as, permissions, the audit log.
+//! - [`site`]: the site folder and its settings, content, media, config, users,
+//!   sample data, export and import.
+//! - [`store`]: every SQL statement, for SQLite and PostgreSQL.
+//! - [`mcp`]: the wire format both sides share, the server (`gatehouse mcp`)
+//!   and the client for other servers.
+//! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
+//! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
+//! - [`redact`]: hiding secrets in text that leaves the process.
 
-pub mod actor;
-pub mod audit;
-pub mod client;
+pub mod access;
 pub mod client_config;
-pub mod content;
 pub mod error;
-pub mod http_fetch;
-pub mod keys;
-pub mod manifest;
-pub mod mcp_revisions;
-pub mod media;
-pub mod permissions;
-pub mod portable;
+pub mod mcp;
 pub mod redact;
 pub mod sandbox;
-pub mod seed;
-pub mod server;
 pub mod site;
-pub mod site_config;
-pub mod stderr_tail;
 pub mod store;
-pub mod users;
 
 pub use error::{Error, ErrorBody, Result};
 

@@ -9,10 +9,10 @@
 //! page is slow, and byte counters with every message.
 
 use gatehouse_core::Error;
-use gatehouse_core::client::{Connection, ConnectionRecord, saved};
 use gatehouse_core::error::codes;
+use gatehouse_core::mcp::client::{Connection, ConnectionRecord, saved};
 use gatehouse_core::sandbox::ExitInfo;
-use gatehouse_core::stderr_tail::{self, StderrTail, Subscription, TailEvent, TailSnapshot};
+use gatehouse_core::sandbox::stderr::{self, StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -82,7 +82,7 @@ fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage 
         text.split('\n').map(str::to_owned).collect()
     };
     let wanted = snapshot.truncated.then(|| {
-        stderr_tail::marker(
+        stderr::marker(
             snapshot.head_bytes,
             snapshot.tail_bytes,
             snapshot.bytes_seen,
@@ -273,7 +273,7 @@ pub async fn watch_stderr(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gatehouse_core::stderr_tail::TailLimits;
+    use gatehouse_core::sandbox::stderr::TailLimits;
     use serde_json::json;
 
     const COUNTERS: Counters = Counters {

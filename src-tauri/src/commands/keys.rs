@@ -4,8 +4,8 @@
 //! answer, and is also remembered in memory by [`AppState`] so the Client
 //! config panel can write it into a config without the page sending it back.
 
-use gatehouse_core::keys::{self, KeyInfo, Minted};
-use gatehouse_core::permissions::parse_roles;
+use gatehouse_core::access::keys::{self, KeyInfo, Minted};
+use gatehouse_core::access::permissions::parse_roles;
 use gatehouse_core::store::now_ms;
 use serde::Serialize;
 use tauri::State;

@@ -1,4 +1,4 @@
-//! SQL for the hash-chained audit log. The chaining itself is in `crate::audit`.
+//! SQL for the hash-chained audit log. The chaining itself is in `crate::access::audit`.
 
 use sqlx::Row;
 

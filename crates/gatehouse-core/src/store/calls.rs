@@ -4,8 +4,8 @@
 use sqlx::Row;
 
 use super::Store;
-use crate::client::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters};
 use crate::error::{Error, Result};
+use crate::mcp::client::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters};
 use crate::sandbox::ExitInfo;
 
 const COLUMNS: &str = "call_id, connection_id, tool, state, effect, request_id, args_bytes, error, \

@@ -4,8 +4,8 @@
 use sqlx::Row;
 
 use super::Store;
-use crate::client::lifecycle::{ConnectionRecord, StderrCounters, StreamEnd};
 use crate::error::{Error, Result};
+use crate::mcp::client::lifecycle::{ConnectionRecord, StderrCounters, StreamEnd};
 use crate::sandbox::ExitInfo;
 
 /// A stored connection definition. `spec` and `limits` are JSON.

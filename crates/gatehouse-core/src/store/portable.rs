@@ -1,4 +1,4 @@
-//! SQL for `crate::portable`: reading every table in one snapshot, and writing
+//! SQL for `crate::site::portable`: reading every table in one snapshot, and writing
 //! them back inside the importing transaction.
 //!
 //! Row ids are not carried across (they are internal); redirects point at their
@@ -10,7 +10,7 @@ use super::audit::AuditRow;
 use super::keys::KeyRow;
 use super::{Backend, Store, Tx};
 use crate::error::{Error, Result, codes};
-use crate::portable::{
+use crate::site::portable::{
     ConfigRecord, ConnectionRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
 };
 

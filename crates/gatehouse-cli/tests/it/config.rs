@@ -1,0 +1,301 @@
+//! `gatehouse config` through the real binary: every client's output parses and
+//! points at this binary and site, refusals keep stdout clean, and a generated
+//! command line really starts `gatehouse mcp` as the chosen actor and answers
+//! `initialize`.
+
+use crate::util;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{BIN, TestSite};
+use serde_json::Value;
+
+const CLIENTS: [&str; 8] = [
+    "claude-desktop",
+    "claude-code",
+    "cursor",
+    "vscode",
+    "windsurf",
+    "zed",
+    "codex",
+    "continue",
+];
+
+/// The server entry of a client's main snippet, parsed by the format's own parser.
+fn entry(client: &str, format: &str, text: &str) -> Value {
+    let doc: Value = match format {
+        "json" => serde_json::from_str(text).unwrap(),
+        "toml" => toml::from_str(text).unwrap(),
+        "yaml" => serde_yaml_ng::from_str(text).unwrap(),
+        other => panic!("unexpected format {other}"),
+    };
+    match client {
+        "vscode" => doc["servers"]["gatehouse"].clone(),
+        "zed" => doc["context_servers"]["gatehouse"].clone(),
+        "codex" => doc["mcp_servers"]["gatehouse"].clone(),
+        "continue" => doc["mcpServers"][0].clone(),
+        _ => doc["mcpServers"]["gatehouse"].clone(),
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+#[test]
+fn every_client_config_points_at_this_binary_and_site() {
+    let site = TestSite::plain("config_clients");
+    let bin = Path::new(BIN).canonicalize().unwrap();
+    let dir = site.path().canonicalize().unwrap();
+    for client in CLIENTS {
+        let out = site.ok_json(&["config", "--client", client, "--json"]);
+        assert_eq!(out["client"], client);
+        let main = &out["snippets"][0];
+        let e = entry(
+            client,
+            main["format"].as_str().unwrap(),
+            main["text"].as_str().unwrap(),
+        );
+        let command = e["command"].as_str().unwrap();
+        assert_eq!(Path::new(command), bin, "{client}");
+        assert!(
+            Path::new(command).is_file(),
+            "{client}: {command} does not exist"
+        );
+        assert_eq!(
+            strings(&e["args"]),
+            ["mcp", "--site", dir.to_str().unwrap()],
+            "{client}"
+        );
+    }
+}
+
+#[test]
+fn plain_output_is_paste_ready_and_notes_never_hold_the_key() {
+    let site = TestSite::plain("config_plain");
+    let (key, _id) = site.mint("viewer");
+    let out = site
+        .command()
+        .args(["config", "--client", "claude-code"])
+        .env("GATEHOUSE_API_KEY", &key)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let e = entry("claude-code", "json", &stdout);
+    assert_eq!(e["env"]["GATEHOUSE_API_KEY"], key.as_str());
+    assert!(strings(&e["args"]).iter().all(|a| !a.contains(&key)));
+    assert!(stderr.contains("claude mcp add gatehouse"), "{stderr}");
+    assert!(!stderr.contains(&key), "the key leaked to stderr");
+}
+
+#[test]
+fn refusals_have_codes_and_a_clean_stdout() {
+    let site = TestSite::plain("config_refusals");
+    let f = site.fails(&["config", "--client", "emacs"]);
+    assert_eq!(f.code, "CLIENT_UNKNOWN");
+    assert!(f.stderr.contains("claude-desktop") && f.stderr.contains("continue"));
+
+    let f = site.fails(&["config", "--client", "zed", "--secret-ref"]);
+    assert_eq!(f.code, "CONFIG_SECRET_REF_UNSUPPORTED");
+
+    let f = site.fails(&["config", "--client", "cursor", "--role", "viewer"]);
+    assert_eq!(f.code, "ACTOR_ROLE_NOT_SCRATCH");
+
+    let f = site.fails(&[
+        "config",
+        "--client",
+        "cursor",
+        "--api-key",
+        "gatehouse_sk_nope",
+    ]);
+    assert_eq!(f.code, "ACTOR_API_KEY_INVALID");
+
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("--site")
+        .arg(empty.path())
+        .args(["config", "--client", "cursor"])
+        .env_remove("GATEHOUSE_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(util::failure(out, &["config"]).code, "SITE_NOT_FOUND");
+}
+
+/// What a client would run from the generated config: its command and args,
+/// with exactly its env block (references resolved the way the client resolves
+/// them) and nothing else inherited.
+fn client_command(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Command {
+    let mut argv = vec!["config", "--client", client, "--json"];
+    argv.extend_from_slice(flags);
+    let mut cmd = site.command();
+    cmd.args(&argv);
+    if let Some(key) = key {
+        cmd.env("GATEHOUSE_API_KEY", key);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let generated: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let main = &generated["snippets"][0];
+    let e = entry(
+        client,
+        main["format"].as_str().unwrap(),
+        main["text"].as_str().unwrap(),
+    );
+
+    let mut env: BTreeMap<String, String> = e
+        .get("env")
+        .map(|v| serde_json::from_value(v.clone()).unwrap())
+        .unwrap_or_default();
+    for value in env.values_mut() {
+        // What each client substitutes at spawn time.
+        for reference in [
+            "${GATEHOUSE_API_KEY}",
+            "${env:GATEHOUSE_API_KEY}",
+            "${input:gatehouse-api-key}",
+            "${{ secrets.GATEHOUSE_API_KEY }}",
+        ] {
+            if value == reference {
+                *value = key.expect("a reference needs a key").to_string();
+            }
+        }
+    }
+    if e.get("env_vars").is_some() {
+        env.insert("GATEHOUSE_API_KEY".into(), key.unwrap().to_string());
+    }
+    let args = strings(&e["args"]);
+    assert_eq!(args[0], "mcp");
+    let mut cmd = Command::new(e["command"].as_str().unwrap());
+    cmd.args(&args)
+        .env_clear()
+        .envs(&env)
+        .current_dir(std::env::temp_dir());
+    cmd
+}
+
+/// Runs the generated command line with `whoami --json` in place of `mcp`
+/// (same binary, site, actor flags and env), to see which actor it resolves to.
+fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Value {
+    let cmd = client_command(client, site, flags, key);
+    let mut args: Vec<String> = cmd
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    args.splice(0..1, ["whoami".to_string(), "--json".to_string()]);
+    let envs: Vec<(std::ffi::OsString, std::ffi::OsString)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let out = Command::new(cmd.get_program())
+        .args(&args)
+        .env_clear()
+        .envs(envs)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{client} {flags:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Starts the generated command line as the client would and sends `initialize`.
+fn initialize_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str>) -> Value {
+    use std::io::{BufRead, Write};
+    let mut child = client_command(client, site, flags, key)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"{client}","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "{client}: the server did not exit cleanly on stdin close"
+    );
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("{client}: not JSON ({e}): {line:?}"))
+}
+
+#[test]
+fn every_generated_command_line_starts_a_server_that_answers_initialize() {
+    let site = TestSite::new("config_initialize");
+    let (key, _) = site.mint("viewer");
+    for client in CLIENTS {
+        let answer = initialize_as_client(client, &site, &["--api-key", &key], None);
+        assert_eq!(answer["id"], 1, "{client}: {answer}");
+        assert_eq!(
+            answer["result"]["serverInfo"]["name"], "gatehouse",
+            "{client}: {answer}"
+        );
+        assert_eq!(
+            answer["result"]["protocolVersion"], "2025-06-18",
+            "{client}"
+        );
+    }
+    let answer = initialize_as_client("vscode", &site, &["--secret-ref"], Some(&key));
+    assert_eq!(answer["result"]["serverInfo"]["name"], "gatehouse");
+}
+
+#[test]
+fn generated_command_line_starts_gatehouse_as_the_chosen_actor() {
+    let site = TestSite::new("config_actor");
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "ed@example.org",
+        "--roles",
+        "editor",
+    ]);
+    let (key, id) = site.mint("author");
+
+    let who = run_as_client("claude-desktop", &site, &["--public"], None);
+    assert_eq!(who["kind"], "public");
+
+    let who = run_as_client("zed", &site, &["--email", "ed@example.org"], None);
+    assert_eq!(who["email"], "ed@example.org");
+
+    let who = run_as_client("continue", &site, &["--role", "viewer"], None);
+    assert_eq!(who["kind"], "synthetic");
+    assert_eq!(who["roles"], serde_json::json!(["viewer"]));
+
+    for client in ["cursor", "codex", "vscode"] {
+        let who = run_as_client(client, &site, &["--api-key", &key], None);
+        assert_eq!(who["key_id"], id.as_str(), "{client} inline");
+    }
+    for client in [
+        "claude-code",
+        "cursor",
+        "vscode",
+        "windsurf",
+        "codex",
+        "continue",
+    ] {
+        let who = run_as_client(client, &site, &["--secret-ref"], Some(&key));
+        assert_eq!(who["key_id"], id.as_str(), "{client} by reference");
+    }
+}

@@ -1,0 +1,217 @@
+//! Connection failures are clear errors (which URL, which step, a hint), and a
+//! password in the database URL never reaches stderr, logs, the audit log or
+//! the database — even with tracing at `trace`.
+
+use std::process::{Command, Output};
+
+use crate::util::{BIN, failure, pg_base_url};
+
+/// A loopback port nothing listens on.
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// `gatehouse` with the database URL in the environment (not in argv);
+/// `site init` gets the site folder as its argument.
+fn gatehouse(site: &std::path::Path, database_url: &str, args: &[&str]) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("--site").arg(site).args(args);
+    if args.starts_with(&["site", "init"]) {
+        cmd.arg(site);
+    }
+    cmd.env("GATEHOUSE_DATABASE_URL", database_url)
+        .env("GATEHOUSE_LOG", "trace")
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("gatehouse runs")
+}
+
+fn all_output(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_closed_port_names_the_url_without_its_password() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    let port = closed_port();
+    let password = "pw-closed-port-Zq81";
+    let url = format!("postgres://gatehouse_pw:{password}@127.0.0.1:{port}/gh_closed");
+
+    let out = gatehouse(&site, &url, &["site", "init"]);
+    let text = all_output(&out);
+    let f = failure(out, &["site", "init"]);
+    assert_eq!(f.code, "DATABASE_UNREACHABLE", "{}", f.stderr);
+    assert!(
+        f.stderr.contains(&format!(
+            "postgres://gatehouse_pw:***@127.0.0.1:{port}/gh_closed"
+        )),
+        "the error should name the (redacted) URL: {}",
+        f.stderr
+    );
+    assert!(
+        f.stderr.to_lowercase().contains("connection refused"),
+        "{}",
+        f.stderr
+    );
+    assert!(f.stderr.contains("hint: "), "{}", f.stderr);
+    assert!(!text.contains(password), "the password leaked: {text}");
+    assert!(
+        !site.join("gatehouse.toml").exists(),
+        "a failed init must not leave a site"
+    );
+
+    // An existing site whose database URL (here from the environment) points at
+    // the closed port: the same error, and with --json the step is machine-readable.
+    let init = Command::new(BIN)
+        .args(["site", "init"])
+        .arg(&site)
+        .env_remove("GATEHOUSE_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let out = gatehouse(&site, &url, &["keys", "list", "--json"]);
+    let text = all_output(&out);
+    let f = failure(out, &["keys", "list", "--json"]);
+    let body: serde_json::Value = serde_json::from_str(
+        f.stderr
+            .lines()
+            .find(|l| l.starts_with("{\"error\""))
+            .unwrap_or_else(|| panic!("no JSON error: {}", f.stderr)),
+    )
+    .unwrap();
+    assert_eq!(body["error"]["code"], "DATABASE_UNREACHABLE");
+    assert_eq!(body["error"]["detail"]["step"], "connect");
+    assert_eq!(
+        body["error"]["detail"]["url"],
+        format!("postgres://gatehouse_pw:***@127.0.0.1:{port}/gh_closed")
+    );
+    assert!(!text.contains(password), "the password leaked: {text}");
+}
+
+#[test]
+fn an_unparsable_url_is_refused_without_echoing_its_password() {
+    let tmp = tempfile::tempdir().unwrap();
+    let password = "pw-bad-url-Hh27";
+    let url = format!("postgres://u:{password}@127.0.0.1:notaport/db");
+    let out = gatehouse(&tmp.path().join("site"), &url, &["site", "init"]);
+    let text = all_output(&out);
+    let f = failure(out, &["site", "init"]);
+    assert_eq!(f.code, "DATABASE_URL_INVALID", "{}", f.stderr);
+    assert!(!text.contains(password), "the password leaked: {text}");
+}
+
+/// Sets the password of the `gatehouse_pw` role (created by `scripts/pg.sh`)
+/// and gives it a fresh database.
+fn password_database(base: &str, password: &str) -> String {
+    let db = format!("gh_pw_{}", std::process::id());
+    let sql = format!(
+        "ALTER ROLE gatehouse_pw LOGIN PASSWORD '{password}'; DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db} OWNER gatehouse_pw;"
+    );
+    for statement in sql.split_inclusive(';') {
+        let out = Command::new("psql")
+            .arg(format!("{base}/postgres"))
+            .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
+            .output()
+            .expect("psql runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    db
+}
+
+#[test]
+fn a_wrong_password_is_an_authentication_error_and_the_right_one_never_leaks() {
+    let Some(base) = pg_base_url() else {
+        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+        return;
+    };
+    let password = "pw-right-Kd93x";
+    let db = password_database(&base, password);
+    let host = base.rsplit('@').next().unwrap();
+    let wrong = format!("postgres://gatehouse_pw:pw-wrong-Vb22@{host}/{db}");
+    let right = format!("postgres://gatehouse_pw:{password}@{host}/{db}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    let out = gatehouse(&site, &wrong, &["site", "init"]);
+    let text = all_output(&out);
+    let f = failure(out, &["site", "init"]);
+    assert_eq!(f.code, "DATABASE_AUTH_FAILED", "{}", f.stderr);
+    assert!(
+        f.stderr
+            .contains(&format!("postgres://gatehouse_pw:***@{host}/{db}")),
+        "{}",
+        f.stderr
+    );
+    assert!(f.stderr.contains("password"), "{}", f.stderr);
+    assert!(
+        !text.contains("pw-wrong-Vb22"),
+        "the password leaked: {text}"
+    );
+
+    // With the right password, everything works and the password shows nowhere.
+    let mut seen = String::new();
+    for args in [
+        &["site", "init"][..],
+        &[
+            "keys", "mint", "--label", "pw test", "--roles", "viewer", "--json",
+        ],
+        &[
+            "users",
+            "create",
+            "--email",
+            "pw@example.com",
+            "--roles",
+            "editor",
+        ],
+        &["keys", "list", "--json"],
+        &["audit", "list", "--json"],
+        &["audit", "verify"],
+    ] {
+        let out = gatehouse(&site, &right, args);
+        assert!(
+            out.status.success(),
+            "gatehouse {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        seen.push_str(&all_output(&out));
+    }
+    assert!(
+        seen.contains("TRACE") || seen.contains("DEBUG"),
+        "tracing was not on"
+    );
+    assert!(!seen.contains(password), "the password leaked: {seen}");
+    let site_file = std::fs::read_to_string(site.join("gatehouse.toml")).unwrap();
+    assert!(
+        site_file.contains(&format!("postgres://gatehouse_pw@{host}/{db}"))
+            && !site_file.contains(password),
+        "gatehouse.toml must keep the URL without its password: {site_file}"
+    );
+    let dump = Command::new("psql")
+        .arg(format!("{base}/{db}"))
+        .args([
+            "-qAt",
+            "-c",
+            "SELECT a::text FROM audit_log a",
+            "-c",
+            "SELECT s::text FROM site_config s",
+        ])
+        .output()
+        .unwrap();
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    assert!(dump.contains("key.mint"), "{dump}");
+    assert!(
+        !dump.contains(password),
+        "the password reached the database"
+    );
+}

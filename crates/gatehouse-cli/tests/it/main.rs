@@ -1,0 +1,22 @@
+//! The `gatehouse` binary end to end: one test binary, one module per
+//! command area; [`util`] (an isolated site) and [`mcp_util`] (raw MCP lines)
+//! are the shared harness.
+
+mod actors;
+mod audit;
+mod client_interop;
+mod concurrency;
+mod config;
+mod connections;
+mod crash;
+mod database_errors;
+mod keys;
+mod mcp_actors;
+mod mcp_http_fetch;
+mod mcp_interop;
+mod mcp_lifecycle;
+mod mcp_protocol;
+mod mcp_util;
+mod permissions_doc;
+mod portable;
+mod util;

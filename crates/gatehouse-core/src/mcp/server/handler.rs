@@ -1,0 +1,445 @@
+//! Method dispatch and the server's little state: the actor as last read from
+//! the store, the manifest it was last shown, the legacy session (if a client
+//! made the `initialize` handshake) and the open `subscriptions/listen` streams.
+//!
+//! Every `tools/list` and `tools/call` re-reads the actor ([`actor::refresh`]):
+//! a role change or a revoked key applies to the very next call. When the
+//! re-read manifest differs from the last one, `notifications/tools/list_changed`
+//! goes to the legacy session and to every modern subscription that asked for it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    DiscoverResult, Implementation, InitializeResult, ListToolsResult, ProtocolVersion,
+    ServerCapabilities, ToolsCapability,
+};
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, watch};
+
+use super::era::{self, RequestMeta};
+use super::jsonrpc::{self, internal_error, invalid_params, method_not_found};
+use super::tools;
+use crate::access::actor::{self, Actor};
+use crate::error::{Error, codes};
+use crate::mcp::server::manifest;
+use crate::site::Site;
+
+const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content. Read with content_list, content_read and content_search; the tools listed are those your credentials allow, and every call is checked again.";
+
+/// The negotiated legacy session, once `initialize` was answered.
+#[derive(Debug, Clone)]
+struct Session {
+    version: &'static str,
+}
+
+pub struct State {
+    site: Site,
+    /// The actor as resolved at startup: who to re-read, never what they may do.
+    identity: Actor,
+    /// The manifest names last computed, to notice changes.
+    manifest: Mutex<Vec<&'static str>>,
+    session: Mutex<Option<Session>>,
+    /// Open modern subscriptions that asked for `toolsListChanged`, by id text.
+    subscriptions: Mutex<HashMap<String, Value>>,
+    out: mpsc::Sender<Value>,
+    closing: watch::Receiver<bool>,
+}
+
+/// How one request is served.
+#[derive(Debug, Clone)]
+struct Served {
+    version: String,
+    modern: bool,
+}
+
+type RpcResult = Result<Value, rmcp::model::ErrorData>;
+
+impl State {
+    pub fn new(
+        site: Site,
+        identity: Actor,
+        out: mpsc::Sender<Value>,
+        closing: watch::Receiver<bool>,
+    ) -> State {
+        State {
+            manifest: Mutex::new(manifest::names(&identity)),
+            site,
+            identity,
+            session: Mutex::new(None),
+            subscriptions: Mutex::new(HashMap::new()),
+            out,
+            closing,
+        }
+    }
+
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+
+    fn server_info() -> Implementation {
+        Implementation::new("gatehouse", crate::version())
+    }
+
+    fn capabilities() -> ServerCapabilities {
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(true);
+        let mut caps = ServerCapabilities::default();
+        caps.tools = Some(tools);
+        caps
+    }
+
+    /// Whether anyone would hear a `list_changed` (the watcher polls only then).
+    pub fn has_listeners(&self) -> bool {
+        self.session.lock().expect("lock").is_some()
+            || !self.subscriptions.lock().expect("lock").is_empty()
+    }
+
+    /// The batch form of JSON-RPC is allowed only by the 2025-03-26 and 2024-11-05 revisions.
+    pub fn batches_allowed(&self) -> bool {
+        matches!(
+            self.session
+                .lock()
+                .expect("lock")
+                .as_ref()
+                .map(|s| s.version),
+            Some("2025-03-26" | "2024-11-05")
+        )
+    }
+
+    /// The actor as the store has it now; notices manifest changes on the way.
+    pub async fn actor_now(&self) -> crate::Result<Actor> {
+        let refreshed = actor::refresh(&self.site, &self.identity).await;
+        let names = match &refreshed {
+            Ok(a) => manifest::names(a),
+            // A revoked key or removed user may do nothing: the manifest is empty.
+            Err(e) if is_actor_refusal(e) => Vec::new(),
+            Err(_) => return refreshed,
+        };
+        let changed = {
+            let mut last = self.manifest.lock().expect("lock");
+            let changed = *last != names;
+            *last = names;
+            changed
+        };
+        if changed {
+            tracing::info!("the actor's tool manifest changed; notifying the client");
+            self.notify_list_changed().await;
+        }
+        refreshed
+    }
+
+    async fn notify_list_changed(&self) {
+        let legacy = self.session.lock().expect("lock").is_some();
+        if legacy {
+            self.send(jsonrpc::notification(
+                "notifications/tools/list_changed",
+                None,
+            ))
+            .await;
+        }
+        let subs: Vec<Value> = self
+            .subscriptions
+            .lock()
+            .expect("lock")
+            .values()
+            .cloned()
+            .collect();
+        for id in subs {
+            self.send(jsonrpc::notification(
+                "notifications/tools/list_changed",
+                Some(json!({"_meta": {era::META_SUBSCRIPTION_ID: id}})),
+            ))
+            .await;
+        }
+    }
+
+    pub async fn send(&self, message: Value) {
+        // Fails only when the writer is gone, i.e. the server is shutting down.
+        let _ = self.out.send(message).await;
+    }
+
+    /// Handles a notification from the client.
+    pub fn handle_notification(&self, method: &str, _params: Option<&Map<String, Value>>) {
+        match method {
+            "notifications/initialized" => tracing::debug!("client confirmed initialization"),
+            // Cancellation is handled by the loop, which owns the in-flight tasks.
+            "notifications/cancelled" => {}
+            other => {
+                tracing::debug!(method = %jsonrpc::shorten(other, 80), "ignoring notification")
+            }
+        }
+    }
+
+    /// Handles one request; `None` means no response is due.
+    pub async fn handle_request(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: Option<Map<String, Value>>,
+    ) -> Option<Value> {
+        let result = self.dispatch(id, method, params).await;
+        Some(match result {
+            Ok(Some(result)) => jsonrpc::response(id, result),
+            Ok(None) => return None,
+            Err(error) => jsonrpc::error_response(id, &error),
+        })
+    }
+
+    async fn dispatch(
+        self: &Arc<Self>,
+        id: &Value,
+        method: &str,
+        params: Option<Map<String, Value>>,
+    ) -> Result<Option<Value>, rmcp::model::ErrorData> {
+        const KNOWN: &[&str] = &[
+            "initialize",
+            "ping",
+            "server/discover",
+            "tools/list",
+            "tools/call",
+            "subscriptions/listen",
+        ];
+        if !KNOWN.contains(&method) {
+            return Err(method_not_found(method));
+        }
+        let meta = era::request_meta(params.as_ref())?;
+        if method == "initialize" {
+            return self.initialize(params.as_ref()).map(Some);
+        }
+        let served = match meta {
+            Some(RequestMeta { version, .. }) => Served {
+                modern: era::is_modern(&version),
+                version,
+            },
+            None => {
+                let session = self.session.lock().expect("lock").clone();
+                match (session, method) {
+                    (Some(s), _) => Served {
+                        version: s.version.to_string(),
+                        modern: false,
+                    },
+                    // The handshake revisions allow ping before initialize.
+                    (None, "ping") => return Ok(Some(json!({}))),
+                    (None, _) => return Err(era::missing_meta()),
+                }
+            }
+        };
+        let result = match method {
+            "ping" if !served.modern => Ok(json!({})),
+            // 2026-07-28 removed ping and has discover and subscriptions only.
+            "ping" => Err(method_not_found(method)),
+            "server/discover" if served.modern => Ok(self.discover()),
+            "server/discover" => Err(method_not_found(method)),
+            "subscriptions/listen" if served.modern => {
+                return self.listen(id, params.as_ref(), &served).await;
+            }
+            "subscriptions/listen" => Err(method_not_found(method)),
+            "tools/list" => self.list_tools(params.as_ref()).await,
+            "tools/call" => self.call_tool(params.as_ref(), &served).await,
+            _ => Err(method_not_found(method)),
+        }?;
+        Ok(Some(finish(
+            &served,
+            result,
+            method == "tools/list" || method == "server/discover",
+        )))
+    }
+
+    fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+        let requested = params
+            .and_then(|p| p.get("protocolVersion"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                invalid_params("Invalid params: initialize needs a string protocolVersion")
+            })?;
+        let mut session = self.session.lock().expect("lock");
+        if session.is_some() {
+            return Err(jsonrpc::invalid_request(
+                Value::Null,
+                "Invalid Request: initialize was already answered; start a new server process to start over",
+            )
+            .error);
+        }
+        let version = era::negotiate(requested);
+        *session = Some(Session { version });
+        tracing::info!(requested = %jsonrpc::shorten(requested, 40), negotiated = version, "initialize");
+        let result = InitializeResult::new(Self::capabilities())
+            .with_protocol_version(protocol_version(version))
+            .with_server_info(Self::server_info())
+            .with_instructions(INSTRUCTIONS);
+        let mut value = serde_json::to_value(result).map_err(|e| internal_error(e.to_string()))?;
+        if let Some(obj) = value.as_object_mut() {
+            obj.remove("resultType");
+            obj.remove("_meta");
+        }
+        Ok(value)
+    }
+
+    fn discover(&self) -> Value {
+        let versions = era::supported().into_iter().map(protocol_version).collect();
+        let mut result = DiscoverResult::new(versions, Self::capabilities());
+        result.instructions = Some(INSTRUCTIONS.to_string());
+        serde_json::to_value(result).expect("discover result serialises")
+    }
+
+    /// The whole manifest in one page (it is short), so no cursor is ever
+    /// issued and any cursor sent back is invalid, as the pagination rules say.
+    async fn list_tools(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+        if let Some(cursor) = params
+            .and_then(|p| p.get("cursor"))
+            .filter(|c| !c.is_null())
+        {
+            return Err(invalid_params(format!(
+                "Invalid params: unknown cursor {}; tools/list returns every tool in one page",
+                jsonrpc::shorten(&cursor.to_string(), 40)
+            )));
+        }
+        let tools = match self.actor_now().await {
+            Ok(actor) => manifest::visible(&actor)
+                .into_iter()
+                .map(|t| t.to_tool())
+                .collect(),
+            Err(e) if is_actor_refusal(&e) => Vec::new(),
+            Err(e) => return Err(internal_error(format!("{}: {}", e.code, e.message))),
+        };
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.next_cursor = None;
+        serde_json::to_value(result).map_err(|e| internal_error(e.to_string()))
+    }
+
+    async fn call_tool(&self, params: Option<&Map<String, Value>>, served: &Served) -> RpcResult {
+        let params =
+            params.ok_or_else(|| invalid_params("Invalid params: tools/call needs params"))?;
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid_params("Invalid params: tools/call needs a string \"name\""))?;
+        let empty = Map::new();
+        let args = match params.get("arguments") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(a)) => a,
+            Some(_) => {
+                return Err(invalid_params(
+                    "Invalid params: \"arguments\" must be an object",
+                ));
+            }
+        };
+        let actor = self.actor_now().await;
+        let label = actor
+            .as_ref()
+            .map(Actor::label)
+            .unwrap_or_else(|_| self.identity.label());
+        let Some(spec) = manifest::find(name) else {
+            tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await;
+            return Err(invalid_params(format!(
+                "Unknown tool: {}",
+                jsonrpc::shorten(name, 64)
+            )));
+        };
+        let outcome = match &actor {
+            Ok(actor) => tools::call(&self.site, actor, spec, args).await,
+            Err(e) => tools::Outcome::err(e),
+        };
+        let verdict = if outcome.code.is_some() {
+            "error"
+        } else {
+            "ok"
+        };
+        tools::record(&self.site, &label, spec.name, args, verdict, outcome.code).await;
+        tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code, era = %served.version, "tools/call");
+        serde_json::to_value(outcome.result).map_err(|e| internal_error(e.to_string()))
+    }
+
+    /// `subscriptions/listen`: acknowledge, then hold the request open until the
+    /// client cancels it (no response then) or the server closes (a final result).
+    async fn listen(
+        self: &Arc<Self>,
+        id: &Value,
+        params: Option<&Map<String, Value>>,
+        served: &Served,
+    ) -> Result<Option<Value>, rmcp::model::ErrorData> {
+        let wanted = params
+            .and_then(|p| p.get("notifications"))
+            .and_then(|n| n.get("toolsListChanged"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let accepted = if wanted {
+            json!({"toolsListChanged": true})
+        } else {
+            json!({})
+        };
+        let key = id.to_string();
+        let _guard = if wanted {
+            self.subscriptions
+                .lock()
+                .expect("lock")
+                .insert(key.clone(), id.clone());
+            Some(Unsubscribe {
+                state: self.clone(),
+                key,
+            })
+        } else {
+            None
+        };
+        self.send(jsonrpc::notification(
+            "notifications/subscriptions/acknowledged",
+            Some(json!({"_meta": {era::META_SUBSCRIPTION_ID: id}, "notifications": accepted})),
+        ))
+        .await;
+        let mut closing = self.closing.clone();
+        let _ = closing.wait_for(|c| *c).await;
+        let mut result = finish(served, json!({}), false);
+        result["_meta"][era::META_SUBSCRIPTION_ID] = id.clone();
+        Ok(Some(result))
+    }
+}
+
+/// Removes a subscription when its request ends, however it ends.
+struct Unsubscribe {
+    state: Arc<State>,
+    key: String,
+}
+
+impl Drop for Unsubscribe {
+    fn drop(&mut self) {
+        if let Ok(mut subs) = self.state.subscriptions.lock() {
+            subs.remove(&self.key);
+        }
+    }
+}
+
+fn protocol_version(v: &str) -> ProtocolVersion {
+    serde_json::from_value(json!(v)).expect("a version string is a ProtocolVersion")
+}
+
+fn is_actor_refusal(e: &Error) -> bool {
+    matches!(
+        e.code,
+        codes::ACTOR_API_KEY_INVALID | codes::ACTOR_EMAIL_UNKNOWN
+    )
+}
+
+/// Shapes a result for the version it is served under: 2026-07-28 results
+/// carry `resultType`, the server's identity in `_meta` and, when cacheable,
+/// caching hints (`private`, never fresh: the manifest follows the actor's
+/// roles); handshake revisions get the shape they knew.
+fn finish(served: &Served, mut result: Value, cacheable: bool) -> Value {
+    let Some(obj) = result.as_object_mut() else {
+        return result;
+    };
+    if served.modern {
+        obj.insert("resultType".into(), json!("complete"));
+        let meta = obj.entry("_meta").or_insert_with(|| json!({}));
+        meta[era::META_SERVER_INFO] = json!(State::server_info());
+        if cacheable {
+            obj.insert("ttlMs".into(), json!(0));
+            obj.insert("cacheScope".into(), json!("private"));
+        }
+    } else {
+        obj.remove("resultType");
+        obj.remove("ttlMs");
+        obj.remove("cacheScope");
+    }
+    result
+}

@@ -1,0 +1,297 @@
+//! `gatehouse mcp`: the MCP server over stdio.
+//!
+//! Map: [`framing`] reads stdin into bounded lines on its own thread;
+//! [`jsonrpc`] classifies a line and builds the error replies; [`era`] decides
+//! per request whether it is served under the stateless 2026-07-28 revision or
+//! the legacy handshake; [`handler`] dispatches methods and keeps the little
+//! state there is; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
+//! [`shutdown`] watches for signals and the parent's death.
+//!
+//! stdout carries protocol messages only, one JSON object per line, written by
+//! a single writer task. Requests run concurrently (bounded by
+//! [`Limits::max_in_flight`]) and `notifications/cancelled` aborts one, after
+//! which no response is sent for it. Malformed input gets its JSON-RPC error
+//! and the server keeps serving. The protocol model types (tools, results,
+//! errors) are the official `rmcp` SDK's; the loop is ours (see
+//! docs/decisions.md for why).
+
+pub mod era;
+pub mod framing;
+pub mod handler;
+pub mod http_fetch;
+pub mod jsonrpc;
+pub mod manifest;
+pub mod shutdown;
+pub mod tools;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::task::{AbortHandle, JoinSet};
+
+use crate::access::actor::Actor;
+use crate::error::Result;
+use crate::site::Site;
+use framing::Frame;
+use handler::State;
+use jsonrpc::{Message, Refusal};
+use shutdown::Reason;
+
+/// Bounds that keep a misbehaving client from exhausting the server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// The longest accepted line: big enough for a base64 media upload at its cap.
+    pub max_message_bytes: usize,
+    pub max_in_flight: usize,
+    /// How often the actor is re-read while a client listens for `list_changed`.
+    pub watch_interval: Duration,
+    /// How long in-flight requests may finish after input ends or a signal.
+    pub drain: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_message_bytes: 4 * 1024 * 1024,
+            max_in_flight: 32,
+            watch_interval: Duration::from_secs(2),
+            drain: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Serves MCP on this process's stdin and stdout until stdin closes, a
+/// signal arrives or the parent dies.
+pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
+    let limits = Limits::default();
+    let input = framing::spawn_reader(std::io::stdin(), limits.max_message_bytes);
+    tracing::info!(actor = %actor.label(), "MCP server ready on stdio");
+    let reason = serve(
+        site,
+        actor,
+        input,
+        tokio::io::stdout(),
+        shutdown::signal_or_orphaned(),
+        limits,
+    )
+    .await?;
+    tracing::info!(?reason, "MCP server stopped");
+    Ok(reason)
+}
+
+/// The server loop over any line source and sink (tests use pipes).
+pub async fn serve<W>(
+    site: Site,
+    actor: Actor,
+    mut input: mpsc::Receiver<Frame>,
+    output: W,
+    stop: impl Future<Output = Reason>,
+    limits: Limits,
+) -> Result<Reason>
+where
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::channel::<Value>(256);
+    let writer = tokio::spawn(write_lines(output, out_rx));
+    let (closing_tx, closing_rx) = watch::channel(false);
+    let state = Arc::new(State::new(site, actor, out_tx.clone(), closing_rx));
+    let watcher = tokio::spawn(watch_actor(state.clone(), limits.watch_interval));
+    let permits = Arc::new(Semaphore::new(limits.max_in_flight));
+    let in_flight: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
+    let mut tasks = JoinSet::new();
+    tokio::pin!(stop);
+
+    let reason = loop {
+        let frame = tokio::select! {
+            frame = input.recv() => frame,
+            reason = &mut stop => break reason,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+        };
+        let Some(frame) = frame else {
+            break Reason::EndOfInput;
+        };
+        let line = match frame {
+            Frame::Oversized { bytes } => {
+                tracing::debug!(bytes, "dropping an oversized message");
+                let refusal = jsonrpc::invalid_request(
+                    Value::Null,
+                    format!(
+                        "Invalid Request: the message is {bytes} bytes; the limit is {}",
+                        limits.max_message_bytes
+                    ),
+                );
+                state.send(refusal_line(&refusal)).await;
+                continue;
+            }
+            Frame::Line(line) => line,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(&line) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::debug!(error = %e, "unparsable line");
+                state
+                    .send(refusal_line(&jsonrpc::parse_error(&e.to_string())))
+                    .await;
+                continue;
+            }
+        };
+        if let Value::Array(items) = value {
+            if items.is_empty() || !state.batches_allowed() {
+                let why = if items.is_empty() {
+                    "Invalid Request: an empty batch"
+                } else {
+                    "Invalid Request: JSON-RPC batches are not part of this protocol version"
+                };
+                state
+                    .send(refusal_line(&jsonrpc::invalid_request(Value::Null, why)))
+                    .await;
+                continue;
+            }
+            let Ok(permit) = permits.clone().acquire_owned().await else {
+                break Reason::EndOfInput;
+            };
+            let state = state.clone();
+            tasks.spawn(async move {
+                let mut replies = Vec::new();
+                for item in items {
+                    if let Some(reply) = handle_value(&state, item).await {
+                        replies.push(reply);
+                    }
+                }
+                if !replies.is_empty() {
+                    state.send(Value::Array(replies)).await;
+                }
+                drop(permit);
+            });
+            continue;
+        }
+        match jsonrpc::classify(value) {
+            Err(refusal) => state.send(refusal_line(&refusal)).await,
+            Ok(Message::Response) => tracing::debug!("ignoring a response: no request was sent"),
+            Ok(Message::Notification { method, params }) => {
+                if method == "notifications/cancelled" {
+                    cancel(&in_flight, params.as_ref());
+                }
+                state.handle_notification(&method, params.as_ref());
+            }
+            // The handshake is answered in order, so nothing sent after it can
+            // be served before the session exists.
+            Ok(Message::Request { id, method, params }) if method == "initialize" => {
+                if let Some(reply) = state.handle_request(&id, &method, params).await {
+                    state.send(reply).await;
+                }
+            }
+            Ok(Message::Request { id, method, params }) => {
+                let permit = tokio::select! {
+                    p = permits.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+                    reason = &mut stop => break reason,
+                };
+                let key = id.to_string();
+                let state = state.clone();
+                let registry = in_flight.clone();
+                // Hold the registry lock across spawn and insert, so a fast task
+                // cannot try to deregister before it was registered.
+                let mut map = in_flight.lock().expect("lock");
+                let task_key = key.clone();
+                let handle = tasks.spawn(async move {
+                    let reply = state.handle_request(&id, &method, params).await;
+                    // Deregister before replying: a cancel after this point is too late.
+                    registry.lock().expect("lock").remove(&task_key);
+                    if let Some(reply) = reply {
+                        state.send(reply).await;
+                    }
+                    drop(permit);
+                });
+                map.insert(key, handle);
+            }
+        }
+    };
+
+    // Shut down: subscriptions end gracefully, in-flight work gets a moment.
+    let _ = closing_tx.send(true);
+    watcher.abort();
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(limits.drain, drain).await.is_err() {
+        tracing::warn!("in-flight requests did not finish in time; abandoning them");
+        tasks.abort_all();
+    }
+    drop(state);
+    drop(out_tx);
+    match writer.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::debug!(error = %e, "stdout closed before the last message"),
+        Err(e) => tracing::error!(error = %e, "the stdout writer failed"),
+    }
+    Ok(reason)
+}
+
+/// A batch element: requests are answered in the batch reply.
+async fn handle_value(state: &Arc<State>, value: Value) -> Option<Value> {
+    match jsonrpc::classify(value) {
+        Err(refusal) => Some(refusal_line(&refusal)),
+        Ok(Message::Response) => None,
+        Ok(Message::Notification { method, params }) => {
+            state.handle_notification(&method, params.as_ref());
+            None
+        }
+        Ok(Message::Request { id, method, params }) => {
+            state.handle_request(&id, &method, params).await
+        }
+    }
+}
+
+fn refusal_line(r: &Refusal) -> Value {
+    jsonrpc::error_response(&r.id, &r.error)
+}
+
+fn cancel(
+    in_flight: &Mutex<HashMap<String, AbortHandle>>,
+    params: Option<&serde_json::Map<String, Value>>,
+) {
+    let Some(id) = params.and_then(|p| p.get("requestId")) else {
+        return;
+    };
+    if let Some(handle) = in_flight.lock().expect("lock").remove(&id.to_string()) {
+        tracing::debug!(request = %jsonrpc::shorten(&id.to_string(), 40), "cancelling a request");
+        handle.abort();
+    }
+}
+
+/// Re-reads the actor now and then while someone listens, so a role change
+/// or revocation is announced even if the client makes no call.
+async fn watch_actor(state: Arc<State>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if state.has_listeners() {
+            let _ = state.actor_now().await;
+        }
+    }
+}
+
+/// The one writer of stdout: a line per message, flushed when the queue is empty.
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut rx: mpsc::Receiver<Value>,
+) -> std::io::Result<()> {
+    while let Some(message) = rx.recv().await {
+        let mut line = serde_json::to_vec(&message).expect("JSON values serialise");
+        line.push(b'\n');
+        output.write_all(&line).await?;
+        if rx.is_empty() {
+            output.flush().await?;
+        }
+    }
+    output.flush().await?;
+    output.shutdown().await.ok();
+    Ok(())
+}

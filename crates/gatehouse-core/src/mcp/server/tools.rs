@@ -1,0 +1,397 @@
+//! The tools: arguments in, one core call, a `CallToolResult` out, one audit entry.
+//!
+//! Refusals (permission, revoked key) and bad arguments are tool results with
+//! `isError: true` whose text is `{"error": {code, message, hint}}`, so a model
+//! can read why and the stable code survives every client. Successful results
+//! carry `structuredContent` (matching the tool's `outputSchema`) and the same
+//! JSON as a text block for clients that predate structured output.
+//!
+//! The audit entry holds the actor, the tool, the SHA-256 of the canonical
+//! arguments and the outcome, never the arguments themselves: a URL or a
+//! media upload may carry something the caller would not want in a log.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::http_fetch;
+use crate::access::actor::Actor;
+use crate::access::audit;
+use crate::error::{Error, Result, codes};
+use crate::mcp::server::manifest::ToolSpec;
+use crate::site::Site;
+use crate::site::config as site_config;
+use crate::site::content::{self, ContentEntry, DraftWrite};
+use crate::site::media::{self, MediaInfo, Upload};
+
+/// A finished call: the result to send and the code for the audit log.
+pub struct Outcome {
+    pub result: CallToolResult,
+    pub code: Option<&'static str>,
+}
+
+impl Outcome {
+    fn ok(value: Value) -> Outcome {
+        Outcome {
+            result: CallToolResult::structured(value),
+            code: None,
+        }
+    }
+
+    pub fn err(e: &Error) -> Outcome {
+        Outcome {
+            result: CallToolResult::error(vec![ContentBlock::text(
+                json!({"error": e.body()}).to_string(),
+            )]),
+            code: Some(e.code),
+        }
+    }
+}
+
+/// Runs `spec` for `actor` (already refreshed from the store).
+pub async fn call(
+    site: &Site,
+    actor: &Actor,
+    spec: &ToolSpec,
+    args: &Map<String, Value>,
+) -> Outcome {
+    if let Err(e) = gate(actor, spec) {
+        return Outcome::err(&e);
+    }
+    match run(site, actor, spec.name, args).await {
+        Ok(outcome) => outcome,
+        Err(e) => Outcome::err(&e),
+    }
+}
+
+/// The call-time gate, the same rule as the manifest's.
+fn gate(actor: &Actor, spec: &ToolSpec) -> Result<()> {
+    actor.check(spec.action)?;
+    if spec.authenticated_only && !actor.is_authenticated() {
+        return Err(Error::new(
+            codes::PERMISSION_DENIED,
+            format!("{} needs an authenticated actor", spec.name),
+        )
+        .hint("run gatehouse mcp with --email, --role or an API key"));
+    }
+    Ok(())
+}
+
+fn args<T: DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T> {
+    serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
+        Error::invalid(
+            codes::TOOL_ARGUMENTS_INVALID,
+            format!("invalid arguments for {tool}: {e}"),
+            "check the arguments against the tool's inputSchema",
+        )
+    })
+}
+
+fn in_range(tool: &str, name: &str, v: i64, min: i64, max: i64) -> Result<i64> {
+    if (min..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(Error::invalid(
+            codes::TOOL_ARGUMENTS_INVALID,
+            format!("invalid arguments for {tool}: {name} must be between {min} and {max}"),
+            "check the arguments against the tool's inputSchema",
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListArgs {
+    #[serde(default = "default_list_limit")]
+    limit: i64,
+    #[serde(default)]
+    offset: i64,
+}
+
+fn default_list_limit() -> i64 {
+    50
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlugArgs {
+    slug: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    query: String,
+    #[serde(default = "default_search_limit")]
+    limit: i64,
+}
+
+fn default_search_limit() -> i64 {
+    20
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WriteArgs {
+    slug: String,
+    title: String,
+    body: String,
+    new_slug: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilenameArgs {
+    filename: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MediaWriteArgs {
+    filename: String,
+    mime_type: String,
+    data_base64: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FetchArgs {
+    url: String,
+}
+
+fn entry_json(e: &ContentEntry, with_body: bool) -> Value {
+    let mut v = json!({
+        "slug": e.slug,
+        "title": e.title,
+        "status": e.status,
+        "author": e.author,
+        "created_at": e.created_at,
+        "updated_at": e.updated_at,
+        "published_at": e.published_at,
+    });
+    if with_body {
+        v["body"] = json!(e.body);
+    }
+    v
+}
+
+fn media_json(m: &MediaInfo) -> Value {
+    json!({
+        "filename": m.filename,
+        "mime_type": m.mime_type,
+        "size": m.size,
+        "sha256": m.sha256,
+        "uploaded_by": m.uploaded_by,
+        "created_at": m.created_at,
+    })
+}
+
+async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -> Result<Outcome> {
+    let store = &site.store;
+    let out = match tool {
+        "content_list" => {
+            let a: ListArgs = args(tool, raw)?;
+            let limit = in_range(tool, "limit", a.limit, 1, 500)?;
+            let offset = in_range(tool, "offset", a.offset, 0, i64::MAX)?;
+            let list = content::list(store, actor, limit, offset).await?;
+            Outcome::ok(
+                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
+            )
+        }
+        "content_read" => {
+            let a: SlugArgs = args(tool, raw)?;
+            Outcome::ok(entry_json(
+                &content::read(store, actor, &a.slug).await?,
+                true,
+            ))
+        }
+        "content_search" => {
+            let a: SearchArgs = args(tool, raw)?;
+            let limit = in_range(tool, "limit", a.limit, 1, 100)?;
+            if a.query.trim().is_empty() {
+                return Err(Error::invalid(
+                    codes::TOOL_ARGUMENTS_INVALID,
+                    "invalid arguments for content_search: query is empty",
+                    "search for one or more words",
+                ));
+            }
+            let list = content::search(store, actor, &a.query, limit).await?;
+            Outcome::ok(
+                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
+            )
+        }
+        "content_write_draft" => {
+            let a: WriteArgs = args(tool, raw)?;
+            let entry = content::write_draft(
+                store,
+                actor,
+                &DraftWrite {
+                    slug: &a.slug,
+                    title: &a.title,
+                    body: &a.body,
+                    new_slug: a.new_slug.as_deref(),
+                },
+            )
+            .await?;
+            Outcome::ok(entry_json(&entry, true))
+        }
+        "content_publish" => {
+            let a: SlugArgs = args(tool, raw)?;
+            Outcome::ok(entry_json(
+                &content::publish(store, actor, &a.slug).await?,
+                true,
+            ))
+        }
+        "content_delete" => {
+            let a: SlugArgs = args(tool, raw)?;
+            content::delete(store, actor, &a.slug).await?;
+            Outcome::ok(json!({"deleted": a.slug}))
+        }
+        "media_list" => {
+            let _: NoArgs = args(tool, raw)?;
+            let list = media::list(store, actor).await?;
+            Outcome::ok(json!({"media": list.iter().map(media_json).collect::<Vec<_>>()}))
+        }
+        "media_read" => {
+            let a: FilenameArgs = args(tool, raw)?;
+            let (info, bytes) = media::read(store, actor, &a.filename).await?;
+            let data = media::encode_base64(&bytes);
+            let mut value = media_json(&info);
+            value["data_base64"] = json!(data);
+            let mut outcome = Outcome::ok(value);
+            if info.mime_type.starts_with("image/") {
+                // Clients that show images get the picture as well as the JSON.
+                outcome
+                    .result
+                    .content
+                    .push(ContentBlock::image(data, info.mime_type.clone()));
+            }
+            outcome
+        }
+        "media_write" => {
+            let a: MediaWriteArgs = args(tool, raw)?;
+            // Permission first, so a refused caller is not told about its file.
+            actor.check(crate::access::permissions::Action::MediaWrite)?;
+            let bytes = media::decode_base64(&a.data_base64)?;
+            let info = media::write(
+                store,
+                actor,
+                &Upload {
+                    filename: &a.filename,
+                    mime_type: &a.mime_type,
+                    bytes: &bytes,
+                },
+            )
+            .await?;
+            Outcome::ok(media_json(&info))
+        }
+        "site_config_read" => {
+            let _: NoArgs = args(tool, raw)?;
+            Outcome::ok(json!({"config": site_config::read_all(store, actor).await?}))
+        }
+        "http_fetch" => {
+            let a: FetchArgs = args(tool, raw)?;
+            actor.check(crate::access::permissions::Action::HttpFetch)?;
+            let allowlist = site_config::http_fetch_allowlist(store).await?;
+            let fetched = http_fetch::fetch(&a.url, &allowlist).await?;
+            Outcome::ok(serde_json::to_value(fetched).expect("fetch results serialise"))
+        }
+        other => {
+            return Err(Error::new(
+                codes::INPUT_INVALID,
+                format!("no tool named {other}"),
+            ));
+        }
+    };
+    Ok(out)
+}
+
+/// JSON with object keys sorted at every level, so equal arguments digest equally.
+pub fn canonical(value: &Value) -> String {
+    fn write(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
+
+pub fn args_digest(args: &Map<String, Value>) -> String {
+    hex::encode(Sha256::digest(
+        canonical(&Value::Object(args.clone())).as_bytes(),
+    ))
+}
+
+/// Appends the `mcp.tool_call` audit entry; a failure is logged, not fatal,
+/// since the call itself has already happened.
+pub async fn record(
+    site: &Site,
+    actor_label: &str,
+    tool: &str,
+    args: &Map<String, Value>,
+    outcome: &str,
+    code: Option<&str>,
+) {
+    let entry = audit::Entry {
+        actor: actor_label,
+        action: "mcp.tool_call",
+        subject: tool,
+        detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code}),
+    };
+    if let Err(e) = audit::record(&site.store, entry).await {
+        tracing::error!(
+            tool,
+            code = e.code,
+            "could not append the audit entry of a tool call"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_level() {
+        let a = json!({"b": 1, "a": {"y": [1, {"d": 2, "c": 3}], "x": "s"}});
+        assert_eq!(
+            canonical(&a),
+            r#"{"a":{"x":"s","y":[1,{"c":3,"d":2}]},"b":1}"#
+        );
+        let m1 = json!({"x": 1, "y": 2}).as_object().cloned().unwrap();
+        let m2 = json!({"y": 2, "x": 1}).as_object().cloned().unwrap();
+        assert_eq!(args_digest(&m1), args_digest(&m2));
+    }
+}

@@ -1,0 +1,508 @@
+//! A portable, versioned JSON dump of a whole site, to move it between SQLite
+//! and PostgreSQL (`gatehouse site export` / `site import`).
+//!
+//! The dump holds users, API keys (their argon2 hashes only: a raw key is never
+//! stored anywhere, so it cannot be exported), content with its redirects, media
+//! (bytes as base64, checked against their SHA-256 on import), site config, MCP
+//! client connection definitions (which hold no secret values) and the audit log with its head, exactly as stored: seq, ts and hashes are kept,
+//! so the imported chain verifies and keys minted before the move still work.
+//!
+//! Import goes into an *empty* site (a fresh `gatehouse site init` without
+//! `--scratch`), in one transaction that holds the write lock: a dump that fails
+//! any check leaves the target untouched. Nothing is appended to the audit log
+//! by the import itself, so exporting the imported site gives the same dump.
+//!
+//! MCP client run and call records are operational history and are not carried.
+//!
+//! # Caveats
+//! The whole dump is held in memory (sites are small; media bytes are inline).
+//! The file holds key hashes and drafts: it is written readable by its owner only.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::access::audit::{GENESIS, entry_hash};
+use crate::access::permissions::parse_roles;
+use crate::error::{Error, Result, codes};
+use crate::site::Site;
+use crate::store::audit::AuditRow;
+use crate::store::keys::KeyRow;
+use crate::store::portable::{self as sql, Tables};
+use crate::store::{Store, now_ms};
+
+/// The `format` field of every dump.
+pub const FORMAT: &str = "gatehouse-site";
+/// The dump version this Gatehouse writes and reads.
+pub const VERSION: u32 = 1;
+
+/// A whole site. Field order is the file's order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Dump {
+    pub format: String,
+    pub version: u32,
+    pub gatehouse_version: String,
+    /// When the dump was made (Unix milliseconds).
+    pub exported_at: i64,
+    /// The name of the site it came from (informational).
+    pub site_name: String,
+    pub users: Vec<UserRecord>,
+    pub keys: Vec<KeyRecord>,
+    pub content: Vec<ContentRecord>,
+    pub redirects: Vec<RedirectRecord>,
+    pub media: Vec<MediaRecord>,
+    pub config: Vec<ConfigRecord>,
+    pub connections: Vec<ConnectionRecord>,
+    pub audit: AuditRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserRecord {
+    pub email: String,
+    pub roles: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A key as stored: its public id and the argon2id PHC hash of its secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRecord {
+    pub id: String,
+    pub label: String,
+    pub roles: String,
+    pub hash: String,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub replaced_by: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContentRecord {
+    pub slug: String,
+    pub title: String,
+    pub body: String,
+    pub status: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub published_at: Option<i64>,
+}
+
+/// An old slug and the slug of the entry it now leads to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedirectRecord {
+    pub old_slug: String,
+    pub slug: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediaRecord {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: i64,
+    pub sha256: String,
+    pub uploaded_by: String,
+    pub created_at: i64,
+    pub bytes_base64: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigRecord {
+    pub key: String,
+    pub value: String,
+    pub updated_at: i64,
+}
+
+/// An MCP client connection definition; `spec` and `limits` are JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionRecord {
+    pub name: String,
+    pub spec: String,
+    pub limits: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditRecord {
+    pub head_seq: i64,
+    pub head_hash: String,
+    pub entries: Vec<AuditEntryRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditEntryRecord {
+    pub seq: i64,
+    pub ts: i64,
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    pub detail: String,
+    pub prev_hash: String,
+    pub hash: String,
+}
+
+/// How many rows an import wrote.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub users: usize,
+    pub keys: usize,
+    pub content: usize,
+    pub redirects: usize,
+    pub media: usize,
+    pub config: usize,
+    pub connections: usize,
+    pub audit_entries: usize,
+}
+
+impl Dump {
+    pub fn summary(&self) -> Summary {
+        Summary {
+            users: self.users.len(),
+            keys: self.keys.len(),
+            content: self.content.len(),
+            redirects: self.redirects.len(),
+            media: self.media.len(),
+            config: self.config.len(),
+            connections: self.connections.len(),
+            audit_entries: self.audit.entries.len(),
+        }
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a dump serialises")
+    }
+}
+
+/// Reads the whole site in one consistent snapshot.
+pub async fn export(site: &Site) -> Result<Dump> {
+    let mut tx = sql::snapshot(&site.store).await?;
+    let t = sql::read_all(&mut tx).await?;
+    let _ = tx.rollback().await;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    Ok(Dump {
+        format: FORMAT.to_string(),
+        version: VERSION,
+        gatehouse_version: crate::version().to_string(),
+        exported_at: now_ms(),
+        site_name: site.file.name.clone(),
+        users: t.users,
+        keys: t
+            .keys
+            .into_iter()
+            .map(|k| KeyRecord {
+                id: k.id,
+                label: k.label,
+                roles: k.roles,
+                hash: k.hash,
+                created_at: k.created_at,
+                expires_at: k.expires_at,
+                last_used_at: k.last_used_at,
+                revoked_at: k.revoked_at,
+                replaced_by: k.replaced_by,
+            })
+            .collect(),
+        content: t.content,
+        redirects: t.redirects,
+        media: t
+            .media
+            .into_iter()
+            .map(|(mut m, bytes)| {
+                m.bytes_base64 = b64.encode(bytes);
+                m
+            })
+            .collect(),
+        config: t.config,
+        connections: t.connections,
+        audit: AuditRecord {
+            head_seq: t.head.0,
+            head_hash: t.head.1,
+            entries: t
+                .audit
+                .into_iter()
+                .map(|a| AuditEntryRecord {
+                    seq: a.seq,
+                    ts: a.ts,
+                    actor: a.actor,
+                    action: a.action,
+                    subject: a.subject,
+                    detail: a.detail,
+                    prev_hash: a.prev_hash,
+                    hash: a.hash,
+                })
+                .collect(),
+        },
+    })
+}
+
+/// Writes a dump to `path` atomically, readable by its owner only.
+pub fn write_file(dump: &Dump, path: &Path) -> Result<()> {
+    let io = |e: std::io::Error| {
+        Error::new(
+            codes::IO,
+            format!("cannot write the export to {}: {e}", path.display()),
+        )
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{}.tmp", name.unwrap_or_default()));
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io)?;
+        f.write_all(dump.to_json().as_bytes()).map_err(io)?;
+        f.write_all(b"\n").map_err(io)?;
+        f.sync_all().map_err(io)?;
+    }
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn invalid(message: impl Into<String>) -> Error {
+    Error::invalid(
+        codes::IMPORT_INVALID,
+        message,
+        "import a file written by `gatehouse site export`, unchanged",
+    )
+}
+
+/// Parses and checks a dump (format, version, shapes, uniqueness, media
+/// checksums and the audit chain) before anything is written.
+pub fn parse(text: &str) -> Result<Dump> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| invalid(format!("the export is not valid JSON: {e}")))?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        return Err(invalid(format!(
+            "this is not a Gatehouse site export (its \"format\" is not {FORMAT:?})"
+        )));
+    }
+    match value.get("version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(VERSION) => {}
+        other => {
+            return Err(Error::invalid(
+                codes::IMPORT_VERSION_UNSUPPORTED,
+                format!(
+                    "this export has version {}, this Gatehouse reads version {VERSION}",
+                    other.map_or("none".to_string(), |v| v.to_string())
+                ),
+                "import it with the Gatehouse version that wrote it (or a newer one)",
+            ));
+        }
+    }
+    let dump: Dump = serde_json::from_value(value)
+        .map_err(|e| invalid(format!("the export does not have the expected shape: {e}")))?;
+    check(&dump)?;
+    Ok(dump)
+}
+
+fn unique(what: &str, items: impl IntoIterator<Item = String>) -> Result<()> {
+    let mut seen = HashSet::new();
+    for item in items {
+        if !seen.insert(item.clone()) {
+            return Err(invalid(format!("the export lists {what} {item:?} twice")));
+        }
+    }
+    Ok(())
+}
+
+fn check(d: &Dump) -> Result<()> {
+    for u in &d.users {
+        crate::site::users::check_email(&u.email)?;
+        parse_roles(&u.roles)?;
+    }
+    unique("the user", d.users.iter().map(|u| u.email.to_lowercase()))?;
+    for k in &d.keys {
+        parse_roles(&k.roles)?;
+        if !k.hash.starts_with("$argon2id$") {
+            return Err(invalid(format!(
+                "key {} has no argon2id hash (exports never hold raw keys)",
+                k.id
+            )));
+        }
+    }
+    unique("the key", d.keys.iter().map(|k| k.id.clone()))?;
+    for c in &d.content {
+        if c.status != "draft" && c.status != "published" {
+            return Err(invalid(format!(
+                "entry {:?} has status {:?} (draft or published)",
+                c.slug, c.status
+            )));
+        }
+    }
+    unique(
+        "the slug",
+        d.content
+            .iter()
+            .map(|c| c.slug.clone())
+            .chain(d.redirects.iter().map(|r| r.old_slug.clone())),
+    )?;
+    unique("the media item", d.media.iter().map(|m| m.filename.clone()))?;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for m in &d.media {
+        let bytes = b64
+            .decode(&m.bytes_base64)
+            .map_err(|e| invalid(format!("media {:?}: bad base64: {e}", m.filename)))?;
+        if bytes.len() as i64 != m.size || hex::encode(Sha256::digest(&bytes)) != m.sha256 {
+            return Err(invalid(format!(
+                "media {:?}: its bytes do not match its size and SHA-256",
+                m.filename
+            )));
+        }
+    }
+    unique("the config key", d.config.iter().map(|c| c.key.clone()))?;
+    unique(
+        "the MCP connection",
+        d.connections.iter().map(|c| c.name.clone()),
+    )?;
+    check_chain(&d.audit)
+}
+
+/// The dump's audit chain must verify on its own, or the imported one would not.
+fn check_chain(a: &AuditRecord) -> Result<()> {
+    let broken = |seq: i64, why: &str| {
+        Error::new(
+            codes::AUDIT_CHAIN_BROKEN,
+            format!("the export's audit log is broken at entry {seq}: {why}"),
+        )
+        .hint(
+            "export again from the original site; `gatehouse audit verify` there names the damage",
+        )
+        .detail(serde_json::json!({"first_bad_seq": seq}))
+    };
+    let mut prev = GENESIS.to_string();
+    for (i, e) in a.entries.iter().enumerate() {
+        let expected = i as i64 + 1;
+        if e.seq != expected {
+            return Err(broken(expected, "entries are missing or out of order"));
+        }
+        if e.prev_hash != prev {
+            return Err(broken(e.seq, "it does not follow the entry before it"));
+        }
+        let hash = entry_hash(
+            e.seq,
+            e.ts,
+            &e.actor,
+            &e.action,
+            &e.subject,
+            &e.detail,
+            &e.prev_hash,
+        );
+        if hash != e.hash {
+            return Err(broken(e.seq, "its hash does not match its contents"));
+        }
+        prev = e.hash.clone();
+    }
+    let last = a.entries.len() as i64;
+    let head_hash_ok = if last == 0 {
+        a.head_hash == GENESIS
+    } else {
+        a.head_hash == prev
+    };
+    if a.head_seq != last || !head_hash_ok {
+        return Err(broken(
+            last + 1,
+            "its head does not point at its last entry",
+        ));
+    }
+    Ok(())
+}
+
+fn tables(d: Dump) -> Result<Tables> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    Ok(Tables {
+        users: d.users,
+        keys: d
+            .keys
+            .into_iter()
+            .map(|k| KeyRow {
+                id: k.id,
+                label: k.label,
+                roles: k.roles,
+                hash: k.hash,
+                created_at: k.created_at,
+                expires_at: k.expires_at,
+                last_used_at: k.last_used_at,
+                revoked_at: k.revoked_at,
+                replaced_by: k.replaced_by,
+            })
+            .collect(),
+        content: d.content,
+        redirects: d.redirects,
+        media: d
+            .media
+            .into_iter()
+            .map(|m| {
+                let bytes = b64
+                    .decode(&m.bytes_base64)
+                    .map_err(|e| invalid(format!("media {:?}: bad base64: {e}", m.filename)))?;
+                Ok((m, bytes))
+            })
+            .collect::<Result<_>>()?,
+        config: d.config,
+        connections: d.connections,
+        head: (d.audit.head_seq, d.audit.head_hash),
+        audit: d
+            .audit
+            .entries
+            .into_iter()
+            .map(|e| AuditRow {
+                seq: e.seq,
+                ts: e.ts,
+                actor: e.actor,
+                action: e.action,
+                subject: e.subject,
+                detail: e.detail,
+                prev_hash: e.prev_hash,
+                hash: e.hash,
+            })
+            .collect(),
+    })
+}
+
+/// Imports a checked dump into an empty site, in one transaction.
+pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
+    let summary = dump.summary();
+    let t = tables(dump)?;
+    let mut tx = store.begin_write().await?;
+    if !sql::is_empty(&mut tx).await? {
+        return Err(Error::new(
+            codes::IMPORT_TARGET_NOT_EMPTY,
+            format!("the site at {} is not empty", store.shown_url()),
+        )
+        .hint("import into a new site: `gatehouse site init DIR` (without --scratch), then `gatehouse --site DIR site import FILE`"));
+    }
+    sql::write_all(&mut tx, &t).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing the import", e))?;
+    Ok(summary)
+}
+
+/// Reads, checks and imports the dump in `path`.
+pub async fn import_file(store: &Store, path: &Path) -> Result<Summary> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
+            .hint("give the path of a file written by `gatehouse site export --out FILE`")
+    })?;
+    import(store, parse(&text)?).await
+}

@@ -1,0 +1,125 @@
+//! Site users: real accounts whose roles come from the store.
+
+use serde::Serialize;
+
+use crate::access::audit::{self, Entry};
+use crate::access::permissions::{Role, format_roles, parse_roles};
+use crate::error::{Error, Result, codes};
+use crate::store::users as sql;
+use crate::store::{Store, now_ms};
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct User {
+    pub email: String,
+    pub roles: Vec<Role>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+fn to_user(row: sql::UserRow) -> Result<User> {
+    Ok(User {
+        roles: parse_roles(&row.roles)?,
+        email: row.email,
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+/// Checks an email's shape: one `@`, non-empty local part and domain, no spaces.
+pub fn check_email(email: &str) -> Result<String> {
+    let email = email.trim();
+    let ok = email.len() <= 254
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+        && matches!(email.split_once('@'), Some((local, domain)) if !local.is_empty() && !domain.is_empty() && !domain.contains('@'));
+    if !ok {
+        return Err(Error::invalid(
+            codes::EMAIL_INVALID,
+            format!("{email:?} is not an email address"),
+            "use the form name@example.com",
+        ));
+    }
+    Ok(email.to_string())
+}
+
+pub async fn create(store: &Store, actor: &str, email: &str, roles: &[Role]) -> Result<User> {
+    let email = check_email(email)?;
+    let roles_text = format_roles(roles);
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    sql::insert(&mut tx, &email, &roles_text, now).await?;
+    audit::append(
+        &mut tx,
+        Entry {
+            actor,
+            action: "user.create",
+            subject: &email,
+            detail: serde_json::json!({"roles": roles_text}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a new user", e))?;
+    Ok(User {
+        email,
+        roles: roles.to_vec(),
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+fn unknown(email: &str) -> Error {
+    Error::new(codes::USER_NOT_FOUND, format!("no user with email {email}"))
+        .hint("`gatehouse users list` shows the users")
+}
+
+pub async fn set_roles(store: &Store, actor: &str, email: &str, roles: &[Role]) -> Result<User> {
+    let roles_text = format_roles(roles);
+    let mut tx = store.begin_write().await?;
+    if !sql::set_roles(&mut tx, email, &roles_text, now_ms()).await? {
+        return Err(unknown(email));
+    }
+    audit::append(
+        &mut tx,
+        Entry {
+            actor,
+            action: "user.set_roles",
+            subject: email,
+            detail: serde_json::json!({"roles": roles_text}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a role change", e))?;
+    get(store, email).await?.ok_or_else(|| unknown(email))
+}
+
+pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {
+    let mut tx = store.begin_write().await?;
+    if !sql::delete(&mut tx, email).await? {
+        return Err(unknown(email));
+    }
+    audit::append(
+        &mut tx,
+        Entry {
+            actor,
+            action: "user.delete",
+            subject: email,
+            detail: serde_json::json!({}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a user removal", e))?;
+    Ok(())
+}
+
+pub async fn get(store: &Store, email: &str) -> Result<Option<User>> {
+    sql::by_email(store, email).await?.map(to_user).transpose()
+}
+
+pub async fn list(store: &Store) -> Result<Vec<User>> {
+    sql::list(store).await?.into_iter().map(to_user).collect()
+}

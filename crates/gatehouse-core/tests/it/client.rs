@@ -1,0 +1,615 @@
+//! The MCP client against real fixture servers (tests/fixtures/mcp_server.py):
+//! negotiation in both eras, framing, concurrency, timeouts, cancellation,
+//! crashes, floods and resource ceilings. Every test also checks the process
+//! group and the scratch directory are gone afterwards.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::*;
+use gatehouse_core::mcp::client::{
+    CallOptions, CallState, CancelToken, ConnectOptions, Connection, EffectClass, Era,
+    MemoryRecorder,
+};
+use gatehouse_core::sandbox::stderr::StderrBudget;
+use gatehouse_core::sandbox::{ChildSpec, Grace, ScratchRoot};
+use serde_json::{Value, json};
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    root: ScratchRoot,
+    recorder: Arc<MemoryRecorder>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let (tmp, root) = scratch_root();
+        Self {
+            _tmp: tmp,
+            root,
+            recorder: MemoryRecorder::new(),
+        }
+    }
+
+    fn options(&self, spec: ChildSpec) -> ConnectOptions {
+        let mut o = ConnectOptions::new(spec, self.root.clone(), self.recorder.clone());
+        o.limits.grace = Grace {
+            after_stdin_close: Duration::from_millis(500),
+            after_term: Duration::from_millis(500),
+        };
+        o.stderr_pool = StderrBudget::new(4 << 20);
+        o
+    }
+
+    async fn connect(&self, args: &[&str]) -> Connection {
+        Connection::connect(self.options(python("mcp_server.py", args)))
+            .await
+            .expect("connects")
+    }
+
+    /// Closes and asserts nothing is left: no group member, no scratch dir.
+    async fn close(&self, conn: Connection) -> gatehouse_core::mcp::client::ConnectionRecord {
+        let pgid = conn.pid();
+        let record = conn.close().await;
+        assert_eq!(group_members(pgid), Vec::<i32>::new(), "process group gone");
+        assert!(scratch_entries(&self.root).is_empty(), "scratch dir gone");
+        record
+    }
+}
+
+fn text_of(result: &Option<Value>) -> String {
+    result.as_ref().unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn opts() -> CallOptions {
+    CallOptions::default()
+}
+
+#[tokio::test]
+async fn modern_server_negotiates_2026_07_28_and_answers() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--era", "modern"]).await;
+    let server = conn.server();
+    assert_eq!(server.era, Era::Modern);
+    assert_eq!(server.protocol_version, "2026-07-28");
+    assert_eq!(server.name.as_deref(), Some("gatehouse-fixture"));
+    assert_eq!(server.version.as_deref(), Some("1.2.3"));
+    let out = conn
+        .call_tool("echo", json!({"message": "hello"}), opts())
+        .await;
+    assert_eq!(out.state, CallState::Completed, "{:?}", out.error);
+    assert_eq!(text_of(&out.result), "hello");
+    assert_eq!(out.result.as_ref().unwrap()["resultType"], "complete");
+    assert_eq!(
+        f.recorder.states(&out.call_id),
+        vec![
+            CallState::Received,
+            CallState::Validated,
+            CallState::Dispatched,
+            CallState::Completed
+        ]
+    );
+    assert_eq!(out.record.effect, Some(EffectClass::ReadOnly));
+    assert_eq!(out.record.exit, None, "no exit observed while running");
+    let record = f.close(conn).await;
+    assert_eq!(record.era.as_deref(), Some("modern"));
+    assert_eq!(record.protocol_version.as_deref(), Some("2026-07-28"));
+    assert_eq!(record.end_reason.as_deref(), Some("closed"));
+    // It exits by itself when stdin closes.
+    assert_eq!(record.exit.unwrap().code, Some(0));
+}
+
+#[tokio::test]
+async fn legacy_server_falls_back_to_initialize() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--era", "legacy"]).await;
+    assert_eq!(conn.server().era, Era::Legacy);
+    assert_eq!(conn.server().protocol_version, "2025-11-25");
+    let out = conn
+        .call_tool("echo", json!({"message": "old"}), opts())
+        .await;
+    assert_eq!(text_of(&out.result), "old");
+    let record = f.close(conn).await;
+    assert_eq!(record.era.as_deref(), Some("legacy"));
+}
+
+#[tokio::test]
+async fn silent_legacy_server_falls_back_after_the_probe_timeout() {
+    let f = Fixture::new();
+    let mut o = f.options(python("mcp_server.py", &["--era", "legacy", "--silent"]));
+    o.limits.probe_timeout = Duration::from_millis(300);
+    let conn = Connection::connect(o).await.unwrap();
+    assert_eq!(conn.server().era, Era::Legacy);
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn dual_era_server_stays_modern() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--era", "dual"]).await;
+    assert_eq!(conn.server().era, Era::Modern);
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn modern_server_without_our_version_is_refused_not_initialized() {
+    let f = Fixture::new();
+    let err = Connection::connect(f.options(python(
+        "mcp_server.py",
+        &["--era", "modern", "--versions", "2099-01-01"],
+    )))
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, "PROTOCOL_UNSUPPORTED");
+    assert!(err.message.contains("2099-01-01"), "{}", err.message);
+    assert!(scratch_entries(&f.root).is_empty());
+}
+
+#[tokio::test]
+async fn concurrent_calls_get_their_own_answers() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let mut tasks = Vec::new();
+    for i in 0..64 {
+        let conn = conn.clone();
+        tasks.push(tokio::spawn(async move {
+            let out = conn
+                .call_tool("echo", json!({"message": format!("m{i}")}), opts())
+                .await;
+            (i, out)
+        }));
+    }
+    for t in tasks {
+        let (i, out) = t.await.unwrap();
+        assert_eq!(out.state, CallState::Completed);
+        assert_eq!(text_of(&out.result), format!("m{i}"));
+    }
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn server_ping_is_answered_and_other_requests_refused() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--era", "legacy"]).await;
+    let out = conn
+        .call_tool("ask_client", json!({"method": "ping"}), opts())
+        .await;
+    let answer: Value = serde_json::from_str(&text_of(&out.result)).unwrap();
+    assert_eq!(answer["result"], json!({}));
+    let out = conn
+        .call_tool(
+            "ask_client",
+            json!({"method": "sampling/createMessage"}),
+            opts(),
+        )
+        .await;
+    let answer: Value = serde_json::from_str(&text_of(&out.result)).unwrap();
+    assert_eq!(answer["error"]["code"], -32601);
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn non_json_stdout_lines_are_counted_and_survived() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    assert_eq!(conn.protocol_violations(), 0);
+    let out = conn.call_tool("noise", json!({}), opts()).await;
+    assert_eq!(out.state, CallState::Completed);
+    let out = conn.call_tool("noise", json!({}), opts()).await;
+    assert_eq!(out.state, CallState::Completed);
+    assert_eq!(conn.protocol_violations(), 2);
+    let record = f.close(conn).await;
+    assert_eq!(record.protocol_violations, 2);
+}
+
+#[tokio::test]
+async fn endless_stdout_line_is_an_error_not_an_allocation() {
+    let f = Fixture::new();
+    let mut o = f.options(python("mcp_server.py", &[]));
+    o.limits.max_frame = 1 << 20;
+    let conn = Connection::connect(o).await.unwrap();
+    let pgid = conn.pid();
+    let out = conn.call_tool("endless", json!({}), opts()).await;
+    // Read-only, so a lost answer is a plain failure.
+    assert_eq!(out.state, CallState::Failed);
+    assert_eq!(out.error.as_ref().unwrap().code, "PROTOCOL_VIOLATION");
+    let record = conn.close().await;
+    assert_eq!(record.end_reason.as_deref(), Some("protocol"));
+    assert_eq!(
+        record.stdout_end,
+        gatehouse_core::mcp::client::StreamEnd::FrameTooLarge
+    );
+    // The exit actually observed: the group kill (SIGKILL) usually lands first,
+    // but the child may already have died of the pipe the client stopped reading.
+    let exit = record.exit.expect("an exit was observed");
+    assert!(
+        exit.signal == Some(9) || exit.code.is_some_and(|c| c != 0),
+        "{exit:?}"
+    );
+    assert!(group_members(pgid).is_empty());
+    assert!(scratch_entries(&f.root).is_empty());
+}
+
+#[tokio::test]
+async fn a_deadline_kills_the_group_and_fails_every_pending_call() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let pgid = conn.pid();
+    let writer = tokio::spawn({
+        let conn = conn.clone();
+        async move {
+            conn.call_tool("write", json!({"key": "k", "sleep": 30}), opts())
+                .await
+        }
+    });
+    let reader = tokio::spawn({
+        let conn = conn.clone();
+        async move { conn.call_tool("slow", json!({"seconds": 30}), opts()).await }
+    });
+    // Both are on the wire before the short call starts.
+    wait_until(|| {
+        f.recorder
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.state == CallState::Dispatched)
+            .count()
+            == 2
+    })
+    .await;
+    let hung = conn
+        .call_tool(
+            "hang",
+            json!({}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(300)),
+                ..opts()
+            },
+        )
+        .await;
+    assert_eq!(hung.state, CallState::TimedOut);
+    assert_eq!(hung.error.as_ref().unwrap().code, "CALL_TIMEOUT");
+    let writer = writer.await.unwrap();
+    assert_eq!(
+        writer.state,
+        CallState::OutcomeUnknown,
+        "a may-write call whose answer was lost"
+    );
+    assert_eq!(writer.record.effect, Some(EffectClass::MayWrite));
+    assert_eq!(writer.error.as_ref().unwrap().code, "CALL_TIMEOUT");
+    let reader = reader.await.unwrap();
+    assert_eq!(reader.state, CallState::Failed);
+    assert_eq!(reader.error.as_ref().unwrap().code, "CALL_TIMEOUT");
+    let record = conn.close().await;
+    assert_eq!(record.end_reason.as_deref(), Some("timeout"));
+    assert_eq!(record.exit.unwrap().signal, Some(9), "observed SIGKILL");
+    assert!(group_members(pgid).is_empty());
+    assert!(scratch_entries(&f.root).is_empty());
+    // The final record of the lost write carries the exit actually observed.
+    let last = f.recorder.last(&writer.call_id).unwrap();
+    assert_eq!(last.state, CallState::OutcomeUnknown);
+}
+
+#[tokio::test]
+async fn progress_resets_inactivity_but_never_the_total_deadline() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let out = conn
+        .call_tool(
+            "slow",
+            json!({"seconds": 1.5, "every": 0.1}),
+            CallOptions {
+                timeout: Some(Duration::from_secs(20)),
+                inactivity: Some(Duration::from_millis(700)),
+                ..opts()
+            },
+        )
+        .await;
+    assert_eq!(
+        out.state,
+        CallState::Completed,
+        "progress kept it alive: {:?}",
+        out.error
+    );
+    f.close(conn).await;
+
+    let conn = f.connect(&[]).await;
+    let out = conn
+        .call_tool(
+            "slow",
+            json!({"seconds": 30, "every": 0.05}),
+            CallOptions {
+                timeout: Some(Duration::from_millis(800)),
+                inactivity: Some(Duration::from_millis(700)),
+                ..opts()
+            },
+        )
+        .await;
+    assert_eq!(out.state, CallState::TimedOut);
+    assert!(
+        out.error
+            .as_ref()
+            .unwrap()
+            .message
+            .contains("total deadline")
+    );
+    f.close(conn).await;
+
+    let conn = f.connect(&[]).await;
+    let out = conn
+        .call_tool(
+            "slow",
+            json!({"seconds": 30}),
+            CallOptions {
+                timeout: Some(Duration::from_secs(20)),
+                inactivity: Some(Duration::from_millis(300)),
+                ..opts()
+            },
+        )
+        .await;
+    assert_eq!(out.state, CallState::TimedOut);
+    assert!(out.error.as_ref().unwrap().message.contains("inactivity"));
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn cancellation_before_and_after_dispatch() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let token = CancelToken::new();
+    token.cancel();
+    let out = conn
+        .call_tool(
+            "write",
+            json!({"key": "a"}),
+            CallOptions {
+                cancel: Some(token),
+                ..opts()
+            },
+        )
+        .await;
+    assert_eq!(out.state, CallState::CancelledBeforeDispatch);
+    assert_eq!(out.record.request_id, None, "never sent");
+
+    let token = CancelToken::new();
+    let call = tokio::spawn({
+        let conn = conn.clone();
+        let token = token.clone();
+        async move {
+            conn.call_tool(
+                "write",
+                json!({"key": "b", "sleep": 2}),
+                CallOptions {
+                    cancel: Some(token),
+                    ..opts()
+                },
+            )
+            .await
+        }
+    });
+    wait_until(|| {
+        f.recorder
+            .calls
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|r| r.state == CallState::Dispatched)
+    })
+    .await;
+    token.cancel();
+    let out = call.await.unwrap();
+    assert_eq!(out.state, CallState::CancelledAfterDispatch);
+    assert_eq!(out.error.as_ref().unwrap().code, "CALL_CANCELLED");
+    // The connection is still good.
+    let out = conn
+        .call_tool("echo", json!({"message": "still here"}), opts())
+        .await;
+    assert_eq!(text_of(&out.result), "still here");
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn a_crash_fails_pending_calls_with_the_exit_and_stderr() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let pgid = conn.pid();
+    let out = conn.call_tool("exit", json!({"code": 3}), opts()).await;
+    assert_eq!(out.state, CallState::OutcomeUnknown, "exit may write");
+    let err = out.error.unwrap();
+    assert_eq!(err.code, "SERVER_EXITED");
+    let detail = err.detail.unwrap();
+    assert_eq!(detail["exit"]["code"], 3);
+    assert_eq!(detail["stderr"], "fixture: exiting with 3 on request\n");
+    assert_eq!(
+        out.record.exit.unwrap().code,
+        Some(3),
+        "final call record holds the exit"
+    );
+    // Later calls fail at once.
+    let later = conn
+        .call_tool("echo", json!({"message": "x"}), opts())
+        .await;
+    assert_eq!(later.state, CallState::Failed);
+    assert_eq!(later.record.request_id, None);
+    let record = conn.close().await;
+    assert_eq!(record.end_reason.as_deref(), Some("exited"));
+    assert_eq!(record.exit.unwrap().code, Some(3));
+    assert_eq!(
+        f.recorder.last_connection(&record.connection_id).unwrap(),
+        record
+    );
+    assert!(group_members(pgid).is_empty());
+    assert!(scratch_entries(&f.root).is_empty());
+}
+
+#[tokio::test]
+async fn a_server_dying_during_negotiation_reports_its_stderr() {
+    let f = Fixture::new();
+    let err = Connection::connect(f.options(python("crash.py", &[])))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, "SERVER_EXITED");
+    let detail = err.detail.unwrap();
+    assert_eq!(
+        detail["stderr"],
+        "crash: fatal error: database is on fire\n"
+    );
+    assert_eq!(detail["exit"]["code"], 3);
+    assert!(scratch_entries(&f.root).is_empty());
+}
+
+#[tokio::test]
+async fn calls_keep_answering_during_a_200_mib_stderr_flood() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--flood-mb", "200"]).await;
+    let total: u64 = 200 * 1024 * 1024;
+    let mut answered_during_flood = 0;
+    for i in 0..500 {
+        let out = conn
+            .call_tool("echo", json!({"message": format!("f{i}")}), opts())
+            .await;
+        assert_eq!(out.state, CallState::Completed);
+        assert_eq!(text_of(&out.result), format!("f{i}"));
+        if conn.stderr().bytes_seen() < total {
+            answered_during_flood += 1;
+        }
+    }
+    assert!(
+        answered_during_flood > 0,
+        "the flood was still running during calls"
+    );
+    wait_until(|| conn.stderr().bytes_seen() == total).await;
+    let snap = conn.stderr().snapshot();
+    assert_eq!(snap.bytes_seen, total);
+    assert_eq!(snap.bytes_retained, 2048 + 63488);
+    assert!(snap.truncated);
+    assert!(
+        snap.text
+            .contains("\n[stderr truncated: kept first 2048 and last 63488 of 209715200 bytes]\n")
+    );
+    let record = f.close(conn).await;
+    assert_eq!(record.stderr.bytes_seen, total);
+    assert_eq!(record.stderr.bytes_retained, 65536);
+    let excerpt = record.stderr_excerpt.unwrap();
+    assert!(excerpt.len() <= 4096);
+    assert!(excerpt.contains("of 209715200 bytes]"));
+}
+
+#[tokio::test]
+async fn rss_ceiling_kills_the_group_naming_the_ceiling() {
+    let f = Fixture::new();
+    let mut o = f.options(python("mcp_server.py", &[]));
+    o.limits.max_rss_bytes = Some(64 << 20);
+    let conn = Connection::connect(o).await.unwrap();
+    let out = conn
+        .call_tool("alloc", json!({"mb": 256, "seconds": 20}), opts())
+        .await;
+    assert_eq!(out.state, CallState::Failed, "read-only call, answer lost");
+    let err = out.error.unwrap();
+    assert_eq!(err.code, "RESOURCE_LIMIT");
+    assert_eq!(err.detail.unwrap()["ceiling"], "max_rss");
+    let record = f.close(conn).await;
+    assert_eq!(record.end_reason.as_deref(), Some("resource"));
+}
+
+#[tokio::test]
+async fn cpu_ceiling_kills_the_group_naming_the_ceiling() {
+    let f = Fixture::new();
+    let mut o = f.options(python("mcp_server.py", &[]));
+    o.limits.max_cpu = Some(Duration::from_millis(500));
+    let conn = Connection::connect(o).await.unwrap();
+    let out = conn.call_tool("spin", json!({"seconds": 30}), opts()).await;
+    let err = out.error.unwrap();
+    assert_eq!(err.code, "RESOURCE_LIMIT");
+    assert_eq!(err.detail.unwrap()["ceiling"], "max_cpu");
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn input_required_results_fail_cleanly() {
+    let f = Fixture::new();
+    let conn = f.connect(&["--era", "modern"]).await;
+    let out = conn.call_tool("input_required", json!({}), opts()).await;
+    assert_eq!(out.state, CallState::Failed);
+    assert_eq!(out.error.unwrap().code, "INPUT_REQUIRED_UNSUPPORTED");
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn unknown_tools_are_remote_errors_and_treated_as_may_write() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let out = conn.call_tool("nope", json!({}), opts()).await;
+    assert_eq!(out.state, CallState::Failed);
+    assert_eq!(out.error.unwrap().code, "REMOTE_ERROR");
+    assert_eq!(out.record.effect, Some(EffectClass::MayWrite));
+    let bad = conn.call_tool("echo", json!([1, 2]), opts()).await;
+    assert_eq!(bad.state, CallState::Failed);
+    assert_eq!(bad.error.unwrap().code, "CALL_INVALID");
+    f.close(conn).await;
+}
+
+#[tokio::test]
+async fn dropping_the_connection_kills_the_group() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let pgid = conn.pid();
+    drop(conn);
+    wait_until(|| group_members(pgid).is_empty() && scratch_entries(&f.root).is_empty()).await;
+    let rec = f
+        .recorder
+        .connections
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(rec.end_reason.as_deref(), Some("dropped"));
+}
+
+/// Polls `cond` until true (up to 30 s; the assertion is the condition, not the time).
+async fn wait_until(mut cond: impl FnMut() -> bool) {
+    for _ in 0..3000 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("condition not reached in 30 s");
+}
+
+#[tokio::test]
+async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
+    let f = Fixture::new();
+    let spec = ChildSpec::new("/bin/sh")
+        .arg("-c")
+        .arg("echo \"token is $API_TOKEN\" >&2; exit 5")
+        .env(
+            "API_TOKEN",
+            gatehouse_core::sandbox::EnvValue::Secret {
+                value: gatehouse_core::sandbox::SecretValue::new("tok-12345-secret"),
+            },
+        );
+    let err = Connection::connect(f.options(spec)).await.unwrap_err();
+    assert_eq!(err.code, "SERVER_EXITED");
+    let detail = err.detail.unwrap();
+    assert_eq!(detail["stderr"], "token is <redacted>\n");
+    let rec = f
+        .recorder
+        .connections
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(rec.stderr_excerpt.as_deref(), Some("token is <redacted>\n"));
+    assert_eq!(
+        rec.stderr.bytes_seen,
+        "token is tok-12345-secret\n".len() as u64
+    );
+    assert_eq!(rec.exit.unwrap().code, Some(5));
+}

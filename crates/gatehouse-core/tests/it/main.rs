@@ -1,0 +1,15 @@
+//! gatehouse-core's end-to-end tests: real child processes, real SQLite and
+//! PostgreSQL (when `GATEHOUSE_TEST_PG_URL` is set), real SDK servers. One
+//! binary, one module per area; [`common`] and [`pg_util`] are the shared harness.
+
+mod client;
+mod client_interop;
+mod client_store;
+mod common;
+mod fuzz_replay;
+mod pg_dropped_connection;
+mod pg_restart;
+mod pg_util;
+mod sandbox;
+mod stderr;
+mod store;
