@@ -5,8 +5,8 @@
 //! Input layout (so the fuzzer steers sizes and chunkings, not only bytes):
 //! a few leading bytes set limits, then chunk lengths, then the data.
 
-use gatehouse_core::mcp::client::frame::LineDecoder;
-use gatehouse_core::mcp::client::protocol;
+use gatehouse_core::mcp::wire::framer::{Frame, LineFramer, Oversize};
+use gatehouse_core::mcp::wire::jsonrpc;
 use gatehouse_core::sandbox::stderr::{
     self, MIN_PARTIAL_SECRET, StderrBudget, StderrTail, TailEvent, TailLimits, TailSnapshot,
 };
@@ -36,40 +36,72 @@ fn chunk<'a>(data: &'a [u8], cuts: &[u8]) -> Vec<&'a [u8]> {
     out
 }
 
-/// The decoder gives the same lines and the same failure however the bytes
-/// are chunked, never holds more than its ceiling, and every line handed on
-/// parses (or is rejected) without a panic.
+/// The framer gives the same frames and the same failure however the bytes
+/// are chunked, under both oversize policies; never holds more than its
+/// ceiling; and every line handed on parses (or is rejected) without a panic.
 pub fn frame_decoder(mut input: &[u8]) {
     let max = take(&mut input) as usize % 96 + 1;
     let ncuts = take(&mut input) as usize % 8;
     let cuts: Vec<u8> = (0..ncuts).map(|_| take(&mut input)).collect();
     let data = input;
 
-    let run = |chunks: &[&[u8]]| {
-        let mut dec = LineDecoder::new(max);
-        let mut lines = Vec::new();
+    let run = |chunks: &[&[u8]], policy: Oversize| {
+        let mut framer = LineFramer::new(max, policy);
+        let mut frames: Vec<Frame<Vec<u8>>> = Vec::new();
         let mut result = Ok(());
         for c in chunks {
-            result = dec.push(c, |l| lines.push(l.to_vec()));
-            assert!(dec.buffered() <= max, "decoder holds past its ceiling");
+            result = framer.push(c, |f| {
+                frames.push(match f {
+                    Frame::Line(l) => Frame::Line(l.to_vec()),
+                    Frame::Oversized { bytes } => Frame::Oversized { bytes },
+                })
+            });
+            assert!(framer.buffered() <= max, "framer holds past its ceiling");
             if result.is_err() {
                 break;
             }
         }
-        (lines, result)
+        (frames, result)
     };
-    let whole = run(&[data]);
-    let pieces = run(&chunk(data, &cuts));
-    assert_eq!(whole, pieces, "chunking changed the lines");
-    for line in &whole.0 {
-        assert!(line.len() <= max);
-        let _ = protocol::parse_line(line);
-    }
-    // Up to the first overlong line, the lines are exactly the newline-split data.
-    let expected: Vec<&[u8]> = data
+    // The complete lines of the data, raw (the ceiling counts a `\r`).
+    let raw: Vec<&[u8]> = data
         .split(|&b| b == b'\n')
         .take(data.iter().filter(|&&b| b == b'\n').count())
+        .collect();
+    let shown = |l: &[u8]| Frame::Line(l.strip_suffix(b"\r").unwrap_or(l).to_vec());
+
+    // Fail: the lines up to the first overlong one, then the error.
+    let whole = run(&[data], Oversize::Fail);
+    let pieces = run(&chunk(data, &cuts), Oversize::Fail);
+    assert_eq!(whole, pieces, "chunking changed the lines");
+    for frame in &whole.0 {
+        let Frame::Line(line) = frame else {
+            panic!("fail never skips");
+        };
+        assert!(line.len() <= max);
+        let _ = jsonrpc::parse_line(line);
+    }
+    let expected: Vec<_> = raw
+        .iter()
         .take_while(|l| l.len() <= max)
+        .map(|l| shown(l))
+        .collect();
+    assert_eq!(whole.0, expected);
+
+    // Skip: every complete line, the overlong ones reported by length.
+    let whole = run(&[data], Oversize::Skip);
+    let pieces = run(&chunk(data, &cuts), Oversize::Skip);
+    assert_eq!(whole, pieces, "chunking changed the frames");
+    assert!(whole.1.is_ok(), "skip never fails");
+    let expected: Vec<_> = raw
+        .iter()
+        .map(|l| {
+            if l.len() <= max {
+                shown(l)
+            } else {
+                Frame::Oversized { bytes: l.len() }
+            }
+        })
         .collect();
     assert_eq!(whole.0, expected);
 }

@@ -1,5 +1,5 @@
 #![no_main]
-//! The stdout frame decoder (and the JSON-RPC line parser behind it).
+//! The line framer under both oversize policies (and the JSON-RPC line parser behind it).
 
 #[allow(dead_code)] // each target uses one of the checks
 #[path = "../checks.rs"]

@@ -1,15 +1,14 @@
 //! What the app remembers between commands.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::Notify;
+use tokio::sync::watch;
 
 use gatehouse_core::Error;
 use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{Connection, ConnectionRecord};
+use gatehouse_core::mcp::client::Registry;
 use gatehouse_core::site::Site;
 
 /// Shared by every command through `tauri::State`.
@@ -26,47 +25,39 @@ pub struct AppState {
     /// page has shown it once. Memory only: the store keeps just a hash, and
     /// the page never has to send a raw key back over IPC.
     minted: Mutex<HashMap<String, RawKey>>,
-    /// Connections started from this window, by stored name. An entry stays
-    /// after the server exits or is disconnected, so its stderr can still be
-    /// read; connecting again replaces it. Dropping one kills its process group.
-    connections: Mutex<HashMap<String, LiveConnection>>,
+    /// Connections started from this window, by stored name (core's registry).
+    pub connections: Registry,
     /// The page shows one stderr stream at a time: a new watch ends the last.
     pub watch: WatchSlot,
 }
 
-/// Which stderr watch is current; the others stop forwarding.
-#[derive(Debug, Default)]
-pub struct WatchSlot {
-    generation: AtomicU64,
-    changed: Notify,
+/// Which stderr watch is current (a generation number); the others stop forwarding.
+#[derive(Debug)]
+pub struct WatchSlot(watch::Sender<u64>);
+
+impl Default for WatchSlot {
+    fn default() -> Self {
+        Self(watch::Sender::new(0))
+    }
 }
 
 impl WatchSlot {
     /// Starts a watch, superseding every earlier one; returns its generation.
     pub fn begin(&self) -> u64 {
-        let mine = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        self.changed.notify_waiters();
+        let mut mine = 0;
+        self.0.send_modify(|g| {
+            *g += 1;
+            mine = *g;
+        });
         mine
     }
 
     /// Resolves once a later watch began.
     pub async fn superseded(&self, mine: u64) {
-        loop {
-            // Created before the check: `notify_waiters` wakes it even unpolled.
-            let changed = self.changed.notified();
-            if self.generation.load(Ordering::SeqCst) != mine {
-                return;
-            }
-            changed.await;
-        }
+        let mut rx = self.0.subscribe();
+        // The sender lives as long as `self`, so this cannot fail while awaited.
+        let _ = rx.wait_for(|g| *g != mine).await;
     }
-}
-
-/// A connection this window started, and its final record once closed.
-#[derive(Debug, Clone)]
-pub struct LiveConnection {
-    pub conn: Connection,
-    pub record: Option<ConnectionRecord>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -80,7 +71,7 @@ impl AppState {
         *lock(&self.site) = Some(site);
         lock(&self.minted).clear();
         // The old site's servers go with it.
-        lock(&self.connections).clear();
+        self.connections.clear();
     }
 
     /// The open site, or `SITE_NOT_OPEN`.
@@ -105,15 +96,6 @@ impl AppState {
     /// The raw key minted in this session with id `id`, if any.
     pub fn minted_key(&self, id: &str) -> Option<RawKey> {
         lock(&self.minted).get(id).cloned()
-    }
-
-    /// The connection named `name` started in this window, if any.
-    pub fn connection(&self, name: &str) -> Option<LiveConnection> {
-        lock(&self.connections).get(name).cloned()
-    }
-
-    pub fn set_connection(&self, name: &str, live: LiveConnection) {
-        lock(&self.connections).insert(name.to_string(), live);
     }
 }
 

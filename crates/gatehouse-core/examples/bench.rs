@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gatehouse_core::mcp::client::lifecycle::{
-    CallRecord, CallRecorder, ConnectionRecord, RecordFuture,
+    CallRecord, CallRecorder, ConnectionRun, RecordFuture,
 };
 use gatehouse_core::mcp::client::{CallOptions, CallState, ConnectOptions, Connection};
 use gatehouse_core::sandbox::{self, ChildSpec, ScratchRoot};
@@ -41,7 +41,7 @@ impl CallRecorder for NullRecorder {
     fn record_call<'a>(&'a self, _: &'a CallRecord) -> RecordFuture<'a> {
         Box::pin(std::future::ready(Ok(())))
     }
-    fn record_connection<'a>(&'a self, _: &'a ConnectionRecord) -> RecordFuture<'a> {
+    fn record_connection<'a>(&'a self, _: &'a ConnectionRun) -> RecordFuture<'a> {
         Box::pin(std::future::ready(Ok(())))
     }
 }

@@ -10,15 +10,15 @@
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{Connection, ConnectionRecord, saved};
+use gatehouse_core::mcp::client::{Connection, LiveConnection, LiveState, saved};
 use gatehouse_core::sandbox::ExitInfo;
-use gatehouse_core::sandbox::stderr::{self, StderrTail, Subscription, TailEvent, TailSnapshot};
+use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
 
 use crate::error::IpcResult;
-use crate::state::{AppState, LiveConnection};
+use crate::state::AppState;
 
 /// A tail's byte counters at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -72,39 +72,24 @@ pub enum TailMessage {
     End { counters: Counters },
 }
 
-/// Splits a snapshot's text at core's marker (recomputed from the counters,
-/// so a child printing a look-alike line is not mistaken for it).
+/// A snapshot as the page receives it: core says where its marker sits.
 fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage {
-    let text = snapshot.text.strip_suffix('\n').unwrap_or(&snapshot.text);
-    let lines: Vec<String> = if text.is_empty() {
-        Vec::new()
-    } else {
-        text.split('\n').map(str::to_owned).collect()
-    };
-    let wanted = snapshot.truncated.then(|| {
-        stderr::marker(
-            snapshot.head_bytes,
-            snapshot.tail_bytes,
-            snapshot.bytes_seen,
-        )
-    });
-    let at = wanted
-        .as_ref()
-        .and_then(|m| lines.iter().position(|line| line == m));
-    match (at, wanted) {
-        (Some(at), marker) => TailMessage::Snapshot {
-            before: lines[..at].to_vec(),
-            marker,
-            after: lines[at + 1..].to_vec(),
-            counters,
-        },
-        (None, _) => TailMessage::Snapshot {
-            before: lines,
-            marker: None,
-            after: Vec::new(),
-            counters,
-        },
+    let (before, marker, after) = snapshot.parts();
+    TailMessage::Snapshot {
+        before: lines(before),
+        marker: marker.map(str::to_owned),
+        after: lines(after),
+        counters,
     }
+}
+
+/// The lines of `text`, whose last line may or may not end in a newline.
+fn lines(text: &str) -> Vec<String> {
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    text.split('\n').map(str::to_owned).collect()
 }
 
 /// Forwards `subscription` to `channel` until the stream ends, the page goes
@@ -165,7 +150,7 @@ pub struct LiveView {
     pub id: String,
     pub pid: i32,
     /// `connected`, `exited` (the server went away by itself) or `closed`.
-    pub state: &'static str,
+    pub state: LiveState,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
     pub protocol_version: String,
@@ -177,15 +162,10 @@ pub struct LiveView {
 impl LiveView {
     fn of(live: &LiveConnection) -> Self {
         let server = live.conn.server();
-        let state = match (&live.record, live.conn.is_closed()) {
-            (Some(_), _) => "closed",
-            (None, true) => "exited",
-            (None, false) => "connected",
-        };
         Self {
             id: live.conn.id().to_string(),
             pid: live.conn.pid(),
-            state,
+            state: live.state(),
             server_name: server.name,
             server_version: server.version,
             protocol_version: server.protocol_version,
@@ -212,7 +192,7 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
         .await?
         .into_iter()
         .map(|c| ConnectionView {
-            live: state.connection(&c.name).as_ref().map(LiveView::of),
+            live: state.connections.get(&c.name).as_ref().map(LiveView::of),
             name: c.name,
             program: c.spec.program,
             args: c.spec.args,
@@ -223,14 +203,14 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
 /// Starts stored connection `name` (or returns it if it is still running).
 #[tauri::command]
 pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
-    if let Some(live) = state.connection(&name).filter(|l| !l.conn.is_closed()) {
-        return Ok(LiveView::of(&live));
-    }
-    let site = state.site()?;
-    let stored = saved::get(&site.store, &name).await?;
-    let conn = Connection::connect(saved::connect_options(&site, &stored)?).await?;
-    let live = LiveConnection { conn, record: None };
-    state.set_connection(&name, live.clone());
+    let live = state
+        .connections
+        .open(&name, async {
+            let site = state.site()?;
+            let stored = saved::get(&site.store, &name).await?;
+            Connection::connect(saved::connect_options(&site, &stored)?).await
+        })
+        .await?;
     Ok(LiveView::of(&live))
 }
 
@@ -238,12 +218,11 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
 /// signalled if it lingers, the final record written.
 #[tauri::command]
 pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
-    let mut live = state.connection(&name).ok_or_else(|| not_open(&name))?;
-    if live.record.is_none() {
-        let record: ConnectionRecord = live.conn.clone().close().await;
-        live.record = Some(record);
-        state.set_connection(&name, live.clone());
-    }
+    let live = state
+        .connections
+        .close(&name)
+        .await
+        .ok_or_else(|| not_open(&name))?;
     Ok(LiveView::of(&live))
 }
 
@@ -256,7 +235,10 @@ pub async fn watch_stderr(
     on_event: Channel<TailMessage>,
     state: State<'_, AppState>,
 ) -> IpcResult<bool> {
-    let live = state.connection(&name).ok_or_else(|| not_open(&name))?;
+    let live = state
+        .connections
+        .get(&name)
+        .ok_or_else(|| not_open(&name))?;
     let mine = state.watch.begin();
     let tail = live.conn.stderr().clone();
     // One step: no line written in between shows twice or goes missing.

@@ -5,7 +5,7 @@ use sqlx::Row;
 
 use super::Store;
 use crate::error::{Error, Result};
-use crate::mcp::client::lifecycle::{ConnectionRecord, StderrCounters, StreamEnd};
+use crate::mcp::client::lifecycle::{ConnectionRun, StderrCounters, StreamEnd};
 use crate::sandbox::ExitInfo;
 
 /// A stored connection definition. `spec` and `limits` are JSON.
@@ -109,7 +109,7 @@ const RUN_COLUMNS: &str = "connection_id, name, program, pid, era, protocol_vers
      stderr_excerpt, stdout_end, stderr_end, protocol_violations, started_at, ended_at";
 
 /// Writes a run record, replacing the run's previous row.
-pub async fn upsert_run(store: &Store, r: &ConnectionRecord) -> Result<()> {
+pub async fn upsert_run(store: &Store, r: &ConnectionRun) -> Result<()> {
     let mut tx = store.begin_write().await?;
     let sql = format!(
         "INSERT INTO mcp_connection_runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
@@ -148,7 +148,7 @@ pub async fn upsert_run(store: &Store, r: &ConnectionRecord) -> Result<()> {
     Ok(())
 }
 
-pub async fn get_run(store: &Store, connection_id: &str) -> Result<Option<ConnectionRecord>> {
+pub async fn get_run(store: &Store, connection_id: &str) -> Result<Option<ConnectionRun>> {
     let sql = &format!("SELECT {RUN_COLUMNS} FROM mcp_connection_runs WHERE connection_id = $1");
     let row = store
         .read("looking up a connection run", |pool| async move {
@@ -164,7 +164,7 @@ pub async fn get_run(store: &Store, connection_id: &str) -> Result<Option<Connec
     let stdout_end: String = row.try_get("stdout_end")?;
     let stderr_end: String = row.try_get("stderr_end")?;
     let pid: Option<i64> = row.try_get("pid")?;
-    Ok(Some(ConnectionRecord {
+    Ok(Some(ConnectionRun {
         connection_id: row.try_get("connection_id")?,
         name: row.try_get("name")?,
         program: row.try_get("program")?,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use gatehouse_core::mcp::client::{
-    CallOptions, CallState, CancelToken, ConnectOptions, Connection, EffectClass, Era,
+    CallOptions, CallState, CancellationToken, ConnectOptions, Connection, EffectClass, Era,
     MemoryRecorder,
 };
 use gatehouse_core::sandbox::stderr::StderrBudget;
@@ -48,7 +48,7 @@ impl Fixture {
     }
 
     /// Closes and asserts nothing is left: no group member, no scratch dir.
-    async fn close(&self, conn: Connection) -> gatehouse_core::mcp::client::ConnectionRecord {
+    async fn close(&self, conn: Connection) -> gatehouse_core::mcp::client::ConnectionRun {
         let pgid = conn.pid();
         let record = conn.close().await;
         assert_eq!(group_members(pgid), Vec::<i32>::new(), "process group gone");
@@ -360,7 +360,7 @@ async fn progress_resets_inactivity_but_never_the_total_deadline() {
 async fn cancellation_before_and_after_dispatch() {
     let f = Fixture::new();
     let conn = f.connect(&[]).await;
-    let token = CancelToken::new();
+    let token = CancellationToken::new();
     token.cancel();
     let out = conn
         .call_tool(
@@ -375,7 +375,7 @@ async fn cancellation_before_and_after_dispatch() {
     assert_eq!(out.state, CallState::CancelledBeforeDispatch);
     assert_eq!(out.record.request_id, None, "never sent");
 
-    let token = CancelToken::new();
+    let token = CancellationToken::new();
     let call = tokio::spawn({
         let conn = conn.clone();
         let token = token.clone();

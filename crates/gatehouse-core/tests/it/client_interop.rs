@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::common::*;
 use gatehouse_core::mcp::client::{
-    CallOptions, CallState, ConnectOptions, Connection, ConnectionRecord, EffectClass, Era,
+    CallOptions, CallState, ConnectOptions, Connection, ConnectionRun, EffectClass, Era,
     MemoryRecorder, StreamEnd,
 };
 use gatehouse_core::sandbox::stderr::StderrBudget;
@@ -53,7 +53,7 @@ impl Fixture {
     }
 
     /// Closes and asserts nothing is left: no group member, no scratch dir.
-    async fn close(&self, conn: Connection) -> ConnectionRecord {
+    async fn close(&self, conn: Connection) -> ConnectionRun {
         let pgid = conn.pid();
         let record = conn.close().await;
         assert_eq!(group_members(pgid), Vec::<i32>::new(), "process group gone");

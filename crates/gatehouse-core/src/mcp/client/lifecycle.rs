@@ -16,11 +16,9 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::Notify;
 
 use crate::error::{ErrorBody, Result};
 use crate::sandbox::ExitInfo;
@@ -144,9 +142,10 @@ pub struct CallRecord {
     pub finished_at_ms: Option<i64>,
 }
 
-/// One connection's life, as persisted: written at connect and at close.
+/// One run of a connection (spawn to teardown), as persisted: written at
+/// connect and at close. (The stored definition is [`super::saved`]'s.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConnectionRecord {
+pub struct ConnectionRun {
     pub connection_id: String,
     /// The connection definition's name, when it came from the site.
     pub name: Option<String>,
@@ -176,14 +175,14 @@ pub type RecordFuture<'a> = Pin<Box<dyn Future<Output = Result<()>> + Send + 'a>
 /// record with the same id (an upsert), so a crash leaves the last state written.
 pub trait CallRecorder: Send + Sync + std::fmt::Debug {
     fn record_call<'a>(&'a self, record: &'a CallRecord) -> RecordFuture<'a>;
-    fn record_connection<'a>(&'a self, record: &'a ConnectionRecord) -> RecordFuture<'a>;
+    fn record_connection<'a>(&'a self, record: &'a ConnectionRun) -> RecordFuture<'a>;
 }
 
 /// Keeps every write in memory, in order (tests, benchmarks, `probe`).
 #[derive(Debug, Default)]
 pub struct MemoryRecorder {
     pub calls: Mutex<Vec<CallRecord>>,
-    pub connections: Mutex<Vec<ConnectionRecord>>,
+    pub connections: Mutex<Vec<ConnectionRun>>,
 }
 
 impl MemoryRecorder {
@@ -210,7 +209,7 @@ impl MemoryRecorder {
     }
 
     /// The last record written for connection `id`.
-    pub fn last_connection(&self, id: &str) -> Option<ConnectionRecord> {
+    pub fn last_connection(&self, id: &str) -> Option<ConnectionRun> {
         self.connections
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -231,50 +230,12 @@ impl CallRecorder for MemoryRecorder {
         Box::pin(std::future::ready(Ok(())))
     }
 
-    fn record_connection<'a>(&'a self, record: &'a ConnectionRecord) -> RecordFuture<'a> {
+    fn record_connection<'a>(&'a self, record: &'a ConnectionRun) -> RecordFuture<'a> {
         self.connections
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(record.clone());
         Box::pin(std::future::ready(Ok(())))
-    }
-}
-
-/// Cancels one call from elsewhere (a UI button, Ctrl-C). Cheap to clone.
-#[derive(Debug, Clone, Default)]
-pub struct CancelToken {
-    inner: Arc<CancelInner>,
-}
-
-#[derive(Debug, Default)]
-struct CancelInner {
-    cancelled: AtomicBool,
-    notify: Notify,
-}
-
-impl CancelToken {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn cancel(&self) {
-        self.inner.cancelled.store(true, Ordering::Release);
-        self.inner.notify.notify_waiters();
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.inner.cancelled.load(Ordering::Acquire)
-    }
-
-    /// Resolves once cancelled.
-    pub async fn cancelled(&self) {
-        loop {
-            let notified = self.inner.notify.notified();
-            if self.is_cancelled() {
-                return;
-            }
-            notified.await;
-        }
     }
 }
 
@@ -315,18 +276,5 @@ mod tests {
             assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
         }
         assert!(!Dispatched.is_final() && OutcomeUnknown.is_final());
-    }
-
-    #[tokio::test]
-    async fn cancel_token_wakes_a_waiter() {
-        let t = CancelToken::new();
-        let w = tokio::spawn({
-            let t = t.clone();
-            async move { t.cancelled().await }
-        });
-        tokio::task::yield_now().await;
-        t.cancel();
-        w.await.unwrap();
-        assert!(t.is_cancelled());
     }
 }

@@ -1,27 +1,46 @@
 //! The MCP client: Gatehouse's side of a stdio connection to a sandboxed,
 //! untrusted server process.
 //!
-//! Map: [`connection`] spawns, negotiates, calls, supervises and tears down;
-//! [`protocol`] holds the revisions and message shapes (2026-07-28 with
-//! per-request `_meta`, legacy `initialize` back to 2024-11-05); [`frame`]
-//! splits stdout into lines under a ceiling; [`lifecycle`] defines call states,
-//! effect classes and the records a [`CallRecorder`] persists.
+//! Map, one job per file:
+//! - [`connection`]: the [`Connection`] handle, `connect`, and the state its
+//!   tasks share;
+//! - [`options`]: limits, connect and call options;
+//! - [`rpc`]: the pending table, the stdin writer (an outbox) and the stdout
+//!   reader that routes answers, all over [`crate::mcp::wire`];
+//! - [`negotiate`]: the protocol revision (`server/discover`, else legacy
+//!   `initialize`) and the tool list, read as typed results;
+//! - [`call`]: `call_tool`, its deadlines, cancellation and final states;
+//! - [`supervisor`]: the one owner of the child (exit, watchdog, kills, teardown);
+//! - [`closed`]: why a connection ended;
+//! - [`lifecycle`]: call states, effect classes and the records a
+//!   [`CallRecorder`] persists ([`recorder`]: into the site's store);
+//! - [`saved`]: connection definitions stored in the site;
+//! - [`registry`]: the live connections a long-lived host keeps by name.
 //!
 //! Hand-written rather than `rmcp`'s client: see docs/decisions.md.
 
+pub mod call;
+mod closed;
 pub mod connection;
-pub mod frame;
 pub mod lifecycle;
-pub mod protocol;
+pub mod negotiate;
+pub mod options;
 pub mod recorder;
+pub mod registry;
+mod rpc;
 pub mod saved;
+mod supervisor;
 
-pub use connection::{
-    CallOptions, CallOutcome, ClientLimits, ConnectOptions, Connection, ServerInfo, ToolInfo,
-};
+pub use call::CallOutcome;
+pub use connection::Connection;
 pub use lifecycle::{
-    CallRecord, CallRecorder, CallState, CancelToken, ConnectionRecord, EffectClass,
-    MemoryRecorder, StderrCounters, StreamEnd,
+    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, MemoryRecorder,
+    StderrCounters, StreamEnd,
 };
-pub use protocol::Era;
+pub use negotiate::{ServerInfo, ToolInfo};
+pub use options::{CallOptions, ClientLimits, ConnectOptions};
 pub use recorder::StoreRecorder;
+pub use registry::{LiveConnection, LiveState, Registry};
+pub use tokio_util::sync::CancellationToken;
+
+pub use crate::mcp::wire::revisions::Era;

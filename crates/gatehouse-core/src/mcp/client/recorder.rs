@@ -1,6 +1,6 @@
 //! [`StoreRecorder`]: call and connection records in the site's database.
 
-use super::lifecycle::{CallRecord, CallRecorder, ConnectionRecord, RecordFuture};
+use super::lifecycle::{CallRecord, CallRecorder, ConnectionRun, RecordFuture};
 use crate::store::{self, Store};
 
 /// Persists records through the store (all SQL stays in `store`).
@@ -20,7 +20,7 @@ impl CallRecorder for StoreRecorder {
         Box::pin(store::calls::upsert(&self.store, record))
     }
 
-    fn record_connection<'a>(&'a self, record: &'a ConnectionRecord) -> RecordFuture<'a> {
+    fn record_connection<'a>(&'a self, record: &'a ConnectionRun) -> RecordFuture<'a> {
         Box::pin(store::connections::upsert_run(&self.store, record))
     }
 }

@@ -9,8 +9,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::connection::{CallOptions, ConnectOptions, Connection};
-use super::lifecycle::{CallState, ConnectionRecord};
+use super::connection::Connection;
+use super::lifecycle::{CallState, ConnectionRun};
+use super::options::{CallOptions, ConnectOptions};
 use super::recorder::StoreRecorder;
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::sandbox::stderr::TailSnapshot;
@@ -286,7 +287,7 @@ pub async fn tail(
     name: &str,
     stop: impl std::future::Future<Output = ()>,
     mut on_event: impl FnMut(crate::sandbox::stderr::TailEvent),
-) -> Result<ConnectionRecord> {
+) -> Result<ConnectionRun> {
     let saved = get(&site.store, name).await?;
     let conn = Connection::connect(connect_options(site, &saved)?).await?;
     // What was written before, then the live lines from exactly there on.

@@ -12,10 +12,10 @@
 //! "Backward Compatibility"), so the choice is made per request, never locked
 //! in by the first message.
 
-use rmcp::model::{ErrorCode, ErrorData};
+use crate::mcp::wire::jsonrpc::{ErrorCode, ErrorData};
 use serde_json::{Map, Value, json};
 
-use super::jsonrpc::invalid_params;
+use crate::mcp::wire::jsonrpc::invalid_params;
 
 pub use crate::mcp::wire::revisions::{
     LEGACY, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
@@ -83,7 +83,9 @@ pub fn request_meta(params: Option<&Map<String, Value>>) -> Result<Option<Reques
         )));
     };
     if !supported().contains(&version) {
-        return Err(unsupported_version(&super::jsonrpc::shorten(version, 40)));
+        return Err(unsupported_version(&crate::mcp::wire::jsonrpc::shorten(
+            version, 40,
+        )));
     }
     let client_capabilities = match meta.get(META_CLIENT_CAPABILITIES) {
         Some(Value::Object(c)) => c.clone(),

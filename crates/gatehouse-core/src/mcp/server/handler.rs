@@ -18,11 +18,11 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
 use super::era::{self, RequestMeta};
-use super::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use super::tools;
 use crate::access::actor::{self, Actor};
 use crate::error::{Error, codes};
 use crate::mcp::server::manifest;
+use crate::mcp::wire::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use crate::site::Site;
 
 const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content. Read with content_list, content_read and content_search; the tools listed are those your credentials allow, and every call is checked again.";
@@ -53,7 +53,7 @@ struct Served {
     modern: bool,
 }
 
-type RpcResult = Result<Value, rmcp::model::ErrorData>;
+type RpcResult = Result<Value, jsonrpc::ErrorData>;
 
 impl State {
     pub fn new(
@@ -191,7 +191,7 @@ impl State {
         id: &Value,
         method: &str,
         params: Option<Map<String, Value>>,
-    ) -> Result<Option<Value>, rmcp::model::ErrorData> {
+    ) -> Result<Option<Value>, jsonrpc::ErrorData> {
         const KNOWN: &[&str] = &[
             "initialize",
             "ping",
@@ -358,7 +358,7 @@ impl State {
         id: &Value,
         params: Option<&Map<String, Value>>,
         served: &Served,
-    ) -> Result<Option<Value>, rmcp::model::ErrorData> {
+    ) -> Result<Option<Value>, jsonrpc::ErrorData> {
         let wanted = params
             .and_then(|p| p.get("notifications"))
             .and_then(|n| n.get("toolsListChanged"))

@@ -1,7 +1,8 @@
 //! `gatehouse mcp`: the MCP server over stdio.
 //!
-//! Map: [`framing`] reads stdin into bounded lines on its own thread;
-//! [`jsonrpc`] classifies a line and builds the error replies; [`era`] decides
+//! Map: stdin is framed by [`crate::mcp::wire::framer`] on its own thread
+//! (oversized lines skipped and answered), and each line is classified by
+//! [`crate::mcp::wire::jsonrpc`], which also builds the replies; [`era`] decides
 //! per request whether it is served under the stateless 2026-07-28 revision or
 //! the legacy handshake; [`handler`] dispatches methods and keeps the little
 //! state there is; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
@@ -16,10 +17,8 @@
 //! docs/decisions.md for why).
 
 pub mod era;
-pub mod framing;
 pub mod handler;
 pub mod http_fetch;
-pub mod jsonrpc;
 pub mod manifest;
 pub mod shutdown;
 pub mod tools;
@@ -36,10 +35,10 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use crate::access::actor::Actor;
 use crate::error::Result;
+use crate::mcp::wire::framer::{self, Frame};
+use crate::mcp::wire::jsonrpc::{self, Message, Rejection};
 use crate::site::Site;
-use framing::Frame;
 use handler::State;
-use jsonrpc::{Message, Refusal};
 use shutdown::Reason;
 
 /// Bounds that keep a misbehaving client from exhausting the server.
@@ -69,7 +68,7 @@ impl Default for Limits {
 /// signal arrives or the parent dies.
 pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
     let limits = Limits::default();
-    let input = framing::spawn_reader(std::io::stdin(), limits.max_message_bytes);
+    let input = framer::spawn_reader(std::io::stdin(), limits.max_message_bytes);
     tracing::info!(actor = %actor.label(), "MCP server ready on stdio");
     let reason = serve(
         site,
@@ -88,7 +87,7 @@ pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
 pub async fn serve<W>(
     site: Site,
     actor: Actor,
-    mut input: mpsc::Receiver<Frame>,
+    mut input: mpsc::Receiver<Frame<Vec<u8>>>,
     output: W,
     stop: impl Future<Output = Reason>,
     limits: Limits,
@@ -175,7 +174,9 @@ where
         }
         match jsonrpc::classify(value) {
             Err(refusal) => state.send(refusal_line(&refusal)).await,
-            Ok(Message::Response) => tracing::debug!("ignoring a response: no request was sent"),
+            Ok(Message::Response { .. }) => {
+                tracing::debug!("ignoring a response: no request was sent")
+            }
             Ok(Message::Notification { method, params }) => {
                 if method == "notifications/cancelled" {
                     cancel(&in_flight, params.as_ref());
@@ -237,7 +238,7 @@ where
 async fn handle_value(state: &Arc<State>, value: Value) -> Option<Value> {
     match jsonrpc::classify(value) {
         Err(refusal) => Some(refusal_line(&refusal)),
-        Ok(Message::Response) => None,
+        Ok(Message::Response { .. }) => None,
         Ok(Message::Notification { method, params }) => {
             state.handle_notification(&method, params.as_ref());
             None
@@ -248,7 +249,7 @@ async fn handle_value(state: &Arc<State>, value: Value) -> Option<Value> {
     }
 }
 
-fn refusal_line(r: &Refusal) -> Value {
+fn refusal_line(r: &Rejection) -> Value {
     jsonrpc::error_response(&r.id, &r.error)
 }
 

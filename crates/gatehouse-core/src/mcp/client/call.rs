@@ -1,0 +1,413 @@
+//! Calling a tool: validation, a slot, dispatch (effect class fixed, attempt
+//! recorded before sending), then exactly one final state.
+//!
+//! Failure rules: a call's own deadline kills the group (the server is stuck);
+//! a kill, an exit or a protocol failure ends every pending call; a pending call
+//! that may write ends `outcome_unknown`, a read-only one `failed`. A call
+//! whose future is dropped on the wire is cancelled and recorded so
+//! ([`CallInFlight`]).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::closed::Closed;
+use super::connection::{Connection, Shared};
+use super::lifecycle::{
+    CallRecord, CallState, EffectClass, StderrCounters, StreamEnd, new_id, now_ms,
+};
+use super::negotiate::modern_meta;
+use super::options::CallOptions;
+use super::rpc::{Reply, lock};
+use super::supervisor::Command;
+use crate::error::{Error, ErrorBody, codes};
+use crate::mcp::wire::jsonrpc;
+use crate::mcp::wire::revisions::Era;
+
+/// How a call ended, for the caller.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallOutcome {
+    pub call_id: String,
+    pub state: CallState,
+    pub result: Option<Value>,
+    pub error: Option<ErrorBody>,
+    pub record: CallRecord,
+}
+
+impl Connection {
+    /// Calls `tool` with `arguments`, recording every transition.
+    pub async fn call_tool(&self, tool: &str, arguments: Value, opts: CallOptions) -> CallOutcome {
+        let s = &self.shared;
+        let total = opts.timeout.unwrap_or(s.limits.call_timeout);
+        let inactivity = opts.inactivity.or(s.limits.inactivity_timeout);
+        let deadline = Instant::now() + total;
+        let cancel = opts.cancel.unwrap_or_default();
+        // Serialised once: its length goes into the record, its bytes on the wire.
+        let args_json = serde_json::to_vec(&arguments).unwrap_or_default();
+        let mut call = CallInFlight::new(s.clone(), tool, args_json.len() as u64);
+        call.write().await;
+
+        // Validation: shape only; the server validates against its schema.
+        if tool.is_empty() || !arguments.is_object() {
+            let e = Error::invalid(
+                codes::CALL_INVALID,
+                "a call needs a tool name and an object of arguments",
+                "pass --args as a JSON object, for example '{\"message\":\"hi\"}'",
+            );
+            return call.finish(CallState::Failed, None, Some(e)).await;
+        }
+        if let Some(closed) = s.rpc.closed() {
+            return call
+                .finish(CallState::Failed, None, Some(closed.error()))
+                .await;
+        }
+        call.record.state = CallState::Validated;
+        call.write().await;
+
+        let _permit = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return call.finish(CallState::CancelledBeforeDispatch, None, Some(cancelled_error())).await,
+            p = s.slots.acquire() => match p {
+                Ok(p) => p,
+                Err(_) => return call.finish(CallState::Failed, None, Some(Closed::Dropped.error())).await,
+            },
+            _ = tokio::time::sleep_until(deadline) => {
+                let e = Error::new(codes::CALL_TIMEOUT, "no free slot before the call's deadline")
+                    .hint("fewer concurrent calls, or a longer --timeout");
+                return call.finish(CallState::TimedOut, None, Some(e)).await;
+            }
+        };
+        if cancel.is_cancelled() {
+            return call
+                .finish(
+                    CallState::CancelledBeforeDispatch,
+                    None,
+                    Some(cancelled_error()),
+                )
+                .await;
+        }
+
+        // Dispatch: effect class fixed now, attempt written before sending.
+        let effect = lock(&s.tools)
+            .get(tool)
+            .copied()
+            .unwrap_or(EffectClass::MayWrite);
+        let id = s.rpc.next_id();
+        call.record.effect = Some(effect);
+        call.record.request_id = Some(id);
+        call.record.state = CallState::Dispatched;
+        call.record.dispatched_at_ms = Some(now_ms());
+        if let Err(e) = s.recorder.record_call(&call.record).await {
+            return call.finish(CallState::Failed, None, Some(e)).await;
+        }
+        let (mut rx, activity) = match s.rpc.register(id) {
+            Ok(r) => r,
+            Err(closed) => {
+                return call
+                    .finish(CallState::Failed, None, Some(closed.error()))
+                    .await;
+            }
+        };
+        call.on_wire = true;
+        let modern = s.era() == Some(Era::Modern);
+        let line = tools_call_line(id, tool, &args_json, modern, inactivity.is_some());
+        drop(args_json);
+        // A child that stops reading stdin must not hold the call past its deadline.
+        if tokio::time::timeout_at(deadline, s.rpc.write_line(&line))
+            .await
+            .is_err()
+        {
+            s.rpc.unregister(id);
+            call.on_wire = false;
+            let closed = Closed::Timeout {
+                tool: tool.to_string(),
+                after: total,
+            };
+            let _ = s.commands.send(Command::Kill(closed.clone()));
+            return call
+                .finish(CallState::TimedOut, None, Some(closed.error()))
+                .await;
+        }
+        drop(line);
+
+        let mut idle_deadline = inactivity.map(|d| Instant::now() + d);
+        loop {
+            let idle = idle_deadline.unwrap_or(deadline);
+            tokio::select! {
+                biased;
+                reply = &mut rx => {
+                    call.on_wire = false;
+                    return match reply {
+                        Ok(Reply::Answer(Ok(result))) => self.settle_result(call, result).await,
+                        Ok(Reply::Answer(Err(e))) => {
+                            let err = Error::new(codes::REMOTE_ERROR, format!("the server answered with an error: {}", e.message))
+                                .detail(json!({"code": e.code, "message": e.message, "data": e.data}));
+                            call.finish(CallState::Failed, None, Some(err)).await
+                        }
+                        Ok(Reply::Closed(closed)) => self.settle_lost(call, effect, closed).await,
+                        Err(_) => self.settle_lost(call, effect, s.rpc.closed().unwrap_or(Closed::Dropped)).await,
+                    };
+                }
+                _ = cancel.cancelled() => {
+                    call.on_wire = false;
+                    s.rpc.unregister(id);
+                    s.send_line(jsonrpc::notification_line(
+                        "notifications/cancelled",
+                        &json!({"requestId": id, "reason": "cancelled by the caller"}),
+                    ));
+                    return call.finish(CallState::CancelledAfterDispatch, None, Some(cancelled_error())).await;
+                }
+                _ = activity.notified() => {
+                    if let Some(d) = inactivity {
+                        idle_deadline = Some(Instant::now() + d);
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline.min(idle)) => {
+                    call.on_wire = false;
+                    s.rpc.unregister(id);
+                    let (after, what) = if Instant::now() >= deadline {
+                        (total, "total deadline")
+                    } else {
+                        (inactivity.unwrap_or(total), "inactivity timeout")
+                    };
+                    let closed = Closed::Timeout { tool: tool.to_string(), after };
+                    let _ = s.commands.send(Command::Kill(closed.clone()));
+                    let mut e = closed.error();
+                    e.message = format!("{} ({what})", e.message);
+                    let e = e.detail(json!({"may_have_acted": effect == EffectClass::MayWrite, "limit": what}));
+                    return call.finish(CallState::TimedOut, None, Some(e)).await;
+                }
+            }
+        }
+    }
+
+    async fn settle_result(&self, call: CallInFlight, result: Value) -> CallOutcome {
+        // 2026-07-28: every result names its type; an absent one is "complete".
+        match result.get("resultType").and_then(|t| t.as_str()) {
+            None | Some("complete") => call.finish(CallState::Completed, Some(result), None).await,
+            Some("input_required") => {
+                let e = Error::new(
+                    codes::INPUT_REQUIRED_UNSUPPORTED,
+                    "the server asked for more input (a multi round-trip request); Gatehouse does not provide it",
+                );
+                call.finish(CallState::Failed, Some(result), Some(e)).await
+            }
+            Some(other) => {
+                let e = Error::new(
+                    codes::PROTOCOL_VIOLATION,
+                    format!("unknown resultType {other:?}"),
+                );
+                call.finish(CallState::Failed, Some(result), Some(e)).await
+            }
+        }
+    }
+
+    async fn settle_lost(
+        &self,
+        call: CallInFlight,
+        effect: EffectClass,
+        closed: Closed,
+    ) -> CallOutcome {
+        let e = closed.error();
+        match effect {
+            EffectClass::ReadOnly => call.finish(CallState::Failed, None, Some(e)).await,
+            EffectClass::MayWrite => {
+                let e = Error {
+                    hint: Some(
+                        "the tool may write and its answer was lost: the server may have acted; check before calling it again"
+                            .into(),
+                    ),
+                    ..e
+                };
+                call.finish(CallState::OutcomeUnknown, None, Some(e)).await
+            }
+        }
+    }
+}
+
+pub(super) fn cancelled_error() -> Error {
+    Error::new(codes::CALL_CANCELLED, "the call was cancelled")
+}
+
+/// A `tools/call` request line built by hand around the already-serialised
+/// arguments (the hot path: no intermediate `Value`). Its `_meta` carries, for
+/// a modern server, the per-request version and capabilities, and, when the
+/// caller watches for inactivity, a progress token (the request id): without
+/// an inactivity timer progress changes nothing, so the server is not asked.
+pub(super) fn tools_call_line(
+    id: u64,
+    tool: &str,
+    args_json: &[u8],
+    modern: bool,
+    progress: bool,
+) -> Vec<u8> {
+    static MODERN_META: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let name = serde_json::to_string(tool).unwrap_or_default();
+    let mut out = Vec::with_capacity(args_json.len() + name.len() + 256);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    out.extend_from_slice(id.to_string().as_bytes());
+    out.extend_from_slice(b",\"method\":\"tools/call\",\"params\":{\"name\":");
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b",\"arguments\":");
+    out.extend_from_slice(if args_json.is_empty() {
+        b"{}"
+    } else {
+        args_json
+    });
+    if modern || progress {
+        out.extend_from_slice(b",\"_meta\":{");
+        if modern {
+            let meta = MODERN_META.get_or_init(|| {
+                let full = modern_meta().to_string();
+                // Without its braces, to splice the progress token in.
+                full[1..full.len() - 1].to_string()
+            });
+            out.extend_from_slice(meta.as_bytes());
+        }
+        if progress {
+            if modern {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"progressToken\":");
+            out.extend_from_slice(id.to_string().as_bytes());
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"}}\n");
+    out
+}
+
+/// A call between `received` and its final state. If its future is dropped
+/// while the request is on the wire, it cancels it and records that.
+struct CallInFlight {
+    shared: Arc<Shared>,
+    record: CallRecord,
+    on_wire: bool,
+    finished: bool,
+}
+
+impl CallInFlight {
+    fn new(shared: Arc<Shared>, tool: &str, args_bytes: u64) -> Self {
+        let record = CallRecord {
+            call_id: new_id("call"),
+            connection_id: shared.id.clone(),
+            tool: tool.to_string(),
+            state: CallState::Received,
+            effect: None,
+            request_id: None,
+            args_bytes,
+            error: None,
+            exit: None,
+            stderr: StderrCounters::default(),
+            stdout_end: StreamEnd::Open,
+            stderr_end: StreamEnd::Open,
+            received_at_ms: now_ms(),
+            dispatched_at_ms: None,
+            finished_at_ms: None,
+        };
+        Self {
+            shared,
+            record,
+            on_wire: false,
+            finished: false,
+        }
+    }
+
+    async fn write(&mut self) {
+        if let Err(e) = self.shared.recorder.record_call(&self.record).await {
+            tracing::warn!(error = %e, call_id = %self.record.call_id, "call record not written");
+        }
+    }
+
+    fn fill_final(&mut self, state: CallState, error: Option<&Error>) {
+        self.record.state = state;
+        self.record.error = error.map(|e| e.body());
+        let ends = *lock(&self.shared.ends);
+        self.record.exit = ends.exit;
+        self.record.stderr = self.shared.stderr_counters();
+        self.record.stdout_end = ends.stdout;
+        self.record.stderr_end = ends.stderr;
+        self.record.finished_at_ms = Some(now_ms());
+    }
+
+    async fn finish(
+        mut self,
+        state: CallState,
+        result: Option<Value>,
+        error: Option<Error>,
+    ) -> CallOutcome {
+        self.finished = true;
+        self.fill_final(state, error.as_ref());
+        if let Err(e) = self.shared.recorder.record_call(&self.record).await {
+            tracing::warn!(error = %e, call_id = %self.record.call_id, "final call record not written");
+        }
+        CallOutcome {
+            call_id: self.record.call_id.clone(),
+            state,
+            result,
+            error: error.map(|e| e.body()),
+            record: self.record.clone(),
+        }
+    }
+}
+
+impl Drop for CallInFlight {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        let Some(id) = self.record.request_id else {
+            // Dropped before dispatch.
+            self.fill_final(CallState::CancelledBeforeDispatch, Some(&cancelled_error()));
+            spawn_record(self.shared.clone(), self.record.clone());
+            return;
+        };
+        if self.on_wire {
+            self.shared.rpc.unregister(id);
+            self.shared.send_line(jsonrpc::notification_line(
+                "notifications/cancelled",
+                &json!({"requestId": id, "reason": "the caller went away"}),
+            ));
+        }
+        self.fill_final(CallState::CancelledAfterDispatch, Some(&cancelled_error()));
+        spawn_record(self.shared.clone(), self.record.clone());
+    }
+}
+
+fn spawn_record(shared: Arc<Shared>, record: CallRecord) {
+    if let Ok(rt) = tokio::runtime::Handle::try_current() {
+        rt.spawn(async move {
+            let _ = shared.recorder.record_call(&record).await;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_built_tools_call_line_is_the_json_it_means() {
+        let args = serde_json::to_vec(&json!({"message": "he said \"hi\"\n"})).unwrap();
+        for (modern, progress) in [(true, true), (true, false), (false, true), (false, false)] {
+            let line = tools_call_line(7, "ec\"ho", &args, modern, progress);
+            assert_eq!(line.last(), Some(&b'\n'));
+            let v: Value = serde_json::from_slice(&line).unwrap();
+            let mut params =
+                json!({"name": "ec\"ho", "arguments": {"message": "he said \"hi\"\n"}});
+            if modern {
+                params["_meta"] = modern_meta().clone();
+            }
+            if progress {
+                params["_meta"]["progressToken"] = json!(7);
+            }
+            assert_eq!(
+                v,
+                json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}),
+                "modern {modern}, progress {progress}"
+            );
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! Setting a connection up: the protocol revision and the tool list.
+//!
+//! Modern (2026-07-28): no handshake; every request carries
+//! `_meta.io.modelcontextprotocol/protocolVersion` and `clientCapabilities`;
+//! `server/discover` is the stdio probe. Legacy (2025-11-25 back to
+//! 2024-11-05): `initialize`, then `notifications/initialized`.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::connection::Connection;
+use super::lifecycle::EffectClass;
+use super::rpc::{Reply, lock};
+use crate::error::{Error, Result, codes};
+use crate::mcp::wire::jsonrpc::{ErrorCode, is_modern_error};
+use crate::mcp::wire::results::{
+    self, DiscoverResult, InitializeResult, ListToolsResult, UnsupportedVersionData,
+};
+use crate::mcp::wire::revisions::{
+    Era, LEGACY, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN,
+};
+
+/// What the server said about itself.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerInfo {
+    pub era: Era,
+    pub protocol_version: String,
+    pub name: Option<String>,
+    pub version: Option<String>,
+    pub capabilities: Value,
+    pub instructions: Option<String>,
+}
+
+/// A tool as listed, with the effect class its hint implies.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub annotations: Value,
+    pub effect: EffectClass,
+}
+
+pub(super) fn client_info() -> Value {
+    json!({"name": "gatehouse", "version": env!("CARGO_PKG_VERSION")})
+}
+
+/// The `_meta` every modern request carries (built once).
+pub(super) fn modern_meta() -> &'static Value {
+    static META: OnceLock<Value> = OnceLock::new();
+    META.get_or_init(|| {
+        json!({
+            META_PROTOCOL_VERSION: MODERN,
+            META_CLIENT_CAPABILITIES: {},
+            META_CLIENT_INFO: client_info(),
+        })
+    })
+}
+
+fn unsupported(versions: &[String]) -> Error {
+    Error::new(
+        codes::PROTOCOL_UNSUPPORTED,
+        format!(
+            "the server supports none of the protocol revisions this client speaks (it lists: {})",
+            if versions.is_empty() {
+                "nothing".to_string()
+            } else {
+                versions.join(", ")
+            }
+        ),
+    )
+    .hint(format!(
+        "this client speaks {MODERN} and {}",
+        LEGACY.join(", ")
+    ))
+}
+
+impl Connection {
+    pub(super) async fn setup(&self) -> Result<()> {
+        let info = self.negotiate().await?;
+        tracing::debug!(era = info.era.as_str(), version = %info.protocol_version, "negotiated");
+        let _ = self.shared.server.set(info);
+        self.list_tools().await?;
+        Ok(())
+    }
+
+    /// The stdio backward-compatibility rules of 2026-07-28: probe with
+    /// `server/discover`; a result or a recognised modern error means modern;
+    /// any other error, or silence past the probe timeout, means legacy.
+    async fn negotiate(&self) -> Result<ServerInfo> {
+        let s = &self.shared;
+        let probe = s
+            .rpc
+            .request(
+                "server/discover",
+                json!({"_meta": modern_meta()}),
+                s.limits.probe_timeout,
+            )
+            .await;
+        let legacy_version = match probe {
+            Some(Reply::Answer(Ok(result))) => {
+                let result: DiscoverResult = results::read(result);
+                if !result.supported_versions.iter().any(|v| v == MODERN) {
+                    return Err(unsupported(&result.supported_versions));
+                }
+                let server = result.meta.server_info;
+                return Ok(ServerInfo {
+                    era: Era::Modern,
+                    protocol_version: MODERN.to_string(),
+                    name: server.name,
+                    version: server.version,
+                    capabilities: result.capabilities,
+                    instructions: result.instructions,
+                });
+            }
+            Some(Reply::Answer(Err(e))) if is_modern_error(e.code) => {
+                // Modern, but not our version: use a legacy one it lists, if any.
+                let supported = e
+                    .data
+                    .map(results::read::<UnsupportedVersionData>)
+                    .unwrap_or_default()
+                    .supported;
+                match LEGACY.iter().find(|v| supported.iter().any(|s| s == *v)) {
+                    Some(v) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => *v,
+                    _ => return Err(unsupported(&supported)),
+                }
+            }
+            Some(Reply::Answer(Err(_))) | None => LEGACY[0],
+            Some(Reply::Closed(c)) => return Err(c.error()),
+        };
+        let reply = s
+            .rpc
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": legacy_version,
+                    "capabilities": {},
+                    "clientInfo": client_info(),
+                }),
+                s.limits.setup_timeout,
+            )
+            .await;
+        let result: InitializeResult = match reply {
+            Some(Reply::Answer(Ok(r))) => results::read(r),
+            Some(Reply::Answer(Err(e))) => {
+                return Err(Error::new(
+                    codes::PROTOCOL_UNSUPPORTED,
+                    format!(
+                        "the server refused both server/discover and initialize: {}",
+                        e.message
+                    ),
+                )
+                .detail(json!({"code": e.code, "data": e.data})));
+            }
+            Some(Reply::Closed(c)) => return Err(c.error()),
+            None => {
+                return Err(Error::new(
+                    codes::PROTOCOL_UNSUPPORTED,
+                    "the server answered neither server/discover nor initialize",
+                )
+                .hint("check that the command starts an MCP server speaking stdio"));
+            }
+        };
+        if !LEGACY.contains(&result.protocol_version.as_str()) {
+            return Err(unsupported(&[result.protocol_version]));
+        }
+        // Awaited, so it reaches the server before any later request.
+        s.rpc
+            .write_line(&crate::mcp::wire::jsonrpc::notification_line(
+                "notifications/initialized",
+                &json!({}),
+            ))
+            .await;
+        Ok(ServerInfo {
+            era: Era::Legacy,
+            protocol_version: result.protocol_version,
+            name: result.server_info.name,
+            version: result.server_info.version,
+            capabilities: result.capabilities,
+            instructions: result.instructions,
+        })
+    }
+
+    /// Lists the tools (following pagination) and refreshes the effect classes
+    /// used for calls dispatched from now on.
+    pub async fn list_tools(&self) -> Result<Vec<ToolInfo>> {
+        let s = &self.shared;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..100 {
+            let mut params = match s.era() {
+                Some(Era::Modern) => json!({"_meta": modern_meta()}),
+                _ => json!({}),
+            };
+            if let Some(c) = &cursor {
+                params["cursor"] = json!(c);
+            }
+            let page: ListToolsResult = match s
+                .rpc
+                .request("tools/list", params, s.limits.setup_timeout)
+                .await
+            {
+                Some(Reply::Answer(Ok(r))) => results::read(r),
+                Some(Reply::Answer(Err(e))) => {
+                    return Err(Error::new(
+                        codes::REMOTE_ERROR,
+                        format!("tools/list failed: {}", e.message),
+                    )
+                    .detail(json!({"code": e.code, "data": e.data})));
+                }
+                Some(Reply::Closed(c)) => return Err(c.error()),
+                None => {
+                    return Err(Error::new(
+                        codes::CALL_TIMEOUT,
+                        "tools/list was not answered in time",
+                    ));
+                }
+            };
+            for t in page.tools {
+                let effect = if t.read_only() {
+                    EffectClass::ReadOnly
+                } else {
+                    EffectClass::MayWrite
+                };
+                tools.push(ToolInfo {
+                    name: t.name,
+                    annotations: t.annotations,
+                    effect,
+                });
+            }
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        *lock(&s.tools) = tools.iter().map(|t| (t.name.clone(), t.effect)).collect();
+        Ok(tools)
+    }
+}
