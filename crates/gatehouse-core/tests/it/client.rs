@@ -613,3 +613,34 @@ async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
     );
     assert_eq!(rec.exit.unwrap().code, Some(5));
 }
+
+#[tokio::test]
+async fn the_registry_reuses_a_running_connection_and_keeps_the_final_record() {
+    use gatehouse_core::mcp::client::{LiveState, Registry};
+    let f = Fixture::new();
+    let registry = Registry::default();
+    let first = registry
+        .open("echo", async { Ok(f.connect(&["--era", "modern"]).await) })
+        .await
+        .unwrap();
+    assert_eq!(first.state(), LiveState::Connected);
+    // Still running: `connect` is not awaited again.
+    let again = registry
+        .open("echo", async { panic!("a running connection is reused") })
+        .await
+        .unwrap();
+    assert_eq!(again.conn.id(), first.conn.id());
+    let pgid = first.conn.pid();
+    drop((first, again));
+    let closed = registry.close("echo").await.unwrap();
+    assert_eq!(closed.state(), LiveState::Closed);
+    let record = closed.record.clone().unwrap();
+    assert_eq!(record.end_reason.as_deref(), Some("closed"));
+    assert_eq!(group_members(pgid), Vec::<i32>::new(), "process group gone");
+    // Closing again returns the same record; an unknown name is `None`.
+    let twice = registry.close("echo").await.unwrap();
+    assert_eq!(twice.record.unwrap().connection_id, record.connection_id);
+    assert!(registry.close("nope").await.is_none());
+    registry.clear();
+    assert!(registry.get("echo").is_none());
+}
