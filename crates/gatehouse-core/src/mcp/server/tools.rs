@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use super::http_fetch;
 use crate::access::actor::Actor;
 use crate::access::audit;
-use crate::error::{Error, Result, codes};
+use crate::error::{Code, Error, Result, codes};
 use crate::mcp::server::manifest::ToolSpec;
 use crate::site::Site;
 use crate::site::config as site_config;
@@ -29,7 +29,7 @@ use crate::site::media::{self, MediaInfo, Upload};
 /// A finished call: the result to send and the code for the audit log.
 pub struct Outcome {
     pub result: CallToolResult,
-    pub code: Option<&'static str>,
+    pub code: Option<Code>,
 }
 
 impl Outcome {
@@ -362,7 +362,7 @@ pub async fn record(
     tool: &str,
     args: &Map<String, Value>,
     outcome: &str,
-    code: Option<&str>,
+    code: Option<Code>,
 ) {
     let entry = audit::Entry {
         actor: actor_label,
@@ -373,7 +373,7 @@ pub async fn record(
     if let Err(e) = audit::record(&site.store, entry).await {
         tracing::error!(
             tool,
-            code = e.code,
+            code = %e.code,
             "could not append the audit entry of a tool call"
         );
     }
