@@ -158,14 +158,24 @@ pub struct ConnectionView {
     pub live: Option<LiveView>,
 }
 
+/// Where a connection started in this window stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LiveState {
+    Connected,
+    /// The server went away by itself.
+    Exited,
+    /// Closed from this window; the final record is written.
+    Closed,
+}
+
 /// What this window knows of a connection it started.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LiveView {
     pub id: String,
     pub pid: i32,
-    /// `connected`, `exited` (the server went away by itself) or `closed`.
-    pub state: &'static str,
+    pub state: LiveState,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
     pub protocol_version: String,
@@ -178,9 +188,9 @@ impl LiveView {
     fn of(live: &LiveConnection) -> Self {
         let server = live.conn.server();
         let state = match (&live.record, live.conn.is_closed()) {
-            (Some(_), _) => "closed",
-            (None, true) => "exited",
-            (None, false) => "connected",
+            (Some(_), _) => LiveState::Closed,
+            (None, true) => LiveState::Exited,
+            (None, false) => LiveState::Connected,
         };
         Self {
             id: live.conn.id().to_string(),

@@ -31,6 +31,21 @@ impl ActorFlags {
     }
 }
 
+/// A resolved actor. Each kind carries exactly what identifies it, so a user
+/// always has an email and a key actor always has a key id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    /// The anonymous actor: role `public` only.
+    Public,
+    /// A user of the site, by email, with the user's roles.
+    User { email: String, roles: Vec<Role> },
+    /// Roles given on the command line (`--role`, scratch sites only).
+    Synthetic { roles: Vec<Role> },
+    /// An API key, by its public id, with the key's roles.
+    ApiKey { key_id: String, roles: Vec<Role> },
+}
+
+/// The kind of an [`Actor`], as `whoami --json` and the audit log name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActorKind {
@@ -40,51 +55,86 @@ pub enum ActorKind {
     ApiKey,
 }
 
-/// A resolved actor, as `gatehouse whoami --json` prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Actor {
-    pub kind: ActorKind,
+/// The flat JSON shape `gatehouse whoami --json` has always printed:
+/// `{kind, email?, key_id?, roles}`.
+#[derive(Serialize)]
+struct ActorJson<'a> {
+    kind: ActorKind,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
+    email: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_id: Option<String>,
-    pub roles: Vec<Role>,
+    key_id: Option<&'a str>,
+    roles: &'a [Role],
+}
+
+impl Serialize for Actor {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let (email, key_id) = match self {
+            Actor::User { email, .. } => (Some(email.as_str()), None),
+            Actor::ApiKey { key_id, .. } => (None, Some(key_id.as_str())),
+            Actor::Public | Actor::Synthetic { .. } => (None, None),
+        };
+        ActorJson {
+            kind: self.kind(),
+            email,
+            key_id,
+            roles: self.roles(),
+        }
+        .serialize(serializer)
+    }
 }
 
 impl Actor {
     pub fn public() -> Actor {
-        Actor {
-            kind: ActorKind::Public,
-            email: None,
-            key_id: None,
-            roles: vec![Role::Public],
+        Actor::Public
+    }
+
+    pub fn kind(&self) -> ActorKind {
+        match self {
+            Actor::Public => ActorKind::Public,
+            Actor::User { .. } => ActorKind::User,
+            Actor::Synthetic { .. } => ActorKind::Synthetic,
+            Actor::ApiKey { .. } => ActorKind::ApiKey,
+        }
+    }
+
+    /// The roles the actor acts with (`[public]` for the anonymous actor).
+    pub fn roles(&self) -> &[Role] {
+        match self {
+            Actor::Public => &[Role::Public],
+            Actor::User { roles, .. }
+            | Actor::Synthetic { roles }
+            | Actor::ApiKey { roles, .. } => roles,
         }
     }
 
     /// Whether the actor authenticated (anything but anonymous `public`).
     pub fn is_authenticated(&self) -> bool {
-        self.kind != ActorKind::Public
+        !matches!(self, Actor::Public)
     }
 
     /// How the actor appears in the audit log; never holds a secret.
     pub fn label(&self) -> String {
-        match self.kind {
-            ActorKind::Public => "public".to_string(),
-            ActorKind::User => format!("user:{}", self.email.as_deref().unwrap_or("?")),
-            ActorKind::Synthetic => format!(
+        match self {
+            Actor::Public => "public".to_string(),
+            Actor::User { email, .. } => format!("user:{email}"),
+            Actor::Synthetic { roles } => format!(
                 "synthetic:{}",
-                crate::access::permissions::format_roles(&self.roles)
+                crate::access::permissions::format_roles(roles)
             ),
-            ActorKind::ApiKey => format!("key:{}", self.key_id.as_deref().unwrap_or("?")),
+            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
         }
     }
 
     pub fn may(&self, action: Action) -> bool {
-        crate::access::permissions::allowed(&self.roles, action)
+        crate::access::permissions::allowed(self.roles(), action)
     }
 
     pub fn check(&self, action: Action) -> Result<()> {
-        crate::access::permissions::check(&self.roles, action)
+        crate::access::permissions::check(self.roles(), action)
     }
 }
 
@@ -116,10 +166,8 @@ pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
         let user = users::get(&site.store, email)
             .await?
             .ok_or_else(|| unknown_email(email))?;
-        return Ok(Actor {
-            kind: ActorKind::User,
-            email: Some(user.email),
-            key_id: None,
+        return Ok(Actor::User {
+            email: user.email,
             roles: user.roles,
         });
     }
@@ -129,19 +177,12 @@ pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
                 .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
         }
         let roles = parse_roles(role)?;
-        return Ok(Actor {
-            kind: ActorKind::Synthetic,
-            email: None,
-            key_id: None,
-            roles,
-        });
+        return Ok(Actor::Synthetic { roles });
     }
     if let Some(key) = key {
         let verified = keys::verify(&site.store, key).await?;
-        return Ok(Actor {
-            kind: ActorKind::ApiKey,
-            email: None,
-            key_id: Some(verified.id),
+        return Ok(Actor::ApiKey {
+            key_id: verified.id,
             roles: verified.roles,
         });
     }
@@ -161,25 +202,64 @@ fn unknown_email(email: &str) -> Error {
 /// The actor as it stands now in the store: current roles for a user or key,
 /// and the refusal if the user was removed or the key revoked or expired.
 pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
-    match actor.kind {
-        ActorKind::Public | ActorKind::Synthetic => Ok(actor.clone()),
-        ActorKind::User => {
-            let email = actor.email.as_deref().unwrap_or_default();
+    match actor {
+        Actor::Public | Actor::Synthetic { .. } => Ok(actor.clone()),
+        Actor::User { email, .. } => {
             let user = users::get(&site.store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
-            Ok(Actor {
+            Ok(Actor::User {
+                email: user.email,
                 roles: user.roles,
-                ..actor.clone()
             })
         }
-        ActorKind::ApiKey => {
-            let id = actor.key_id.as_deref().unwrap_or_default();
-            let key = keys::recheck(&site.store, id).await?;
-            Ok(Actor {
+        Actor::ApiKey { key_id, .. } => {
+            let key = keys::recheck(&site.store, key_id).await?;
+            Ok(Actor::ApiKey {
+                key_id: key.id,
                 roles: key.roles,
-                ..actor.clone()
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gatehouse whoami --json` and the MCP server print this shape; scripts read it.
+    #[test]
+    fn serializes_in_the_flat_whoami_shape() {
+        let cases = [
+            (
+                Actor::Public,
+                serde_json::json!({"kind": "public", "roles": ["public"]}),
+            ),
+            (
+                Actor::User {
+                    email: "a@b.c".into(),
+                    roles: vec![Role::Editor],
+                },
+                serde_json::json!({"kind": "user", "email": "a@b.c", "roles": ["editor"]}),
+            ),
+            (
+                Actor::Synthetic {
+                    roles: vec![Role::Viewer],
+                },
+                serde_json::json!({"kind": "synthetic", "roles": ["viewer"]}),
+            ),
+            (
+                Actor::ApiKey {
+                    key_id: "abc".into(),
+                    roles: vec![Role::Admin],
+                },
+                serde_json::json!({"kind": "api_key", "key_id": "abc", "roles": ["admin"]}),
+            ),
+        ];
+        for (actor, json) in cases {
+            assert_eq!(serde_json::to_value(&actor).unwrap(), json);
+        }
+        assert_eq!(Actor::Public.label(), "public");
+        assert!(!Actor::Public.is_authenticated());
     }
 }

@@ -179,18 +179,28 @@ pub struct KeyInfo {
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
-    /// `active`, `revoked` or `expired` at the time of listing.
-    pub status: &'static str,
+    /// At the time of listing.
+    pub status: KeyStatus,
+}
+
+/// Whether a key works, at the time it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::Display)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum KeyStatus {
+    Active,
+    Revoked,
+    Expired,
 }
 
 impl KeyInfo {
     fn from_row(row: KeyRow, now: i64) -> Result<KeyInfo> {
         let status = if row.revoked_at.is_some() {
-            "revoked"
+            KeyStatus::Revoked
         } else if row.expires_at.is_some_and(|e| e <= now) {
-            "expired"
+            KeyStatus::Expired
         } else {
-            "active"
+            KeyStatus::Active
         };
         Ok(KeyInfo {
             roles: parse_roles(&row.roles)?,

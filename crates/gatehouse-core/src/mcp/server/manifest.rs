@@ -361,16 +361,10 @@ pub fn names(actor: &Actor) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::actor::ActorKind;
     use crate::access::permissions::Role;
 
     fn synthetic(role: Role) -> Actor {
-        Actor {
-            kind: ActorKind::Synthetic,
-            email: None,
-            key_id: None,
-            roles: vec![role],
-        }
+        Actor::Synthetic { roles: vec![role] }
     }
 
     #[test]
