@@ -23,11 +23,60 @@ pub struct ActorFlags {
     pub env_api_key: Option<RawKey>,
 }
 
+/// The one actor source the flags name, see [`ActorFlags::source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActorSource<'a> {
+    Email(&'a str),
+    Roles(&'a str),
+    /// `--api-key`, else `GATEHOUSE_API_KEY`.
+    ApiKey(&'a RawKey),
+}
+
 impl ActorFlags {
     /// Reads `GATEHOUSE_API_KEY` from the process environment.
     pub fn with_env(mut self) -> Self {
         self.env_api_key = std::env::var(ENV_API_KEY).ok().map(RawKey::new);
         self
+    }
+
+    /// The one-actor rule: at most one of `--email`, `--role` and an API key
+    /// (`--api-key`, else `GATEHOUSE_API_KEY`); `None` when none is given.
+    pub fn source(&self) -> Result<Option<ActorSource<'_>>> {
+        let mut given = Vec::new();
+        if self.email.is_some() {
+            given.push("--email");
+        }
+        if self.role.is_some() {
+            given.push("--role");
+        }
+        if self.api_key.is_some() {
+            given.push("--api-key");
+        } else if self.env_api_key.is_some() {
+            given.push(ENV_API_KEY);
+        }
+        if given.len() > 1 {
+            let env = if given.contains(&ENV_API_KEY) {
+                " (unset GATEHOUSE_API_KEY to use --email or --role)"
+            } else {
+                ""
+            };
+            return Err(Error::new(
+                codes::ACTOR_FLAGS_CONFLICT,
+                format!("more than one actor given: {}", given.join(", ")),
+            )
+            .hint(format!(
+                "run as exactly one actor: --email, --role or an API key{env}"
+            ))
+            .detail(serde_json::json!({"given": given})));
+        }
+        let key = self.api_key.as_ref().or(self.env_api_key.as_ref());
+        Ok(if let Some(email) = &self.email {
+            Some(ActorSource::Email(email))
+        } else if let Some(roles) = &self.role {
+            Some(ActorSource::Roles(roles))
+        } else {
+            key.map(ActorSource::ApiKey)
+        })
     }
 }
 
@@ -140,53 +189,34 @@ impl Actor {
 
 /// Resolves the actor from exactly one source.
 pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
-    let key = match (&flags.api_key, &flags.env_api_key) {
-        (Some(k), _) => Some(k),
-        (None, Some(k)) => Some(k),
-        (None, None) => None,
-    };
-    let mut given = Vec::new();
-    if flags.email.is_some() {
-        given.push("--email");
-    }
-    if flags.role.is_some() {
-        given.push("--role");
-    }
-    if flags.api_key.is_some() {
-        given.push("--api-key");
-    } else if flags.env_api_key.is_some() {
-        given.push("GATEHOUSE_API_KEY");
-    }
-    if given.len() > 1 {
-        return Err(Error::new(codes::ACTOR_FLAGS_CONFLICT, format!("more than one actor given: {}", given.join(", ")))
-            .hint("run as exactly one actor: --email, --role or an API key (unset GATEHOUSE_API_KEY to use --email or --role)")
-            .detail(serde_json::json!({"given": given})));
-    }
-    if let Some(email) = &flags.email {
-        let user = users::get(&site.store, email)
-            .await?
-            .ok_or_else(|| unknown_email(email))?;
-        return Ok(Actor::User {
-            email: user.email,
-            roles: user.roles,
-        });
-    }
-    if let Some(role) = &flags.role {
-        if !site.is_scratch() {
-            return Err(Error::new(codes::ACTOR_ROLE_NOT_SCRATCH, "--role is only allowed on a scratch site")
-                .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
+    match flags.source()? {
+        Some(ActorSource::Email(email)) => {
+            let user = users::get(&site.store, email)
+                .await?
+                .ok_or_else(|| unknown_email(email))?;
+            Ok(Actor::User {
+                email: user.email,
+                roles: user.roles,
+            })
         }
-        let roles = parse_roles(role)?;
-        return Ok(Actor::Synthetic { roles });
+        Some(ActorSource::Roles(roles)) => {
+            if !site.is_scratch() {
+                return Err(Error::new(codes::ACTOR_ROLE_NOT_SCRATCH, "--role is only allowed on a scratch site")
+                    .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
+            }
+            Ok(Actor::Synthetic {
+                roles: parse_roles(roles)?,
+            })
+        }
+        Some(ActorSource::ApiKey(key)) => {
+            let verified = keys::verify(&site.store, key).await?;
+            Ok(Actor::ApiKey {
+                key_id: verified.id,
+                roles: verified.roles,
+            })
+        }
+        None => Ok(Actor::public()),
     }
-    if let Some(key) = key {
-        let verified = keys::verify(&site.store, key).await?;
-        return Ok(Actor::ApiKey {
-            key_id: verified.id,
-            roles: verified.roles,
-        });
-    }
-    Ok(Actor::public())
 }
 
 fn unknown_email(email: &str) -> Error {
@@ -261,5 +291,30 @@ mod tests {
         }
         assert_eq!(Actor::Public.label(), "public");
         assert!(!Actor::Public.is_authenticated());
+    }
+
+    #[test]
+    fn one_actor_rule_names_every_source_given() {
+        let key = RawKey::new("k");
+        let flags = ActorFlags {
+            email: Some("a@b.c".into()),
+            env_api_key: Some(key.clone()),
+            ..ActorFlags::default()
+        };
+        let err = flags.source().unwrap_err();
+        assert_eq!(err.code, codes::ACTOR_FLAGS_CONFLICT);
+        assert_eq!(
+            err.detail.unwrap()["given"],
+            serde_json::json!(["--email", "GATEHOUSE_API_KEY"])
+        );
+        assert!(err.hint.unwrap().contains("unset GATEHOUSE_API_KEY"));
+
+        let only_key = ActorFlags {
+            api_key: Some(key.clone()),
+            env_api_key: Some(RawKey::new("env")),
+            ..ActorFlags::default()
+        };
+        assert_eq!(only_key.source().unwrap(), Some(ActorSource::ApiKey(&key)));
+        assert_eq!(ActorFlags::default().source().unwrap(), None);
     }
 }
