@@ -21,8 +21,8 @@ use crate::error::IpcResult;
 use crate::state::{AppState, LiveConnection};
 
 /// A tail's byte counters at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "TailCounters")]
 pub struct Counters {
     pub bytes_seen: u64,
     pub bytes_retained: u64,
@@ -41,12 +41,8 @@ impl Counters {
 }
 
 /// One message on a tail stream, as the page receives it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TailMessage {
     /// What the tail kept before the page subscribed. When bytes were dropped,
     /// `marker` is core's exact truncation marker, which sat between `before`
@@ -149,8 +145,7 @@ pub async fn forward_tail(
 
 /// A connection as the list shows it. Env values are never included: a
 /// stored connection may name host variables that hold secrets.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ConnectionView {
     pub name: String,
     pub program: String,
@@ -159,7 +154,7 @@ pub struct ConnectionView {
 }
 
 /// Where a connection started in this window stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum LiveState {
     Connected,
@@ -170,8 +165,7 @@ pub enum LiveState {
 }
 
 /// What this window knows of a connection it started.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct LiveView {
     pub id: String,
     pub pid: i32,
@@ -215,7 +209,7 @@ fn not_open(name: &str) -> Error {
 }
 
 /// The site's stored connections, with the state of those started here.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<ConnectionView>> {
     let site = state.site()?;
     Ok(saved::list(&site.store)
@@ -231,7 +225,7 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
 }
 
 /// Starts stored connection `name` (or returns it if it is still running).
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     if let Some(live) = state.connection(&name).filter(|l| !l.conn.is_closed()) {
         return Ok(LiveView::of(&live));
@@ -246,7 +240,7 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
 
 /// Closes connection `name`: stdin closed, the server waited for, its group
 /// signalled if it lingers, the final record written.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     let mut live = state.connection(&name).ok_or_else(|| not_open(&name))?;
     if live.record.is_none() {
@@ -260,7 +254,7 @@ pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcRe
 /// Streams connection `name`'s stderr to `on_event`: what was kept, then live
 /// lines until the server's stderr ends, the page goes away or it watches
 /// another connection.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn watch_stderr(
     name: String,
     on_event: Channel<TailMessage>,
@@ -295,7 +289,7 @@ mod tests {
     /// `ui/src/ipc.ts` declares this shape; a rename here must show up there.
     #[test]
     fn messages_serialize_as_the_page_expects() {
-        let counters = json!({"bytesSeen": 5, "bytesRetained": 4, "truncated": true});
+        let counters = json!({"bytes_seen": 5, "bytes_retained": 4, "truncated": true});
         let cases = [
             (
                 TailMessage::Lines {
