@@ -677,7 +677,10 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         .iter()
         .find(|k| k.id == key_id)
         .context("key not in the store")?;
-    assert_eq!(info.status, "revoked");
+    assert_eq!(
+        info.status,
+        gatehouse_core::access::keys::KeyStatus::Revoked
+    );
     let out = whoami(cli.to_str().unwrap(), site_str, &key)?;
     assert!(!out.status.success(), "a revoked key still resolves");
 

@@ -4,13 +4,15 @@
 //! Map: [`commands`] holds one small file of Tauri commands per screen, each an
 //! adapter that extracts its inputs, calls one core function and converts the
 //! error; [`error`] is the `{code, message, hint}` object that crosses IPC;
-//! [`state`] is what the app remembers between commands; [`cli_binary`] finds
+//! [`state`] is what the app remembers between commands; [`ipc_types`]
+//! generates the page's TypeScript types from the Rust ones; [`cli_binary`] finds
 //! the `gatehouse` CLI that generated client configs start. A new command is also
 //! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
 
 pub mod cli_binary;
 pub mod commands;
 pub mod error;
+pub mod ipc_types;
 pub mod state;
 
 /// Builds and runs the app until the last window closes.

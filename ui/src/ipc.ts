@@ -2,101 +2,41 @@
  * The only module that talks to the Rust side.
  *
  * Every command goes through {@link call}, so a failure always reaches the
- * screens as a {@link GatehouseError} carrying `{code, message, hint}`, and the
- * codes the page can see are listed once, in {@link ERROR_CODES}.
+ * screens as a {@link GatehouseError} carrying `{code, message, hint}`. The
+ * types of what crosses IPC are generated from the Rust types into
+ * `./generated/ipc-types.ts` (snake_case fields, RFC 3339 times, as in the
+ * CLI's `--json`); this module only adds the calls.
  */
 import { Channel, invoke, type InvokeArgs } from "@tauri-apps/api/core";
+import {
+  CODES,
+  type AppInfo,
+  type ClientChoice,
+  type Code,
+  type ConnectionView,
+  type ErrorBody as CoreErrorBody,
+  type GeneratedConfig,
+  type KeyInfo,
+  type LiveView,
+  type MintedKey,
+  type Role,
+  type SiteSummary,
+  type TailMessage,
+} from "./generated/ipc-types";
+
+export type * from "./generated/ipc-types";
 
 /**
- * Every stable error code, mirroring `gatehouse_core::error::codes` (a Rust
- * unit test in src-tauri/src/error.rs fails when one is missing here), plus
- * the codes the page produces itself.
+ * Every code the page can see: core's (generated from the Rust enum) plus the
+ * one this module produces itself when a command could not be called or
+ * returned something that is not an error object (a bug, or running outside Tauri).
  */
-export const ERROR_CODES = [
-  "STORAGE_ERROR",
-  "IO_ERROR",
-  "SITE_NOT_FOUND",
-  "SITE_EXISTS",
-  "SITE_CONFIG_INVALID",
-  "DATABASE_URL_INVALID",
-  "DATABASE_UNREACHABLE",
-  "DATABASE_AUTH_FAILED",
-  "IMPORT_INVALID",
-  "IMPORT_VERSION_UNSUPPORTED",
-  "IMPORT_TARGET_NOT_EMPTY",
-  "ROLE_UNKNOWN",
-  "ROLES_EMPTY",
-  "EMAIL_INVALID",
-  "USER_EXISTS",
-  "USER_NOT_FOUND",
-  "KEY_NOT_FOUND",
-  "KEY_ALREADY_REVOKED",
-  "LABEL_INVALID",
-  "EXPIRY_INVALID",
-  "DURATION_INVALID",
-  "ACTOR_API_KEY_INVALID",
-  "ACTOR_EMAIL_UNKNOWN",
-  "ACTOR_ROLE_NOT_SCRATCH",
-  "ACTOR_FLAGS_CONFLICT",
-  "KEY_VERIFY_FAILED",
-  "PERMISSION_DENIED",
-  "AUDIT_CHAIN_BROKEN",
-  "CONTENT_NOT_FOUND",
-  "SLUG_INVALID",
-  "SLUG_TAKEN",
-  "MEDIA_NOT_FOUND",
-  "INPUT_INVALID",
-  "ENV_INVALID",
-  "ENV_HOST_VAR_MISSING",
-  "SPAWN_FAILED",
-  "CLIENT_UNKNOWN",
-  "CONFIG_SECRET_REF_UNSUPPORTED",
-  "CONFIG_NAME_INVALID",
-  "CONFIG_PATH_INVALID",
-  "CONFIG_VALIDATION_FAILED",
-  "CALL_INVALID",
-  "CALL_TIMEOUT",
-  "CALL_CANCELLED",
-  "SERVER_EXITED",
-  "RESOURCE_LIMIT",
-  "PROTOCOL_VIOLATION",
-  "PROTOCOL_UNSUPPORTED",
-  "REMOTE_ERROR",
-  "CONNECTION_CLOSED",
-  "INPUT_REQUIRED_UNSUPPORTED",
-  "SITE_NOT_OPEN",
-  "CLI_BINARY_NOT_FOUND",
-  "KEY_SECRET_UNAVAILABLE",
-  "CONNECTION_NOT_OPEN",
-  // MCP server tools (issue 3).
-  "MEDIA_FILENAME_INVALID",
-  "MEDIA_TOO_LARGE",
-  "MEDIA_BASE64_INVALID",
-  "MEDIA_TYPE_UNSUPPORTED",
-  "MEDIA_TYPE_MISMATCH",
-  "HTTP_FETCH_URL_INVALID",
-  "HTTP_FETCH_BLOCKED",
-  "HTTP_FETCH_FAILED",
-  "HTTP_FETCH_TIMEOUT",
-  "HTTP_FETCH_TOO_MANY_REDIRECTS",
-  "TOOL_ARGUMENTS_INVALID",
-  "CONNECTION_NAME_INVALID",
-  "CONNECTION_EXISTS",
-  "CONNECTION_NOT_FOUND",
-  // Produced by this module: the command could not be called or returned
-  // something that is not an error object (a bug, or running outside Tauri).
-  "IPC_FAILED",
-] as const;
+export const ERROR_CODES = [...CODES, "IPC_FAILED"] as const;
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+export type ErrorCode = Code | "IPC_FAILED";
 
-/** The object every command rejects with. */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  hint?: string;
-  detail?: unknown;
-}
+/** The object every command rejects with (`IPC_FAILED` is made here). */
+export type ErrorBody = Omit<CoreErrorBody, "code"> & { code: ErrorCode };
 
 /** A failed command, thrown by every function in this module. */
 export class GatehouseError extends Error {
@@ -108,7 +48,7 @@ export class GatehouseError extends Error {
     this.body = body;
   }
 
-  get code(): string {
+  get code(): ErrorCode {
     return this.body.code;
   }
 
@@ -146,23 +86,11 @@ async function call<T>(command: string, args?: InvokeArgs): Promise<T> {
 
 // ---- window frame -----------------------------------------------------------
 
-export interface AppInfo {
-  name: string;
-  /** Version of gatehouse-core. */
-  version: string;
-}
-
 export function appInfo(): Promise<AppInfo> {
   return call<AppInfo>("app_info");
 }
 
 // ---- site (Overview screen) -------------------------------------------------
-
-export interface SiteSummary {
-  path: string;
-  name: string;
-  scratch: boolean;
-}
 
 /** Opens the site in folder `path`; later commands work on it. */
 export function openSite(path: string): Promise<SiteSummary> {
@@ -177,33 +105,14 @@ export function defaultSitePath(): Promise<string> {
 // ---- keys (Keys screen) -----------------------------------------------------
 
 /** The roles a key can be given, lowest first. */
-export const GRANTABLE_ROLES = ["viewer", "author", "editor", "admin"] as const;
-
-/** A key as listed (`gatehouse_core::keys::KeyInfo`): never its secret. Times are Unix ms. */
-export interface KeyInfo {
-  id: string;
-  label: string;
-  roles: string[];
-  created_at: number;
-  expires_at: number | null;
-  last_used_at: number | null;
-  revoked_at: number | null;
-  replaced_by: string | null;
-  status: "active" | "revoked" | "expired";
-}
-
-/** A key just minted or rolled: `key` is the raw key, shown once. */
-export interface MintedKey {
-  key: string;
-  info: KeyInfo;
-}
+export const GRANTABLE_ROLES = ["viewer", "author", "editor", "admin"] as const satisfies readonly Role[];
 
 export function listKeys(): Promise<KeyInfo[]> {
   return call<KeyInfo[]>("list_keys");
 }
 
 /** `expires` is empty for never, a duration such as `30d`, or an RFC 3339 time. */
-export function mintKey(label: string, roles: string[], expires: string): Promise<MintedKey> {
+export function mintKey(label: string, roles: Role[], expires: string): Promise<MintedKey> {
   return call<MintedKey>("mint_key", { label, roles, expires });
 }
 
@@ -217,37 +126,6 @@ export function rollKey(id: string, grace?: string): Promise<MintedKey> {
 }
 
 // ---- client config (Client config panel) ------------------------------------
-
-export interface ClientChoice {
-  id: string;
-  name: string;
-  /** Whether the client can reference the key instead of holding it. */
-  secretRef: boolean;
-}
-
-export interface ConfigLocation {
-  scope: "project" | "user";
-  os?: string;
-  path: string;
-}
-
-/** One piece of text to paste (`gatehouse_core::client_config::Snippet`). */
-export interface Snippet {
-  format: "json" | "toml" | "yaml" | "shell";
-  locations: ConfigLocation[];
-  text: string;
-  instructions: string;
-  /** True when `text` holds a raw API key. */
-  contains_secret: boolean;
-}
-
-export interface GeneratedConfig {
-  client: string;
-  client_name: string;
-  server_name: string;
-  /** The main snippet first, then alternatives. */
-  snippets: Snippet[];
-}
 
 export function configClients(): Promise<ClientChoice[]> {
   return call<ClientChoice[]>("config_clients");
@@ -263,62 +141,22 @@ export function generateClientConfig(
   keyId: string | null,
   secretRef: boolean,
 ): Promise<GeneratedConfig> {
-  return call<GeneratedConfig>("generate_client_config", { client, keyId, secretRef });
+  return call<GeneratedConfig>("generate_client_config", { client, key_id: keyId, secret_ref: secretRef });
 }
 
 // ---- connections (Connections screen) ---------------------------------------
 
-/** A stderr tail's byte counters at one moment. */
-export interface TailCounters {
-  bytesSeen: number;
-  bytesRetained: number;
-  truncated: boolean;
-}
-
-/** One message on a tail stream (`TailMessage` in src-tauri/src/commands/connections.rs). */
-export type TailMessage =
-  | { kind: "snapshot"; before: string[]; marker: string | null; after: string[]; counters: TailCounters }
-  | { kind: "lines"; lines: string[]; counters: TailCounters }
-  | { kind: "missed"; lines: number; bytes: number; counters: TailCounters }
-  | { kind: "end"; counters: TailCounters };
-
-export interface ExitInfo {
-  code: number | null;
-  signal: number | null;
-}
-
-/** What this window knows of a connection it started. */
-export interface LiveConnection {
-  id: string;
-  pid: number;
-  state: "connected" | "exited" | "closed";
-  serverName: string | null;
-  serverVersion: string | null;
-  protocolVersion: string;
-  exit: ExitInfo | null;
-  endReason: string | null;
-  counters: TailCounters;
-}
-
-/** A stored connection (never its environment values). */
-export interface ConnectionInfo {
-  name: string;
-  program: string;
-  args: string[];
-  live: LiveConnection | null;
-}
-
-export function listConnections(): Promise<ConnectionInfo[]> {
-  return call<ConnectionInfo[]>("list_connections");
+export function listConnections(): Promise<ConnectionView[]> {
+  return call<ConnectionView[]>("list_connections");
 }
 
 /** Starts the stored connection `name` (a running one is returned as is). */
-export function openConnection(name: string): Promise<LiveConnection> {
-  return call<LiveConnection>("open_connection", { name });
+export function openConnection(name: string): Promise<LiveView> {
+  return call<LiveView>("open_connection", { name });
 }
 
-export function closeConnection(name: string): Promise<LiveConnection> {
-  return call<LiveConnection>("close_connection", { name });
+export function closeConnection(name: string): Promise<LiveView> {
+  return call<LiveView>("close_connection", { name });
 }
 
 /**
@@ -329,5 +167,5 @@ export function closeConnection(name: string): Promise<LiveConnection> {
 export function watchStderr(name: string, onMessage: (message: TailMessage) => void): Promise<boolean> {
   const channel = new Channel<TailMessage>();
   channel.onmessage = onMessage;
-  return call<boolean>("watch_stderr", { name, onEvent: channel });
+  return call<boolean>("watch_stderr", { name, on_event: channel });
 }

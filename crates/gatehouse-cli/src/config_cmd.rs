@@ -10,7 +10,7 @@
 //! `--secret-ref` never needs the key: it emits the client's reference to it.
 
 use clap::Args;
-use gatehouse_core::access::actor::ENV_API_KEY;
+use gatehouse_core::access::actor::{ActorFlags, ActorSource, ENV_API_KEY};
 use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::access::permissions::parse_roles;
 use gatehouse_core::client_config::{
@@ -71,36 +71,23 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
     Ok(config.snippets[0].text.clone())
 }
 
-/// The actor from the flags (exactly one), else the key from the environment.
+/// The actor from the flags (core's one-actor rule), else the key from the
+/// environment: here flags win over `GATEHOUSE_API_KEY` instead of conflicting.
 fn resolve_actor(args: &ConfigArgs, env_key: Option<RawKey>) -> Result<ConfigActor> {
-    let a = &args.actor;
-    let given: Vec<&str> = [
-        (a.email.is_some(), "--email"),
-        (a.role.is_some(), "--role"),
-        (a.api_key.is_some(), "--api-key"),
-    ]
-    .into_iter()
-    .filter_map(|(set, flag)| set.then_some(flag))
-    .collect();
-    if given.len() > 1 {
-        return Err(Error::invalid(
-            codes::ACTOR_FLAGS_CONFLICT,
-            format!("more than one actor given: {}", given.join(", ")),
-            "generate the config for exactly one actor: --email, --role, --api-key or --public",
-        ));
-    }
-    Ok(if let Some(email) = &a.email {
-        ConfigActor::Email(email.clone())
-    } else if let Some(roles) = &a.role {
-        ConfigActor::Roles(parse_roles(roles)?)
-    } else if args.public {
-        ConfigActor::Public
-    } else if args.secret_ref {
-        ConfigActor::ApiKey(KeyDelivery::Reference)
-    } else if let Some(key) = a.api_key.clone().map(RawKey::new).or(env_key) {
-        ConfigActor::ApiKey(KeyDelivery::Inline(key))
-    } else {
-        ConfigActor::Public
+    let flags = ActorFlags {
+        env_api_key: None,
+        ..args.actor.flags()
+    };
+    Ok(match flags.source()? {
+        Some(ActorSource::Email(email)) => ConfigActor::Email(email.to_string()),
+        Some(ActorSource::Roles(roles)) => ConfigActor::Roles(parse_roles(roles)?),
+        // clap keeps --public and --secret-ref apart from the flags they exclude.
+        _ if args.public => ConfigActor::Public,
+        _ if args.secret_ref => ConfigActor::ApiKey(KeyDelivery::Reference),
+        Some(ActorSource::ApiKey(key)) => ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+        None => env_key.map_or(ConfigActor::Public, |key| {
+            ConfigActor::ApiKey(KeyDelivery::Inline(key))
+        }),
     })
 }
 

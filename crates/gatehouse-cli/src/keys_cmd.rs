@@ -1,7 +1,7 @@
 //! `gatehouse keys mint|list|revoke|roll`.
 
 use clap::Subcommand;
-use gatehouse_core::access::keys::{self, KeyInfo, Minted, rfc3339};
+use gatehouse_core::access::keys::{self, Minted, rfc3339};
 use gatehouse_core::access::permissions::{format_roles, parse_roles};
 use gatehouse_core::store::now_ms;
 use gatehouse_core::{Error, Result, error::codes};
@@ -71,20 +71,6 @@ fn minted_text(m: &Minted) -> String {
     )
 }
 
-fn info_json(k: &KeyInfo) -> serde_json::Value {
-    serde_json::json!({
-        "id": k.id,
-        "label": k.label,
-        "roles": k.roles,
-        "status": k.status,
-        "created_at": rfc3339(k.created_at),
-        "expires_at": k.expires_at.map(rfc3339),
-        "last_used_at": k.last_used_at.map(rfc3339),
-        "revoked_at": k.revoked_at.map(rfc3339),
-        "replaced_by": k.replaced_by,
-    })
-}
-
 pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
@@ -114,7 +100,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
         KeysCommand::List { json } => {
             let list = keys::list(store).await?;
             if json {
-                to_json(&list.iter().map(info_json).collect::<Vec<_>>())
+                to_json(&list)
             } else {
                 let dash = || "-".to_string();
                 table(

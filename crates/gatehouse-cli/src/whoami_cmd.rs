@@ -24,6 +24,6 @@ pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
     Ok(if args.json {
         serde_json::to_string(&a).expect("actor serialises")
     } else {
-        format!("{} (roles {})", a.label(), format_roles(&a.roles))
+        format!("{} (roles {})", a.label(), format_roles(a.roles()))
     })
 }

@@ -87,7 +87,7 @@ impl ConfigActor {
 }
 
 /// The MCP clients Gatehouse can write configuration for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
 pub enum Client {
     #[serde(rename = "claude-desktop")]
     ClaudeDesktop,
@@ -221,7 +221,7 @@ pub struct ConfigRequest {
 }
 
 /// The syntax of a [`Snippet`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Json,
@@ -232,18 +232,20 @@ pub enum Format {
 }
 
 /// Where a client reads its configuration from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Location {
     /// `project` (inside the repository or workspace) or `user` (all projects).
+    #[ts(type = "\"project\" | \"user\"")]
     pub scope: &'static str,
     /// Set when the path differs per operating system.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub os: Option<&'static str>,
     pub path: String,
 }
 
 /// One piece of text to paste, with where it goes and what to do with it.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, ts_rs::TS)]
 pub struct Snippet {
     pub format: Format,
     /// Empty for a command line.
@@ -274,7 +276,7 @@ impl fmt::Debug for Snippet {
 
 /// The result of [`generate`]: the main snippet first, then alternatives (Claude
 /// Code's `claude mcp add` line).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct GeneratedConfig {
     pub client: Client,
     pub client_name: &'static str,

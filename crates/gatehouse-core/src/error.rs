@@ -5,14 +5,14 @@
 //! a tool error, and the desktop app sends it over IPC as `{code, message, hint}`.
 //! Internals (SQL text, OS errors) go to the log, never into `message`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The error type of every fallible function in `gatehouse-core`.
 #[derive(Debug, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct Error {
     /// Stable identifier scripts and the UI match on.
-    pub code: &'static str,
+    pub code: Code,
     /// What went wrong, for a person; never carries a secret.
     pub message: String,
     /// What to do about it.
@@ -25,18 +25,21 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// The serialisable form that crosses process and IPC boundaries.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 pub struct ErrorBody {
-    pub code: String,
+    pub code: Code,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub hint: Option<String>,
+    /// Machine-readable detail; its shape depends on the code.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
     pub detail: Option<serde_json::Value>,
 }
 
 impl Error {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -63,17 +66,13 @@ impl Error {
     }
 
     /// Invalid input from a caller.
-    pub fn invalid(
-        code: &'static str,
-        message: impl Into<String>,
-        hint: impl Into<String>,
-    ) -> Self {
+    pub fn invalid(code: Code, message: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(code, message).hint(hint)
     }
 
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
-            code: self.code.to_string(),
+            code: self.code,
             message: self.message.clone(),
             hint: self.hint.clone(),
             detail: self.detail.clone(),
@@ -87,81 +86,244 @@ impl From<sqlx::Error> for Error {
     }
 }
 
-/// Every stable code in one place, so the docs and the UI can list them.
-pub mod codes {
-    pub const STORAGE: &str = "STORAGE_ERROR";
-    pub const IO: &str = "IO_ERROR";
-    pub const SITE_NOT_FOUND: &str = "SITE_NOT_FOUND";
-    pub const SITE_EXISTS: &str = "SITE_EXISTS";
-    pub const SITE_CONFIG_INVALID: &str = "SITE_CONFIG_INVALID";
-    pub const DATABASE_URL_INVALID: &str = "DATABASE_URL_INVALID";
-    pub const DATABASE_UNREACHABLE: &str = "DATABASE_UNREACHABLE";
-    pub const DATABASE_AUTH_FAILED: &str = "DATABASE_AUTH_FAILED";
-    pub const IMPORT_INVALID: &str = "IMPORT_INVALID";
-    pub const IMPORT_VERSION_UNSUPPORTED: &str = "IMPORT_VERSION_UNSUPPORTED";
-    pub const IMPORT_TARGET_NOT_EMPTY: &str = "IMPORT_TARGET_NOT_EMPTY";
-    pub const ROLE_UNKNOWN: &str = "ROLE_UNKNOWN";
-    pub const ROLES_EMPTY: &str = "ROLES_EMPTY";
-    pub const EMAIL_INVALID: &str = "EMAIL_INVALID";
-    pub const USER_EXISTS: &str = "USER_EXISTS";
-    pub const USER_NOT_FOUND: &str = "USER_NOT_FOUND";
-    pub const KEY_NOT_FOUND: &str = "KEY_NOT_FOUND";
-    pub const KEY_ALREADY_REVOKED: &str = "KEY_ALREADY_REVOKED";
-    pub const LABEL_INVALID: &str = "LABEL_INVALID";
-    pub const EXPIRY_INVALID: &str = "EXPIRY_INVALID";
-    pub const DURATION_INVALID: &str = "DURATION_INVALID";
-    pub const ACTOR_API_KEY_INVALID: &str = "ACTOR_API_KEY_INVALID";
-    pub const ACTOR_EMAIL_UNKNOWN: &str = "ACTOR_EMAIL_UNKNOWN";
-    pub const ACTOR_ROLE_NOT_SCRATCH: &str = "ACTOR_ROLE_NOT_SCRATCH";
-    pub const ACTOR_FLAGS_CONFLICT: &str = "ACTOR_FLAGS_CONFLICT";
-    pub const KEY_VERIFY_FAILED: &str = "KEY_VERIFY_FAILED";
-    pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
-    pub const AUDIT_CHAIN_BROKEN: &str = "AUDIT_CHAIN_BROKEN";
-    pub const CONTENT_NOT_FOUND: &str = "CONTENT_NOT_FOUND";
-    pub const SLUG_INVALID: &str = "SLUG_INVALID";
-    pub const SLUG_TAKEN: &str = "SLUG_TAKEN";
-    pub const MEDIA_NOT_FOUND: &str = "MEDIA_NOT_FOUND";
-    pub const INPUT_INVALID: &str = "INPUT_INVALID";
+/// Every stable code, in one place: scripts and the UI match on these strings
+/// (`SCREAMING_SNAKE_CASE` of the variant name), and the page's TypeScript union
+/// of codes is generated from this enum.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    ts_rs::TS,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum Code {
+    StorageError,
+    IoError,
+    SiteNotFound,
+    SiteExists,
+    SiteConfigInvalid,
+    DatabaseUrlInvalid,
+    DatabaseUnreachable,
+    DatabaseAuthFailed,
+    ImportInvalid,
+    ImportVersionUnsupported,
+    ImportTargetNotEmpty,
+    RoleUnknown,
+    RolesEmpty,
+    EmailInvalid,
+    UserExists,
+    UserNotFound,
+    KeyNotFound,
+    KeyAlreadyRevoked,
+    LabelInvalid,
+    ExpiryInvalid,
+    DurationInvalid,
+    ActorApiKeyInvalid,
+    ActorEmailUnknown,
+    ActorRoleNotScratch,
+    ActorFlagsConflict,
+    KeyVerifyFailed,
+    PermissionDenied,
+    AuditChainBroken,
+    ContentNotFound,
+    SlugInvalid,
+    SlugTaken,
+    MediaNotFound,
+    InputInvalid,
     // MCP client (issue 4).
-    pub const ENV_INVALID: &str = "ENV_INVALID";
-    pub const ENV_HOST_VAR_MISSING: &str = "ENV_HOST_VAR_MISSING";
-    pub const SPAWN_FAILED: &str = "SPAWN_FAILED";
+    EnvInvalid,
+    EnvHostVarMissing,
+    SpawnFailed,
     // Client config generation (issue 3).
-    pub const CLIENT_UNKNOWN: &str = "CLIENT_UNKNOWN";
-    pub const CONFIG_SECRET_REF_UNSUPPORTED: &str = "CONFIG_SECRET_REF_UNSUPPORTED";
-    pub const CONFIG_NAME_INVALID: &str = "CONFIG_NAME_INVALID";
-    pub const CONFIG_PATH_INVALID: &str = "CONFIG_PATH_INVALID";
-    pub const CONFIG_VALIDATION_FAILED: &str = "CONFIG_VALIDATION_FAILED";
+    ClientUnknown,
+    ConfigSecretRefUnsupported,
+    ConfigNameInvalid,
+    ConfigPathInvalid,
+    ConfigValidationFailed,
     // MCP client calls (issue 4).
-    pub const CALL_INVALID: &str = "CALL_INVALID";
-    pub const CALL_TIMEOUT: &str = "CALL_TIMEOUT";
-    pub const CALL_CANCELLED: &str = "CALL_CANCELLED";
-    pub const SERVER_EXITED: &str = "SERVER_EXITED";
-    pub const RESOURCE_LIMIT: &str = "RESOURCE_LIMIT";
-    pub const PROTOCOL_VIOLATION: &str = "PROTOCOL_VIOLATION";
-    pub const PROTOCOL_UNSUPPORTED: &str = "PROTOCOL_UNSUPPORTED";
-    pub const REMOTE_ERROR: &str = "REMOTE_ERROR";
-    pub const CONNECTION_CLOSED: &str = "CONNECTION_CLOSED";
-    pub const INPUT_REQUIRED_UNSUPPORTED: &str = "INPUT_REQUIRED_UNSUPPORTED";
+    CallInvalid,
+    CallTimeout,
+    CallCancelled,
+    ServerExited,
+    ResourceLimit,
+    ProtocolViolation,
+    ProtocolUnsupported,
+    RemoteError,
+    ConnectionClosed,
+    InputRequiredUnsupported,
     // Desktop app.
-    pub const SITE_NOT_OPEN: &str = "SITE_NOT_OPEN";
-    pub const CLI_BINARY_NOT_FOUND: &str = "CLI_BINARY_NOT_FOUND";
-    pub const KEY_SECRET_UNAVAILABLE: &str = "KEY_SECRET_UNAVAILABLE";
-    pub const CONNECTION_NOT_OPEN: &str = "CONNECTION_NOT_OPEN";
+    SiteNotOpen,
+    CliBinaryNotFound,
+    KeySecretUnavailable,
+    ConnectionNotOpen,
     // MCP server tools (issue 3).
-    pub const MEDIA_FILENAME_INVALID: &str = "MEDIA_FILENAME_INVALID";
-    pub const MEDIA_TOO_LARGE: &str = "MEDIA_TOO_LARGE";
-    pub const MEDIA_BASE64_INVALID: &str = "MEDIA_BASE64_INVALID";
-    pub const MEDIA_TYPE_UNSUPPORTED: &str = "MEDIA_TYPE_UNSUPPORTED";
-    pub const MEDIA_TYPE_MISMATCH: &str = "MEDIA_TYPE_MISMATCH";
-    pub const HTTP_FETCH_URL_INVALID: &str = "HTTP_FETCH_URL_INVALID";
-    pub const HTTP_FETCH_BLOCKED: &str = "HTTP_FETCH_BLOCKED";
-    pub const HTTP_FETCH_FAILED: &str = "HTTP_FETCH_FAILED";
-    pub const HTTP_FETCH_TIMEOUT: &str = "HTTP_FETCH_TIMEOUT";
-    pub const HTTP_FETCH_TOO_MANY_REDIRECTS: &str = "HTTP_FETCH_TOO_MANY_REDIRECTS";
-    pub const TOOL_ARGUMENTS_INVALID: &str = "TOOL_ARGUMENTS_INVALID";
+    MediaFilenameInvalid,
+    MediaTooLarge,
+    MediaBase64Invalid,
+    MediaTypeUnsupported,
+    MediaTypeMismatch,
+    HttpFetchUrlInvalid,
+    HttpFetchBlocked,
+    HttpFetchFailed,
+    HttpFetchTimeout,
+    HttpFetchTooManyRedirects,
+    ToolArgumentsInvalid,
     // MCP client connections (issue 4).
-    pub const CONNECTION_NAME_INVALID: &str = "CONNECTION_NAME_INVALID";
-    pub const CONNECTION_EXISTS: &str = "CONNECTION_EXISTS";
-    pub const CONNECTION_NOT_FOUND: &str = "CONNECTION_NOT_FOUND";
+    ConnectionNameInvalid,
+    ConnectionExists,
+    ConnectionNotFound,
+}
+
+impl Code {
+    /// The stable string, e.g. `"SITE_NOT_FOUND"`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every code, in declaration order.
+    pub fn all() -> impl Iterator<Item = Code> {
+        <Code as strum::IntoEnumIterator>::iter()
+    }
+}
+
+/// Lets tests and scripts compare with the stable string: `err.code == "SITE_NOT_FOUND"`.
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// The historic constant names (`codes::STORAGE`, …), kept so call sites read
+/// as before; each is just a [`Code`] variant.
+pub mod codes {
+    use super::Code;
+
+    pub const STORAGE: Code = Code::StorageError;
+    pub const IO: Code = Code::IoError;
+    pub const SITE_NOT_FOUND: Code = Code::SiteNotFound;
+    pub const SITE_EXISTS: Code = Code::SiteExists;
+    pub const SITE_CONFIG_INVALID: Code = Code::SiteConfigInvalid;
+    pub const DATABASE_URL_INVALID: Code = Code::DatabaseUrlInvalid;
+    pub const DATABASE_UNREACHABLE: Code = Code::DatabaseUnreachable;
+    pub const DATABASE_AUTH_FAILED: Code = Code::DatabaseAuthFailed;
+    pub const IMPORT_INVALID: Code = Code::ImportInvalid;
+    pub const IMPORT_VERSION_UNSUPPORTED: Code = Code::ImportVersionUnsupported;
+    pub const IMPORT_TARGET_NOT_EMPTY: Code = Code::ImportTargetNotEmpty;
+    pub const ROLE_UNKNOWN: Code = Code::RoleUnknown;
+    pub const ROLES_EMPTY: Code = Code::RolesEmpty;
+    pub const EMAIL_INVALID: Code = Code::EmailInvalid;
+    pub const USER_EXISTS: Code = Code::UserExists;
+    pub const USER_NOT_FOUND: Code = Code::UserNotFound;
+    pub const KEY_NOT_FOUND: Code = Code::KeyNotFound;
+    pub const KEY_ALREADY_REVOKED: Code = Code::KeyAlreadyRevoked;
+    pub const LABEL_INVALID: Code = Code::LabelInvalid;
+    pub const EXPIRY_INVALID: Code = Code::ExpiryInvalid;
+    pub const DURATION_INVALID: Code = Code::DurationInvalid;
+    pub const ACTOR_API_KEY_INVALID: Code = Code::ActorApiKeyInvalid;
+    pub const ACTOR_EMAIL_UNKNOWN: Code = Code::ActorEmailUnknown;
+    pub const ACTOR_ROLE_NOT_SCRATCH: Code = Code::ActorRoleNotScratch;
+    pub const ACTOR_FLAGS_CONFLICT: Code = Code::ActorFlagsConflict;
+    pub const KEY_VERIFY_FAILED: Code = Code::KeyVerifyFailed;
+    pub const PERMISSION_DENIED: Code = Code::PermissionDenied;
+    pub const AUDIT_CHAIN_BROKEN: Code = Code::AuditChainBroken;
+    pub const CONTENT_NOT_FOUND: Code = Code::ContentNotFound;
+    pub const SLUG_INVALID: Code = Code::SlugInvalid;
+    pub const SLUG_TAKEN: Code = Code::SlugTaken;
+    pub const MEDIA_NOT_FOUND: Code = Code::MediaNotFound;
+    pub const INPUT_INVALID: Code = Code::InputInvalid;
+    // MCP client (issue 4).
+    pub const ENV_INVALID: Code = Code::EnvInvalid;
+    pub const ENV_HOST_VAR_MISSING: Code = Code::EnvHostVarMissing;
+    pub const SPAWN_FAILED: Code = Code::SpawnFailed;
+    // Client config generation (issue 3).
+    pub const CLIENT_UNKNOWN: Code = Code::ClientUnknown;
+    pub const CONFIG_SECRET_REF_UNSUPPORTED: Code = Code::ConfigSecretRefUnsupported;
+    pub const CONFIG_NAME_INVALID: Code = Code::ConfigNameInvalid;
+    pub const CONFIG_PATH_INVALID: Code = Code::ConfigPathInvalid;
+    pub const CONFIG_VALIDATION_FAILED: Code = Code::ConfigValidationFailed;
+    // MCP client calls (issue 4).
+    pub const CALL_INVALID: Code = Code::CallInvalid;
+    pub const CALL_TIMEOUT: Code = Code::CallTimeout;
+    pub const CALL_CANCELLED: Code = Code::CallCancelled;
+    pub const SERVER_EXITED: Code = Code::ServerExited;
+    pub const RESOURCE_LIMIT: Code = Code::ResourceLimit;
+    pub const PROTOCOL_VIOLATION: Code = Code::ProtocolViolation;
+    pub const PROTOCOL_UNSUPPORTED: Code = Code::ProtocolUnsupported;
+    pub const REMOTE_ERROR: Code = Code::RemoteError;
+    pub const CONNECTION_CLOSED: Code = Code::ConnectionClosed;
+    pub const INPUT_REQUIRED_UNSUPPORTED: Code = Code::InputRequiredUnsupported;
+    // Desktop app.
+    pub const SITE_NOT_OPEN: Code = Code::SiteNotOpen;
+    pub const CLI_BINARY_NOT_FOUND: Code = Code::CliBinaryNotFound;
+    pub const KEY_SECRET_UNAVAILABLE: Code = Code::KeySecretUnavailable;
+    pub const CONNECTION_NOT_OPEN: Code = Code::ConnectionNotOpen;
+    // MCP server tools (issue 3).
+    pub const MEDIA_FILENAME_INVALID: Code = Code::MediaFilenameInvalid;
+    pub const MEDIA_TOO_LARGE: Code = Code::MediaTooLarge;
+    pub const MEDIA_BASE64_INVALID: Code = Code::MediaBase64Invalid;
+    pub const MEDIA_TYPE_UNSUPPORTED: Code = Code::MediaTypeUnsupported;
+    pub const MEDIA_TYPE_MISMATCH: Code = Code::MediaTypeMismatch;
+    pub const HTTP_FETCH_URL_INVALID: Code = Code::HttpFetchUrlInvalid;
+    pub const HTTP_FETCH_BLOCKED: Code = Code::HttpFetchBlocked;
+    pub const HTTP_FETCH_FAILED: Code = Code::HttpFetchFailed;
+    pub const HTTP_FETCH_TIMEOUT: Code = Code::HttpFetchTimeout;
+    pub const HTTP_FETCH_TOO_MANY_REDIRECTS: Code = Code::HttpFetchTooManyRedirects;
+    pub const TOOL_ARGUMENTS_INVALID: Code = Code::ToolArgumentsInvalid;
+    // MCP client connections (issue 4).
+    pub const CONNECTION_NAME_INVALID: Code = Code::ConnectionNameInvalid;
+    pub const CONNECTION_EXISTS: Code = Code::ConnectionExists;
+    pub const CONNECTION_NOT_FOUND: Code = Code::ConnectionNotFound;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    /// serde, strum and `Display` must agree, or the CLI, the log and the page
+    /// would show different strings for one code.
+    #[test]
+    fn every_code_has_one_stable_screaming_case_string() {
+        let mut seen = HashSet::new();
+        for code in Code::all() {
+            let s = code.as_str();
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'),
+                "{s}"
+            );
+            assert_eq!(serde_json::to_value(code).unwrap(), s);
+            assert_eq!(code.to_string(), s);
+            assert_eq!(s.parse::<Code>().unwrap(), code);
+            assert_eq!(serde_json::from_value::<Code>(s.into()).unwrap(), code);
+            assert!(seen.insert(s), "duplicate {s}");
+        }
+        assert_eq!(codes::STORAGE.as_str(), "STORAGE_ERROR");
+        assert_eq!(codes::MEDIA_BASE64_INVALID.as_str(), "MEDIA_BASE64_INVALID");
+        assert_eq!(
+            codes::HTTP_FETCH_TOO_MANY_REDIRECTS.as_str(),
+            "HTTP_FETCH_TOO_MANY_REDIRECTS"
+        );
+    }
+
+    #[test]
+    fn body_carries_the_code_as_its_string() {
+        let body = Error::new(codes::SITE_NOT_FOUND, "gone")
+            .hint("look")
+            .body();
+        assert_eq!(
+            serde_json::to_value(&body).unwrap(),
+            serde_json::json!({"code": "SITE_NOT_FOUND", "message": "gone", "hint": "look"})
+        );
+    }
 }

@@ -11,6 +11,7 @@
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
 //! - [`redact`]: hiding secrets in text that leaves the process.
+//! - [`time`]: store milliseconds shown as RFC 3339 in every output.
 
 pub mod access;
 pub mod client_config;
@@ -20,6 +21,7 @@ pub mod redact;
 pub mod sandbox;
 pub mod site;
 pub mod store;
+pub mod time;
 
 pub use error::{Error, ErrorBody, Result};
 

@@ -3,6 +3,11 @@
 
 /// Replaces the password of every `scheme://user:password@host` URL in `text`
 /// with `***`, and every raw Gatehouse key with its public prefix.
+///
+/// # Caveats
+/// This is a lenient scan on purpose, not `url::Url::parse`: URLs inside error
+/// text are often the malformed ones (a bad port, a cut-off host), and a strict
+/// parser that refuses them would leave their passwords in the log.
 pub fn redact_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -63,6 +68,17 @@ mod tests {
     fn url_password_is_hidden() {
         let s = redact_urls("connect postgres://app:hunter2@db.local:5432/site failed");
         assert_eq!(s, "connect postgres://app:***@db.local:5432/site failed");
+    }
+
+    /// `url::Url::parse` refuses this URL (port out of range); the scan must not.
+    #[test]
+    fn password_of_a_malformed_url_is_hidden() {
+        let s = redact_urls("invalid port in postgres://app:hunter2@db:99999/site; giving up");
+        assert_eq!(
+            s,
+            "invalid port in postgres://app:***@db:99999/site; giving up"
+        );
+        assert!(url::Url::parse("postgres://app:hunter2@db:99999/site").is_err());
     }
 
     #[test]

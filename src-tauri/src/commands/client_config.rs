@@ -14,9 +14,9 @@ use crate::error::IpcResult;
 use crate::state::AppState;
 
 /// One entry of the client picker.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ClientChoice {
+    #[ts(as = "Client")]
     pub id: &'static str,
     pub name: &'static str,
     /// Whether the client can reference the key instead of holding it.
@@ -24,7 +24,7 @@ pub struct ClientChoice {
 }
 
 /// Every client core can write configuration for, in core's order.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub fn config_clients() -> Vec<ClientChoice> {
     Client::ALL
         .map(|c| ClientChoice {
@@ -38,7 +38,7 @@ pub fn config_clients() -> Vec<ClientChoice> {
 /// Generates `client`'s configuration for the open site, running as key
 /// `key_id` (written inline, or referenced with `secret_ref`), or as the
 /// public actor when no key is given.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn generate_client_config(
     client: String,
     key_id: Option<String>,

@@ -21,8 +21,8 @@ use crate::error::IpcResult;
 use crate::state::AppState;
 
 /// A tail's byte counters at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "TailCounters")]
 pub struct Counters {
     pub bytes_seen: u64,
     pub bytes_retained: u64,
@@ -41,12 +41,8 @@ impl Counters {
 }
 
 /// One message on a tail stream, as the page receives it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TailMessage {
     /// What the tail kept before the page subscribed. When bytes were dropped,
     /// `marker` is core's exact truncation marker, which sat between `before`
@@ -134,8 +130,7 @@ pub async fn forward_tail(
 
 /// A connection as the list shows it. Env values are never included: a
 /// stored connection may name host variables that hold secrets.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct ConnectionView {
     pub name: String,
     pub program: String,
@@ -144,12 +139,10 @@ pub struct ConnectionView {
 }
 
 /// What this window knows of a connection it started.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct LiveView {
     pub id: String,
     pub pid: i32,
-    /// `connected`, `exited` (the server went away by itself) or `closed`.
     pub state: LiveState,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
@@ -185,7 +178,7 @@ fn not_open(name: &str) -> Error {
 }
 
 /// The site's stored connections, with the state of those started here.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<ConnectionView>> {
     let site = state.site()?;
     Ok(saved::list(&site.store)
@@ -201,7 +194,7 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
 }
 
 /// Starts stored connection `name` (or returns it if it is still running).
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     let live = state
         .connections
@@ -216,7 +209,7 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
 
 /// Closes connection `name`: stdin closed, the server waited for, its group
 /// signalled if it lingers, the final record written.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     let live = state
         .connections
@@ -229,7 +222,7 @@ pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcRe
 /// Streams connection `name`'s stderr to `on_event`: what was kept, then live
 /// lines until the server's stderr ends, the page goes away or it watches
 /// another connection.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn watch_stderr(
     name: String,
     on_event: Channel<TailMessage>,
@@ -267,7 +260,7 @@ mod tests {
     /// `ui/src/ipc.ts` declares this shape; a rename here must show up there.
     #[test]
     fn messages_serialize_as_the_page_expects() {
-        let counters = json!({"bytesSeen": 5, "bytesRetained": 4, "truncated": true});
+        let counters = json!({"bytes_seen": 5, "bytes_retained": 4, "truncated": true});
         let cases = [
             (
                 TailMessage::Lines {

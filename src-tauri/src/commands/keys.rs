@@ -21,7 +21,7 @@ pub const DESKTOP_ACTOR: &str = "desktop";
 const DEFAULT_GRACE: &str = "24h";
 
 /// A freshly minted key, shown once. No `Debug`: it holds the raw key.
-#[derive(Serialize)]
+#[derive(Serialize, ts_rs::TS)]
 pub struct MintedKey {
     pub key: String,
     pub info: KeyInfo,
@@ -36,14 +36,14 @@ fn shown_once(state: &AppState, minted: Minted) -> MintedKey {
 }
 
 /// Every key of the open site, without secrets.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn list_keys(state: State<'_, AppState>) -> IpcResult<Vec<KeyInfo>> {
     let site = state.site()?;
     Ok(keys::list(&site.store).await?)
 }
 
 /// Mints a key; `expires` is empty for none, a duration (`30d`) or an RFC 3339 time.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn mint_key(
     label: String,
     roles: Vec<String>,
@@ -61,7 +61,7 @@ pub async fn mint_key(
 }
 
 /// Revokes key `id` now.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn revoke_key(id: String, state: State<'_, AppState>) -> IpcResult<KeyInfo> {
     let site = state.site()?;
     let info = keys::revoke(&site.store, DESKTOP_ACTOR, &id).await?;
@@ -70,7 +70,7 @@ pub async fn revoke_key(id: String, state: State<'_, AppState>) -> IpcResult<Key
 }
 
 /// Mints a replacement for key `id`; the old one expires after `grace` (24h by default).
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn roll_key(
     id: String,
     grace: Option<String>,

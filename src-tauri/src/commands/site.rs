@@ -12,7 +12,7 @@ use crate::error::IpcResult;
 use crate::state::AppState;
 
 /// What the page shows about the open site.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct SiteSummary {
     pub path: String,
     pub name: String,
@@ -24,7 +24,7 @@ pub struct SiteSummary {
 /// The database URL comes from the site's `gatehouse.toml` (or its embedded
 /// SQLite file); the app takes no `GATEHOUSE_*` environment overrides, so what
 /// the window shows is what the folder says.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub async fn open_site(path: String, state: State<'_, AppState>) -> IpcResult<SiteSummary> {
     let path = path.trim();
     if path.is_empty() {
@@ -51,7 +51,7 @@ pub async fn open_site(path: String, state: State<'_, AppState>) -> IpcResult<Si
 
 /// The folder the site field starts with: `GATEHOUSE_SITE`, else the current
 /// directory, resolved by the same function as the CLI's `--site`.
-#[tauri::command]
+#[tauri::command(rename_all = "snake_case")]
 pub fn default_site_path() -> IpcResult<String> {
     let settings = Settings::resolve(&Flags::default(), |name| std::env::var(name).ok())?;
     Ok(settings.dir.display().to_string())

@@ -1,7 +1,7 @@
 import { h } from "../dom";
 import {
   type ClientChoice,
-  type ConfigLocation,
+  type Location,
   type GeneratedConfig,
   type Snippet,
   configClients,
@@ -28,7 +28,7 @@ function clients(): Promise<ClientChoice[]> {
   return clientsCache;
 }
 
-function locationText(loc: ConfigLocation): string {
+function locationText(loc: Location): string {
   const scope = loc.scope === "project" ? "Project" : "User";
   return `${scope}${loc.os ? `, ${loc.os}` : ""}: ${loc.path}`;
 }
@@ -138,7 +138,7 @@ export class ConfigPanel {
   /** A client without a secret indirection cannot take a reference: say so. */
   private syncSecretRef(): void {
     const choice = this.choices.find((c) => c.id === this.picker.value);
-    const supported = choice?.secretRef ?? false;
+    const supported = choice?.secret_ref ?? false;
     this.secretRef.disabled = !supported;
     if (!supported) this.secretRef.checked = false;
     this.secretRef.parentElement?.setAttribute(

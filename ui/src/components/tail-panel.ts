@@ -78,7 +78,7 @@ export class TailPanel {
         this.trim();
         break;
       case "end": {
-        const parts = [`ended: ${n(this.lines)} lines`, `${n(message.counters.bytesSeen)} bytes`];
+        const parts = [`ended: ${n(this.lines)} lines`, `${n(message.counters.bytes_seen)} bytes`];
         if (this.missed > 0) parts.push(`${n(this.missed)} missed`);
         this.setStatus(this.missed > 0 || message.counters.truncated ? "warn" : "ended", parts.join(", "));
         break;
@@ -92,10 +92,10 @@ export class TailPanel {
   }
 
   private showCounters(c: TailCounters): void {
-    const parts = [`${n(c.bytesSeen)} bytes seen`, `${n(c.bytesRetained)} kept`];
-    if (c.truncated) parts.push(`truncated: ${n(c.bytesSeen - c.bytesRetained)} bytes dropped`);
+    const parts = [`${n(c.bytes_seen)} bytes seen`, `${n(c.bytes_retained)} kept`];
+    if (c.truncated) parts.push(`truncated: ${n(c.bytes_seen - c.bytes_retained)} bytes dropped`);
     this.counters.textContent = parts.join(" · ");
-    this.counters.dataset.bytesSeen = String(c.bytesSeen);
+    this.counters.dataset.bytesSeen = String(c.bytes_seen);
     this.counters.dataset.truncated = String(c.truncated);
   }
 

@@ -19,12 +19,12 @@ export function noSitePanel(): HTMLElement {
 const pad = (n: number) => String(n).padStart(2, "0");
 
 /**
- * A store timestamp (Unix ms) for a table cell, local time, as
+ * An RFC 3339 time from IPC for a table cell, local time, as
  * `2026-01-31 14:05` (short and sortable by eye); `none` when absent.
  */
-export function formatTime(ms: number | null, none = "—"): string {
-  if (ms === null) return none;
-  const d = new Date(ms);
+export function formatTime(rfc3339: string | null, none = "—"): string {
+  if (rfc3339 === null) return none;
+  const d = new Date(rfc3339);
   const date = `${String(d.getFullYear())}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
   return `${date} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }

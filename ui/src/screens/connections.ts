@@ -2,8 +2,8 @@ import { errorView } from "../components/error-view";
 import { TailPanel } from "../components/tail-panel";
 import { h } from "../dom";
 import {
-  type ConnectionInfo,
-  type LiveConnection,
+  type ConnectionView,
+  type LiveView,
   closeConnection,
   listConnections,
   openConnection,
@@ -14,22 +14,22 @@ import { currentSite } from "../session";
 import { noSitePanel } from "./common";
 import { type Screen, code, panel, screenFrame } from "./screen";
 
-const STATE_TONE: Record<LiveConnection["state"], string> = {
+const STATE_TONE: Record<LiveView["state"], string> = {
   connected: "ok",
   exited: "error",
   closed: "muted",
 };
 
-function exitText(live: LiveConnection): string {
+function exitText(live: LiveView): string {
   if (!live.exit) return live.state;
   if (live.exit.signal !== null) return `${live.state}: signal ${String(live.exit.signal)}`;
   return `${live.state}: exit ${String(live.exit.code)}`;
 }
 
-function serverText(live: LiveConnection | null): string {
+function serverText(live: LiveView | null): string {
   if (!live) return "—";
-  const name = [live.serverName ?? "unnamed server", live.serverVersion].filter(Boolean).join(" ");
-  return `${name} · ${live.protocolVersion} · pid ${String(live.pid)}`;
+  const name = [live.server_name ?? "unnamed server", live.server_version].filter(Boolean).join(" ");
+  return `${name} · ${live.protocol_version} · pid ${String(live.pid)}`;
 }
 
 /** The site's stored MCP servers, started from here, each with its live stderr. */
@@ -74,7 +74,7 @@ export const connections: Screen = {
         });
     };
 
-    const row = (c: ConnectionInfo): HTMLTableRowElement => {
+    const row = (c: ConnectionView): HTMLTableRowElement => {
       const live = c.live;
       const running = live?.state === "connected";
       const action = running

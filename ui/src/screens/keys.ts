@@ -6,6 +6,7 @@ import {
   GRANTABLE_ROLES,
   type KeyInfo,
   type MintedKey,
+  type Role,
   listKeys,
   mintKey,
   revokeKey,
@@ -65,7 +66,7 @@ function shownOnce(minted: MintedKey, verb: string, onDone: () => void): HTMLEle
   );
 }
 
-function rolePicker(): { element: HTMLElement; selected: () => string[] } {
+function rolePicker(): { element: HTMLElement; selected: () => Role[] } {
   const boxes = GRANTABLE_ROLES.map((role) =>
     h("input", { id: `mint-role-${role}`, type: "checkbox", value: role, checked: role === "viewer" }),
   );
@@ -75,7 +76,7 @@ function rolePicker(): { element: HTMLElement; selected: () => string[] } {
       { class: "checks", role: "group", "aria-label": "Roles" },
       ...boxes.map((box) => h("label", { class: "check" }, box, box.value)),
     ),
-    selected: () => boxes.filter((b) => b.checked).map((b) => b.value),
+    selected: () => GRANTABLE_ROLES.filter((_, i) => boxes[i]?.checked === true),
   };
 }
 

@@ -7,8 +7,7 @@
 use crate::util;
 
 use crate::util::{TestSite, fresh_pg_database, pg_base_url};
-use gatehouse_core::access::actor::{Actor, ActorKind};
-use gatehouse_core::access::permissions::Role;
+use gatehouse_core::access::actor::Actor;
 use gatehouse_core::site::{self, Settings};
 
 /// A populated source site: the scratch sample data, a redirect, an active and
@@ -60,12 +59,7 @@ fn search(site: &TestSite, text: &str) -> Vec<String> {
             database_url: None,
         };
         let s = site::open(&settings).await.unwrap();
-        let public = Actor {
-            kind: ActorKind::Public,
-            email: None,
-            key_id: None,
-            roles: vec![Role::Public],
-        };
+        let public = Actor::Public;
         let hits = gatehouse_core::site::content::search(&s.store, &public, text, 10)
             .await
             .unwrap();

@@ -23,14 +23,78 @@ pub struct ActorFlags {
     pub env_api_key: Option<RawKey>,
 }
 
+/// The one actor source the flags name, see [`ActorFlags::source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActorSource<'a> {
+    Email(&'a str),
+    Roles(&'a str),
+    /// `--api-key`, else `GATEHOUSE_API_KEY`.
+    ApiKey(&'a RawKey),
+}
+
 impl ActorFlags {
     /// Reads `GATEHOUSE_API_KEY` from the process environment.
     pub fn with_env(mut self) -> Self {
         self.env_api_key = std::env::var(ENV_API_KEY).ok().map(RawKey::new);
         self
     }
+
+    /// The one-actor rule: at most one of `--email`, `--role` and an API key
+    /// (`--api-key`, else `GATEHOUSE_API_KEY`); `None` when none is given.
+    pub fn source(&self) -> Result<Option<ActorSource<'_>>> {
+        let mut given = Vec::new();
+        if self.email.is_some() {
+            given.push("--email");
+        }
+        if self.role.is_some() {
+            given.push("--role");
+        }
+        if self.api_key.is_some() {
+            given.push("--api-key");
+        } else if self.env_api_key.is_some() {
+            given.push(ENV_API_KEY);
+        }
+        if given.len() > 1 {
+            let env = if given.contains(&ENV_API_KEY) {
+                " (unset GATEHOUSE_API_KEY to use --email or --role)"
+            } else {
+                ""
+            };
+            return Err(Error::new(
+                codes::ACTOR_FLAGS_CONFLICT,
+                format!("more than one actor given: {}", given.join(", ")),
+            )
+            .hint(format!(
+                "run as exactly one actor: --email, --role or an API key{env}"
+            ))
+            .detail(serde_json::json!({"given": given})));
+        }
+        let key = self.api_key.as_ref().or(self.env_api_key.as_ref());
+        Ok(if let Some(email) = &self.email {
+            Some(ActorSource::Email(email))
+        } else if let Some(roles) = &self.role {
+            Some(ActorSource::Roles(roles))
+        } else {
+            key.map(ActorSource::ApiKey)
+        })
+    }
 }
 
+/// A resolved actor. Each kind carries exactly what identifies it, so a user
+/// always has an email and a key actor always has a key id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    /// The anonymous actor: role `public` only.
+    Public,
+    /// A user of the site, by email, with the user's roles.
+    User { email: String, roles: Vec<Role> },
+    /// Roles given on the command line (`--role`, scratch sites only).
+    Synthetic { roles: Vec<Role> },
+    /// An API key, by its public id, with the key's roles.
+    ApiKey { key_id: String, roles: Vec<Role> },
+}
+
+/// The kind of an [`Actor`], as `whoami --json` and the audit log name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActorKind {
@@ -40,112 +104,119 @@ pub enum ActorKind {
     ApiKey,
 }
 
-/// A resolved actor, as `gatehouse whoami --json` prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Actor {
-    pub kind: ActorKind,
+/// The flat JSON shape `gatehouse whoami --json` has always printed:
+/// `{kind, email?, key_id?, roles}`.
+#[derive(Serialize)]
+struct ActorJson<'a> {
+    kind: ActorKind,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub email: Option<String>,
+    email: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_id: Option<String>,
-    pub roles: Vec<Role>,
+    key_id: Option<&'a str>,
+    roles: &'a [Role],
+}
+
+impl Serialize for Actor {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let (email, key_id) = match self {
+            Actor::User { email, .. } => (Some(email.as_str()), None),
+            Actor::ApiKey { key_id, .. } => (None, Some(key_id.as_str())),
+            Actor::Public | Actor::Synthetic { .. } => (None, None),
+        };
+        ActorJson {
+            kind: self.kind(),
+            email,
+            key_id,
+            roles: self.roles(),
+        }
+        .serialize(serializer)
+    }
 }
 
 impl Actor {
     pub fn public() -> Actor {
-        Actor {
-            kind: ActorKind::Public,
-            email: None,
-            key_id: None,
-            roles: vec![Role::Public],
+        Actor::Public
+    }
+
+    pub fn kind(&self) -> ActorKind {
+        match self {
+            Actor::Public => ActorKind::Public,
+            Actor::User { .. } => ActorKind::User,
+            Actor::Synthetic { .. } => ActorKind::Synthetic,
+            Actor::ApiKey { .. } => ActorKind::ApiKey,
+        }
+    }
+
+    /// The roles the actor acts with (`[public]` for the anonymous actor).
+    pub fn roles(&self) -> &[Role] {
+        match self {
+            Actor::Public => &[Role::Public],
+            Actor::User { roles, .. }
+            | Actor::Synthetic { roles }
+            | Actor::ApiKey { roles, .. } => roles,
         }
     }
 
     /// Whether the actor authenticated (anything but anonymous `public`).
     pub fn is_authenticated(&self) -> bool {
-        self.kind != ActorKind::Public
+        !matches!(self, Actor::Public)
     }
 
     /// How the actor appears in the audit log; never holds a secret.
     pub fn label(&self) -> String {
-        match self.kind {
-            ActorKind::Public => "public".to_string(),
-            ActorKind::User => format!("user:{}", self.email.as_deref().unwrap_or("?")),
-            ActorKind::Synthetic => format!(
+        match self {
+            Actor::Public => "public".to_string(),
+            Actor::User { email, .. } => format!("user:{email}"),
+            Actor::Synthetic { roles } => format!(
                 "synthetic:{}",
-                crate::access::permissions::format_roles(&self.roles)
+                crate::access::permissions::format_roles(roles)
             ),
-            ActorKind::ApiKey => format!("key:{}", self.key_id.as_deref().unwrap_or("?")),
+            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
         }
     }
 
     pub fn may(&self, action: Action) -> bool {
-        crate::access::permissions::allowed(&self.roles, action)
+        crate::access::permissions::allowed(self.roles(), action)
     }
 
     pub fn check(&self, action: Action) -> Result<()> {
-        crate::access::permissions::check(&self.roles, action)
+        crate::access::permissions::check(self.roles(), action)
     }
 }
 
 /// Resolves the actor from exactly one source.
 pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
-    let key = match (&flags.api_key, &flags.env_api_key) {
-        (Some(k), _) => Some(k),
-        (None, Some(k)) => Some(k),
-        (None, None) => None,
-    };
-    let mut given = Vec::new();
-    if flags.email.is_some() {
-        given.push("--email");
-    }
-    if flags.role.is_some() {
-        given.push("--role");
-    }
-    if flags.api_key.is_some() {
-        given.push("--api-key");
-    } else if flags.env_api_key.is_some() {
-        given.push("GATEHOUSE_API_KEY");
-    }
-    if given.len() > 1 {
-        return Err(Error::new(codes::ACTOR_FLAGS_CONFLICT, format!("more than one actor given: {}", given.join(", ")))
-            .hint("run as exactly one actor: --email, --role or an API key (unset GATEHOUSE_API_KEY to use --email or --role)")
-            .detail(serde_json::json!({"given": given})));
-    }
-    if let Some(email) = &flags.email {
-        let user = users::get(&site.store, email)
-            .await?
-            .ok_or_else(|| unknown_email(email))?;
-        return Ok(Actor {
-            kind: ActorKind::User,
-            email: Some(user.email),
-            key_id: None,
-            roles: user.roles,
-        });
-    }
-    if let Some(role) = &flags.role {
-        if !site.is_scratch() {
-            return Err(Error::new(codes::ACTOR_ROLE_NOT_SCRATCH, "--role is only allowed on a scratch site")
-                .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
+    match flags.source()? {
+        Some(ActorSource::Email(email)) => {
+            let user = users::get(&site.store, email)
+                .await?
+                .ok_or_else(|| unknown_email(email))?;
+            Ok(Actor::User {
+                email: user.email,
+                roles: user.roles,
+            })
         }
-        let roles = parse_roles(role)?;
-        return Ok(Actor {
-            kind: ActorKind::Synthetic,
-            email: None,
-            key_id: None,
-            roles,
-        });
+        Some(ActorSource::Roles(roles)) => {
+            if !site.is_scratch() {
+                return Err(Error::new(codes::ACTOR_ROLE_NOT_SCRATCH, "--role is only allowed on a scratch site")
+                    .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
+            }
+            Ok(Actor::Synthetic {
+                roles: parse_roles(roles)?,
+            })
+        }
+        Some(ActorSource::ApiKey(key)) => {
+            let verified = keys::verify(&site.store, key).await?;
+            Ok(Actor::ApiKey {
+                key_id: verified.id,
+                roles: verified.roles,
+            })
+        }
+        None => Ok(Actor::public()),
     }
-    if let Some(key) = key {
-        let verified = keys::verify(&site.store, key).await?;
-        return Ok(Actor {
-            kind: ActorKind::ApiKey,
-            email: None,
-            key_id: Some(verified.id),
-            roles: verified.roles,
-        });
-    }
-    Ok(Actor::public())
 }
 
 fn unknown_email(email: &str) -> Error {
@@ -161,25 +232,89 @@ fn unknown_email(email: &str) -> Error {
 /// The actor as it stands now in the store: current roles for a user or key,
 /// and the refusal if the user was removed or the key revoked or expired.
 pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
-    match actor.kind {
-        ActorKind::Public | ActorKind::Synthetic => Ok(actor.clone()),
-        ActorKind::User => {
-            let email = actor.email.as_deref().unwrap_or_default();
+    match actor {
+        Actor::Public | Actor::Synthetic { .. } => Ok(actor.clone()),
+        Actor::User { email, .. } => {
             let user = users::get(&site.store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
-            Ok(Actor {
+            Ok(Actor::User {
+                email: user.email,
                 roles: user.roles,
-                ..actor.clone()
             })
         }
-        ActorKind::ApiKey => {
-            let id = actor.key_id.as_deref().unwrap_or_default();
-            let key = keys::recheck(&site.store, id).await?;
-            Ok(Actor {
+        Actor::ApiKey { key_id, .. } => {
+            let key = keys::recheck(&site.store, key_id).await?;
+            Ok(Actor::ApiKey {
+                key_id: key.id,
                 roles: key.roles,
-                ..actor.clone()
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `gatehouse whoami --json` and the MCP server print this shape; scripts read it.
+    #[test]
+    fn serializes_in_the_flat_whoami_shape() {
+        let cases = [
+            (
+                Actor::Public,
+                serde_json::json!({"kind": "public", "roles": ["public"]}),
+            ),
+            (
+                Actor::User {
+                    email: "a@b.c".into(),
+                    roles: vec![Role::Editor],
+                },
+                serde_json::json!({"kind": "user", "email": "a@b.c", "roles": ["editor"]}),
+            ),
+            (
+                Actor::Synthetic {
+                    roles: vec![Role::Viewer],
+                },
+                serde_json::json!({"kind": "synthetic", "roles": ["viewer"]}),
+            ),
+            (
+                Actor::ApiKey {
+                    key_id: "abc".into(),
+                    roles: vec![Role::Admin],
+                },
+                serde_json::json!({"kind": "api_key", "key_id": "abc", "roles": ["admin"]}),
+            ),
+        ];
+        for (actor, json) in cases {
+            assert_eq!(serde_json::to_value(&actor).unwrap(), json);
+        }
+        assert_eq!(Actor::Public.label(), "public");
+        assert!(!Actor::Public.is_authenticated());
+    }
+
+    #[test]
+    fn one_actor_rule_names_every_source_given() {
+        let key = RawKey::new("k");
+        let flags = ActorFlags {
+            email: Some("a@b.c".into()),
+            env_api_key: Some(key.clone()),
+            ..ActorFlags::default()
+        };
+        let err = flags.source().unwrap_err();
+        assert_eq!(err.code, codes::ACTOR_FLAGS_CONFLICT);
+        assert_eq!(
+            err.detail.unwrap()["given"],
+            serde_json::json!(["--email", "GATEHOUSE_API_KEY"])
+        );
+        assert!(err.hint.unwrap().contains("unset GATEHOUSE_API_KEY"));
+
+        let only_key = ActorFlags {
+            api_key: Some(key.clone()),
+            env_api_key: Some(RawKey::new("env")),
+            ..ActorFlags::default()
+        };
+        assert_eq!(only_key.source().unwrap(), Some(ActorSource::ApiKey(&key)));
+        assert_eq!(ActorFlags::default().source().unwrap(), None);
     }
 }

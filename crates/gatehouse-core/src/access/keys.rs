@@ -168,29 +168,48 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
     })?
 }
 
-/// A key as shown in lists: everything but the secret.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A key as shown in lists: everything but the secret. Times are Unix
+/// milliseconds here and RFC 3339 text when serialized.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 pub struct KeyInfo {
     pub id: String,
     pub label: String,
     pub roles: Vec<Role>,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
     pub created_at: i64,
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
     pub expires_at: Option<i64>,
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
     pub last_used_at: Option<i64>,
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
-    /// `active`, `revoked` or `expired` at the time of listing.
-    pub status: &'static str,
+    /// At the time of listing.
+    pub status: KeyStatus,
+}
+
+/// Whether a key works, at the time it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::Display, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum KeyStatus {
+    Active,
+    Revoked,
+    Expired,
 }
 
 impl KeyInfo {
     fn from_row(row: KeyRow, now: i64) -> Result<KeyInfo> {
         let status = if row.revoked_at.is_some() {
-            "revoked"
+            KeyStatus::Revoked
         } else if row.expires_at.is_some_and(|e| e <= now) {
-            "expired"
+            KeyStatus::Expired
         } else {
-            "active"
+            KeyStatus::Active
         };
         Ok(KeyInfo {
             roles: parse_roles(&row.roles)?,
@@ -533,16 +552,7 @@ pub fn parse_duration_ms(text: &str) -> Result<i64> {
         })
 }
 
-/// Formats a store timestamp as RFC 3339 (UTC).
-pub fn rfc3339(ms: i64) -> String {
-    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
-        .unwrap_or_else(|| ms.to_string())
-}
+pub use crate::time::rfc3339;
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,9 @@ use std::str::FromStr;
 use crate::error::{Error, Result, codes};
 
 /// A role. `Public` is the anonymous actor's role and cannot be granted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, ts_rs::TS,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Public,

@@ -382,7 +382,7 @@ fn io_error(context: &str, path: &Path, err: std::io::Error) -> Error {
 }
 
 /// How a child ended, as observed (never invented).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ExitInfo {
     /// The exit code, when it exited by itself.
     pub code: Option<i32>,

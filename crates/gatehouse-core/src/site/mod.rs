@@ -133,18 +133,23 @@ pub async fn open(settings: &Settings) -> Result<Site> {
 }
 
 /// `url` without the password of its `user:password@` part, and whether it had one.
+///
+/// Parsed with the `url` crate, as sqlx parses it. Text that is not a URL
+/// (which no store would open) is masked by [`crate::redact::redact_urls`]
+/// instead, so a password is never echoed back either way.
 pub fn without_password(url: &str) -> (String, bool) {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return (url.to_string(), false);
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) if userinfo.contains(':') => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            (format!("{scheme}://{user}@{host}{tail}"), true)
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            // Only fails for URLs that cannot have a user part (no host).
+            let _ = parsed.set_password(None);
+            (parsed.to_string(), true)
         }
-        _ => (url.to_string(), false),
+        Ok(_) => (url.to_string(), false),
+        Err(_) => {
+            let masked = crate::redact::redact_urls(url);
+            let changed = masked != url;
+            (masked, changed)
+        }
     }
 }
 
@@ -240,6 +245,13 @@ mod tests {
             ("postgres://app@db/site".to_string(), false)
         );
         assert!(!without_password("sqlite:///x.db").1);
+    }
+
+    #[test]
+    fn password_of_an_unparseable_url_is_still_cut() {
+        let (shown, had) = without_password("postgres://app:hunter2@db:99999/site");
+        assert!(had);
+        assert!(!shown.contains("hunter2"), "{shown}");
     }
 
     #[test]

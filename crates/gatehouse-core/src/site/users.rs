@@ -8,11 +8,14 @@ use crate::error::{Error, Result, codes};
 use crate::store::users as sql;
 use crate::store::{Store, now_ms};
 
+/// A user; times are Unix milliseconds, RFC 3339 text when serialized.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct User {
     pub email: String,
     pub roles: Vec<Role>,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
     pub created_at: i64,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
     pub updated_at: i64,
 }
 

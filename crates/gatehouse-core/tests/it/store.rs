@@ -3,7 +3,7 @@
 //! `GATEHOUSE_TEST_PG_URL` is set (the same tests, run twice by `.ci/run`).
 
 use crate::common::fresh_site;
-use gatehouse_core::access::actor::{Actor, ActorKind};
+use gatehouse_core::access::actor::Actor;
 use gatehouse_core::access::audit::{self, Entry};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::site::content::{self, DraftWrite};
@@ -21,10 +21,7 @@ async fn fresh(name: &str) -> Db {
 }
 
 fn actor(roles: &[Role]) -> Actor {
-    Actor {
-        kind: ActorKind::Synthetic,
-        email: None,
-        key_id: None,
+    Actor::Synthetic {
         roles: roles.to_vec(),
     }
 }

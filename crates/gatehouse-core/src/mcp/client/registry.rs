@@ -18,7 +18,7 @@ use super::rpc::lock;
 use crate::error::Result;
 
 /// Where a registered connection is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum LiveState {
     /// Running and usable.

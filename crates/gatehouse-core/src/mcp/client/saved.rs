@@ -264,15 +264,12 @@ pub async fn call(site: &Site, name: &str, tool: &str, arguments: Value) -> Resu
     };
     match (&report.state, &report.error) {
         (CallState::Completed, _) => Ok(report),
-        (_, Some(e)) => {
-            let code = client_code(&e.code);
-            Err(Error {
-                code,
-                message: e.message.clone(),
-                hint: e.hint.clone(),
-                detail: Some(serde_json::to_value(&report).expect("report serialises")),
-            })
-        }
+        (_, Some(e)) => Err(Error {
+            code: e.code,
+            message: e.message.clone(),
+            hint: e.hint.clone(),
+            detail: Some(serde_json::to_value(&report).expect("report serialises")),
+        }),
         (_, None) => Err(Error::new(
             codes::REMOTE_ERROR,
             format!("the call ended {}", report.state.as_str()),
@@ -306,26 +303,6 @@ pub async fn tail(
         }
     }
     Ok(conn.close().await)
-}
-
-/// The static code for a call error's code (calls only end with these).
-fn client_code(code: &str) -> &'static str {
-    [
-        codes::CALL_INVALID,
-        codes::CALL_TIMEOUT,
-        codes::CALL_CANCELLED,
-        codes::SERVER_EXITED,
-        codes::RESOURCE_LIMIT,
-        codes::PROTOCOL_VIOLATION,
-        codes::PROTOCOL_UNSUPPORTED,
-        codes::REMOTE_ERROR,
-        codes::CONNECTION_CLOSED,
-        codes::INPUT_REQUIRED_UNSUPPORTED,
-        codes::STORAGE,
-    ]
-    .into_iter()
-    .find(|c| *c == code)
-    .unwrap_or(codes::REMOTE_ERROR)
 }
 
 /// Parses a size such as `512MiB`, `1GiB`, `100MB`, `4096`.

@@ -347,7 +347,7 @@ impl State {
             "ok"
         };
         tools::record(&self.site, &label, spec.name, args, verdict, outcome.code).await;
-        tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code, era = %served.version, "tools/call");
+        tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code.map(crate::error::Code::as_str), era = %served.version, "tools/call");
         serde_json::to_value(outcome.result).map_err(|e| internal_error(e.to_string()))
     }
 

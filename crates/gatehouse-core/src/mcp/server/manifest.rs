@@ -66,9 +66,9 @@ fn entry_schema(with_body: bool) -> Value {
         "title": {"type": "string"},
         "status": {"type": "string", "enum": ["draft", "published"]},
         "author": {"type": "string"},
-        "created_at": {"type": "integer", "description": "Unix milliseconds"},
-        "updated_at": {"type": "integer", "description": "Unix milliseconds"},
-        "published_at": {"type": ["integer", "null"], "description": "Unix milliseconds"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "updated_at": {"type": "string", "format": "date-time"},
+        "published_at": {"type": ["string", "null"], "format": "date-time"},
     });
     let mut required = vec![
         "slug",
@@ -101,7 +101,7 @@ fn media_info_schema(with_data: bool) -> Value {
         "size": {"type": "integer"},
         "sha256": {"type": "string"},
         "uploaded_by": {"type": "string"},
-        "created_at": {"type": "integer", "description": "Unix milliseconds"},
+        "created_at": {"type": "string", "format": "date-time"},
     });
     let mut required = vec![
         "filename",
@@ -361,16 +361,10 @@ pub fn names(actor: &Actor) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::actor::ActorKind;
     use crate::access::permissions::Role;
 
     fn synthetic(role: Role) -> Actor {
-        Actor {
-            kind: ActorKind::Synthetic,
-            email: None,
-            key_id: None,
-            roles: vec![role],
-        }
+        Actor::Synthetic { roles: vec![role] }
     }
 
     #[test]

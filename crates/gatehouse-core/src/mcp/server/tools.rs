@@ -19,17 +19,18 @@ use sha2::{Digest, Sha256};
 use super::http_fetch;
 use crate::access::actor::Actor;
 use crate::access::audit;
-use crate::error::{Error, Result, codes};
+use crate::error::{Code, Error, Result, codes};
 use crate::mcp::server::manifest::ToolSpec;
 use crate::site::Site;
 use crate::site::config as site_config;
 use crate::site::content::{self, ContentEntry, DraftWrite};
 use crate::site::media::{self, MediaInfo, Upload};
+use crate::time::rfc3339;
 
 /// A finished call: the result to send and the code for the audit log.
 pub struct Outcome {
     pub result: CallToolResult,
-    pub code: Option<&'static str>,
+    pub code: Option<Code>,
 }
 
 impl Outcome {
@@ -171,9 +172,9 @@ fn entry_json(e: &ContentEntry, with_body: bool) -> Value {
         "title": e.title,
         "status": e.status,
         "author": e.author,
-        "created_at": e.created_at,
-        "updated_at": e.updated_at,
-        "published_at": e.published_at,
+        "created_at": rfc3339(e.created_at),
+        "updated_at": rfc3339(e.updated_at),
+        "published_at": e.published_at.map(rfc3339),
     });
     if with_body {
         v["body"] = json!(e.body);
@@ -188,7 +189,7 @@ fn media_json(m: &MediaInfo) -> Value {
         "size": m.size,
         "sha256": m.sha256,
         "uploaded_by": m.uploaded_by,
-        "created_at": m.created_at,
+        "created_at": rfc3339(m.created_at),
     })
 }
 
@@ -362,7 +363,7 @@ pub async fn record(
     tool: &str,
     args: &Map<String, Value>,
     outcome: &str,
-    code: Option<&str>,
+    code: Option<Code>,
 ) {
     let entry = audit::Entry {
         actor: actor_label,
@@ -373,7 +374,7 @@ pub async fn record(
     if let Err(e) = audit::record(&site.store, entry).await {
         tracing::error!(
             tool,
-            code = e.code,
+            code = %e.code,
             "could not append the audit entry of a tool call"
         );
     }

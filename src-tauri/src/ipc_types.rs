@@ -1,0 +1,112 @@
+//! The TypeScript types of everything that crosses IPC, generated from the Rust
+//! types with `ts-rs` into `ui/src/generated/ipc-types.ts` (see
+//! docs/decisions.md). The page imports them from there; none is written twice.
+//!
+//! The check is a test: it fails when the checked-in file differs from what the
+//! Rust types produce now. `bash scripts/ipc-types.sh` rewrites the file.
+
+use std::fmt::Write as _;
+
+use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
+use gatehouse_core::access::permissions::Role;
+use gatehouse_core::client_config::{Client, Format, GeneratedConfig, Location, Snippet};
+use gatehouse_core::error::{Code, ErrorBody};
+use gatehouse_core::sandbox::ExitInfo;
+use ts_rs::{Config, TS};
+
+use crate::commands::app::AppInfo;
+use crate::commands::client_config::ClientChoice;
+use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
+use gatehouse_core::mcp::client::LiveState;
+use crate::commands::keys::MintedKey;
+use crate::commands::site::SiteSummary;
+
+/// Where the generated file lives, from the repository root.
+pub const PATH: &str = "ui/src/generated/ipc-types.ts";
+
+fn decl<T: TS>(cfg: &Config, out: &mut String) {
+    out.push('\n');
+    if let Some(docs) = T::docs() {
+        out.push_str(&docs);
+    }
+    let _ = writeln!(out, "export {}", T::decl(cfg));
+}
+
+/// The whole file, as the current Rust types describe it.
+pub fn render() -> String {
+    // serde_json writes every integer as a JSON number.
+    let cfg = Config::new().with_large_int("number");
+    let mut out = String::from(
+        "// Generated from the Rust types by src-tauri/src/ipc_types.rs (ts-rs).\n\
+         // Do not edit: run `bash scripts/ipc-types.sh` after changing a type.\n\
+         // Field names are snake_case, as in the CLI's --json and MCP results;\n\
+         // times are RFC 3339 strings.\n",
+    );
+    // Errors.
+    decl::<Code>(&cfg, &mut out);
+    decl::<ErrorBody>(&cfg, &mut out);
+    let codes: Vec<String> = Code::all().map(|c| format!("  \"{c}\",\n")).collect();
+    let _ = write!(
+        out,
+        "\n/** Every code, in the order of `gatehouse_core::error::Code`. */\n\
+         export const CODES: readonly Code[] = [\n{}];\n",
+        codes.concat()
+    );
+    // Window frame and site.
+    decl::<AppInfo>(&cfg, &mut out);
+    decl::<SiteSummary>(&cfg, &mut out);
+    // Keys.
+    decl::<Role>(&cfg, &mut out);
+    decl::<KeyStatus>(&cfg, &mut out);
+    decl::<KeyInfo>(&cfg, &mut out);
+    decl::<MintedKey>(&cfg, &mut out);
+    // Client config.
+    decl::<Client>(&cfg, &mut out);
+    decl::<ClientChoice>(&cfg, &mut out);
+    decl::<Format>(&cfg, &mut out);
+    decl::<Location>(&cfg, &mut out);
+    decl::<Snippet>(&cfg, &mut out);
+    decl::<GeneratedConfig>(&cfg, &mut out);
+    // Connections and the stderr channel.
+    decl::<Counters>(&cfg, &mut out);
+    decl::<TailMessage>(&cfg, &mut out);
+    decl::<ExitInfo>(&cfg, &mut out);
+    decl::<LiveState>(&cfg, &mut out);
+    decl::<LiveView>(&cfg, &mut out);
+    decl::<ConnectionView>(&cfg, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked_in() -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH)
+    }
+
+    /// Fails when a Rust type that crosses IPC changed and the page's types
+    /// were not regenerated. `GATEHOUSE_WRITE_IPC_TYPES=1` rewrites the file.
+    #[test]
+    fn generated_ipc_types_are_current() {
+        let fresh = render();
+        let path = checked_in();
+        if std::env::var_os("GATEHOUSE_WRITE_IPC_TYPES").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            current == fresh,
+            "{PATH} is stale: run `bash scripts/ipc-types.sh` and commit the result"
+        );
+    }
+
+    #[test]
+    fn the_code_union_lists_every_code() {
+        let fresh = render();
+        for code in Code::all() {
+            assert!(fresh.contains(&format!("\"{code}\"")), "{code} missing");
+        }
+    }
+}
