@@ -136,15 +136,21 @@ async fn main() {
             let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
                 .await
                 .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {db}").as_str())
-                .await
-                .unwrap();
+            sqlx::Executor::execute(
+                &mut admin,
+                sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")),
+            )
+            .await
+            .unwrap();
             let store = Store::open(&format!("{base}/{db}")).await.unwrap();
             bench("PostgreSQL (loopback)", &store, max_keys).await;
             store.close().await;
-            sqlx::Executor::execute(&mut admin, format!("DROP DATABASE {db}").as_str())
-                .await
-                .unwrap();
+            sqlx::Executor::execute(
+                &mut admin,
+                sqlx::AssertSqlSafe(format!("DROP DATABASE {db}")),
+            )
+            .await
+            .unwrap();
         }
     }
 }

@@ -15,6 +15,7 @@ mod mcp_actors;
 mod mcp_http_fetch;
 mod mcp_interop;
 mod mcp_lifecycle;
+mod mcp_load;
 mod mcp_protocol;
 mod mcp_util;
 mod permissions_doc;

@@ -253,6 +253,78 @@ pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
     }
 }
 
+/// [`refresh`] for a long-running server, at the cost of one cheap read per
+/// call: the store's access generation (`store::access`) moves with every
+/// change to keys and users, in any process, so while it stands still the
+/// actor last read is still the actor. A key's expiry is checked against the
+/// clock on every call, since time passing moves no counter.
+#[derive(Debug)]
+pub struct Refresher {
+    identity: Actor,
+    cached: std::sync::Mutex<Option<Cached>>,
+}
+
+#[derive(Debug, Clone)]
+struct Cached {
+    generation: i64,
+    actor: Actor,
+    expires_at: Option<i64>,
+}
+
+impl Refresher {
+    /// Re-reads `identity` (as resolved at startup) on the calls that need it.
+    pub fn new(identity: Actor) -> Refresher {
+        Refresher {
+            identity,
+            cached: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Who the actor was at startup: whom to re-read, never what they may do.
+    pub fn identity(&self) -> &Actor {
+        &self.identity
+    }
+
+    /// The actor as the store has it now (see [`refresh`]).
+    pub async fn refresh(&self, site: &Site) -> Result<Actor> {
+        if matches!(self.identity, Actor::Public | Actor::Synthetic { .. }) {
+            return Ok(self.identity.clone());
+        }
+        // Read before the full refresh: a change committed in between moves
+        // the generation past this one, so the next call refreshes again.
+        let generation = crate::store::access::generation(&site.store).await?;
+        let now = crate::store::now_ms();
+        if let Some(c) = self.cached.lock().expect("lock").as_ref()
+            && c.generation == generation
+            && c.expires_at.is_none_or(|e| e > now)
+        {
+            return Ok(c.actor.clone());
+        }
+        let (actor, expires_at) = match &self.identity {
+            Actor::ApiKey { key_id, .. } => {
+                let key = keys::recheck(&site.store, key_id).await;
+                let key = key.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+                let actor = Actor::ApiKey {
+                    key_id: key.id,
+                    roles: key.roles,
+                };
+                (actor, key.expires_at)
+            }
+            _ => {
+                let actor = refresh(site, &self.identity).await;
+                let actor = actor.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+                (actor, None)
+            }
+        };
+        *self.cached.lock().expect("lock") = Some(Cached {
+            generation,
+            actor: actor.clone(),
+            expires_at,
+        });
+        Ok(actor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

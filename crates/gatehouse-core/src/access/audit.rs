@@ -8,14 +8,12 @@
 //! audit entry commit together or not at all.
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result, codes};
 use crate::store::audit::{self as sql, AuditRow};
 use crate::store::{Store, Tx, now_ms};
 
-/// The `prev_hash` of the first entry.
-pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+pub use crate::store::audit::{GENESIS, entry_hash};
 
 /// What is being recorded. `detail` is JSON and must never hold a secret.
 #[derive(Debug, Clone)]
@@ -26,61 +24,27 @@ pub struct Entry<'a> {
     pub detail: serde_json::Value,
 }
 
-/// The hash of an entry: SHA-256 over an unambiguous JSON array of its fields.
-pub fn entry_hash(
-    seq: i64,
-    ts: i64,
-    actor: &str,
-    action: &str,
-    subject: &str,
-    detail: &str,
-    prev: &str,
-) -> String {
-    let canonical = serde_json::to_string(&(seq, ts, actor, action, subject, detail, prev))
-        .expect("tuple serialises");
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+impl Entry<'_> {
+    fn to_new(&self) -> sql::NewEntry {
+        sql::NewEntry {
+            actor: self.actor.to_string(),
+            action: self.action.to_string(),
+            subject: self.subject.to_string(),
+            detail: self.detail.to_string(),
+        }
+    }
 }
 
 /// Appends `entry` inside `tx` (which must come from `Store::begin_write`).
 pub async fn append(tx: &mut Tx, entry: Entry<'_>) -> Result<i64> {
-    let (seq, prev) = sql::head(tx).await?;
-    let seq = seq + 1;
-    let ts = now_ms();
-    let detail = entry.detail.to_string();
-    let hash = entry_hash(
-        seq,
-        ts,
-        entry.actor,
-        entry.action,
-        entry.subject,
-        &detail,
-        &prev,
-    );
-    sql::insert(
-        tx,
-        &AuditRow {
-            seq,
-            ts,
-            actor: entry.actor.to_string(),
-            action: entry.action.to_string(),
-            subject: entry.subject.to_string(),
-            detail,
-            prev_hash: prev,
-            hash,
-        },
-    )
-    .await?;
-    Ok(seq)
+    Ok(sql::append(tx, &[entry.to_new()], now_ms()).await?[0])
 }
 
-/// Appends one entry in a transaction of its own.
+/// Appends one entry in a transaction of its own, shared with the entries
+/// other tasks record at the same time (group commit, see `store::audit`).
+/// Returns once the transaction holding it committed.
 pub async fn record(store: &Store, entry: Entry<'_>) -> Result<i64> {
-    let mut tx = store.begin_write().await?;
-    let seq = append(&mut tx, entry).await?;
-    tx.commit()
-        .await
-        .map_err(|e| Error::storage("committing an audit entry", e))?;
-    Ok(seq)
+    sql::record(store, entry.to_new()).await
 }
 
 /// The result of checking the whole chain.

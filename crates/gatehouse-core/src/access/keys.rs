@@ -13,11 +13,13 @@
 //! the OWASP minimum). The raw key exists in [`RawKey`], whose `Debug` redacts it,
 //! and is handed back once, by [`mint`].
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::phc::PasswordHash;
+use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
-use rand::Rng;
-use rand::distributions::Alphanumeric;
-use rand::rngs::OsRng;
+use rand::RngExt;
+use rand::distr::Alphanumeric;
+use rand::rand_core::UnwrapErr;
+use rand::rngs::SysRng;
 use serde::Serialize;
 use tracing::instrument;
 
@@ -104,8 +106,9 @@ pub fn parse(raw: &str) -> std::result::Result<ParsedKey<'_>, Malformed> {
 
 fn random_base62(len: usize) -> String {
     // Alphanumeric samples the 62 characters uniformly (rejection sampling).
-    OsRng
-        .sample_iter(&Alphanumeric)
+    // SysRng is the OS CSPRNG; a failing OS RNG is a panic, as OsRng's was.
+    UnwrapErr(SysRng)
+        .sample_iter(Alphanumeric)
         .take(len)
         .map(char::from)
         .collect()
@@ -126,9 +129,9 @@ fn hasher() -> Argon2<'static> {
 
 /// Hashes a secret (blocking: call from `spawn_blocking`).
 fn hash_secret(secret: &str) -> Result<String> {
-    let salt = SaltString::generate(&mut OsRng);
+    // The salt comes from the OS CSPRNG (password-hash's `getrandom` feature).
     hasher()
-        .hash_password(secret.as_bytes(), &salt)
+        .hash_password(secret.as_bytes())
         .map(|h| h.to_string())
         .map_err(|e| Error::new(codes::KEY_VERIFY_FAILED, format!("hashing failed: {e}")))
 }
@@ -151,7 +154,7 @@ fn verify_secret(secret: &str, phc: &str) -> Result<SecretCheck> {
     })?;
     match hasher().verify_password(secret.as_bytes(), &parsed) {
         Ok(()) => Ok(SecretCheck::Match),
-        Err(argon2::password_hash::Error::Password) => Ok(SecretCheck::WrongSecret),
+        Err(argon2::password_hash::Error::PasswordInvalid) => Ok(SecretCheck::WrongSecret),
         Err(e) => Err(Error::new(
             codes::KEY_VERIFY_FAILED,
             format!("key verification failed: {e}"),
@@ -472,6 +475,8 @@ impl Refusal {
 pub struct VerifiedKey {
     pub id: String,
     pub roles: Vec<Role>,
+    /// When it stops working, if ever (a cached actor must stop then too).
+    pub expires_at: Option<i64>,
 }
 
 /// Verifies a presented key: parse and checksum, look up by id, argon2 verify,
@@ -495,6 +500,7 @@ pub async fn verify(store: &Store, raw: &RawKey) -> Result<VerifiedKey> {
     Ok(VerifiedKey {
         id: row.id.clone(),
         roles: parse_roles(&row.roles)?,
+        expires_at: row.expires_at,
     })
 }
 
@@ -519,6 +525,7 @@ pub async fn recheck(store: &Store, id: &str) -> Result<VerifiedKey> {
     Ok(VerifiedKey {
         id: row.id.clone(),
         roles: parse_roles(&row.roles)?,
+        expires_at: row.expires_at,
     })
 }
 

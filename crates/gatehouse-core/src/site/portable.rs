@@ -31,7 +31,12 @@ use crate::error::{Error, Result, codes};
 use crate::site::Site;
 use crate::store::audit::AuditRow;
 use crate::store::keys::KeyRow;
+// The table records are the store's rows, serialised as they are.
+pub use crate::store::connections::DefinitionRow as ConnectionRecord;
 use crate::store::portable::{self as sql, Tables};
+pub use crate::store::portable::{
+    ConfigRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
+};
 use crate::store::{Store, now_ms};
 
 /// The `format` field of every dump.
@@ -60,15 +65,6 @@ pub struct Dump {
     pub audit: AuditRecord,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UserRecord {
-    pub email: String,
-    pub roles: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
 /// A key as stored: its public id and the argon2id PHC hash of its secret.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -82,59 +78,6 @@ pub struct KeyRecord {
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContentRecord {
-    pub slug: String,
-    pub title: String,
-    pub body: String,
-    pub status: String,
-    pub author: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-    pub published_at: Option<i64>,
-}
-
-/// An old slug and the slug of the entry it now leads to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RedirectRecord {
-    pub old_slug: String,
-    pub slug: String,
-    pub created_at: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MediaRecord {
-    pub filename: String,
-    pub mime_type: String,
-    pub size: i64,
-    pub sha256: String,
-    pub uploaded_by: String,
-    pub created_at: i64,
-    pub bytes_base64: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConfigRecord {
-    pub key: String,
-    pub value: String,
-    pub updated_at: i64,
-}
-
-/// An MCP client connection definition; `spec` and `limits` are JSON text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConnectionRecord {
-    pub name: String,
-    pub spec: String,
-    pub limits: String,
-    pub created_at: i64,
-    pub updated_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,12 +1,192 @@
-//! SQL for the hash-chained audit log. The chaining itself is in `crate::access::audit`.
+//! SQL for the hash-chained audit log, and its group commit.
+//!
+//! The chain's format (the hash of an entry, [`GENESIS`]) lives here because
+//! appending computes it; `crate::access::audit` decides what is recorded and
+//! verifies the chain.
+//!
+//! Group commit ([`record`]): entries recorded alone (a tool call's) go to one
+//! committer task per store, which appends everything queued so far in one
+//! transaction and only then answers each caller with its seq. The chain stays
+//! gap-free (one transaction holds the head lock while it appends in order),
+//! and no caller hears "recorded" before the commit that holds its entry.
 
-use sqlx::Row;
+use std::sync::{Arc, OnceLock};
+
+use sha2::{Digest, Sha256};
+use sqlx::AssertSqlSafe;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{Store, Tx};
 use crate::error::{Error, Result};
 
+/// The `prev_hash` of the first entry.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The hash of an entry: SHA-256 over an unambiguous JSON array of its fields.
+pub fn entry_hash(
+    seq: i64,
+    ts: i64,
+    actor: &str,
+    action: &str,
+    subject: &str,
+    detail: &str,
+    prev: &str,
+) -> String {
+    let canonical = serde_json::to_string(&(seq, ts, actor, action, subject, detail, prev))
+        .expect("tuple serialises");
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// An entry to append: seq, time and hashes are assigned when it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEntry {
+    pub actor: String,
+    pub action: String,
+    pub subject: String,
+    /// JSON text; never holds a secret.
+    pub detail: String,
+}
+
+/// Appends `entries` in order inside `tx` (from `Store::begin_write`, which
+/// holds the head lock) and moves the head once; returns their seqs.
+pub async fn append(tx: &mut Tx, entries: &[NewEntry], ts: i64) -> Result<Vec<i64>> {
+    let (mut seq, mut prev) = head(tx).await?;
+    let mut rows = Vec::with_capacity(entries.len());
+    for e in entries {
+        seq += 1;
+        let hash = entry_hash(seq, ts, &e.actor, &e.action, &e.subject, &e.detail, &prev);
+        rows.push(AuditRow {
+            seq,
+            ts,
+            actor: e.actor.clone(),
+            action: e.action.clone(),
+            subject: e.subject.clone(),
+            detail: e.detail.clone(),
+            prev_hash: std::mem::replace(&mut prev, hash.clone()),
+            hash,
+        });
+    }
+    // Multi-row inserts, 64 rows (512 parameters) at a time.
+    for chunk in rows.chunks(64) {
+        let values = (0..chunk.len())
+            .map(|i| {
+                let b = i * 8;
+                format!(
+                    "(${}, ${}, ${}, ${}, ${}, ${}, ${}, ${})",
+                    b + 1,
+                    b + 2,
+                    b + 3,
+                    b + 4,
+                    b + 5,
+                    b + 6,
+                    b + 7,
+                    b + 8
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut q = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) VALUES {values}"
+        )));
+        for r in chunk {
+            q = q
+                .bind(r.seq)
+                .bind(r.ts)
+                .bind(r.actor.clone())
+                .bind(r.action.clone())
+                .bind(r.subject.clone())
+                .bind(r.detail.clone())
+                .bind(r.prev_hash.clone())
+                .bind(r.hash.clone());
+        }
+        q.execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("appending to the audit log", e))?;
+    }
+    if let Some(last) = rows.last() {
+        sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
+            .bind(last.seq)
+            .bind(&last.hash)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("moving the audit head", e))?;
+    }
+    Ok(rows.iter().map(|r| r.seq).collect())
+}
+
+/// Appends `entries` in a transaction of their own; returns their seqs once
+/// it committed.
+async fn commit(store: &Store, entries: &[NewEntry]) -> Result<Vec<i64>> {
+    let mut tx = store.begin_write().await?;
+    let seqs = append(&mut tx, entries, super::now_ms()).await?;
+    tx.commit()
+        .await
+        .map_err(|e| store.error("committing audit entries", e))?;
+    Ok(seqs)
+}
+
+type Waiter = oneshot::Sender<Result<i64>>;
+
+/// The most entries one group commit takes.
+const MAX_GROUP: usize = 256;
+
+/// One store's committer: its queue, started on first use.
+#[derive(Default)]
+pub(crate) struct GroupCommit {
+    queue: OnceLock<mpsc::UnboundedSender<(NewEntry, Waiter)>>,
+}
+
+/// Appends one entry, sharing the transaction with every entry recorded
+/// meanwhile; returns its seq after that transaction committed.
+pub async fn record(store: &Store, entry: NewEntry) -> Result<i64> {
+    let queue = store.group.queue.get_or_init(|| {
+        let (tx, rx) = mpsc::unbounded_channel();
+        // The task's copy of the store has a group of its own, so the queue's
+        // sender lives only in the callers' stores and the task ends with them.
+        let own = Store {
+            group: Arc::default(),
+            ..store.clone()
+        };
+        tokio::spawn(committer(own, rx));
+        tx
+    });
+    let (done, answer) = oneshot::channel();
+    match queue.send((entry, done)) {
+        Ok(()) => answer.await.unwrap_or_else(|_| {
+            Err(Error::storage(
+                "committing an audit entry",
+                "the audit committer stopped before answering",
+            ))
+        }),
+        // The committer's runtime is gone: commit this entry alone.
+        Err(mpsc::error::SendError((entry, _))) => Ok(commit(store, &[entry]).await?[0]),
+    }
+}
+
+async fn committer(store: Store, mut rx: mpsc::UnboundedReceiver<(NewEntry, Waiter)>) {
+    let mut batch = Vec::new();
+    while rx.recv_many(&mut batch, MAX_GROUP).await > 0 {
+        let (entries, waiters): (Vec<_>, Vec<_>) = batch.drain(..).unzip();
+        match commit(&store, &entries).await {
+            Ok(seqs) => {
+                for (w, seq) in waiters.into_iter().zip(seqs) {
+                    let _ = w.send(Ok(seq));
+                }
+            }
+            Err(e) => {
+                for w in waiters {
+                    let mut copy = Error::new(e.code, e.message.clone());
+                    copy.hint = e.hint.clone();
+                    copy.detail = e.detail.clone();
+                    let _ = w.send(Err(copy));
+                }
+            }
+        }
+    }
+}
+
 /// One stored audit entry.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct AuditRow {
     pub seq: i64,
     pub ts: i64,
@@ -20,49 +200,10 @@ pub struct AuditRow {
 
 /// Reads the chain head inside a write transaction (already locked by `begin_write`).
 pub async fn head(tx: &mut Tx) -> Result<(i64, String)> {
-    let row = sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1")
+    sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1")
         .fetch_one(&mut **tx)
         .await
-        .map_err(|e| Error::storage("reading the audit head", e))?;
-    Ok((row.try_get(0)?, row.try_get(1)?))
-}
-
-pub async fn insert(tx: &mut Tx, row: &AuditRow) -> Result<()> {
-    sqlx::query(
-        "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(row.seq)
-    .bind(row.ts)
-    .bind(&row.actor)
-    .bind(&row.action)
-    .bind(&row.subject)
-    .bind(&row.detail)
-    .bind(&row.prev_hash)
-    .bind(&row.hash)
-    .execute(&mut **tx)
-    .await
-    .map_err(|e| Error::storage("appending to the audit log", e))?;
-    sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
-        .bind(row.seq)
-        .bind(&row.hash)
-        .execute(&mut **tx)
-        .await
-        .map_err(|e| Error::storage("moving the audit head", e))?;
-    Ok(())
-}
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<AuditRow> {
-    Ok(AuditRow {
-        seq: row.try_get("seq")?,
-        ts: row.try_get("ts")?,
-        actor: row.try_get("actor")?,
-        action: row.try_get("action")?,
-        subject: row.try_get("subject")?,
-        detail: row.try_get("detail")?,
-        prev_hash: row.try_get("prev_hash")?,
-        hash: row.try_get("hash")?,
-    })
+        .map_err(|e| Error::storage("reading the audit head", e))
 }
 
 const COLUMNS: &str = "seq, ts, actor, action, subject, detail, prev_hash, hash";
@@ -70,39 +211,39 @@ const COLUMNS: &str = "seq, ts, actor, action, subject, detail, prev_hash, hash"
 /// Entries in chain order, starting after `after_seq`, at most `limit`.
 pub async fn page(store: &Store, after_seq: i64, limit: i64) -> Result<Vec<AuditRow>> {
     let sql = &format!("SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2");
-    let rows = store
+    store
         .read("reading the audit log", |pool| async move {
-            sqlx::query(sql)
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(after_seq)
                 .bind(limit)
                 .fetch_all(&pool)
                 .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }
 
 /// The newest `limit` entries, newest last.
 pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
     let sql = &format!("SELECT {COLUMNS} FROM audit_log ORDER BY seq DESC LIMIT $1");
-    let rows = store
+    let mut out: Vec<AuditRow> = store
         .read("reading the audit log", |pool| async move {
-            sqlx::query(sql).bind(limit).fetch_all(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(limit)
+                .fetch_all(&pool)
+                .await
         })
         .await?;
-    let mut out = rows.iter().map(from_row).collect::<Result<Vec<_>>>()?;
     out.reverse();
     Ok(out)
 }
 
 /// The head as committed (outside any transaction), for verification.
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
-    let row = store
+    store
         .read("reading the audit head", |pool| async move {
-            sqlx::query("SELECT seq, hash FROM audit_head WHERE id = 1")
+            sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1")
                 .fetch_one(&pool)
                 .await
         })
-        .await?;
-    Ok((row.try_get(0)?, row.try_get(1)?))
+        .await
 }

@@ -1,19 +1,43 @@
 //! SQL for MCP call records: one row per call, replaced at each lifecycle
 //! transition (an upsert), so the row always holds the last state written.
+//! The rows are plain columns; `mcp::client::recorder` maps them to and from
+//! the client's `CallRecord`.
 
-use sqlx::Row;
+use sqlx::AssertSqlSafe;
 
 use super::Store;
 use crate::error::{Error, Result};
-use crate::mcp::client::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters};
-use crate::sandbox::ExitInfo;
+
+/// One stored call, column for column. Enums are their snake_case names,
+/// `error` is JSON, `stderr_truncated` is 0 or 1.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CallRow {
+    pub call_id: String,
+    pub connection_id: String,
+    pub tool: String,
+    pub state: String,
+    pub effect: Option<String>,
+    pub request_id: Option<i64>,
+    pub args_bytes: i64,
+    pub error: Option<String>,
+    pub exit_code: Option<i64>,
+    pub exit_signal: Option<i64>,
+    pub stderr_bytes_seen: i64,
+    pub stderr_bytes_retained: i64,
+    pub stderr_truncated: i64,
+    pub stdout_end: String,
+    pub stderr_end: String,
+    pub received_at: i64,
+    pub dispatched_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
 
 const COLUMNS: &str = "call_id, connection_id, tool, state, effect, request_id, args_bytes, error, \
      exit_code, exit_signal, stderr_bytes_seen, stderr_bytes_retained, stderr_truncated, \
      stdout_end, stderr_end, received_at, dispatched_at, finished_at";
 
-/// Writes `record`, replacing the call's previous row.
-pub async fn upsert(store: &Store, record: &CallRecord) -> Result<()> {
+/// Writes `row`, replacing the call's previous row.
+pub async fn upsert(store: &Store, row: &CallRow) -> Result<()> {
     let mut tx = store.begin_write().await?;
     let sql = format!(
         "INSERT INTO mcp_calls ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
@@ -21,30 +45,25 @@ pub async fn upsert(store: &Store, record: &CallRecord) -> Result<()> {
          exit_code = $9, exit_signal = $10, stderr_bytes_seen = $11, stderr_bytes_retained = $12, \
          stderr_truncated = $13, stdout_end = $14, stderr_end = $15, dispatched_at = $17, finished_at = $18"
     );
-    sqlx::query(&sql)
-        .bind(&record.call_id)
-        .bind(&record.connection_id)
-        .bind(&record.tool)
-        .bind(record.state.as_str())
-        .bind(record.effect.map(|e| e.as_str()))
-        .bind(record.request_id.map(|i| i as i64))
-        .bind(record.args_bytes as i64)
-        .bind(
-            record
-                .error
-                .as_ref()
-                .map(|e| serde_json::to_string(e).unwrap_or_default()),
-        )
-        .bind(record.exit.and_then(|e| e.code).map(i64::from))
-        .bind(record.exit.and_then(|e| e.signal).map(i64::from))
-        .bind(record.stderr.bytes_seen as i64)
-        .bind(record.stderr.bytes_retained as i64)
-        .bind(i64::from(record.stderr.truncated))
-        .bind(super::connections::stream_end_str(record.stdout_end))
-        .bind(super::connections::stream_end_str(record.stderr_end))
-        .bind(record.received_at_ms)
-        .bind(record.dispatched_at_ms)
-        .bind(record.finished_at_ms)
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(&row.call_id)
+        .bind(&row.connection_id)
+        .bind(&row.tool)
+        .bind(&row.state)
+        .bind(&row.effect)
+        .bind(row.request_id)
+        .bind(row.args_bytes)
+        .bind(&row.error)
+        .bind(row.exit_code)
+        .bind(row.exit_signal)
+        .bind(row.stderr_bytes_seen)
+        .bind(row.stderr_bytes_retained)
+        .bind(row.stderr_truncated)
+        .bind(&row.stdout_end)
+        .bind(&row.stderr_end)
+        .bind(row.received_at)
+        .bind(row.dispatched_at)
+        .bind(row.finished_at)
         .execute(&mut *tx)
         .await
         .map_err(|e| Error::storage("recording a call", e))?;
@@ -54,67 +73,29 @@ pub async fn upsert(store: &Store, record: &CallRecord) -> Result<()> {
     Ok(())
 }
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<CallRecord> {
-    let state: String = row.try_get("state")?;
-    let effect: Option<String> = row.try_get("effect")?;
-    let error: Option<String> = row.try_get("error")?;
-    let code: Option<i64> = row.try_get("exit_code")?;
-    let signal: Option<i64> = row.try_get("exit_signal")?;
-    let request_id: Option<i64> = row.try_get("request_id")?;
-    let stdout_end: String = row.try_get("stdout_end")?;
-    let stderr_end: String = row.try_get("stderr_end")?;
-    Ok(CallRecord {
-        call_id: row.try_get("call_id")?,
-        connection_id: row.try_get("connection_id")?,
-        tool: row.try_get("tool")?,
-        state: CallState::parse(&state)
-            .ok_or_else(|| Error::storage("reading a call", format!("bad state {state}")))?,
-        effect: effect.map(|e| {
-            if e == "read_only" {
-                EffectClass::ReadOnly
-            } else {
-                EffectClass::MayWrite
-            }
-        }),
-        request_id: request_id.map(|i| i as u64),
-        args_bytes: row.try_get::<i64, _>("args_bytes")? as u64,
-        error: error.and_then(|e| serde_json::from_str(&e).ok()),
-        exit: (code.is_some() || signal.is_some()).then(|| ExitInfo {
-            code: code.map(|c| c as i32),
-            signal: signal.map(|s| s as i32),
-        }),
-        stderr: StderrCounters {
-            bytes_seen: row.try_get::<i64, _>("stderr_bytes_seen")? as u64,
-            bytes_retained: row.try_get::<i64, _>("stderr_bytes_retained")? as u64,
-            truncated: row.try_get::<i64, _>("stderr_truncated")? != 0,
-        },
-        stdout_end: super::connections::parse_stream_end(&stdout_end),
-        stderr_end: super::connections::parse_stream_end(&stderr_end),
-        received_at_ms: row.try_get("received_at")?,
-        dispatched_at_ms: row.try_get("dispatched_at")?,
-        finished_at_ms: row.try_get("finished_at")?,
-    })
-}
-
-pub async fn get(store: &Store, call_id: &str) -> Result<Option<CallRecord>> {
+pub async fn get(store: &Store, call_id: &str) -> Result<Option<CallRow>> {
     let sql = &format!("SELECT {COLUMNS} FROM mcp_calls WHERE call_id = $1");
-    let row = store
+    store
         .read("looking up a call", |pool| async move {
-            sqlx::query(sql).bind(call_id).fetch_optional(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(call_id)
+                .fetch_optional(&pool)
+                .await
         })
-        .await?;
-    row.as_ref().map(from_row).transpose()
+        .await
 }
 
 /// Calls of one connection run, oldest first.
-pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<Vec<CallRecord>> {
+pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<Vec<CallRow>> {
     let sql = &format!(
         "SELECT {COLUMNS} FROM mcp_calls WHERE connection_id = $1 ORDER BY received_at, call_id"
     );
-    let rows = store
+    store
         .read("listing calls", |pool| async move {
-            sqlx::query(sql).bind(connection_id).fetch_all(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(connection_id)
+                .fetch_all(&pool)
+                .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }

@@ -4,12 +4,12 @@
 //! (SQLite: FTS5 triggers; PostgreSQL: a generated tsvector column), so a search
 //! finds an entry the moment its write commits.
 
-use sqlx::Row;
+use sqlx::AssertSqlSafe;
 
 use super::{Backend, Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct Entry {
     pub id: i64,
     pub slug: String,
@@ -24,20 +24,6 @@ pub struct Entry {
 
 const COLUMNS: &str =
     "c.id, c.slug, c.title, c.body, c.status, c.author, c.created_at, c.updated_at, c.published_at";
-
-fn from_row(row: &sqlx::any::AnyRow) -> Result<Entry> {
-    Ok(Entry {
-        id: row.try_get("id")?,
-        slug: row.try_get("slug")?,
-        title: row.try_get("title")?,
-        body: row.try_get("body")?,
-        status: row.try_get("status")?,
-        author: row.try_get("author")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-        published_at: row.try_get("published_at")?,
-    })
-}
 
 fn slug_taken(slug: &str) -> Error {
     Error::new(
@@ -54,23 +40,24 @@ pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<Entry>> {
          UNION ALL
          SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1"
     );
-    let row = store
+    store
         .read("reading content", |pool| async move {
-            sqlx::query(sql).bind(slug).fetch_optional(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(slug)
+                .fetch_optional(&pool)
+                .await
         })
-        .await?;
-    row.as_ref().map(from_row).transpose()
+        .await
 }
 
 pub async fn by_slug_in(tx: &mut Tx, slug: &str) -> Result<Option<Entry>> {
-    let row = sqlx::query(&format!(
+    sqlx::query_as(AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM content c WHERE c.slug = $1"
-    ))
+    )))
     .bind(slug)
     .fetch_optional(&mut **tx)
     .await
-    .map_err(|e| Error::storage("reading content", e))?;
-    row.as_ref().map(from_row).transpose()
+    .map_err(|e| Error::storage("reading content", e))
 }
 
 /// Entries, newest first; `published_only` hides drafts.
@@ -88,16 +75,15 @@ pub async fn list(
     let sql = &format!(
         "SELECT {COLUMNS} FROM content c {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"
     );
-    let rows = store
+    store
         .read("listing content", |pool| async move {
-            sqlx::query(sql)
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(limit)
                 .bind(offset)
                 .fetch_all(&pool)
                 .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }
 
 /// Quotes every word so user text is never parsed as FTS5 query syntax.
@@ -143,25 +129,23 @@ pub async fn search(
         ),
     };
     let (sql, arg) = (&sql, &arg);
-    let rows = store
+    store
         .read("searching content", |pool| async move {
-            sqlx::query(sql)
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(arg)
                 .bind(limit)
                 .fetch_all(&pool)
                 .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }
 
 async fn slug_is_redirect(tx: &mut Tx, slug: &str) -> Result<Option<i64>> {
-    let row = sqlx::query("SELECT content_id FROM content_redirects WHERE old_slug = $1")
+    sqlx::query_scalar("SELECT content_id FROM content_redirects WHERE old_slug = $1")
         .bind(slug)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| Error::storage("reading redirects", e))?;
-    Ok(row.map(|r| r.try_get(0)).transpose()?)
+        .map_err(|e| Error::storage("reading redirects", e))
 }
 
 pub struct NewEntry<'a> {
@@ -177,7 +161,7 @@ pub async fn insert(tx: &mut Tx, e: &NewEntry<'_>, now: i64) -> Result<i64> {
         return Err(slug_taken(e.slug));
     }
     let published_at = (e.status == "published").then_some(now);
-    let row = sqlx::query(
+    sqlx::query_scalar(
         "INSERT INTO content (slug, title, body, status, author, created_at, updated_at, published_at)
          VALUES ($1, $2, $3, $4, $5, $6, $6, $7) RETURNING id",
     )
@@ -190,8 +174,7 @@ pub async fn insert(tx: &mut Tx, e: &NewEntry<'_>, now: i64) -> Result<i64> {
     .bind(published_at)
     .fetch_one(&mut **tx)
     .await
-    .map_err(|err| if is_unique_violation(&err) { slug_taken(e.slug) } else { Error::storage("creating content", err) })?;
-    Ok(row.try_get(0)?)
+    .map_err(|err| if is_unique_violation(&err) { slug_taken(e.slug) } else { Error::storage("creating content", err) })
 }
 
 /// Replaces title and body and sets the entry back to draft.
@@ -275,15 +258,14 @@ pub async fn delete(tx: &mut Tx, id: i64) -> Result<()> {
 }
 
 pub async fn redirects_to(store: &Store, id: i64) -> Result<Vec<String>> {
-    let rows = store
+    store
         .read("reading redirects", |pool| async move {
-            sqlx::query(
+            sqlx::query_scalar(
                 "SELECT old_slug FROM content_redirects WHERE content_id = $1 ORDER BY old_slug",
             )
             .bind(id)
             .fetch_all(&pool)
             .await
         })
-        .await?;
-    rows.iter().map(|r| Ok(r.try_get(0)?)).collect()
+        .await
 }

@@ -1,12 +1,12 @@
 //! SQL for API keys. Only argon2id hashes are stored, never a raw key.
 
-use sqlx::Row;
+use sqlx::AssertSqlSafe;
 
 use super::{Store, Tx};
 use crate::error::{Error, Result};
 
 /// A stored key, without anything secret but its hash.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct KeyRow {
     pub id: String,
     pub label: String,
@@ -22,24 +22,10 @@ pub struct KeyRow {
 const COLUMNS: &str =
     "id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by";
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<KeyRow> {
-    Ok(KeyRow {
-        id: row.try_get("id")?,
-        label: row.try_get("label")?,
-        roles: row.try_get("roles")?,
-        hash: row.try_get("hash")?,
-        created_at: row.try_get("created_at")?,
-        expires_at: row.try_get("expires_at")?,
-        last_used_at: row.try_get("last_used_at")?,
-        revoked_at: row.try_get("revoked_at")?,
-        replaced_by: row.try_get("replaced_by")?,
-    })
-}
-
 pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
-    sqlx::query(&format!(
+    sqlx::query(AssertSqlSafe(format!(
         "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-    ))
+    )))
     .bind(&key.id)
     .bind(&key.label)
     .bind(&key.roles)
@@ -52,36 +38,40 @@ pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
     .execute(&mut **tx)
     .await
     .map_err(|e| Error::storage("storing a key", e))?;
-    Ok(())
+    super::access::bump(tx).await
 }
 
 pub async fn get(store: &Store, id: &str) -> Result<Option<KeyRow>> {
     let sql = &format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1");
-    let row = store
+    store
         .read("looking up a key", |pool| async move {
-            sqlx::query(sql).bind(id).fetch_optional(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(id)
+                .fetch_optional(&pool)
+                .await
         })
-        .await?;
-    row.as_ref().map(from_row).transpose()
+        .await
 }
 
 pub async fn get_in(tx: &mut Tx, id: &str) -> Result<Option<KeyRow>> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(|e| Error::storage("looking up a key", e))?;
-    row.as_ref().map(from_row).transpose()
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("looking up a key", e))
 }
 
 pub async fn list(store: &Store) -> Result<Vec<KeyRow>> {
     let sql = &format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id");
-    let rows = store
+    store
         .read("listing keys", |pool| async move {
-            sqlx::query(sql).fetch_all(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .fetch_all(&pool)
+                .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }
 
 /// Marks a key revoked; false when it was unknown or already revoked.
@@ -93,6 +83,7 @@ pub async fn revoke(tx: &mut Tx, id: &str, at: i64) -> Result<bool> {
             .execute(&mut **tx)
             .await
             .map_err(|e| Error::storage("revoking a key", e))?;
+    super::access::bump(tx).await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -105,7 +96,7 @@ pub async fn retire(tx: &mut Tx, id: &str, expires_at: i64, replaced_by: &str) -
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("retiring a key", e))?;
-    Ok(())
+    super::access::bump(tx).await
 }
 
 /// Records use, at most once a minute per key, to keep verification cheap.
@@ -114,7 +105,7 @@ pub async fn touch(store: &Store, id: &str, at: i64) -> Result<()> {
         .bind(at)
         .bind(id)
         .bind(at - 60_000)
-        .execute(store.pool())
+        .execute(store.writer())
         .await
         .map_err(|e| store.error("recording key use", e))?;
     Ok(())
@@ -137,7 +128,9 @@ pub async fn insert_filler(store: &Store, first: u64, count: u64, created_at: i6
             .join(", ");
         let sql =
             format!("INSERT INTO api_keys (id, label, roles, hash, created_at) VALUES {values}");
-        let mut q = sqlx::query(&sql).bind(FILLER_HASH).bind(created_at);
+        let mut q = sqlx::query(AssertSqlSafe(sql))
+            .bind(FILLER_HASH)
+            .bind(created_at);
         for i in next..next + n {
             q = q.bind(format!("f{i:011}"));
         }

@@ -1,11 +1,11 @@
 //! SQL for media items (bytes stored inline: sites are small).
 
-use sqlx::Row;
+use sqlx::AssertSqlSafe;
 
 use super::{Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct MediaInfo {
     pub id: i64,
     pub filename: String,
@@ -18,16 +18,12 @@ pub struct MediaInfo {
 
 const INFO: &str = "id, filename, mime_type, size, sha256, uploaded_by, created_at";
 
-fn info(row: &sqlx::any::AnyRow) -> Result<MediaInfo> {
-    Ok(MediaInfo {
-        id: row.try_get("id")?,
-        filename: row.try_get("filename")?,
-        mime_type: row.try_get("mime_type")?,
-        size: row.try_get("size")?,
-        sha256: row.try_get("sha256")?,
-        uploaded_by: row.try_get("uploaded_by")?,
-        created_at: row.try_get("created_at")?,
-    })
+/// A media item with its bytes.
+#[derive(sqlx::FromRow)]
+struct WithBytes {
+    #[sqlx(flatten)]
+    info: MediaInfo,
+    bytes: Vec<u8>,
 }
 
 pub struct NewMedia<'a> {
@@ -39,10 +35,10 @@ pub struct NewMedia<'a> {
 }
 
 pub async fn insert(tx: &mut Tx, m: &NewMedia<'_>, now: i64) -> Result<MediaInfo> {
-    let row = sqlx::query(&format!(
+    sqlx::query_as(AssertSqlSafe(format!(
         "INSERT INTO media (filename, mime_type, size, sha256, bytes, uploaded_by, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {INFO}"
-    ))
+    )))
     .bind(m.filename)
     .bind(m.mime_type)
     .bind(m.bytes.len() as i64)
@@ -62,31 +58,31 @@ pub async fn insert(tx: &mut Tx, m: &NewMedia<'_>, now: i64) -> Result<MediaInfo
         } else {
             Error::storage("storing media", e)
         }
-    })?;
-    info(&row)
+    })
 }
 
 pub async fn list(store: &Store) -> Result<Vec<MediaInfo>> {
     let sql = &format!("SELECT {INFO} FROM media ORDER BY filename");
-    let rows = store
+    store
         .read("listing media", |pool| async move {
-            sqlx::query(sql).fetch_all(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .fetch_all(&pool)
+                .await
         })
-        .await?;
-    rows.iter().map(info).collect()
+        .await
 }
 
 pub async fn read(store: &Store, filename: &str) -> Result<Option<(MediaInfo, Vec<u8>)>> {
     let sql = &format!("SELECT {INFO}, bytes FROM media WHERE filename = $1");
-    let row = store
+    let row: Option<WithBytes> = store
         .read("reading media", |pool| async move {
-            sqlx::query(sql).bind(filename).fetch_optional(&pool).await
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(filename)
+                .fetch_optional(&pool)
+                .await
         })
         .await?;
-    match row {
-        None => Ok(None),
-        Some(r) => Ok(Some((info(&r)?, r.try_get("bytes")?))),
-    }
+    Ok(row.map(|r| (r.info, r.bytes)))
 }
 
 pub async fn delete(tx: &mut Tx, filename: &str) -> Result<bool> {

@@ -10,7 +10,15 @@
 //! statement updates the single `audit_head` row: on SQLite that takes the write
 //! lock up front (no deferred-transaction upgrade failures), on PostgreSQL a row
 //! lock, so writers — and audit appends — are serialised across processes.
+//!
+//! On SQLite one connection does all of a process's writing (the writer pool
+//! holds one connection; writers queue for it in order), so writers of the
+//! same process never meet SQLite's busy handler; only another process can
+//! make one wait. Reads use their own pool and, in WAL mode, never block on
+//! the writer. Audit entries recorded alone share transactions through a group
+//! commit ([`audit::record`]).
 
+pub mod access;
 pub mod audit;
 pub mod calls;
 pub mod connections;
@@ -44,6 +52,11 @@ pub enum Backend {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// Where writes go: on SQLite a pool of one connection, on PostgreSQL
+    /// the same pool as reads.
+    writer: AnyPool,
+    /// The audit log's group commit (one committer per opened store).
+    group: Arc<audit::GroupCommit>,
     backend: Backend,
     /// The database URL with any password replaced by `***`: the only form
     /// that may appear in errors and logs.
@@ -127,7 +140,7 @@ impl Store {
             // `run_direct`, not `run`: `run` is generic over `Acquire<'a>`, which makes
             // this future unprovably `Send` for async hosts (see site.rs tests).
             migrator
-                .run_direct(&mut conn)
+                .run_direct(None, &mut conn, false)
                 .await
                 .map_err(sqlx::Error::from)
         }
@@ -142,16 +155,27 @@ impl Store {
             .hint("the database may belong to a newer Gatehouse, or be damaged")
             .detail(serde_json::json!({"step": "migrate", "url": &*shown}))
         })?;
-        let pool = AnyPoolOptions::new()
-            .max_connections(if backend == Backend::Sqlite { 4 } else { 8 })
-            .acquire_timeout(CONNECT_TIMEOUT)
-            // No ping before each use: a connection that died idle fails its first
-            // statement instead, which `read` retries and `begin_write` reopens.
-            .test_before_acquire(false)
-            .after_connect(move |conn, _| Box::pin(prepare(conn, backend)))
-            .connect_lazy_with(options);
+        let pool_of = |size: u32| {
+            AnyPoolOptions::new()
+                .max_connections(size)
+                .acquire_timeout(CONNECT_TIMEOUT)
+                // No ping before each use: a connection that died idle fails its first
+                // statement instead, which `read` retries and `begin_write` reopens.
+                .test_before_acquire(false)
+                .after_connect(move |conn, _| Box::pin(prepare(conn, backend)))
+                .connect_lazy_with(options.clone())
+        };
+        let (pool, writer) = match backend {
+            Backend::Sqlite => (pool_of(4), pool_of(1)),
+            Backend::Postgres => {
+                let pool = pool_of(8);
+                (pool.clone(), pool)
+            }
+        };
         Ok(Store {
             pool,
+            writer,
+            group: Arc::default(),
             backend,
             shown,
         })
@@ -163,6 +187,11 @@ impl Store {
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
+    }
+
+    /// The pool writes go through (see the module doc).
+    pub fn writer(&self) -> &AnyPool {
+        &self.writer
     }
 
     /// The database URL with its password redacted.
@@ -179,7 +208,7 @@ impl Store {
         let mut attempt = 1;
         loop {
             let started = async {
-                let mut tx = self.pool.begin().await?;
+                let mut tx = self.writer.begin().await?;
                 sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1")
                     .execute(&mut *tx)
                     .await?;
@@ -248,6 +277,7 @@ impl Store {
 
     /// Closes the pool, so SQLite checkpoints its WAL before the process exits.
     pub async fn close(&self) {
+        self.writer.close().await;
         self.pool.close().await;
     }
 }
@@ -331,19 +361,17 @@ fn short_reason(err: &sqlx::Error) -> String {
     redact_urls(&text)
 }
 
-/// The SQLite URL of a database file, percent-encoding what a URL cannot hold.
+/// The SQLite URL of a database file.
+///
+/// The path is encoded by the `url` crate (`Url::from_file_path`), which escapes
+/// `%` too; `SqliteConnectOptions::filename(..).to_url_lossy()` does not, so a
+/// path holding `%41` would come back as `A` (see docs/decisions.md).
 pub fn sqlite_url(path: &std::path::Path) -> String {
-    let mut out = String::from("sqlite://");
-    for b in path.to_string_lossy().bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char)
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
+    match url::Url::from_file_path(path) {
+        Ok(file) => format!("sqlite://{}?mode=rwc", file.path()),
+        // Only a relative path fails; callers pass absolute ones.
+        Err(()) => format!("sqlite://{}?mode=rwc", path.display()),
     }
-    out.push_str("?mode=rwc");
-    out
 }
 
 /// Milliseconds since the Unix epoch: the one time format in the store.

@@ -4,15 +4,75 @@
 //! Row ids are not carried across (they are internal); redirects point at their
 //! entry by slug, so a dump means the same on either backend.
 
-use sqlx::Row;
+use serde::{Deserialize, Serialize};
+use sqlx::any::AnyRow;
 
 use super::audit::AuditRow;
+use super::connections::DefinitionRow;
 use super::keys::KeyRow;
 use super::{Backend, Store, Tx};
 use crate::error::{Error, Result, codes};
-use crate::site::portable::{
-    ConfigRecord, ConnectionRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
-};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct UserRecord {
+    pub email: String,
+    pub roles: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct ContentRecord {
+    pub slug: String,
+    pub title: String,
+    pub body: String,
+    pub status: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub published_at: Option<i64>,
+}
+
+/// An old slug and the slug of the entry it now leads to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct RedirectRecord {
+    pub old_slug: String,
+    pub slug: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct MediaRecord {
+    pub filename: String,
+    pub mime_type: String,
+    pub size: i64,
+    pub sha256: String,
+    pub uploaded_by: String,
+    pub created_at: i64,
+    /// Filled by the dump writer; not a column.
+    #[sqlx(default)]
+    pub bytes_base64: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigRecord {
+    pub key: String,
+    pub value: String,
+    pub updated_at: i64,
+}
+
+/// A media item with its bytes.
+#[derive(sqlx::FromRow)]
+struct MediaWithBytes {
+    #[sqlx(flatten)]
+    record: MediaRecord,
+    bytes: Vec<u8>,
+}
 
 /// Everything a dump holds, as stored.
 #[derive(Debug, Default)]
@@ -23,7 +83,7 @@ pub struct Tables {
     pub redirects: Vec<RedirectRecord>,
     pub media: Vec<(MediaRecord, Vec<u8>)>,
     pub config: Vec<ConfigRecord>,
-    pub connections: Vec<ConnectionRecord>,
+    pub connections: Vec<DefinitionRow>,
     pub audit: Vec<AuditRow>,
     pub head: (i64, String),
 }
@@ -45,8 +105,11 @@ pub async fn snapshot(store: &Store) -> Result<Tx> {
     Ok(tx)
 }
 
-async fn all(tx: &mut Tx, sql: &str, what: &str) -> Result<Vec<sqlx::any::AnyRow>> {
-    sqlx::query(sql)
+async fn all<T>(tx: &mut Tx, sql: &'static str, what: &str) -> Result<Vec<T>>
+where
+    T: for<'r> sqlx::FromRow<'r, AnyRow> + Send + Unpin,
+{
+    sqlx::query_as(sql)
         .fetch_all(&mut **tx)
         .await
         .map_err(|e| Error::storage(what, e))
@@ -54,157 +117,84 @@ async fn all(tx: &mut Tx, sql: &str, what: &str) -> Result<Vec<sqlx::any::AnyRow
 
 /// Reads every table in `tx` (from [`snapshot`]), in a stable order.
 pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
-    let mut t = Tables::default();
-    for r in all(
+    let users = all(
         tx,
         "SELECT email, roles, created_at, updated_at FROM users ORDER BY email_norm",
         "exporting users",
     )
-    .await?
-    {
-        t.users.push(UserRecord {
-            email: r.try_get("email")?,
-            roles: r.try_get("roles")?,
-            created_at: r.try_get("created_at")?,
-            updated_at: r.try_get("updated_at")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let keys = all(
         tx,
         "SELECT id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by
          FROM api_keys ORDER BY created_at, id",
         "exporting keys",
     )
-    .await?
-    {
-        t.keys.push(KeyRow {
-            id: r.try_get("id")?,
-            label: r.try_get("label")?,
-            roles: r.try_get("roles")?,
-            hash: r.try_get("hash")?,
-            created_at: r.try_get("created_at")?,
-            expires_at: r.try_get("expires_at")?,
-            last_used_at: r.try_get("last_used_at")?,
-            revoked_at: r.try_get("revoked_at")?,
-            replaced_by: r.try_get("replaced_by")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let content = all(
         tx,
         "SELECT slug, title, body, status, author, created_at, updated_at, published_at
          FROM content ORDER BY created_at, slug",
         "exporting content",
     )
-    .await?
-    {
-        t.content.push(ContentRecord {
-            slug: r.try_get("slug")?,
-            title: r.try_get("title")?,
-            body: r.try_get("body")?,
-            status: r.try_get("status")?,
-            author: r.try_get("author")?,
-            created_at: r.try_get("created_at")?,
-            updated_at: r.try_get("updated_at")?,
-            published_at: r.try_get("published_at")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let redirects = all(
         tx,
         "SELECT r.old_slug, c.slug, r.created_at FROM content_redirects r
          JOIN content c ON c.id = r.content_id ORDER BY r.old_slug",
         "exporting redirects",
     )
-    .await?
-    {
-        t.redirects.push(RedirectRecord {
-            old_slug: r.try_get("old_slug")?,
-            slug: r.try_get("slug")?,
-            created_at: r.try_get("created_at")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let media: Vec<MediaWithBytes> = all(
         tx,
         "SELECT filename, mime_type, size, sha256, uploaded_by, created_at, bytes
          FROM media ORDER BY filename",
         "exporting media",
     )
-    .await?
-    {
-        t.media.push((
-            MediaRecord {
-                filename: r.try_get("filename")?,
-                mime_type: r.try_get("mime_type")?,
-                size: r.try_get("size")?,
-                sha256: r.try_get("sha256")?,
-                uploaded_by: r.try_get("uploaded_by")?,
-                created_at: r.try_get("created_at")?,
-                bytes_base64: String::new(),
-            },
-            r.try_get("bytes")?,
-        ));
-    }
-    for r in all(
+    .await?;
+    let config = all(
         tx,
         "SELECT key, value, updated_at FROM site_config ORDER BY key",
         "exporting site config",
     )
-    .await?
-    {
-        t.config.push(ConfigRecord {
-            key: r.try_get("key")?,
-            value: r.try_get("value")?,
-            updated_at: r.try_get("updated_at")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let connections = all(
         tx,
         "SELECT name, spec, limits, created_at, updated_at FROM mcp_connections ORDER BY name",
         "exporting MCP connections",
     )
-    .await?
-    {
-        t.connections.push(ConnectionRecord {
-            name: r.try_get("name")?,
-            spec: r.try_get("spec")?,
-            limits: r.try_get("limits")?,
-            created_at: r.try_get("created_at")?,
-            updated_at: r.try_get("updated_at")?,
-        });
-    }
-    for r in all(
+    .await?;
+    let audit = all(
         tx,
         "SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log ORDER BY seq",
         "exporting the audit log",
     )
-    .await?
-    {
-        t.audit.push(AuditRow {
-            seq: r.try_get("seq")?,
-            ts: r.try_get("ts")?,
-            actor: r.try_get("actor")?,
-            action: r.try_get("action")?,
-            subject: r.try_get("subject")?,
-            detail: r.try_get("detail")?,
-            prev_hash: r.try_get("prev_hash")?,
-            hash: r.try_get("hash")?,
-        });
-    }
-    let head = all(
+    .await?;
+    let head: Vec<(i64, String)> = all(
         tx,
         "SELECT seq, hash FROM audit_head WHERE id = 1",
         "exporting the audit head",
     )
     .await?;
     let head = head
-        .first()
+        .into_iter()
+        .next()
         .ok_or_else(|| Error::storage("exporting the audit head", "no audit head row"))?;
-    t.head = (head.try_get("seq")?, head.try_get("hash")?);
-    Ok(t)
+    Ok(Tables {
+        users,
+        keys,
+        content,
+        redirects,
+        media: media.into_iter().map(|m| (m.record, m.bytes)).collect(),
+        config,
+        connections,
+        audit,
+        head,
+    })
 }
 
 /// Whether the site holds anything at all (rows in any table, or audit history).
 pub async fn is_empty(tx: &mut Tx) -> Result<bool> {
-    let row = sqlx::query(
+    let total: i64 = sqlx::query_scalar(
         "SELECT (SELECT COUNT(*) FROM users) + (SELECT COUNT(*) FROM api_keys)
               + (SELECT COUNT(*) FROM content) + (SELECT COUNT(*) FROM content_redirects)
               + (SELECT COUNT(*) FROM media) + (SELECT COUNT(*) FROM site_config)
@@ -215,11 +205,12 @@ pub async fn is_empty(tx: &mut Tx) -> Result<bool> {
     .fetch_one(&mut **tx)
     .await
     .map_err(|e| Error::storage("checking that the site is empty", e))?;
-    Ok(row.try_get::<i64, _>(0)? == 0)
+    Ok(total == 0)
 }
 
 /// Writes a dump's rows inside `tx` (from `Store::begin_write`, on an empty site).
 pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
+    super::access::bump(tx).await?;
     for u in &t.users {
         sqlx::query(
             "INSERT INTO users (email, email_norm, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",

@@ -1,11 +1,9 @@
 //! SQL for users. Emails are unique case-insensitively through `email_norm`.
 
-use sqlx::Row;
-
 use super::{Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UserRow {
     pub id: i64,
     pub email: String,
@@ -14,18 +12,8 @@ pub struct UserRow {
     pub updated_at: i64,
 }
 
-fn from_row(row: &sqlx::any::AnyRow) -> Result<UserRow> {
-    Ok(UserRow {
-        id: row.try_get("id")?,
-        email: row.try_get("email")?,
-        roles: row.try_get("roles")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
-}
-
 pub async fn insert(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<i64> {
-    let row = sqlx::query(
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO users (email, email_norm, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $4) RETURNING id",
     )
     .bind(email)
@@ -42,39 +30,39 @@ pub async fn insert(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<i
             Error::storage("creating a user", e)
         }
     })?;
-    Ok(row.try_get(0)?)
+    super::access::bump(tx).await?;
+    Ok(id)
 }
 
 pub async fn by_email(store: &Store, email: &str) -> Result<Option<UserRow>> {
     let norm = &email.trim().to_lowercase();
-    let row = store
+    store
         .read("looking up a user", |pool| async move {
-            sqlx::query(
+            sqlx::query_as(
                 "SELECT id, email, roles, created_at, updated_at FROM users WHERE email_norm = $1",
             )
             .bind(norm)
             .fetch_optional(&pool)
             .await
         })
-        .await?;
-    row.as_ref().map(from_row).transpose()
+        .await
 }
 
 pub async fn list(store: &Store) -> Result<Vec<UserRow>> {
-    let rows = store
+    store
         .read("listing users", |pool| async move {
-            sqlx::query(
+            sqlx::query_as(
                 "SELECT id, email, roles, created_at, updated_at FROM users ORDER BY email_norm",
             )
             .fetch_all(&pool)
             .await
         })
-        .await?;
-    rows.iter().map(from_row).collect()
+        .await
 }
 
 /// Sets a user's roles; false when no such user.
 pub async fn set_roles(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<bool> {
+    super::access::bump(tx).await?;
     let done = sqlx::query("UPDATE users SET roles = $1, updated_at = $2 WHERE email_norm = $3")
         .bind(roles)
         .bind(now)
@@ -86,6 +74,7 @@ pub async fn set_roles(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Resul
 }
 
 pub async fn delete(tx: &mut Tx, email: &str) -> Result<bool> {
+    super::access::bump(tx).await?;
     let done = sqlx::query("DELETE FROM users WHERE email_norm = $1")
         .bind(email.trim().to_lowercase())
         .execute(&mut **tx)

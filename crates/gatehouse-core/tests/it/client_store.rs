@@ -5,11 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::*;
+use gatehouse_core::mcp::client::recorder;
 use gatehouse_core::mcp::client::{
     CallOptions, CallState, ConnectOptions, Connection, EffectClass, StoreRecorder,
 };
 use gatehouse_core::sandbox::Grace;
-use gatehouse_core::store::{calls, connections};
+use gatehouse_core::store::connections;
 use serde_json::json;
 
 #[tokio::test]
@@ -25,10 +26,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
     };
     let conn = Connection::connect(o).await.unwrap();
     let id = conn.id().to_string();
-    let run = connections::get_run(&site.store, &id)
-        .await
-        .unwrap()
-        .unwrap();
+    let run = recorder::load_run(&site.store, &id).await.unwrap().unwrap();
     assert_eq!(run.name.as_deref(), Some("fixture"));
     assert_eq!(run.protocol_version.as_deref(), Some("2026-07-28"));
     assert_eq!(run.end_reason, None, "still running");
@@ -36,7 +34,10 @@ async fn records_reach_the_store_with_the_observed_exit() {
     let ok = conn
         .call_tool("echo", json!({"message": "stored"}), CallOptions::default())
         .await;
-    let row = calls::get(&site.store, &ok.call_id).await.unwrap().unwrap();
+    let row = recorder::load_call(&site.store, &ok.call_id)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         row, ok.record,
         "the row is the final record, field for field"
@@ -47,7 +48,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
     let crash = conn
         .call_tool("exit", json!({"code": 7}), CallOptions::default())
         .await;
-    let row = calls::get(&site.store, &crash.call_id)
+    let row = recorder::load_call(&site.store, &crash.call_id)
         .await
         .unwrap()
         .unwrap();
@@ -56,10 +57,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
     assert_eq!(row.error.unwrap().code, "SERVER_EXITED");
 
     let record = conn.close().await;
-    let run = connections::get_run(&site.store, &id)
-        .await
-        .unwrap()
-        .unwrap();
+    let run = recorder::load_run(&site.store, &id).await.unwrap().unwrap();
     assert_eq!(run, record);
     assert_eq!(run.end_reason.as_deref(), Some("exited"));
     assert_eq!(run.exit.unwrap().code, Some(7));
@@ -67,7 +65,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
         run.stderr_excerpt.as_deref(),
         Some("fixture: exiting with 7 on request\n")
     );
-    let all = calls::list_for_connection(&site.store, &id).await.unwrap();
+    let all = recorder::load_calls(&site.store, &id).await.unwrap();
     assert_eq!(all.len(), 2);
     assert!(scratch_entries(&root).is_empty());
 }

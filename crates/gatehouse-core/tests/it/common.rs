@@ -62,12 +62,18 @@ pub async fn fresh_site(name: &str) -> (tempfile::TempDir, gatehouse_core::site:
             let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
                 .await
                 .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("DROP DATABASE IF EXISTS {db}").as_str())
-                .await
-                .unwrap();
-            sqlx::Executor::execute(&mut admin, format!("CREATE DATABASE {db}").as_str())
-                .await
-                .unwrap();
+            sqlx::Executor::execute(
+                &mut admin,
+                sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {db}")),
+            )
+            .await
+            .unwrap();
+            sqlx::Executor::execute(
+                &mut admin,
+                sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")),
+            )
+            .await
+            .unwrap();
             Some(format!("{base}/{db}"))
         }
         None => None,

@@ -281,3 +281,23 @@ async fn the_backend_is_the_one_asked_for() {
     };
     assert_eq!(db.site.store.backend(), expected);
 }
+
+/// `sqlite_url` must survive characters a URL gives meaning to: `%41` must not
+/// come back as `A`, `#` must not start a fragment, `?` must not start a query.
+#[tokio::test]
+async fn sqlite_file_path_with_url_characters_opens_that_exact_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a b%41#c?d=é");
+    std::fs::create_dir(&dir).unwrap();
+    let file = dir.join("site.db");
+    let store = Store::open(&gatehouse_core::store::sqlite_url(&file))
+        .await
+        .unwrap();
+    store.close().await;
+    assert!(file.exists(), "the database is at the path given");
+    let names: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("a b%41#c?d=é")]);
+}

@@ -249,8 +249,7 @@ pub fn now_ms() -> i64 {
 
 /// A fresh stable id with `prefix`.
 pub fn new_id(prefix: &str) -> String {
-    use rand::Rng;
-    let bytes: [u8; 16] = rand::thread_rng().r#gen();
+    let bytes: [u8; 16] = rand::random();
     format!("{prefix}_{}", hex::encode(bytes))
 }
 

@@ -1,6 +1,16 @@
 //! [`StoreRecorder`]: call and connection records in the site's database.
+//!
+//! The store keeps plain columns ([`CallRow`], [`RunRow`]); this file maps the
+//! client's records to them and back, so `store` knows no client type.
 
-use super::lifecycle::{CallRecord, CallRecorder, ConnectionRun, RecordFuture};
+use super::lifecycle::{
+    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, RecordFuture,
+    StderrCounters, StreamEnd,
+};
+use crate::error::{Error, Result};
+use crate::sandbox::ExitInfo;
+use crate::store::calls::CallRow;
+use crate::store::connections::RunRow;
 use crate::store::{self, Store};
 
 /// Persists records through the store (all SQL stays in `store`).
@@ -17,10 +27,169 @@ impl StoreRecorder {
 
 impl CallRecorder for StoreRecorder {
     fn record_call<'a>(&'a self, record: &'a CallRecord) -> RecordFuture<'a> {
-        Box::pin(store::calls::upsert(&self.store, record))
+        let row = call_row(record);
+        Box::pin(async move { store::calls::upsert(&self.store, &row).await })
     }
 
     fn record_connection<'a>(&'a self, record: &'a ConnectionRun) -> RecordFuture<'a> {
-        Box::pin(store::connections::upsert_run(&self.store, record))
+        let row = run_row(record);
+        Box::pin(async move { store::connections::upsert_run(&self.store, &row).await })
+    }
+}
+
+/// The stored record of one call, if any.
+pub async fn load_call(store: &Store, call_id: &str) -> Result<Option<CallRecord>> {
+    store::calls::get(store, call_id)
+        .await?
+        .map(call_record)
+        .transpose()
+}
+
+/// The stored calls of one connection run, oldest first.
+pub async fn load_calls(store: &Store, connection_id: &str) -> Result<Vec<CallRecord>> {
+    store::calls::list_for_connection(store, connection_id)
+        .await?
+        .into_iter()
+        .map(call_record)
+        .collect()
+}
+
+/// The stored record of one connection run, if any.
+pub async fn load_run(store: &Store, connection_id: &str) -> Result<Option<ConnectionRun>> {
+    Ok(store::connections::get_run(store, connection_id)
+        .await?
+        .map(run_record))
+}
+
+fn stream_end_str(end: StreamEnd) -> &'static str {
+    match end {
+        StreamEnd::Open => "open",
+        StreamEnd::Eof => "eof",
+        StreamEnd::FrameTooLarge => "frame_too_large",
+        StreamEnd::ReadError => "read_error",
+    }
+}
+
+fn parse_stream_end(s: &str) -> StreamEnd {
+    match s {
+        "eof" => StreamEnd::Eof,
+        "frame_too_large" => StreamEnd::FrameTooLarge,
+        "read_error" => StreamEnd::ReadError,
+        _ => StreamEnd::Open,
+    }
+}
+
+fn exit_of(code: Option<i64>, signal: Option<i64>) -> Option<ExitInfo> {
+    (code.is_some() || signal.is_some()).then(|| ExitInfo {
+        code: code.map(|c| c as i32),
+        signal: signal.map(|s| s as i32),
+    })
+}
+
+fn call_row(r: &CallRecord) -> CallRow {
+    CallRow {
+        call_id: r.call_id.clone(),
+        connection_id: r.connection_id.clone(),
+        tool: r.tool.clone(),
+        state: r.state.as_str().to_string(),
+        effect: r.effect.map(|e| e.as_str().to_string()),
+        request_id: r.request_id.map(|i| i as i64),
+        args_bytes: r.args_bytes as i64,
+        error: r
+            .error
+            .as_ref()
+            .map(|e| serde_json::to_string(e).unwrap_or_default()),
+        exit_code: r.exit.and_then(|e| e.code).map(i64::from),
+        exit_signal: r.exit.and_then(|e| e.signal).map(i64::from),
+        stderr_bytes_seen: r.stderr.bytes_seen as i64,
+        stderr_bytes_retained: r.stderr.bytes_retained as i64,
+        stderr_truncated: i64::from(r.stderr.truncated),
+        stdout_end: stream_end_str(r.stdout_end).to_string(),
+        stderr_end: stream_end_str(r.stderr_end).to_string(),
+        received_at: r.received_at_ms,
+        dispatched_at: r.dispatched_at_ms,
+        finished_at: r.finished_at_ms,
+    }
+}
+
+fn call_record(row: CallRow) -> Result<CallRecord> {
+    Ok(CallRecord {
+        state: CallState::parse(&row.state)
+            .ok_or_else(|| Error::storage("reading a call", format!("bad state {}", row.state)))?,
+        effect: row.effect.map(|e| {
+            if e == "read_only" {
+                EffectClass::ReadOnly
+            } else {
+                EffectClass::MayWrite
+            }
+        }),
+        request_id: row.request_id.map(|i| i as u64),
+        args_bytes: row.args_bytes as u64,
+        error: row.error.and_then(|e| serde_json::from_str(&e).ok()),
+        exit: exit_of(row.exit_code, row.exit_signal),
+        stderr: StderrCounters {
+            bytes_seen: row.stderr_bytes_seen as u64,
+            bytes_retained: row.stderr_bytes_retained as u64,
+            truncated: row.stderr_truncated != 0,
+        },
+        stdout_end: parse_stream_end(&row.stdout_end),
+        stderr_end: parse_stream_end(&row.stderr_end),
+        received_at_ms: row.received_at,
+        dispatched_at_ms: row.dispatched_at,
+        finished_at_ms: row.finished_at,
+        call_id: row.call_id,
+        connection_id: row.connection_id,
+        tool: row.tool,
+    })
+}
+
+fn run_row(r: &ConnectionRun) -> RunRow {
+    RunRow {
+        connection_id: r.connection_id.clone(),
+        name: r.name.clone(),
+        program: r.program.clone(),
+        pid: r.pid.map(i64::from),
+        era: r.era.clone(),
+        protocol_version: r.protocol_version.clone(),
+        server_name: r.server_name.clone(),
+        server_version: r.server_version.clone(),
+        end_reason: r.end_reason.clone(),
+        exit_code: r.exit.and_then(|e| e.code).map(i64::from),
+        exit_signal: r.exit.and_then(|e| e.signal).map(i64::from),
+        stderr_bytes_seen: r.stderr.bytes_seen as i64,
+        stderr_bytes_retained: r.stderr.bytes_retained as i64,
+        stderr_truncated: i64::from(r.stderr.truncated),
+        stderr_excerpt: r.stderr_excerpt.clone(),
+        stdout_end: stream_end_str(r.stdout_end).to_string(),
+        stderr_end: stream_end_str(r.stderr_end).to_string(),
+        protocol_violations: r.protocol_violations as i64,
+        started_at: r.started_at_ms,
+        ended_at: r.ended_at_ms,
+    }
+}
+
+fn run_record(row: RunRow) -> ConnectionRun {
+    ConnectionRun {
+        pid: row.pid.map(|p| p as i32),
+        exit: exit_of(row.exit_code, row.exit_signal),
+        stderr: StderrCounters {
+            bytes_seen: row.stderr_bytes_seen as u64,
+            bytes_retained: row.stderr_bytes_retained as u64,
+            truncated: row.stderr_truncated != 0,
+        },
+        stdout_end: parse_stream_end(&row.stdout_end),
+        stderr_end: parse_stream_end(&row.stderr_end),
+        protocol_violations: row.protocol_violations as u64,
+        started_at_ms: row.started_at,
+        ended_at_ms: row.ended_at,
+        connection_id: row.connection_id,
+        name: row.name,
+        program: row.program,
+        era: row.era,
+        protocol_version: row.protocol_version,
+        server_name: row.server_name,
+        server_version: row.server_version,
+        end_reason: row.end_reason,
+        stderr_excerpt: row.stderr_excerpt,
     }
 }

@@ -35,8 +35,9 @@ struct Session {
 
 pub struct State {
     site: Site,
-    /// The actor as resolved at startup: who to re-read, never what they may do.
-    identity: Actor,
+    /// The actor as resolved at startup, re-read per call (cheaply: see
+    /// [`actor::Refresher`]).
+    actor: actor::Refresher,
     /// The manifest names last computed, to notice changes.
     manifest: Mutex<Vec<&'static str>>,
     session: Mutex<Option<Session>>,
@@ -65,7 +66,7 @@ impl State {
         State {
             manifest: Mutex::new(manifest::names(&identity)),
             site,
-            identity,
+            actor: actor::Refresher::new(identity),
             session: Mutex::new(None),
             subscriptions: Mutex::new(HashMap::new()),
             out,
@@ -109,7 +110,7 @@ impl State {
 
     /// The actor as the store has it now; notices manifest changes on the way.
     pub async fn actor_now(&self) -> crate::Result<Actor> {
-        let refreshed = actor::refresh(&self.site, &self.identity).await;
+        let refreshed = self.actor.refresh(&self.site).await;
         let names = match &refreshed {
             Ok(a) => manifest::names(a),
             // A revoked key or removed user may do nothing: the manifest is empty.
@@ -329,7 +330,7 @@ impl State {
         let label = actor
             .as_ref()
             .map(Actor::label)
-            .unwrap_or_else(|_| self.identity.label());
+            .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
             tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await;
             return Err(invalid_params(format!(
