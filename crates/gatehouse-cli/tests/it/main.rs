@@ -4,6 +4,7 @@
 
 mod actors;
 mod audit;
+mod audit_anchor;
 mod client_interop;
 mod concurrency;
 mod config;
