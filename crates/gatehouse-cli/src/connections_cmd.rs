@@ -69,7 +69,7 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
             .await
             .map(|()| format!("removed connection {name}")),
     };
-    site.store.close().await;
+    site.close().await;
     out
 }
 

@@ -117,6 +117,9 @@ pub mod codes {
     pub const KEY_VERIFY_FAILED: &str = "KEY_VERIFY_FAILED";
     pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
     pub const AUDIT_CHAIN_BROKEN: &str = "AUDIT_CHAIN_BROKEN";
+    // Audit anchoring and storage causes (issue 10).
+    pub const AUDIT_CHECKPOINT_INVALID: &str = "AUDIT_CHECKPOINT_INVALID";
+    pub const AUDIT_KEY_INVALID: &str = "AUDIT_KEY_INVALID";
     pub const CONTENT_NOT_FOUND: &str = "CONTENT_NOT_FOUND";
     pub const SLUG_INVALID: &str = "SLUG_INVALID";
     pub const SLUG_TAKEN: &str = "SLUG_TAKEN";

@@ -106,10 +106,7 @@ fn a_chain_cut_short_with_its_head_moved_back_fails_verify() {
     rewrite_chain(&site, &all[..3]);
     let e = verify_fails(&site, &[]);
     assert_eq!(e["detail"]["first_bad_seq"], 4, "{e}");
-    assert!(
-        e["message"].as_str().unwrap().contains("checkpoint"),
-        "{e}"
-    );
+    assert!(e["message"].as_str().unwrap().contains("checkpoint"), "{e}");
 }
 
 #[test]
@@ -117,14 +114,14 @@ fn a_chain_recomputed_without_one_entry_fails_verify() {
     let site = site_with_history("anchor_recompute");
     let mut all = rows(&site);
     // Drop the revocation and recompute every later hash.
-    let at = all.iter().position(|e| e["action"] == "key.revoke").unwrap();
+    let at = all
+        .iter()
+        .position(|e| e["action"] == "key.revoke")
+        .unwrap();
     all.remove(at);
     rewrite_chain(&site, &all);
     let e = verify_fails(&site, &[]);
-    assert!(
-        e["message"].as_str().unwrap().contains("checkpoint"),
-        "{e}"
-    );
+    assert!(e["message"].as_str().unwrap().contains("checkpoint"), "{e}");
 }
 
 #[test]
@@ -146,10 +143,7 @@ fn a_forged_checkpoint_in_the_database_fails_verify() {
         "UPDATE audit_checkpoints SET hash = 'ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff' WHERE seq = (SELECT MAX(seq) FROM audit_checkpoints)",
     );
     let e = verify_fails(&site, &[]);
-    assert!(
-        e["message"].as_str().unwrap().contains("signature"),
-        "{e}"
-    );
+    assert!(e["message"].as_str().unwrap().contains("signature"), "{e}");
 }
 
 #[test]
@@ -181,12 +175,7 @@ fn a_checkpoint_file_with_a_bad_signature_is_refused() {
     cp["seq"] = 2.into();
     let file = site.dir.parent().unwrap().join("checkpoint.json");
     std::fs::write(&file, cp.to_string()).unwrap();
-    let args = [
-        "audit",
-        "verify",
-        "--checkpoint",
-        file.to_str().unwrap(),
-    ];
+    let args = ["audit", "verify", "--checkpoint", file.to_str().unwrap()];
     let f = failure(site.run(&args), &args);
     assert_eq!(f.code, "AUDIT_CHECKPOINT_INVALID", "{}", f.stderr);
 }

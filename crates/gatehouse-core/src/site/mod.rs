@@ -89,6 +89,13 @@ impl Site {
     pub fn is_scratch(&self) -> bool {
         self.file.scratch
     }
+
+    /// A clean shutdown: signs an audit checkpoint if the log grew (see
+    /// [`crate::access::checkpoint`]), then closes the store.
+    pub async fn close(&self) {
+        crate::access::checkpoint::on_close(self).await;
+        self.store.close().await;
+    }
 }
 
 /// Reads and checks `gatehouse.toml` (without opening the database).

@@ -13,6 +13,7 @@
 
 pub mod audit;
 pub mod calls;
+pub mod checkpoints;
 pub mod connections;
 pub mod content;
 pub mod keys;
