@@ -5,6 +5,7 @@
 mod actors;
 mod audit;
 mod audit_anchor;
+mod audit_fail_closed;
 mod client_interop;
 mod concurrency;
 mod config;
