@@ -56,8 +56,10 @@ fn a_cancelled_http_fetch_that_reached_its_target_is_audited() {
     reached
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the fetch reached its target");
-    mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 7, "reason": "test"}}));
+    mcp.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}}),
+    );
     // A later request is answered, so the cancel was handled.
     let pong = mcp.request(8, "ping", json!({}));
     assert!(pong.get("result").is_some(), "{pong}");
@@ -105,7 +107,10 @@ fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() 
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");
     let before = mcp.call(1, "content_read", json!({"slug": "welcome"}), None);
-    assert!(before["result"]["structuredContent"]["body"].is_string(), "{before}");
+    assert!(
+        before["result"]["structuredContent"]["body"].is_string(),
+        "{before}"
+    );
 
     // Another process holds the write lock (WAL readers still read).
     let mut locker = Command::new("sqlite3")
