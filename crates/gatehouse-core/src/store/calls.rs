@@ -3,7 +3,7 @@
 
 use sqlx::Row;
 
-use super::Store;
+use super::{Store, Tx};
 use crate::error::{Error, Result};
 use crate::mcp::client::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters};
 use crate::sandbox::ExitInfo;
@@ -15,6 +15,16 @@ const COLUMNS: &str = "call_id, connection_id, tool, state, effect, request_id, 
 /// Writes `record`, replacing the call's previous row.
 pub async fn upsert(store: &Store, record: &CallRecord) -> Result<()> {
     let mut tx = store.begin_write().await?;
+    upsert_in(&mut tx, record).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("recording a call", e))?;
+    Ok(())
+}
+
+/// [`upsert`] inside the caller's write transaction (so an audit entry
+/// commits with it).
+pub async fn upsert_in(tx: &mut Tx, record: &CallRecord) -> Result<()> {
     let sql = format!(
         "INSERT INTO mcp_calls ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
          ON CONFLICT (call_id) DO UPDATE SET state = $4, effect = $5, request_id = $6, error = $8, \
@@ -45,10 +55,7 @@ pub async fn upsert(store: &Store, record: &CallRecord) -> Result<()> {
         .bind(record.received_at_ms)
         .bind(record.dispatched_at_ms)
         .bind(record.finished_at_ms)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| Error::storage("recording a call", e))?;
-    tx.commit()
+        .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("recording a call", e))?;
     Ok(())
