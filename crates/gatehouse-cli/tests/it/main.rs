@@ -12,6 +12,7 @@ mod config;
 mod connections;
 mod crash;
 mod database_errors;
+mod import_tamper;
 mod keys;
 mod mcp_actors;
 mod mcp_http_fetch;
