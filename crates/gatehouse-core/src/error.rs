@@ -170,6 +170,7 @@ pub mod codes {
     pub const IMPORT_INVALID: &str = "IMPORT_INVALID";
     pub const IMPORT_VERSION_UNSUPPORTED: &str = "IMPORT_VERSION_UNSUPPORTED";
     pub const IMPORT_TARGET_NOT_EMPTY: &str = "IMPORT_TARGET_NOT_EMPTY";
+    pub const IMPORT_TAMPERED: &str = "IMPORT_TAMPERED";
     pub const ROLE_UNKNOWN: &str = "ROLE_UNKNOWN";
     pub const ROLES_EMPTY: &str = "ROLES_EMPTY";
     pub const EMAIL_INVALID: &str = "EMAIL_INVALID";

@@ -14,8 +14,22 @@ fn exported(name: &str) -> (TestSite, Value, String, String) {
     let (_, viewer) = src.mint("viewer");
     let (_, revoked) = src.mint("editor");
     src.ok(&["keys", "revoke", &revoked]);
-    src.ok(&["users", "create", "--email", "Moved@Example.com", "--roles", "author"]);
-    src.ok(&["users", "update", "--email", "moved@example.com", "--roles", "viewer"]);
+    src.ok(&[
+        "users",
+        "create",
+        "--email",
+        "Moved@Example.com",
+        "--roles",
+        "author",
+    ]);
+    src.ok(&[
+        "users",
+        "update",
+        "--email",
+        "moved@example.com",
+        "--roles",
+        "viewer",
+    ]);
     let file = src.dir.parent().unwrap().join("dump.json");
     src.ok(&["site", "export", "--out", file.to_str().unwrap()]);
     let dump = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
@@ -56,7 +70,10 @@ fn an_export_with_a_key_raised_to_admin_is_refused() {
     key(&mut dump, &viewer)["roles"] = "admin".into();
     let (code, message) = import("tamper_key_roles_dst", &dump).unwrap_err();
     assert_eq!(code, "IMPORT_TAMPERED");
-    assert!(message.contains(&viewer) && message.contains("roles"), "{message}");
+    assert!(
+        message.contains(&viewer) && message.contains("roles"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -65,7 +82,10 @@ fn an_export_with_a_revocation_cleared_is_refused() {
     key(&mut dump, &revoked)["revoked_at"] = Value::Null;
     let (code, message) = import("tamper_revoked_dst", &dump).unwrap_err();
     assert_eq!(code, "IMPORT_TAMPERED");
-    assert!(message.contains(&revoked) && message.contains("revoked"), "{message}");
+    assert!(
+        message.contains(&revoked) && message.contains("revoked"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -7,12 +7,14 @@
 //! Map: this file finds, creates and opens the folder; [`content`], [`media`],
 //! [`config`] and [`users`] are the permission-checked APIs over what the site
 //! holds; [`seed`] fills scratch sites with sample data; [`portable`] exports
-//! and imports a whole site.
+//! and imports a whole site, refusing one whose keys or users differ from
+//! what its audit log says ([`replay`]).
 
 pub mod config;
 pub mod content;
 pub mod media;
 pub mod portable;
+pub mod replay;
 pub mod seed;
 pub mod users;
 
