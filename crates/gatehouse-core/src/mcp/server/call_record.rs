@@ -12,11 +12,11 @@
 //! work already found the database unreachable its entry gets only
 //! [`RETRY_AFTER_UNREACHABLE`], so a call never waits twice for a dead server.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -31,20 +31,29 @@ pub const CALL_BOUND: Duration = Duration::from_secs(30);
 /// What an entry gets after the work itself found the database unreachable.
 pub const RETRY_AFTER_UNREACHABLE: Duration = Duration::from_secs(1);
 
-/// Entries being written for calls that were cut short.
+/// Entries being written for calls that were cut short, and whether the
+/// server is abandoning its calls (then they are `interrupted`, not `cancelled`).
 #[derive(Clone, Default)]
-pub struct Late(Arc<Mutex<Vec<JoinHandle<()>>>>);
+pub struct Late {
+    handles: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    interrupting: Arc<AtomicBool>,
+}
 
 impl Late {
+    /// Marks every call dropped from now on as interrupted by the server.
+    pub fn interrupting(&self) {
+        self.interrupting.store(true, Ordering::SeqCst);
+    }
+
     fn push(&self, handle: JoinHandle<()>) {
-        let mut v = self.0.lock().expect("lock");
+        let mut v = self.handles.lock().expect("lock");
         v.retain(|h| !h.is_finished());
         v.push(handle);
     }
 
     /// Waits (at most `bound`) for every late entry to be written.
     pub async fn wait(&self, bound: Duration) {
-        let handles: Vec<_> = std::mem::take(&mut *self.0.lock().expect("lock"));
+        let handles: Vec<_> = std::mem::take(&mut *self.handles.lock().expect("lock"));
         let all = async {
             for h in handles {
                 let _ = h.await;
@@ -62,7 +71,6 @@ pub struct CallRecord {
     label: String,
     tool: &'static str,
     args: Map<String, Value>,
-    closing: watch::Receiver<bool>,
     late: Late,
     deadline: Instant,
     /// The tool's code once it finished (`Some(None)`: it succeeded).
@@ -76,7 +84,6 @@ impl CallRecord {
         label: &str,
         tool: &'static str,
         args: &Map<String, Value>,
-        closing: watch::Receiver<bool>,
         late: Late,
     ) -> CallRecord {
         CallRecord {
@@ -84,7 +91,6 @@ impl CallRecord {
             label: label.to_string(),
             tool,
             args: args.clone(),
-            closing,
             late,
             deadline: Instant::now() + CALL_BOUND,
             reached: None,
@@ -161,7 +167,7 @@ impl Drop for CallRecord {
         if self.written {
             return;
         }
-        let outcome = if *self.closing.borrow() {
+        let outcome = if self.late.interrupting.load(Ordering::SeqCst) {
             "interrupted"
         } else {
             "cancelled"

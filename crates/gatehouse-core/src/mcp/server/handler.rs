@@ -356,7 +356,6 @@ impl State {
             &label,
             spec.name,
             args,
-            self.closing.clone(),
             self.late.clone(),
         );
         let work = async {

@@ -223,6 +223,7 @@ where
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(limits.drain, drain).await.is_err() {
         tracing::warn!("in-flight requests did not finish in time; abandoning them");
+        state.late_records().interrupting();
         tasks.abort_all();
         // Dropping an aborted call queues its audit entry (`interrupted`).
         while tasks.join_next().await.is_some() {}
