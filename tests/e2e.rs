@@ -268,7 +268,7 @@ async fn store_connections(site: &Path) -> Result<()> {
             limits: SavedLimits::default(),
             created_at: gatehouse_core::store::now_ms(),
         };
-        saved::add(&opened.store, &conn).await?;
+        saved::add(&opened.store, "e2e", &conn).await?;
     }
     opened.store.close().await;
     Ok(())

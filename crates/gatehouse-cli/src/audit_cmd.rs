@@ -1,17 +1,22 @@
-//! `gatehouse audit verify|list`.
+//! `gatehouse audit verify|list|checkpoint export`.
 
 use clap::Subcommand;
 use gatehouse_core::Result;
-use gatehouse_core::access::audit;
 use gatehouse_core::access::keys::rfc3339;
+use gatehouse_core::access::{audit, checkpoint};
+use gatehouse_core::error::{Error, codes};
 
 use crate::Ctx;
 use crate::output::{table, to_json};
 
 #[derive(Subcommand)]
 pub enum AuditCommand {
-    /// Check the whole hash chain; names the first entry altered, removed or reordered.
+    /// Check the whole hash chain and the signed checkpoints of it; names the
+    /// first entry altered, removed or reordered.
     Verify {
+        /// Also check against a checkpoint kept elsewhere (from `audit checkpoint export`).
+        #[arg(long, value_name = "FILE")]
+        checkpoint: Option<std::path::PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -22,21 +27,56 @@ pub enum AuditCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Signed checkpoints of the chain's head.
+    #[command(subcommand)]
+    Checkpoint(CheckpointCommand),
+}
+
+#[derive(Subcommand)]
+pub enum CheckpointCommand {
+    /// Sign the current head and print it, to keep somewhere the database's
+    /// users cannot write (check it later with `audit verify --checkpoint FILE`).
+    Export,
 }
 
 pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
     let out = match cmd {
-        AuditCommand::Verify { json } => {
-            let report = audit::verify(store).await?;
+        AuditCommand::Verify {
+            checkpoint: file,
+            json,
+        } => {
+            let extra = match file {
+                Some(path) => Some(checkpoint::parse_exported(
+                    &std::fs::read_to_string(&path).map_err(|e| {
+                        Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
+                    })?,
+                )?),
+                None => None,
+            };
+            let report = checkpoint::verify(&site, extra.as_ref()).await?;
             store.close().await;
             audit::require_ok(&report)?;
             if json {
                 to_json(&report)
             } else {
-                format!("audit chain ok: {} entries", report.entries)
+                match report.anchored_at {
+                    Some(seq) => format!(
+                        "audit chain ok: {} entries, matching the signed checkpoint at entry {seq}",
+                        report.entries
+                    ),
+                    None => format!(
+                        "audit chain ok: {} entries (no signed checkpoint from this machine yet)",
+                        report.entries
+                    ),
+                }
             }
+        }
+        AuditCommand::Checkpoint(CheckpointCommand::Export) => {
+            let text = checkpoint::export(&site).await;
+            store.close().await;
+            text?
         }
         AuditCommand::List { limit, json } => {
             let rows = audit::list(store, limit).await?;

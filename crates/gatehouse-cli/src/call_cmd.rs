@@ -32,7 +32,7 @@ pub async fn run(ctx: &Ctx, a: CallArgs) -> Result<String> {
     })?;
     let site = ctx.open().await?;
     let report = saved::call(&site, &a.name, &a.tool, arguments).await;
-    site.store.close().await;
+    site.close().await;
     let r = report?;
     if a.json {
         return Ok(output::to_json(&r));

@@ -65,11 +65,13 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
-        ConnectionsCommand::Remove { name } => saved::remove(&site.store, &name)
-            .await
-            .map(|()| format!("removed connection {name}")),
+        ConnectionsCommand::Remove { name } => {
+            saved::remove(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
+                .await
+                .map(|()| format!("removed connection {name}"))
+        }
     };
-    site.store.close().await;
+    site.close().await;
     out
 }
 
@@ -126,7 +128,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
         limits,
         created_at: gatehouse_core::mcp::client::lifecycle::now_ms(),
     };
-    saved::add(&site.store, &conn).await?;
+    saved::add(&site.store, crate::keys_cmd::CLI_ACTOR, &conn).await?;
     Ok(format!("added connection {}", a.name))
 }
 

@@ -147,7 +147,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
             }
         }
     };
-    store.close().await;
+    site.close().await;
     Ok(out)
 }
 

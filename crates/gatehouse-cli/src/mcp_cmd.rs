@@ -19,6 +19,6 @@ pub async fn run(ctx: &Ctx, args: McpArgs) -> Result<String> {
     let site = ctx.open().await?;
     let actor = actor::resolve(&site, &args.actor.flags()).await?;
     server::run_stdio(site.clone(), actor).await?;
-    site.store.close().await;
+    site.close().await;
     Ok(String::new())
 }

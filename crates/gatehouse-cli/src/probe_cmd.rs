@@ -18,7 +18,7 @@ pub struct ProbeArgs {
 pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     let site = ctx.open().await?;
     let report = saved::probe(&site, &args.name).await;
-    site.store.close().await;
+    site.close().await;
     let r = report?;
     if args.json {
         return Ok(output::to_json(&r));

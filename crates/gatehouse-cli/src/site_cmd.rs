@@ -48,7 +48,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
                 ctx.settings.database_url.as_deref(),
             )
             .await?;
-            site.store.close().await;
+            site.close().await;
             if ctx
                 .settings
                 .database_url
@@ -70,7 +70,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
         SiteCommand::Export { out } => {
             let site = ctx.open().await?;
             let dump = portable::export(&site).await;
-            site.store.close().await;
+            site.close().await;
             let dump = dump?;
             match out {
                 None => Ok(dump.to_json()),
@@ -87,7 +87,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
         SiteCommand::Import { file } => {
             let site = ctx.open().await?;
             let summary = portable::import_file(&site.store, &file).await;
-            site.store.close().await;
+            site.close().await;
             Ok(format!("imported {}", counts(&summary?)))
         }
     }

@@ -36,7 +36,7 @@ pub async fn run(ctx: &Ctx, a: TailArgs) -> Result<String> {
         let _ = out.flush();
     })
     .await;
-    site.store.close().await;
+    site.close().await;
     let r = record?;
     Ok(format!(
         "[gatehouse: connection ended ({}); {} bytes of stderr]",

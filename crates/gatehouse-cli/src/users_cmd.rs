@@ -79,6 +79,6 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
             format!("removed user {email}")
         }
     };
-    store.close().await;
+    site.close().await;
     Ok(out)
 }

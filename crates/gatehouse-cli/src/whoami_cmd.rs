@@ -19,7 +19,7 @@ pub struct WhoamiArgs {
 pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
     let site = ctx.open().await?;
     let resolved = actor::resolve(&site, &args.actor.flags()).await;
-    site.store.close().await;
+    site.close().await;
     let a = resolved?;
     Ok(if args.json {
         serde_json::to_string(&a).expect("actor serialises")

@@ -59,8 +59,14 @@ impl Error {
     }
 
     /// A storage failure: the detail goes to the log, the user sees the code.
+    /// Causes a person can act on (locked, disk full, read-only, connection
+    /// lost) get their own code and hint; anything else is `STORAGE_ERROR`.
     pub fn storage(context: &str, err: impl std::fmt::Display) -> Self {
-        tracing::error!(context, error = %crate::redact::redact_urls(&err.to_string()), "storage error");
+        let text = crate::redact::redact_urls(&err.to_string());
+        tracing::error!(context, error = %text, "storage error");
+        if let Some((code, what, hint)) = storage_cause(&text) {
+            return Self::new(code, format!("{what} while {context}")).hint(hint);
+        }
         Self::new(codes::STORAGE, format!("storage error while {context}; see the log"))
             .hint("check that the site's database is reachable and not corrupted; run with GATEHOUSE_LOG=debug for detail")
     }
@@ -77,6 +83,70 @@ impl Error {
             hint: self.hint.clone(),
             detail: self.detail.clone(),
         }
+    }
+}
+
+/// The cause of a storage failure a person can act on, read from the
+/// driver's error text (SQLite and PostgreSQL wordings and codes).
+pub(crate) fn storage_cause(text: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    let t = text.to_ascii_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
+    if has(&[
+        "database is locked",
+        "database table is locked",
+        "(code: 5)",
+        "(code: 6)",
+        "lock timeout",
+        "55p03",
+    ]) {
+        Some((
+            codes::DATABASE_LOCKED,
+            "the database is locked by another process",
+            "another program holds a long write transaction on the site's database (an open sqlite3 shell, a backup tool); finish it and retry",
+        ))
+    } else if has(&[
+        "database or disk is full",
+        "disk is full",
+        "no space left on device",
+        "could not extend file",
+        "53100",
+        "(code: 13)",
+    ]) {
+        Some((
+            codes::DISK_FULL,
+            "the disk holding the database is full",
+            "free space on the disk that holds the site's database, then retry; nothing was half-written",
+        ))
+    } else if has(&[
+        "readonly database",
+        "read-only",
+        "read only",
+        "25006",
+        "(code: 8)",
+    ]) {
+        Some((
+            codes::DATABASE_READONLY,
+            "the database can only be read",
+            "make the database file and its folder writable by this user (or connect to a writable PostgreSQL server), then retry",
+        ))
+    } else if has(&[
+        "connection reset",
+        "broken pipe",
+        "unexpected end of file",
+        "unexpected eof",
+        "terminating connection",
+        "connection closed",
+        "connection refused",
+        "pool timed out",
+        "server closed the connection",
+    ]) {
+        Some((
+            codes::DATABASE_UNREACHABLE,
+            "lost the connection to the database",
+            "check that the database server is running; writes are not retried, so re-run the command once it is back",
+        ))
+    } else {
+        None
     }
 }
 
@@ -182,6 +252,12 @@ pub enum Code {
     ConnectionNameInvalid,
     ConnectionExists,
     ConnectionNotFound,
+    ImportTampered,
+    AuditCheckpointInvalid,
+    AuditKeyInvalid,
+    DatabaseLocked,
+    DiskFull,
+    DatabaseReadonly,
 }
 
 impl Code {
@@ -283,6 +359,12 @@ pub mod codes {
     pub const CONNECTION_NAME_INVALID: Code = Code::ConnectionNameInvalid;
     pub const CONNECTION_EXISTS: Code = Code::ConnectionExists;
     pub const CONNECTION_NOT_FOUND: Code = Code::ConnectionNotFound;
+    pub const IMPORT_TAMPERED: Code = Code::ImportTampered;
+    pub const AUDIT_CHECKPOINT_INVALID: Code = Code::AuditCheckpointInvalid;
+    pub const AUDIT_KEY_INVALID: Code = Code::AuditKeyInvalid;
+    pub const DATABASE_LOCKED: Code = Code::DatabaseLocked;
+    pub const DISK_FULL: Code = Code::DiskFull;
+    pub const DATABASE_READONLY: Code = Code::DatabaseReadonly;
 }
 
 #[cfg(test)]
@@ -325,5 +407,48 @@ mod tests {
             serde_json::to_value(&body).unwrap(),
             serde_json::json!({"code": "SITE_NOT_FOUND", "message": "gone", "hint": "look"})
         );
+    }
+
+    #[test]
+    fn storage_failures_name_their_cause() {
+        for (text, code) in [
+            (
+                "error returned from database: (code: 5) database is locked",
+                codes::DATABASE_LOCKED,
+            ),
+            (
+                "error returned from database: (code: 13) database or disk is full",
+                codes::DISK_FULL,
+            ),
+            (
+                "error returned from database: (code: 8) attempt to write a readonly database",
+                codes::DATABASE_READONLY,
+            ),
+            (
+                "error returned from database: cannot execute INSERT in a read-only transaction",
+                codes::DATABASE_READONLY,
+            ),
+            (
+                "error returned from database: could not extend file \"base/1/2\": No space left on device",
+                codes::DISK_FULL,
+            ),
+            (
+                "error communicating with database: Connection reset by peer (os error 104)",
+                codes::DATABASE_UNREACHABLE,
+            ),
+            (
+                "error returned from database: terminating connection due to administrator command",
+                codes::DATABASE_UNREACHABLE,
+            ),
+            (
+                "error returned from database: (code: 11) database disk image is malformed",
+                codes::STORAGE,
+            ),
+        ] {
+            let e = Error::storage("testing", text);
+            assert_eq!(e.code, code, "{text}");
+            assert!(e.hint.is_some());
+            assert!(!e.message.contains("(code"), "{}", e.message);
+        }
     }
 }

@@ -141,3 +141,67 @@ fn tail_shows_every_line_once_across_the_connect() {
         "{out}"
     );
 }
+
+/// Connection changes and outbound calls are audited: who added or removed
+/// which server (never a variable's value), and each call's dispatch and end.
+#[test]
+fn connection_changes_and_outbound_calls_are_audited() {
+    let site = TestSite::new("connections_audited");
+    let server = fixture("mcp_server.py");
+    site.ok(&[
+        "connections",
+        "add",
+        "echo",
+        "--env",
+        "MODE=plain-value-not-logged",
+        "--",
+        "python3",
+        &server,
+    ]);
+    site.ok(&[
+        "call",
+        "echo",
+        "echo",
+        "--args",
+        r#"{"message":"secret-ish text"}"#,
+    ]);
+    site.ok(&["connections", "remove", "echo"]);
+    let log = site.ok_json(&["audit", "list", "--json"]);
+    let text = log.to_string();
+    assert!(!text.contains("plain-value-not-logged"), "{text}");
+    assert!(!text.contains("secret-ish text"), "{text}");
+    let actions: Vec<(String, String)> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_string(),
+                e["subject"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(a, _)| a.starts_with("connection.") || a == "mcp.client_call")
+        .collect();
+    let states: Vec<String> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "mcp.client_call")
+        .map(|e| {
+            let d: serde_json::Value = serde_json::from_str(e["detail"].as_str().unwrap()).unwrap();
+            d["state"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            ("connection.add".into(), "echo".into()),
+            ("mcp.client_call".into(), "echo".into()),
+            ("mcp.client_call".into(), "echo".into()),
+            ("connection.remove".into(), "echo".into()),
+        ],
+        "{text}"
+    );
+    assert_eq!(states, ["dispatched", "completed"]);
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

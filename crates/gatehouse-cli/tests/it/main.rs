@@ -4,12 +4,15 @@
 
 mod actors;
 mod audit;
+mod audit_anchor;
+mod audit_fail_closed;
 mod client_interop;
 mod concurrency;
 mod config;
 mod connections;
 mod crash;
 mod database_errors;
+mod import_tamper;
 mod keys;
 mod mcp_actors;
 mod mcp_http_fetch;

@@ -87,6 +87,7 @@ impl TestSite {
         }
         let out = cmd
             .env_remove("GATEHOUSE_API_KEY")
+            .env("GATEHOUSE_CONFIG_DIR", tmp.path().join("config"))
             .output()
             .expect("gatehouse runs");
         assert!(
@@ -108,8 +109,15 @@ impl TestSite {
             .arg(&self.dir)
             .env_remove("GATEHOUSE_API_KEY")
             .env_remove("GATEHOUSE_SITE")
-            .env_remove("GATEHOUSE_DATABASE_URL");
+            .env_remove("GATEHOUSE_DATABASE_URL")
+            .env("GATEHOUSE_CONFIG_DIR", self.config_dir());
         cmd
+    }
+
+    /// This site's user configuration directory (the audit signing key and
+    /// anchors live there), so tests never touch the real one.
+    pub fn config_dir(&self) -> PathBuf {
+        self._tmp.path().join("config")
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

@@ -57,6 +57,13 @@ pub struct Report {
     pub first_bad_seq: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The newest entry a trusted signed checkpoint vouches for (see
+    /// [`crate::access::checkpoint::verify`]); `None` from the bare chain check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchored_at: Option<i64>,
+    /// Validly signed checkpoints from keys this machine does not hold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unverified_checkpoints: Option<usize>,
 }
 
 /// Checks the whole chain, offline, in pages (the log can be long).
@@ -70,6 +77,8 @@ pub async fn verify(store: &Store) -> Result<Report> {
         ok: false,
         first_bad_seq: Some(seq),
         problem: Some(problem),
+        anchored_at: None,
+        unverified_checkpoints: None,
     };
     loop {
         let page = sql::page(store, expected_seq - 1, 1000).await?;
@@ -138,6 +147,8 @@ pub async fn verify(store: &Store) -> Result<Report> {
         ok: true,
         first_bad_seq: None,
         problem: None,
+        anchored_at: None,
+        unverified_checkpoints: None,
     })
 }
 

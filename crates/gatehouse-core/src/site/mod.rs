@@ -7,12 +7,14 @@
 //! Map: this file finds, creates and opens the folder; [`content`], [`media`],
 //! [`config`] and [`users`] are the permission-checked APIs over what the site
 //! holds; [`seed`] fills scratch sites with sample data; [`portable`] exports
-//! and imports a whole site.
+//! and imports a whole site, refusing one whose keys or users differ from
+//! what its audit log says ([`replay`]).
 
 pub mod config;
 pub mod content;
 pub mod media;
 pub mod portable;
+pub mod replay;
 pub mod seed;
 pub mod users;
 
@@ -88,6 +90,13 @@ pub struct Site {
 impl Site {
     pub fn is_scratch(&self) -> bool {
         self.file.scratch
+    }
+
+    /// A clean shutdown: signs an audit checkpoint if the log grew (see
+    /// [`crate::access::checkpoint`]), then closes the store.
+    pub async fn close(&self) {
+        crate::access::checkpoint::on_close(self).await;
+        self.store.close().await;
     }
 }
 

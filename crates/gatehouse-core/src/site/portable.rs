@@ -317,7 +317,8 @@ fn check(d: &Dump) -> Result<()> {
         "the MCP connection",
         d.connections.iter().map(|c| c.name.clone()),
     )?;
-    check_chain(&d.audit)
+    check_chain(&d.audit)?;
+    super::replay::check(d)
 }
 
 /// The dump's audit chain must verify on its own, or the imported one would not.

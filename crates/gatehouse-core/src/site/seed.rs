@@ -18,11 +18,14 @@ pub const SAMPLE_PNG: &[u8] = &[
     0x42, 0x60, 0x82,
 ];
 
+/// The sample users' roles; each gets `ROLE@example.com`.
+pub const SAMPLE_ROLES: [&str; 4] = ["viewer", "author", "editor", "admin"];
+
 /// Seeds a fresh scratch store in one transaction.
 pub async fn scratch(store: &Store) -> Result<()> {
     let now = now_ms();
     let mut tx = store.begin_write().await?;
-    for role in ["viewer", "author", "editor", "admin"] {
+    for role in SAMPLE_ROLES {
         users::insert(&mut tx, &format!("{role}@example.com"), role, now).await?;
     }
     let entries = [

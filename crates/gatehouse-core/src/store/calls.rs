@@ -5,7 +5,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::Store;
+use super::{Store, Tx};
 use crate::error::{Error, Result};
 
 /// One stored call, column for column. Enums are their snake_case names,
@@ -39,6 +39,16 @@ const COLUMNS: &str = "call_id, connection_id, tool, state, effect, request_id, 
 /// Writes `row`, replacing the call's previous row.
 pub async fn upsert(store: &Store, row: &CallRow) -> Result<()> {
     let mut tx = store.begin_write().await?;
+    upsert_in(&mut tx, row).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("recording a call", e))?;
+    Ok(())
+}
+
+/// [`upsert`] inside the caller's write transaction (so an audit entry
+/// commits with it).
+pub async fn upsert_in(tx: &mut Tx, row: &CallRow) -> Result<()> {
     let sql = format!(
         "INSERT INTO mcp_calls ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18) \
          ON CONFLICT (call_id) DO UPDATE SET state = $4, effect = $5, request_id = $6, error = $8, \
@@ -64,10 +74,7 @@ pub async fn upsert(store: &Store, row: &CallRow) -> Result<()> {
         .bind(row.received_at)
         .bind(row.dispatched_at)
         .bind(row.finished_at)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| Error::storage("recording a call", e))?;
-    tx.commit()
+        .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("recording a call", e))?;
     Ok(())

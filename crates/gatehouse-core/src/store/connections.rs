@@ -3,7 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::Store;
+use super::{Store, Tx};
 use crate::error::{Error, Result};
 
 /// A stored connection definition. `spec` and `limits` are JSON. It is also
@@ -21,6 +21,16 @@ pub struct DefinitionRow {
 /// Inserts a definition; false when the name is taken.
 pub async fn insert_definition(store: &Store, row: &DefinitionRow) -> Result<bool> {
     let mut tx = store.begin_write().await?;
+    let done = insert_definition_in(&mut tx, row).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("storing a connection", e))?;
+    Ok(done)
+}
+
+/// [`insert_definition`] inside the caller's write transaction (so its audit
+/// entry commits with it).
+pub async fn insert_definition_in(tx: &mut Tx, row: &DefinitionRow) -> Result<bool> {
     let done = sqlx::query(
         "INSERT INTO mcp_connections (name, spec, limits, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (name) DO NOTHING",
@@ -30,24 +40,27 @@ pub async fn insert_definition(store: &Store, row: &DefinitionRow) -> Result<boo
     .bind(&row.limits)
     .bind(row.created_at)
     .bind(row.updated_at)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await
     .map_err(|e| Error::storage("storing a connection", e))?;
-    tx.commit()
-        .await
-        .map_err(|e| Error::storage("storing a connection", e))?;
     Ok(done.rows_affected() == 1)
 }
 
 /// Removes a definition; false when there was none.
 pub async fn delete_definition(store: &Store, name: &str) -> Result<bool> {
     let mut tx = store.begin_write().await?;
-    let done = sqlx::query("DELETE FROM mcp_connections WHERE name = $1")
-        .bind(name)
-        .execute(&mut *tx)
+    let done = delete_definition_in(&mut tx, name).await?;
+    tx.commit()
         .await
         .map_err(|e| Error::storage("removing a connection", e))?;
-    tx.commit()
+    Ok(done)
+}
+
+/// [`delete_definition`] inside the caller's write transaction.
+pub async fn delete_definition_in(tx: &mut Tx, name: &str) -> Result<bool> {
+    let done = sqlx::query("DELETE FROM mcp_connections WHERE name = $1")
+        .bind(name)
+        .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("removing a connection", e))?;
     Ok(done.rows_affected() == 1)

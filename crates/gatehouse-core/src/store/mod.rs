@@ -21,6 +21,7 @@
 pub mod access;
 pub mod audit;
 pub mod calls;
+pub mod checkpoints;
 pub mod connections;
 pub mod content;
 pub mod keys;

@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use super::connection::Connection;
 use super::lifecycle::{CallState, ConnectionRun};
 use super::options::{CallOptions, ConnectOptions};
 use super::recorder::StoreRecorder;
+use crate::access::audit;
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::sandbox::stderr::TailSnapshot;
 use crate::sandbox::{self, ChildSpec, EnvValue, ExitInfo, ScratchRoot};
@@ -58,8 +60,9 @@ fn validate_name(name: &str) -> Result<()> {
     }
 }
 
-/// Stores a new connection definition.
-pub async fn add(store: &Store, conn: &SavedConnection) -> Result<()> {
+/// Stores a new connection definition, audited as `connection.add` by `actor`
+/// (the entry holds the command and the variable names, never a value).
+pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<()> {
     validate_name(&conn.name)?;
     if conn.spec.program.is_empty() {
         return Err(Error::invalid(
@@ -97,14 +100,32 @@ pub async fn add(store: &Store, conn: &SavedConnection) -> Result<()> {
         created_at: conn.created_at,
         updated_at: conn.created_at,
     };
-    if !store::connections::insert_definition(store, &row).await? {
+    let mut tx = store.begin_write().await?;
+    if !store::connections::insert_definition_in(&mut tx, &row).await? {
         return Err(Error::invalid(
             codes::CONNECTION_EXISTS,
             format!("a connection named {} already exists", conn.name),
             "pick another name, or remove the old one with `gatehouse connections remove`",
         ));
     }
-    Ok(())
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.add",
+            subject: &conn.name,
+            detail: json!({
+                "program": conn.spec.program,
+                "args_sha256": hex::encode(Sha256::digest(serde_json::to_string(&conn.spec.args).expect("args serialise"))),
+                "env": conn.spec.env.keys().collect::<Vec<_>>(),
+                "limits": conn.limits,
+            }),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("storing a connection", e))
 }
 
 fn from_row(row: store::connections::DefinitionRow) -> Result<SavedConnection> {
@@ -135,12 +156,25 @@ pub async fn get(store: &Store, name: &str) -> Result<SavedConnection> {
     }
 }
 
-pub async fn remove(store: &Store, name: &str) -> Result<()> {
-    if store::connections::delete_definition(store, name).await? {
-        Ok(())
-    } else {
-        Err(not_found(name))
+/// Removes a connection definition, audited as `connection.remove` by `actor`.
+pub async fn remove(store: &Store, actor: &str, name: &str) -> Result<()> {
+    let mut tx = store.begin_write().await?;
+    if !store::connections::delete_definition_in(&mut tx, name).await? {
+        return Err(not_found(name));
     }
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.remove",
+            subject: name,
+            detail: json!({}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("removing a connection", e))
 }
 
 fn not_found(name: &str) -> Error {

@@ -17,6 +17,7 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
+use super::call_record::{CallRecord, Late};
 use super::era::{self, RequestMeta};
 use super::tools;
 use crate::access::actor::{self, Actor};
@@ -45,6 +46,8 @@ pub struct State {
     subscriptions: Mutex<HashMap<String, Value>>,
     out: mpsc::Sender<Value>,
     closing: watch::Receiver<bool>,
+    /// Audit entries of calls cut short, still being written.
+    late: Late,
 }
 
 /// How one request is served.
@@ -71,7 +74,13 @@ impl State {
             subscriptions: Mutex::new(HashMap::new()),
             out,
             closing,
+            late: Late::default(),
         }
+    }
+
+    /// Entries of cut-short calls the server must wait for before it exits.
+    pub fn late_records(&self) -> Late {
+        self.late.clone()
     }
 
     pub fn site(&self) -> &Site {
@@ -332,24 +341,53 @@ impl State {
             .map(Actor::label)
             .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
-            tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await;
+            if let Err(e) =
+                tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await
+            {
+                tracing::error!(code = e.code, "could not record a call of an unknown tool");
+            }
             return Err(invalid_params(format!(
                 "Unknown tool: {}",
                 jsonrpc::shorten(name, 64)
             )));
         };
-        let outcome = match &actor {
-            Ok(actor) => tools::call(&self.site, actor, spec, args).await,
-            Err(e) => tools::Outcome::err(e),
+        // From here on the call gets its entry however it ends (see call_record).
+        let record = CallRecord::new(
+            &self.site,
+            &label,
+            spec.name,
+            args,
+            self.late.clone(),
+        );
+        let work = async {
+            match &actor {
+                Ok(actor) => tools::call(&self.site, actor, spec, args).await,
+                Err(e) => tools::Outcome::err(e),
+            }
+        };
+        let outcome = match tokio::time::timeout_at(record.deadline(), work).await {
+            Ok(outcome) => outcome,
+            Err(_) => tools::Outcome::err(
+                &Error::new(
+                    codes::CALL_TIMEOUT,
+                    format!("{} did not finish in time", spec.name),
+                )
+                .hint(
+                    "the site's database or the tool's target is slow or unreachable; retry later",
+                ),
+            ),
         };
         let verdict = if outcome.code.is_some() {
             "error"
         } else {
             "ok"
         };
-        tools::record(&self.site, &label, spec.name, args, verdict, outcome.code).await;
         tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code.map(crate::error::Code::as_str), era = %served.version, "tools/call");
-        serde_json::to_value(outcome.result).map_err(|e| internal_error(e.to_string()))
+        let result = match record.finish(outcome.code).await {
+            Ok(()) => outcome.result,
+            Err(e) => tools::Outcome::err(&e).result,
+        };
+        serde_json::to_value(result).map_err(|e| internal_error(e.to_string()))
     }
 
     /// `subscriptions/listen`: acknowledge, then hold the request open until the

@@ -6,7 +6,8 @@
 //! per request whether it is served under the stateless 2026-07-28 revision or
 //! the legacy handshake; [`handler`] dispatches methods and keeps the little
 //! state there is; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
-//! [`shutdown`] watches for signals and the parent's death.
+//! [`shutdown`] watches for signals and the parent's death; [`call_record`]
+//! gives every tool call its audit entry, however it ends.
 //!
 //! stdout carries protocol messages only, one JSON object per line, written by
 //! a single writer task. Requests run concurrently (bounded by
@@ -16,6 +17,7 @@
 //! errors) are the official `rmcp` SDK's; the loop is ours (see
 //! docs/decisions.md for why).
 
+pub mod call_record;
 pub mod era;
 pub mod handler;
 pub mod http_fetch;
@@ -222,8 +224,12 @@ where
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(limits.drain, drain).await.is_err() {
         tracing::warn!("in-flight requests did not finish in time; abandoning them");
+        state.late_records().interrupting();
         tasks.abort_all();
+        // Dropping an aborted call queues its audit entry (`interrupted`).
+        while tasks.join_next().await.is_some() {}
     }
+    state.late_records().wait(call_record::CALL_BOUND).await;
     drop(state);
     drop(out_tx);
     match writer.await {

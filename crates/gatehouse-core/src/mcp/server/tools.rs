@@ -355,8 +355,8 @@ pub fn args_digest(args: &Map<String, Value>) -> String {
     ))
 }
 
-/// Appends the `mcp.tool_call` audit entry; a failure is logged, not fatal,
-/// since the call itself has already happened.
+/// Appends the `mcp.tool_call` audit entry and returns its seq. The caller
+/// decides what a failure means (see `call_record`: the call fails closed).
 pub async fn record(
     site: &Site,
     actor_label: &str,
@@ -364,20 +364,14 @@ pub async fn record(
     args: &Map<String, Value>,
     outcome: &str,
     code: Option<Code>,
-) {
+) -> Result<i64> {
     let entry = audit::Entry {
         actor: actor_label,
         action: "mcp.tool_call",
         subject: tool,
         detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code}),
     };
-    if let Err(e) = audit::record(&site.store, entry).await {
-        tracing::error!(
-            tool,
-            code = %e.code,
-            "could not append the audit entry of a tool call"
-        );
-    }
+    audit::record(&site.store, entry).await
 }
 
 #[cfg(test)]

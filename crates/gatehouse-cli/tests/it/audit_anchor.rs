@@ -1,0 +1,205 @@
+//! Rewritten audit chains: an attacker with write access to the database
+//! removes the tail and moves the head back, or deletes an entry and
+//! recomputes the whole chain after it. Both leave a chain that is internally
+//! consistent, so only a checkpoint signed with a key kept outside the
+//! database (in the user's config directory) can tell. These tests rewrite the
+//! real database and expect `audit verify` to fail.
+
+use gatehouse_core::access::audit::entry_hash;
+use serde_json::Value;
+
+use crate::util::{TestSite, failure};
+
+/// A site with 6 audit entries, each written by a separate CLI process (each
+/// of which ends cleanly, so each writes a checkpoint).
+fn site_with_history(name: &str) -> TestSite {
+    let site = TestSite::new(name);
+    let (_, id) = site.mint("viewer");
+    site.mint("editor");
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "x@example.com",
+        "--roles",
+        "viewer",
+    ]);
+    site.ok(&["keys", "revoke", &id]);
+    site.ok(&[
+        "users",
+        "update",
+        "--email",
+        "x@example.com",
+        "--roles",
+        "author",
+    ]);
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["entries"], 6);
+    site
+}
+
+/// Every stored entry, in chain order, as JSON objects.
+fn rows(site: &TestSite) -> Vec<Value> {
+    let sql = if site.database_url.is_some() {
+        "SELECT json_build_object('seq', seq, 'ts', ts, 'actor', actor, 'action', action, 'subject', subject, 'detail', detail) FROM audit_log ORDER BY seq"
+    } else {
+        "SELECT json_object('seq', seq, 'ts', ts, 'actor', actor, 'action', action, 'subject', subject, 'detail', detail) FROM audit_log ORDER BY seq"
+    };
+    site.sql(sql)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON row"))
+        .collect()
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// Replaces the whole chain with `entries` (renumbered from 1 and rehashed)
+/// and moves the head to its end: what an attacker who can write the
+/// database but holds no key can do.
+fn rewrite_chain(site: &TestSite, entries: &[Value]) {
+    let mut sql = String::from("DELETE FROM audit_log;");
+    let mut prev = gatehouse_core::access::audit::GENESIS.to_string();
+    for (i, e) in entries.iter().enumerate() {
+        let seq = i as i64 + 1;
+        let ts = e["ts"].as_i64().unwrap();
+        let (actor, action, subject, detail) = (
+            e["actor"].as_str().unwrap(),
+            e["action"].as_str().unwrap(),
+            e["subject"].as_str().unwrap(),
+            e["detail"].as_str().unwrap(),
+        );
+        let hash = entry_hash(seq, ts, actor, action, subject, detail, &prev);
+        sql.push_str(&format!(
+            "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) VALUES ({seq}, {ts}, {}, {}, {}, {}, '{prev}', '{hash}');",
+            quote(actor),
+            quote(action),
+            quote(subject),
+            quote(detail)
+        ));
+        prev = hash;
+    }
+    sql.push_str(&format!(
+        "UPDATE audit_head SET seq = {}, hash = '{prev}' WHERE id = 1;",
+        entries.len()
+    ));
+    site.sql(&sql);
+}
+
+fn verify_fails(site: &TestSite, extra: &[&str]) -> Value {
+    let mut args = vec!["audit", "verify", "--json"];
+    args.extend_from_slice(extra);
+    let f = failure(site.run(&args), &args);
+    assert_eq!(f.code, "AUDIT_CHAIN_BROKEN", "{}", f.stderr);
+    let v: Value = serde_json::from_str(f.stderr.lines().last().unwrap()).unwrap();
+    v["error"].clone()
+}
+
+#[test]
+fn a_chain_cut_short_with_its_head_moved_back_fails_verify() {
+    let site = site_with_history("anchor_rewind");
+    let all = rows(&site);
+    // The revocation (entry 4) and what followed are gone; the chain that is
+    // left is a true prefix, so every hash and link in it is right.
+    rewrite_chain(&site, &all[..3]);
+    let e = verify_fails(&site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], 4, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("checkpoint"), "{e}");
+}
+
+#[test]
+fn a_chain_recomputed_without_one_entry_fails_verify() {
+    let site = site_with_history("anchor_recompute");
+    let mut all = rows(&site);
+    // Drop the revocation and recompute every later hash.
+    let at = all
+        .iter()
+        .position(|e| e["action"] == "key.revoke")
+        .unwrap();
+    all.remove(at);
+    rewrite_chain(&site, &all);
+    let e = verify_fails(&site, &[]);
+    assert!(e["message"].as_str().unwrap().contains("checkpoint"), "{e}");
+}
+
+#[test]
+fn deleting_the_checkpoints_in_the_database_does_not_hide_a_rewound_chain() {
+    let site = site_with_history("anchor_delete_checkpoints");
+    let all = rows(&site);
+    rewrite_chain(&site, &all[..3]);
+    site.sql("DELETE FROM audit_checkpoints");
+    // The copy kept in the user's config directory still knows entry 6.
+    let e = verify_fails(&site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], 4, "{e}");
+}
+
+#[test]
+fn a_forged_checkpoint_in_the_database_fails_verify() {
+    let site = site_with_history("anchor_forged");
+    // Claim the local key signed a checkpoint of entry 2 with another hash.
+    site.sql(
+        "UPDATE audit_checkpoints SET hash = 'ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff' WHERE seq = (SELECT MAX(seq) FROM audit_checkpoints)",
+    );
+    let e = verify_fails(&site, &[]);
+    assert!(e["message"].as_str().unwrap().contains("signature"), "{e}");
+}
+
+#[test]
+fn an_exported_checkpoint_catches_a_rewrite_another_machine_cannot_see() {
+    let site = site_with_history("anchor_export");
+    let exported = site.ok(&["audit", "checkpoint", "export"]);
+    let cp: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(cp["seq"], 6, "{cp}");
+    assert!(!exported.contains("secret"), "{exported}");
+    let file = site.dir.parent().unwrap().join("checkpoint.json");
+    std::fs::write(&file, &exported).unwrap();
+    let all = rows(&site);
+    rewrite_chain(&site, &all[..5]);
+    site.sql("DELETE FROM audit_checkpoints");
+    // Another machine: a fresh config dir, so no local anchor and another key.
+    std::fs::remove_dir_all(site.config_dir()).unwrap();
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["ok"], true);
+    assert!(v["anchored_at"].is_null(), "{v}");
+    let e = verify_fails(&site, &["--checkpoint", file.to_str().unwrap()]);
+    assert_eq!(e["detail"]["first_bad_seq"], 6, "{e}");
+}
+
+#[test]
+fn a_checkpoint_file_with_a_bad_signature_is_refused() {
+    let site = site_with_history("anchor_export_forged");
+    let exported = site.ok(&["audit", "checkpoint", "export"]);
+    let mut cp: Value = serde_json::from_str(&exported).unwrap();
+    cp["seq"] = 2.into();
+    let file = site.dir.parent().unwrap().join("checkpoint.json");
+    std::fs::write(&file, cp.to_string()).unwrap();
+    let args = ["audit", "verify", "--checkpoint", file.to_str().unwrap()];
+    let f = failure(site.run(&args), &args);
+    assert_eq!(f.code, "AUDIT_CHECKPOINT_INVALID", "{}", f.stderr);
+}
+
+#[test]
+fn verify_reports_the_checkpoint_it_checked_against() {
+    let site = site_with_history("anchor_report");
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["anchored_at"], 6, "{v}");
+    let text = site.ok(&["audit", "verify"]);
+    assert!(text.contains("signed checkpoint at entry 6"), "{text}");
+}
+
+#[test]
+fn the_signing_key_is_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let site = site_with_history("anchor_key_mode");
+    let key = site.config_dir().join("audit-signing-key");
+    let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let dir_mode = std::fs::metadata(site.config_dir())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dir_mode, 0o700);
+}

@@ -1,0 +1,144 @@
+//! Every tool call gets its audit entry, however it ends: a call whose entry
+//! cannot be committed returns an error instead of its result, and a call cut
+//! short (cancelled by the client, or stdin closed while it runs) is recorded
+//! with the outcome it reached.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+
+use serde_json::{Value, json};
+
+use crate::mcp_util::{McpSite, tool_error, wait_exit};
+use crate::util::TestSite;
+
+/// An HTTP server that reads one request, reports it on the channel, and
+/// never answers (the connection stays open until the test ends).
+fn black_hole() -> (u16, mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { break };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            let _ = tx.send(());
+            held.push(stream);
+        }
+    });
+    (port, rx)
+}
+
+fn tool_calls(site: &TestSite) -> Vec<Value> {
+    site.audit()
+        .into_iter()
+        .filter(|e| e["action"] == "mcp.tool_call")
+        .collect()
+}
+
+fn detail(e: &Value) -> Value {
+    serde_json::from_str(e["detail"].as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn a_cancelled_http_fetch_that_reached_its_target_is_audited() {
+    let site = TestSite::new("fail_closed_cancel");
+    let (port, reached) = black_hole();
+    site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/x")}}}));
+    reached
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the fetch reached its target");
+    mcp.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "test"}}),
+    );
+    // A later request is answered, so the cancel was handled.
+    let pong = mcp.request(8, "ping", json!({}));
+    assert!(pong.get("result").is_some(), "{pong}");
+    let status = mcp.finish();
+    assert!(status.success());
+    let calls = tool_calls(&site);
+    let fetch = calls
+        .iter()
+        .find(|e| e["subject"] == "http_fetch")
+        .unwrap_or_else(|| panic!("no audit entry for the cancelled fetch: {calls:?}"));
+    assert_eq!(detail(fetch)["outcome"], "cancelled", "{fetch}");
+}
+
+#[test]
+fn a_call_interrupted_by_the_end_of_input_is_audited() {
+    let site = TestSite::new("fail_closed_eof");
+    let (port, reached) = black_hole();
+    site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/x")}}}));
+    reached
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the fetch reached its target");
+    mcp.close_stdin();
+    let status = wait_exit(&mut mcp.child);
+    assert!(status.success(), "{}", mcp.stderr());
+    let calls = tool_calls(&site);
+    let fetch = calls
+        .iter()
+        .find(|e| e["subject"] == "http_fetch")
+        .unwrap_or_else(|| panic!("no audit entry for the interrupted fetch: {calls:?}"));
+    assert_eq!(detail(fetch)["outcome"], "interrupted", "{fetch}");
+}
+
+#[test]
+fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() {
+    let site = TestSite::new("fail_closed_locked");
+    let Some(db) = site.db_file() else {
+        // PostgreSQL waits for a row lock without a busy timeout; the bound
+        // per call is tested in database_errors.
+        return;
+    };
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let before = mcp.call(1, "content_read", json!({"slug": "welcome"}), None);
+    assert!(
+        before["result"]["structuredContent"]["body"].is_string(),
+        "{before}"
+    );
+
+    // Another process holds the write lock (WAL readers still read).
+    let mut locker = Command::new("sqlite3")
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = locker.stdin.take().unwrap();
+    writeln!(stdin, "BEGIN IMMEDIATE; SELECT 'locked';").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    BufReader::new(locker.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "locked");
+
+    let during = mcp.call(2, "content_read", json!({"slug": "welcome"}), None);
+    let err = tool_error(&during);
+    assert_eq!(err["code"], "DATABASE_LOCKED", "{during}");
+    assert!(
+        !during.to_string().contains("visible to everyone"),
+        "the result must be withheld: {during}"
+    );
+    drop(stdin);
+    locker.wait().unwrap();
+    assert!(mcp.finish().success());
+    // The refused call left no entry, and the chain is intact.
+    assert_eq!(tool_calls(&site).len(), 1);
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

@@ -1,0 +1,202 @@
+//! The audit entry of one tool call, written however the call ends.
+//!
+//! A finished call is answered only once its entry is committed ([`CallRecord::finish`]):
+//! when the entry cannot be written the caller gets that error instead of the
+//! result (fail closed). A call cut short — the client cancelled it, or the
+//! server stopped while it ran — is dropped mid-flight; the guard's `Drop`
+//! then writes the entry with the outcome it reached (`cancelled` or
+//! `interrupted`, and the tool's code if it had finished) on a task of its
+//! own, which the server waits for before it exits ([`Late::wait`]).
+//!
+//! One bound per call: the work and its entry share [`CALL_BOUND`]; when the
+//! work already found the database unreachable its entry gets only
+//! [`RETRY_AFTER_UNREACHABLE`], so a call never waits twice for a dead server.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::tools;
+use crate::access::checkpoint;
+use crate::error::{Error, Result, codes};
+use crate::site::Site;
+
+/// The most one call (its work and its entry) may take, above the longest tool
+/// (`http_fetch`, 15 s) and one database connect timeout (10 s).
+pub const CALL_BOUND: Duration = Duration::from_secs(30);
+/// What an entry gets after the work itself found the database unreachable.
+pub const RETRY_AFTER_UNREACHABLE: Duration = Duration::from_secs(1);
+
+/// Entries being written for calls that were cut short, and whether the
+/// server is abandoning its calls (then they are `interrupted`, not `cancelled`).
+#[derive(Clone, Default)]
+pub struct Late {
+    handles: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    interrupting: Arc<AtomicBool>,
+}
+
+impl Late {
+    /// Marks every call dropped from now on as interrupted by the server.
+    pub fn interrupting(&self) {
+        self.interrupting.store(true, Ordering::SeqCst);
+    }
+
+    fn push(&self, handle: JoinHandle<()>) {
+        let mut v = self.handles.lock().expect("lock");
+        v.retain(|h| !h.is_finished());
+        v.push(handle);
+    }
+
+    /// Waits (at most `bound`) for every late entry to be written.
+    pub async fn wait(&self, bound: Duration) {
+        let handles: Vec<_> = std::mem::take(&mut *self.handles.lock().expect("lock"));
+        let all = async {
+            for h in handles {
+                let _ = h.await;
+            }
+        };
+        if tokio::time::timeout(bound, all).await.is_err() {
+            tracing::error!("audit entries of interrupted calls could not be written in time");
+        }
+    }
+}
+
+/// The pending entry of one call; see the module doc.
+pub struct CallRecord {
+    site: Site,
+    label: String,
+    tool: &'static str,
+    args: Map<String, Value>,
+    late: Late,
+    deadline: Instant,
+    /// The tool's code once it finished (`Some(None)`: it succeeded).
+    reached: Option<Option<&'static str>>,
+    written: bool,
+}
+
+impl CallRecord {
+    pub fn new(
+        site: &Site,
+        label: &str,
+        tool: &'static str,
+        args: &Map<String, Value>,
+        late: Late,
+    ) -> CallRecord {
+        CallRecord {
+            site: site.clone(),
+            label: label.to_string(),
+            tool,
+            args: args.clone(),
+            late,
+            deadline: Instant::now() + CALL_BOUND,
+            reached: None,
+            written: false,
+        }
+    }
+
+    /// When the call's work must be done by.
+    pub fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// Commits the entry of a finished call with `code` (`None`: success).
+    /// The error, when it could not be committed, is what the caller must get.
+    pub async fn finish(mut self, code: Option<&'static str>) -> Result<()> {
+        self.reached = Some(code);
+        let verdict = if code.is_some() { "error" } else { "ok" };
+        let deadline = if code == Some(codes::DATABASE_UNREACHABLE) {
+            Instant::now() + RETRY_AFTER_UNREACHABLE
+        } else {
+            self.deadline
+        };
+        let written = tokio::time::timeout_at(
+            deadline,
+            tools::record(
+                &self.site,
+                &self.label,
+                self.tool,
+                &self.args,
+                verdict,
+                code,
+            ),
+        )
+        .await;
+        let seq = match written {
+            Ok(Ok(seq)) => seq,
+            Ok(Err(e)) => {
+                self.written = true; // it failed for good; Drop must not retry
+                return Err(withheld(e));
+            }
+            Err(_) => {
+                self.written = true;
+                return Err(withheld(
+                    Error::new(
+                        codes::DATABASE_UNREACHABLE,
+                        "no answer from the database in time to record the call",
+                    )
+                    .hint("check that the database server is running, then retry the call"),
+                ));
+            }
+        };
+        self.written = true;
+        checkpoint::maybe_checkpoint(&self.site, seq, checkpoint::EVERY).await;
+        Ok(())
+    }
+}
+
+/// The error a caller gets when its call's entry could not be written.
+fn withheld(cause: Error) -> Error {
+    let message = format!(
+        "{}; the call's audit entry could not be written, so its result is withheld",
+        cause.message
+    );
+    let detail = serde_json::json!({"audit": "not_written"});
+    Error {
+        message,
+        detail: Some(detail),
+        ..cause
+    }
+}
+
+impl Drop for CallRecord {
+    fn drop(&mut self) {
+        if self.written {
+            return;
+        }
+        let outcome = if self.late.interrupting.load(Ordering::SeqCst) {
+            "interrupted"
+        } else {
+            "cancelled"
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(
+                tool = self.tool,
+                outcome,
+                "no runtime left to record a cut-short call"
+            );
+            return;
+        };
+        let (site, label, tool, args) = (
+            self.site.clone(),
+            std::mem::take(&mut self.label),
+            self.tool,
+            std::mem::take(&mut self.args),
+        );
+        let code = self.reached.flatten();
+        tracing::debug!(tool, outcome, "recording a call cut short");
+        self.late.push(rt.spawn(async move {
+            let write = tools::record(&site, &label, tool, &args, outcome, code);
+            match tokio::time::timeout(CALL_BOUND, write).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    tracing::error!(tool, code = e.code, "could not record a cut-short call")
+                }
+                Err(_) => tracing::error!(tool, "could not record a cut-short call in time"),
+            }
+        }));
+    }
+}

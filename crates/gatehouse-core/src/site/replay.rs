@@ -1,0 +1,178 @@
+//! What the audit log says every key and user should be now, to check an
+//! export before import.
+//!
+//! The chain of an export can be intact while its tables were edited (a key's
+//! roles raised, a revocation cleared): the chain has no secret and the
+//! tables are not in it. Replaying the security actions (`key.mint`,
+//! `key.roll`, `key.revoke`, `site.seed`, `user.create`, `user.set_roles`,
+//! `user.delete`) gives the state each key and user must have; [`check`]
+//! names the first that differs.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result, codes};
+use crate::site::portable::{AuditEntryRecord, Dump};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct KeyState {
+    roles: String,
+    label: String,
+    expires_at: Option<i64>,
+    revoked: bool,
+    replaced_by: Option<String>,
+}
+
+/// Keys by id and users (by normalised email) as the log says they are.
+#[derive(Debug, Default)]
+struct State {
+    keys: BTreeMap<String, KeyState>,
+    users: BTreeMap<String, String>,
+}
+
+fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
+    let mut s = State::default();
+    for e in entries {
+        let d: Value = serde_json::from_str(&e.detail).unwrap_or(Value::Null);
+        let text = |k: &str| d[k].as_str().map(str::to_string);
+        let bad = || {
+            tampered(format!(
+                "audit entry {} ({}) lacks the detail it should have",
+                e.seq, e.action
+            ))
+        };
+        match e.action.as_str() {
+            "key.mint" => {
+                s.keys.insert(
+                    e.subject.clone(),
+                    KeyState {
+                        roles: text("roles").ok_or_else(bad)?,
+                        label: text("label").ok_or_else(bad)?,
+                        expires_at: d["expires_at"].as_i64(),
+                        revoked: false,
+                        replaced_by: None,
+                    },
+                );
+            }
+            "key.revoke" => {
+                if let Some(k) = s.keys.get_mut(&e.subject) {
+                    k.revoked = true;
+                }
+            }
+            "key.roll" => {
+                let new_id = text("replaced_by").ok_or_else(bad)?;
+                if let Some(old) = s.keys.get_mut(&e.subject) {
+                    old.replaced_by = Some(new_id.clone());
+                    old.expires_at = d["old_expires_at"].as_i64();
+                    let new = KeyState {
+                        roles: old.roles.clone(),
+                        label: old.label.clone(),
+                        expires_at: None,
+                        revoked: false,
+                        replaced_by: None,
+                    };
+                    s.keys.insert(new_id, new);
+                }
+            }
+            "site.seed" => {
+                for role in crate::site::seed::SAMPLE_ROLES {
+                    s.users
+                        .insert(format!("{role}@example.com"), role.to_string());
+                }
+            }
+            "user.create" | "user.set_roles" => {
+                s.users.insert(
+                    e.subject.trim().to_lowercase(),
+                    text("roles").ok_or_else(bad)?,
+                );
+            }
+            "user.delete" => {
+                s.users.remove(&e.subject.trim().to_lowercase());
+            }
+            _ => {}
+        }
+    }
+    Ok(s)
+}
+
+fn tampered(message: String) -> Error {
+    Error::new(codes::IMPORT_TAMPERED, message).hint(
+        "the export's keys or users were edited after it was made; export again from the original site and keep the file where others cannot write",
+    )
+}
+
+/// Refuses a dump whose keys or users differ from what its audit log says.
+pub fn check(d: &Dump) -> Result<()> {
+    let mut want = replay(&d.audit.entries)?;
+    for k in &d.keys {
+        let Some(w) = want.keys.remove(&k.id) else {
+            return Err(tampered(format!(
+                "key {} is not in the audit log (no key.mint entry): it was added to the export",
+                k.id
+            )));
+        };
+        let mismatch = |what: &str, log: String, file: String| {
+            tampered(format!(
+                "key {} has {what} {file} in the export but {log} by the audit log",
+                k.id
+            ))
+        };
+        if w.roles != k.roles {
+            return Err(mismatch("roles", w.roles, k.roles.clone()));
+        }
+        if w.revoked != k.revoked_at.is_some() {
+            let says = |r: bool| if r { "revoked" } else { "not revoked" }.to_string();
+            return Err(mismatch(
+                "revoked state",
+                says(w.revoked),
+                says(k.revoked_at.is_some()),
+            ));
+        }
+        if w.label != k.label {
+            return Err(mismatch("label", w.label, k.label.clone()));
+        }
+        if w.expires_at != k.expires_at {
+            return Err(mismatch(
+                "expiry",
+                format!("{:?}", w.expires_at),
+                format!("{:?}", k.expires_at),
+            ));
+        }
+        if w.replaced_by != k.replaced_by {
+            return Err(mismatch(
+                "replacement",
+                format!("{:?}", w.replaced_by),
+                format!("{:?}", k.replaced_by),
+            ));
+        }
+    }
+    if let Some(id) = want.keys.keys().next() {
+        return Err(tampered(format!(
+            "key {id} was minted according to the audit log but is missing from the export"
+        )));
+    }
+    for u in &d.users {
+        let email = u.email.trim().to_lowercase();
+        match want.users.remove(&email) {
+            None => {
+                return Err(tampered(format!(
+                    "user {email} is not in the audit log (no user.create entry): it was added to the export"
+                )));
+            }
+            Some(roles) if roles != u.roles => {
+                return Err(tampered(format!(
+                    "user {email} has roles {} in the export but {roles} by the audit log",
+                    u.roles
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(email) = want.users.keys().next() {
+        return Err(tampered(format!(
+            "user {email} exists according to the audit log but is missing from the export"
+        )));
+    }
+    Ok(())
+}

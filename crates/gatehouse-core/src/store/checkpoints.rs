@@ -1,0 +1,73 @@
+//! SQL for signed audit checkpoints. Signing and checking are in
+//! `crate::access::checkpoint`.
+
+use sqlx::Row;
+
+use super::Store;
+use crate::error::Result;
+
+/// One stored checkpoint: the chain head (`seq`, `hash`) at `ts`, signed.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CheckpointRow {
+    pub seq: i64,
+    pub hash: String,
+    pub ts: i64,
+    /// Hex of the ed25519 public key that signed it.
+    pub public_key: String,
+    /// Hex of the ed25519 signature.
+    pub signature: String,
+}
+
+/// Stores a checkpoint; one already stored for the same entry and key is kept.
+pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
+    let row = row.clone();
+    let sql = "INSERT INTO audit_checkpoints (seq, hash, ts, public_key, signature)
+               VALUES ($1, $2, $3, $4, $5) ON CONFLICT (seq, public_key) DO NOTHING";
+    sqlx::query(sql)
+        .bind(row.seq)
+        .bind(&row.hash)
+        .bind(row.ts)
+        .bind(&row.public_key)
+        .bind(&row.signature)
+        .execute(store.pool())
+        .await
+        .map_err(|e| store.error("storing an audit checkpoint", e))?;
+    Ok(())
+}
+
+/// Every stored checkpoint, oldest entry first.
+pub async fn all(store: &Store) -> Result<Vec<CheckpointRow>> {
+    let rows = store
+        .read("reading the audit checkpoints", |pool| async move {
+            sqlx::query(
+                "SELECT seq, hash, ts, public_key, signature FROM audit_checkpoints ORDER BY seq",
+            )
+            .fetch_all(&pool)
+            .await
+        })
+        .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(CheckpointRow {
+                seq: r.try_get("seq")?,
+                hash: r.try_get("hash")?,
+                ts: r.try_get("ts")?,
+                public_key: r.try_get("public_key")?,
+                signature: r.try_get("signature")?,
+            })
+        })
+        .collect()
+}
+
+/// The stored hash of entry `seq`, if there is one.
+pub async fn entry_hash(store: &Store, seq: i64) -> Result<Option<String>> {
+    let row = store
+        .read("reading the audit log", |pool| async move {
+            sqlx::query("SELECT hash FROM audit_log WHERE seq = $1")
+                .bind(seq)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await?;
+    Ok(row.map(|r| r.try_get(0)).transpose()?)
+}
