@@ -83,6 +83,9 @@ export const ERROR_CODES = [
   "CONNECTION_NAME_INVALID",
   "CONNECTION_EXISTS",
   "CONNECTION_NOT_FOUND",
+  "SITE_CONFIG_KEY_INVALID",
+  "SITE_CONFIG_KEY_NOT_FOUND",
+  "DISPLAY_NAME_INVALID",
   // Produced by this module: the command could not be called or returned
   // something that is not an error object (a bug, or running outside Tauri).
   "IPC_FAILED",

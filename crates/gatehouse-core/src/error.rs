@@ -164,4 +164,8 @@ pub mod codes {
     pub const CONNECTION_NAME_INVALID: &str = "CONNECTION_NAME_INVALID";
     pub const CONNECTION_EXISTS: &str = "CONNECTION_EXISTS";
     pub const CONNECTION_NOT_FOUND: &str = "CONNECTION_NOT_FOUND";
+    // Permissions, data exposure and robustness (issue 10).
+    pub const SITE_CONFIG_KEY_INVALID: &str = "SITE_CONFIG_KEY_INVALID";
+    pub const SITE_CONFIG_KEY_NOT_FOUND: &str = "SITE_CONFIG_KEY_NOT_FOUND";
+    pub const DISPLAY_NAME_INVALID: &str = "DISPLAY_NAME_INVALID";
 }

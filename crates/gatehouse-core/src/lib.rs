@@ -11,6 +11,7 @@
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
 //! - [`redact`]: hiding secrets in text that leaves the process.
+//! - [`text`]: labels without bidirectional overrides; control characters made visible.
 
 pub mod access;
 pub mod client_config;
@@ -20,6 +21,7 @@ pub mod redact;
 pub mod sandbox;
 pub mod site;
 pub mod store;
+pub mod text;
 
 pub use error::{Error, ErrorBody, Result};
 

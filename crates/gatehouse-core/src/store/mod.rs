@@ -15,6 +15,7 @@ pub mod audit;
 pub mod calls;
 pub mod connections;
 pub mod content;
+pub mod content_pending;
 pub mod keys;
 pub mod media;
 pub mod portable;
