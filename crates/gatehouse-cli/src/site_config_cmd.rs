@@ -27,9 +27,12 @@ pub enum SiteConfigCommand {
         json: bool,
     },
     /// Set an entry, e.g. `set http_fetch.allowlist "wiki.internal:8080"`.
+    /// Without VALUE the value is read from stdin, which keeps a secret out
+    /// of the process list and the shell history.
     Set {
         key: String,
-        value: String,
+        #[arg(allow_hyphen_values = true)]
+        value: Option<String>,
         /// Mark the value secret: clients never see it in clear.
         #[arg(long)]
         secret: bool,
@@ -65,6 +68,10 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
             .await
             .map(|e| if json { to_json(&e) } else { e.value }),
         SiteConfigCommand::Set { key, value, secret } => {
+            let value = match value {
+                Some(v) => v,
+                None => read_stdin()?,
+            };
             config::set(store, CLI_ACTOR, &key, &value, secret)
                 .await
                 .map(|e| {
@@ -81,4 +88,22 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
     };
     store.close().await;
     out
+}
+
+/// The value from stdin, without the final newline a shell or `echo` adds.
+fn read_stdin() -> Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .take(config::MAX_VALUE_BYTES as u64 + 2)
+        .read_to_string(&mut text)
+        .map_err(|e| {
+            gatehouse_core::Error::invalid(
+                gatehouse_core::error::codes::INPUT_INVALID,
+                format!("cannot read the value from stdin: {e}"),
+                "pipe UTF-8 text, or give the value as an argument",
+            )
+        })?;
+    let trimmed = text.strip_suffix('\n').unwrap_or(&text);
+    Ok(trimmed.strip_suffix('\r').unwrap_or(trimmed).to_string())
 }

@@ -17,6 +17,28 @@ fn config_as(site: &TestSite, actor: &[&str]) -> Value {
     r["result"]["structuredContent"]["config"].clone()
 }
 
+/// `site config set KEY` with the value on stdin (how a secret should be given).
+fn set_from_stdin(site: &TestSite, key: &str, value: &str) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = site
+        .command()
+        .args(["site", "config", "set", key])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{value}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
     let site = TestSite::new("config_redact");
@@ -28,7 +50,7 @@ fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
         ("backup.target", "s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI@bucket"),
     ];
     for (k, v) in secrets {
-        site.ok(&["site", "config", "set", k, v]);
+        set_from_stdin(&site, k, v);
     }
     // An admin-flagged value is hidden however harmless it looks.
     site.ok(&["site", "config", "set", "--secret", "launch.codeword", "bluebird"]);
@@ -41,6 +63,11 @@ fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
     assert_eq!(shown["launch.codeword"], "<redacted>");
     assert!(!text.contains("bluebird"));
     assert_eq!(shown["site.title"], "Scratch site");
+    // The admin's own terminal can still see the value, exactly as given.
+    assert_eq!(
+        site.ok(&["site", "config", "get", "aws.private_key", "--reveal"]).trim_end(),
+        PEM
+    );
 }
 
 #[test]

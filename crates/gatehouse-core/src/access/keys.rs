@@ -558,10 +558,10 @@ pub fn parse_expiry(text: &str, now_ms: i64) -> Result<i64> {
     }
 }
 
-/// The longest duration accepted anywhere (100 years): long enough for any
+/// The longest duration accepted anywhere (36500 days, about 100 years): long enough for any
 /// real expiry or grace period, short enough that "now + duration" can never
 /// overflow a millisecond timestamp.
-pub const MAX_DURATION_MS: i64 = 100 * 366 * 24 * 60 * 60 * 1000;
+pub const MAX_DURATION_MS: i64 = 36_500 * 24 * 60 * 60 * 1000;
 
 /// Parses a duration such as `24h`, `30d` or `90s` into milliseconds; one
 /// longer than [`MAX_DURATION_MS`] is refused rather than overflowing later.
