@@ -74,13 +74,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
             };
             config::set(store, CLI_ACTOR, &key, &value, secret)
                 .await
-                .map(|e| {
-                    format!(
-                        "set {}{}",
-                        e.key,
-                        if e.secret { " (secret)" } else { "" }
-                    )
-                })
+                .map(|e| format!("set {}{}", e.key, if e.secret { " (secret)" } else { "" }))
         }
         SiteConfigCommand::Unset { key } => config::unset(store, CLI_ACTOR, &key)
             .await

@@ -118,8 +118,10 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                     format_roles(&u.roles)
                 ));
             }
-            said.join("
-")
+            said.join(
+                "
+",
+            )
         }
         UsersCommand::Delete { email } => {
             users::delete(store, CLI_ACTOR, &email).await?;

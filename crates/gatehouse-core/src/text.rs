@@ -67,7 +67,10 @@ mod tests {
         let escaped = escape_controls(&json);
         let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
         assert_eq!(back["label"], "x\u{202e}y\u{9b}");
-        assert!(matches!(escape_controls("plain"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            escape_controls("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -85,7 +85,11 @@ fn an_allowlist_entry_with_a_port_opens_that_port_only() {
             format!("http://127.0.0.1:{other}/"),
         ],
     );
-    assert_eq!(r[0]["result"]["structuredContent"]["body"], "hello", "{}", r[0]);
+    assert_eq!(
+        r[0]["result"]["structuredContent"]["body"], "hello",
+        "{}",
+        r[0]
+    );
     assert_eq!(tool_error(&r[1])["code"], "HTTP_FETCH_BLOCKED");
 }
 

@@ -57,7 +57,10 @@ fn each_actor_kind_is_shown_what_its_roles_allow() {
         (
             vec!["--role", "admin"],
             vec![],
-            with(AUTHOR, &["content_publish", "content_delete", "site_config_read"]),
+            with(
+                AUTHOR,
+                &["content_publish", "content_delete", "site_config_read"],
+            ),
         ),
         (
             vec!["--email", "viewer@example.com"],
@@ -67,7 +70,10 @@ fn each_actor_kind_is_shown_what_its_roles_allow() {
         (
             vec!["--email", "admin@example.com"],
             vec![],
-            with(AUTHOR, &["content_publish", "content_delete", "site_config_read"]),
+            with(
+                AUTHOR,
+                &["content_publish", "content_delete", "site_config_read"],
+            ),
         ),
         (
             vec![],

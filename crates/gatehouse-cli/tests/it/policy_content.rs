@@ -42,7 +42,12 @@ fn author_cannot_rewrite_unpublish_or_rename_an_admins_entry() {
     );
     let e = tool_error(&r);
     assert_eq!(e["code"], "PERMISSION_DENIED", "{e}");
-    assert!(e["message"].as_str().unwrap().contains("content_edit_others"));
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("content_edit_others")
+    );
     let after = read_as(&site, &[], "welcome");
     assert_eq!(after["title"], before["title"]);
     assert_eq!(after["status"], "published");
@@ -99,7 +104,10 @@ fn editing_a_published_entry_keeps_it_live_until_published_again() {
         .iter()
         .map(|e| e["action"].as_str().unwrap().to_string())
         .collect();
-    assert!(actions.contains(&"content.revise".to_string()), "{actions:?}");
+    assert!(
+        actions.contains(&"content.revise".to_string()),
+        "{actions:?}"
+    );
 }
 
 #[test]
@@ -165,7 +173,11 @@ fn declared_argument_lengths_are_enforced_for_every_tool() {
             json!({"slug": "long", "title": "t", "body": body}),
             "/body",
         ),
-        ("content_search", json!({"query": "q".repeat(501)}), "/query"),
+        (
+            "content_search",
+            json!({"query": "q".repeat(501)}),
+            "/query",
+        ),
         ("content_read", json!({"slug": "s".repeat(101)}), "/slug"),
         ("content_list", json!({"limit": 501}), "/limit"),
         ("media_read", json!({"filename": ""}), "/filename"),
@@ -176,7 +188,10 @@ fn declared_argument_lengths_are_enforced_for_every_tool() {
         assert_eq!(e["code"], "TOOL_ARGUMENTS_INVALID", "{tool}: {e}");
         let message = e["message"].as_str().unwrap();
         assert!(message.contains(at), "{tool}: {message}");
-        assert!(message.len() < 400, "the value must not be echoed: {message}");
+        assert!(
+            message.len() < 400,
+            "the value must not be echoed: {message}"
+        );
     }
     drop(m);
     // Nothing was written.

@@ -23,8 +23,10 @@ fn listens_cannot_take_the_request_slots_and_end_of_input_still_ends_the_server(
     let mut m = site.mcp(&[], &[]);
     // More long-lived listens than there are request slots (32).
     for id in 0..40 {
-        m.send(&json!({"jsonrpc": "2.0", "id": 1000 + id, "method": "subscriptions/listen",
-            "params": modern(json!({"notifications": {"toolsListChanged": true}}))}));
+        m.send(
+            &json!({"jsonrpc": "2.0", "id": 1000 + id, "method": "subscriptions/listen",
+            "params": modern(json!({"notifications": {"toolsListChanged": true}}))}),
+        );
     }
     // The reader still reads: calls are answered, extra listens are told "busy".
     let tools = m.request(1, "tools/list", modern(json!({})));
@@ -62,14 +64,24 @@ fn a_message_that_would_expand_in_memory_is_refused_before_it_is_parsed() {
     );
     // Still serving.
     let r = m.call(8, "content_list", json!({}), None);
-    assert!(r["result"]["structuredContent"]["entries"].is_array(), "{r}");
+    assert!(
+        r["result"]["structuredContent"]["entries"].is_array(),
+        "{r}"
+    );
 }
 
 #[test]
 fn overflowing_durations_are_refused_with_a_clear_error() {
     let site = TestSite::new("durations");
     let f = site.fails(&[
-        "keys", "mint", "--label", "x", "--roles", "viewer", "--expires-in", "106751991167d",
+        "keys",
+        "mint",
+        "--label",
+        "x",
+        "--roles",
+        "viewer",
+        "--expires-in",
+        "106751991167d",
     ]);
     assert_eq!(f.code, "EXPIRY_INVALID", "{}", f.stderr);
     assert!(f.stderr.contains("too long"), "{}", f.stderr);
@@ -81,23 +93,47 @@ fn overflowing_durations_are_refused_with_a_clear_error() {
         assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
     }
     // Sane values still work.
-    site.ok(&["keys", "mint", "--label", "y", "--roles", "viewer", "--expires-in", "3650d"]);
+    site.ok(&[
+        "keys",
+        "mint",
+        "--label",
+        "y",
+        "--roles",
+        "viewer",
+        "--expires-in",
+        "3650d",
+    ]);
 }
 
 #[test]
 fn labels_with_bidirectional_overrides_are_refused() {
     let site = TestSite::new("bidi_labels");
     let f = site.fails(&[
-        "keys", "mint", "--label", "ci-bot\u{202e}nimda", "--roles", "viewer",
+        "keys",
+        "mint",
+        "--label",
+        "ci-bot\u{202e}nimda",
+        "--roles",
+        "viewer",
     ]);
     assert_eq!(f.code, "LABEL_INVALID");
     assert!(f.stderr.contains("U+202E"), "{}", f.stderr);
     let f = site.fails(&[
-        "users", "create", "--email", "eve\u{2067}@example.com", "--roles", "viewer",
+        "users",
+        "create",
+        "--email",
+        "eve\u{2067}@example.com",
+        "--roles",
+        "viewer",
     ]);
     assert_eq!(f.code, "EMAIL_INVALID");
     let f = site.fails(&[
-        "users", "update", "--email", "viewer@example.com", "--display-name", "Ada\u{202d}L",
+        "users",
+        "update",
+        "--email",
+        "viewer@example.com",
+        "--display-name",
+        "Ada\u{202d}L",
     ]);
     assert_eq!(f.code, "DISPLAY_NAME_INVALID");
 }
@@ -118,12 +154,21 @@ fn cli_text_output_escapes_control_and_bidi_characters() {
     let out = site.run(&["keys", "list"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
     assert!(!text.contains('\u{202e}'), "{text:?}");
-    assert!(text.contains("x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\u202ez"), "{text}");
+    assert!(
+        text.contains("x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\u202ez"),
+        "{text}"
+    );
     // JSON output stays JSON and keeps the label exact.
     let list = site.ok_json(&["keys", "list", "--json"]);
-    let label = list.as_array().unwrap()[0]["label"].as_str().unwrap().to_string();
+    let label = list.as_array().unwrap()[0]["label"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(label.contains('\u{202e}') && label.contains('\u{1b}'));
 }
 
@@ -145,7 +190,13 @@ fn media_must_be_its_declared_type_throughout() {
     let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(document.domain)\"/>";
     let e = tool_error(&upload(&mut m, 1, "note.txt", "text/plain", svg));
     assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
-    let e = tool_error(&upload(&mut m, 2, "page.md", "text/markdown", b"# Hi\n<script>fetch('//x')</script>"));
+    let e = tool_error(&upload(
+        &mut m,
+        2,
+        "page.md",
+        "text/markdown",
+        b"# Hi\n<script>fetch('//x')</script>",
+    ));
     assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
     // A real PNG header with a page appended: the magic bytes alone passed.
     let mut polyglot = PIXEL.to_vec();

@@ -36,7 +36,11 @@ fn set_from_stdin(site: &TestSite, key: &str, value: &str) {
         .write_all(format!("{value}\n").as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -47,13 +51,23 @@ fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
         ("aws.private_key", PEM),
         ("stripe.sk", "sk_live_51H8sV2Kq0aZbYcXdWeVfGh"),
         ("github.pat", "ghp_16C7e42F292c6912E7710c838347Ae178B4a"),
-        ("backup.target", "s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI@bucket"),
+        (
+            "backup.target",
+            "s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI@bucket",
+        ),
     ];
     for (k, v) in secrets {
         set_from_stdin(&site, k, v);
     }
     // An admin-flagged value is hidden however harmless it looks.
-    site.ok(&["site", "config", "set", "--secret", "launch.codeword", "bluebird"]);
+    site.ok(&[
+        "site",
+        "config",
+        "set",
+        "--secret",
+        "launch.codeword",
+        "bluebird",
+    ]);
     let shown = config_as(&site, &["--email", "editor@example.com"]);
     let text = shown.to_string();
     for (k, v) in secrets {
@@ -65,7 +79,8 @@ fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
     assert_eq!(shown["site.title"], "Scratch site");
     // The admin's own terminal can still see the value, exactly as given.
     assert_eq!(
-        site.ok(&["site", "config", "get", "aws.private_key", "--reveal"]).trim_end(),
+        site.ok(&["site", "config", "get", "aws.private_key", "--reveal"])
+            .trim_end(),
         PEM
     );
 }
@@ -77,19 +92,32 @@ fn viewers_and_authors_are_not_given_site_config_read() {
         let mut m = site.mcp(&["--email", email], &[]);
         m.initialize("2025-06-18");
         let names = m.tool_names(1, json!({}));
-        assert!(!names.contains(&"site_config_read".to_string()), "{email}: {names:?}");
+        assert!(
+            !names.contains(&"site_config_read".to_string()),
+            "{email}: {names:?}"
+        );
         let e = tool_error(&m.call(2, "site_config_read", json!({}), None));
         assert_eq!(e["code"], "PERMISSION_DENIED", "{email}");
     }
     let mut m = site.mcp(&["--email", "editor@example.com"], &[]);
     m.initialize("2025-06-18");
-    assert!(m.tool_names(1, json!({})).contains(&"site_config_read".to_string()));
+    assert!(
+        m.tool_names(1, json!({}))
+            .contains(&"site_config_read".to_string())
+    );
 }
 
 #[test]
 fn site_config_commands_change_config_with_an_audit_entry_and_no_value_in_it() {
     let site = TestSite::new("config_cli");
-    site.ok(&["site", "config", "set", "--secret", "smtp.pass", "correct horse"]);
+    site.ok(&[
+        "site",
+        "config",
+        "set",
+        "--secret",
+        "smtp.pass",
+        "correct horse",
+    ]);
     site.ok(&["site", "config", "set", "site.title", "New title"]);
     let list = site.ok_json(&["site", "config", "list", "--json"]);
     let entry = |k: &str| {
@@ -103,10 +131,18 @@ fn site_config_commands_change_config_with_an_audit_entry_and_no_value_in_it() {
     assert_eq!(entry("smtp.pass")["value"], "<redacted>");
     assert_eq!(entry("smtp.pass")["secret"], true);
     assert_eq!(entry("site.title")["value"], "New title");
-    assert!(!site.ok(&["site", "config", "list"]).contains("correct horse"));
-    assert_eq!(site.ok(&["site", "config", "get", "smtp.pass"]).trim(), "<redacted>");
+    assert!(
+        !site
+            .ok(&["site", "config", "list"])
+            .contains("correct horse")
+    );
     assert_eq!(
-        site.ok(&["site", "config", "get", "smtp.pass", "--reveal"]).trim(),
+        site.ok(&["site", "config", "get", "smtp.pass"]).trim(),
+        "<redacted>"
+    );
+    assert_eq!(
+        site.ok(&["site", "config", "get", "smtp.pass", "--reveal"])
+            .trim(),
         "correct horse"
     );
     site.ok(&["site", "config", "unset", "smtp.pass"]);
@@ -120,10 +156,18 @@ fn site_config_commands_change_config_with_an_audit_entry_and_no_value_in_it() {
     );
     let audit = site.audit();
     let log = serde_json::to_string(&audit).unwrap();
-    assert!(!log.contains("correct horse"), "a secret reached the audit log");
+    assert!(
+        !log.contains("correct horse"),
+        "a secret reached the audit log"
+    );
     let actions: Vec<(&str, &str)> = audit
         .iter()
-        .map(|e| (e["action"].as_str().unwrap(), e["subject"].as_str().unwrap()))
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap(),
+                e["subject"].as_str().unwrap(),
+            )
+        })
         .collect();
     for want in [
         ("site_config.set", "smtp.pass"),

@@ -75,10 +75,36 @@ fn url_with_password(value: &str) -> bool {
 /// digits with nothing a word would have (what a generated secret looks like).
 fn token_shaped(word: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_", "whsec_", "sk-", "ghp_",
-        "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xoxa-", "xoxb-", "xoxp-",
-        "xoxr-", "xoxs-", "npm_", "pypi-", "hf_", "shpat_", "shpss_", "gatehouse_sk_", "AKIA",
-        "ASIA", "AIza", "SG.", "eyJ",
+        "sk_live_",
+        "sk_test_",
+        "rk_live_",
+        "rk_test_",
+        "pk_live_",
+        "whsec_",
+        "sk-",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxa-",
+        "xoxb-",
+        "xoxp-",
+        "xoxr-",
+        "xoxs-",
+        "npm_",
+        "pypi-",
+        "hf_",
+        "shpat_",
+        "shpss_",
+        "gatehouse_sk_",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "SG.",
+        "eyJ",
     ];
     let word = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';'));
     if word.len() >= 16 && PREFIXES.iter().any(|p| word.starts_with(p)) {
@@ -171,9 +197,9 @@ pub async fn get(store: &Store, key: &str, reveal: bool) -> Result<ConfigEntry> 
 pub fn check_key(key: &str) -> Result<()> {
     let ok = !key.is_empty()
         && key.len() <= 100
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'));
+        && key.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-')
+        });
     if ok {
         Ok(())
     } else {
@@ -187,7 +213,13 @@ pub fn check_key(key: &str) -> Result<()> {
 
 /// Sets an entry (creating or replacing it) and records who did; the audit
 /// entry never holds the value, only whether it is marked secret.
-pub async fn set(store: &Store, actor: &str, key: &str, value: &str, secret: bool) -> Result<ConfigEntry> {
+pub async fn set(
+    store: &Store,
+    actor: &str,
+    key: &str,
+    value: &str,
+    secret: bool,
+) -> Result<ConfigEntry> {
     check_key(key)?;
     if value.len() > MAX_VALUE_BYTES || value.contains('\0') {
         return Err(Error::invalid(

@@ -85,8 +85,23 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
 
 /// Markup that makes a browser treat text as a page or an image with script.
 const ACTIVE_MARKUP: &[&str] = &[
-    "<html", "<head", "<body", "<script", "<svg", "<iframe", "<object", "<embed", "<style",
-    "<meta", "<link", "<form", "<!doctype", "<?xml", "<xml", "<math", "<base",
+    "<html",
+    "<head",
+    "<body",
+    "<script",
+    "<svg",
+    "<iframe",
+    "<object",
+    "<embed",
+    "<style",
+    "<meta",
+    "<link",
+    "<form",
+    "<!doctype",
+    "<?xml",
+    "<xml",
+    "<math",
+    "<base",
 ];
 
 /// The markup tag `text` holds, if any (case-insensitive, anywhere in the text).
@@ -145,7 +160,9 @@ pub fn check_structure(declared: &str, bytes: &[u8]) -> std::result::Result<(), 
     if ok {
         Ok(())
     } else {
-        Err(format!("the file is not a complete, well-formed {declared}"))
+        Err(format!(
+            "the file is not a complete, well-formed {declared}"
+        ))
     }
 }
 
@@ -359,12 +376,25 @@ mod tests {
             b"ends with <html",
         ] {
             let e = check_type("text/plain", bad).unwrap_err();
-            assert_eq!(e.code, codes::MEDIA_TYPE_MISMATCH, "{}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                e.code,
+                codes::MEDIA_TYPE_MISMATCH,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
             assert!(e.message.contains("markup"), "{}", e.message);
             assert!(check_type("text/markdown", bad).is_err());
         }
-        for good in [&b"a < b and c > d"[..], b"<header> is not a tag here", b"email <ann@example.com>"] {
-            assert!(check_type("text/plain", good).is_ok(), "{}", String::from_utf8_lossy(good));
+        for good in [
+            &b"a < b and c > d"[..],
+            b"<header> is not a tag here",
+            b"email <ann@example.com>",
+        ] {
+            assert!(
+                check_type("text/plain", good).is_ok(),
+                "{}",
+                String::from_utf8_lossy(good)
+            );
         }
     }
 
@@ -380,7 +410,12 @@ mod tests {
             created_at: 0,
         };
         assert!(content_disposition(&info("image/png")).starts_with("inline"));
-        for mime in ["text/plain", "application/pdf", "application/json", "text/markdown"] {
+        for mime in [
+            "text/plain",
+            "application/pdf",
+            "application/json",
+            "text/markdown",
+        ] {
             assert!(content_disposition(&info(mime)).starts_with("attachment;"));
         }
     }

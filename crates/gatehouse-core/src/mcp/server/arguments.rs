@@ -44,7 +44,11 @@ pub fn check(spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
         .take(MAX_REPORTED)
         .map(|e| {
             let at = e.instance_path().to_string();
-            let at = if at.is_empty() { "arguments".to_string() } else { at };
+            let at = if at.is_empty() {
+                "arguments".to_string()
+            } else {
+                at
+            };
             format!("{at}: {}", e.masked())
         })
         .collect();
@@ -53,7 +57,11 @@ pub fn check(spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
     }
     Err(Error::invalid(
         codes::TOOL_ARGUMENTS_INVALID,
-        format!("invalid arguments for {}: {}", spec.name, problems.join("; ")),
+        format!(
+            "invalid arguments for {}: {}",
+            spec.name,
+            problems.join("; ")
+        ),
         "check the arguments against the tool's inputSchema (tools/list)",
     )
     .detail(serde_json::json!({"problems": problems})))

@@ -103,7 +103,10 @@ mod tests {
 
     #[test]
     fn the_id_is_read_without_the_rest() {
-        assert_eq!(id_of(br#"{"jsonrpc":"2.0","id":7,"params":{"a":[1,2]}}"#), json!(7));
+        assert_eq!(
+            id_of(br#"{"jsonrpc":"2.0","id":7,"params":{"a":[1,2]}}"#),
+            json!(7)
+        );
         assert_eq!(id_of(br#"{"id":"x"}"#), json!("x"));
         assert_eq!(id_of(br#"{"id":[1]}"#), Value::Null);
         assert_eq!(id_of(b"not json"), Value::Null);
