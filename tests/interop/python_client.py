@@ -19,8 +19,9 @@ from mcp import Client, StdioServerParameters
 BIN, SITE = sys.argv[1], sys.argv[2]
 
 PUBLIC = {"content_list", "content_read", "content_search"}
-VIEWER = PUBLIC | {"media_list", "media_read", "site_config_read", "http_fetch"}
-EDITOR = VIEWER | {"content_write_draft", "media_write", "content_publish"}
+VIEWER = PUBLIC | {"media_list", "media_read", "http_fetch"}
+# Site config is for editors and admins (issue 10).
+EDITOR = VIEWER | {"content_write_draft", "media_write", "content_publish", "site_config_read"}
 
 
 def params(actor_args, key=None):

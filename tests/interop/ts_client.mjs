@@ -14,7 +14,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 
 const [BIN, SITE] = process.argv.slice(2);
 const PUBLIC = ["content_list", "content_read", "content_search"];
-const VIEWER = [...PUBLIC, "media_list", "media_read", "site_config_read", "http_fetch"];
+const VIEWER = [...PUBLIC, "media_list", "media_read", "http_fetch"];
 const AUTHOR = [...VIEWER, "content_write_draft", "media_write"];
 
 function check(cond, what) {
@@ -61,7 +61,7 @@ async function main() {
   c = await connect([], process.env.INTEROP_VIEWER_KEY);
   check(same(await names(c), VIEWER), "API key (viewer) manifest");
   r = await c.callTool({ name: "site_config_read", arguments: {} });
-  check(!r.isError && typeof r.structuredContent.config["site.title"] === "string", "viewer key reads site config");
+  check(errorCode(r) === "PERMISSION_DENIED", "viewer key may not read site config (editors and admins only)");
   await c.close();
 
   // A role change while the server runs: the next call sees it, and list_changed arrives.

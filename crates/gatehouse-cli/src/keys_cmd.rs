@@ -84,9 +84,10 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
         } => {
             let roles = parse_roles(&roles)?;
             let expiry = match (expires_in, expires_at) {
-                (Some(d), _) => {
-                    Some(now_ms() + keys::parse_duration_ms(&d).map_err(|_| bad_expiry(&d))?)
-                }
+                (Some(d), _) => Some(keys::after(
+                    now_ms(),
+                    keys::parse_duration_ms(&d).map_err(|e| bad_expiry(&d, e))?,
+                )?),
                 (None, Some(t)) => Some(keys::parse_expiry(&t, now_ms())?),
                 (None, None) => None,
             };
@@ -151,7 +152,10 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
     Ok(out)
 }
 
-fn bad_expiry(d: &str) -> Error {
+fn bad_expiry(d: &str, e: Error) -> Error {
+    if e.message.contains("too long") {
+        return Error::invalid(codes::EXPIRY_INVALID, e.message, e.hint.unwrap_or_default());
+    }
     Error::invalid(
         codes::EXPIRY_INVALID,
         format!("cannot read duration {d:?}"),

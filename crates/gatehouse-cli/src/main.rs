@@ -14,6 +14,7 @@ mod output;
 mod permissions_cmd;
 mod probe_cmd;
 mod site_cmd;
+mod site_config_cmd;
 mod tail_cmd;
 mod users_cmd;
 mod whoami_cmd;

@@ -11,18 +11,23 @@ pub fn print(text: &str) {
         return;
     }
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", text.trim_end_matches('\n'));
+    // Text from the site or a connected server may hold terminal escapes
+    // (OSC 52 clipboard writes, cursor moves) or bidi overrides: show them.
+    let text = gatehouse_core::text::escape_controls(text.trim_end_matches('\n'));
+    let _ = writeln!(out, "{text}");
 }
 
 /// Prints an error to stderr and returns the failing exit code. stdout stays clean.
 pub fn fail(err: &Error, json: bool) -> ExitCode {
     let mut e = std::io::stderr().lock();
     if json {
-        let _ = writeln!(e, "{}", serde_json::json!({"error": err.body()}));
+        let body = serde_json::json!({"error": err.body()}).to_string();
+        let _ = writeln!(e, "{}", gatehouse_core::text::escape_controls(&body));
     } else {
-        let _ = writeln!(e, "error[{}]: {}", err.code, err.message);
+        let message = gatehouse_core::text::escape_controls(&err.message);
+        let _ = writeln!(e, "error[{}]: {message}", err.code);
         if let Some(hint) = &err.hint {
-            let _ = writeln!(e, "  hint: {hint}");
+            let _ = writeln!(e, "  hint: {}", gatehouse_core::text::escape_controls(hint));
         }
     }
     ExitCode::FAILURE

@@ -1,4 +1,4 @@
-//! `gatehouse site init|export|import`.
+//! `gatehouse site init|export|import|config`.
 
 use std::path::PathBuf;
 
@@ -29,6 +29,9 @@ pub enum SiteCommand {
     },
     /// Load an export into this site, which must be empty (a fresh `site init`).
     Import { file: PathBuf },
+    /// Read and change the site's config (audited).
+    #[command(subcommand)]
+    Config(crate::site_config_cmd::SiteConfigCommand),
 }
 
 fn counts(s: &Summary) -> String {
@@ -84,6 +87,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
                 }
             }
         }
+        SiteCommand::Config(c) => crate::site_config_cmd::run(ctx, c).await,
         SiteCommand::Import { file } => {
             let site = ctx.open().await?;
             let summary = portable::import_file(&site.store, &file).await;

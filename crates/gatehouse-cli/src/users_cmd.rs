@@ -19,18 +19,28 @@ pub enum UsersCommand {
         /// Comma-separated: viewer, author, editor, admin.
         #[arg(long)]
         roles: String,
+        /// The name anonymous readers see on this user's entries.
+        #[arg(long)]
+        display_name: Option<String>,
     },
     /// List users.
     List {
         #[arg(long)]
         json: bool,
     },
-    /// Change a user's roles (takes effect on a running server's next call).
+    /// Change a user's roles (takes effect on a running server's next call)
+    /// or display name.
     Update {
         #[arg(long)]
         email: String,
+        #[arg(long, required_unless_present_any = ["display_name", "clear_display_name"])]
+        roles: Option<String>,
+        /// The name anonymous readers see on this user's entries.
+        #[arg(long, conflicts_with = "clear_display_name")]
+        display_name: Option<String>,
+        /// Readers see "site author" again.
         #[arg(long)]
-        roles: String,
+        clear_display_name: bool,
     },
     /// Remove a user.
     Delete {
@@ -43,8 +53,19 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
     let out = match cmd {
-        UsersCommand::Create { email, roles } => {
-            let u = users::create(store, CLI_ACTOR, &email, &parse_roles(&roles)?).await?;
+        UsersCommand::Create {
+            email,
+            roles,
+            display_name,
+        } => {
+            let roles = parse_roles(&roles)?;
+            if let Some(name) = &display_name {
+                users::check_display_name(name)?;
+            }
+            let u = users::create(store, CLI_ACTOR, &email, &roles).await?;
+            if let Some(name) = &display_name {
+                users::set_display_name(store, CLI_ACTOR, &u.email, Some(name)).await?;
+            }
             format!(
                 "created user {} with roles {}",
                 u.email,
@@ -70,9 +91,37 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                 )
             }
         }
-        UsersCommand::Update { email, roles } => {
-            let u = users::set_roles(store, CLI_ACTOR, &email, &parse_roles(&roles)?).await?;
-            format!("user {} now has roles {}", u.email, format_roles(&u.roles))
+        UsersCommand::Update {
+            email,
+            roles,
+            display_name,
+            clear_display_name,
+        } => {
+            // Check everything before changing anything.
+            let roles = roles.as_deref().map(parse_roles).transpose()?;
+            if let Some(name) = &display_name {
+                users::check_display_name(name)?;
+            }
+            let mut said = Vec::new();
+            if display_name.is_some() || clear_display_name {
+                users::set_display_name(store, CLI_ACTOR, &email, display_name.as_deref()).await?;
+                said.push(match &display_name {
+                    Some(n) => format!("user {email} is shown as {n:?}"),
+                    None => format!("user {email} is shown as {:?}", users::ANONYMOUS_AUTHOR),
+                });
+            }
+            if let Some(roles) = roles {
+                let u = users::set_roles(store, CLI_ACTOR, &email, &roles).await?;
+                said.push(format!(
+                    "user {} now has roles {}",
+                    u.email,
+                    format_roles(&u.roles)
+                ));
+            }
+            said.join(
+                "
+",
+            )
         }
         UsersCommand::Delete { email } => {
             users::delete(store, CLI_ACTOR, &email).await?;

@@ -258,6 +258,9 @@ pub enum Code {
     DatabaseLocked,
     DiskFull,
     DatabaseReadonly,
+    SiteConfigKeyInvalid,
+    SiteConfigKeyNotFound,
+    DisplayNameInvalid,
 }
 
 impl Code {
@@ -365,6 +368,9 @@ pub mod codes {
     pub const DATABASE_LOCKED: Code = Code::DatabaseLocked;
     pub const DISK_FULL: Code = Code::DiskFull;
     pub const DATABASE_READONLY: Code = Code::DatabaseReadonly;
+    pub const SITE_CONFIG_KEY_INVALID: Code = Code::SiteConfigKeyInvalid;
+    pub const SITE_CONFIG_KEY_NOT_FOUND: Code = Code::SiteConfigKeyNotFound;
+    pub const DISPLAY_NAME_INVALID: Code = Code::DisplayNameInvalid;
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
 //! - [`redact`]: hiding secrets in text that leaves the process.
 //! - [`time`]: store milliseconds shown as RFC 3339 in every output.
+//! - [`text`]: labels without bidirectional overrides; control characters made visible.
 
 pub mod access;
 pub mod client_config;
@@ -22,6 +23,7 @@ pub mod sandbox;
 pub mod site;
 pub mod store;
 pub mod time;
+pub mod text;
 
 pub use error::{Error, ErrorBody, Result};
 

@@ -64,7 +64,6 @@ async fn core_client_drives_gatehouse_mcp() {
             "http_fetch",
             "media_list",
             "media_read",
-            "site_config_read",
         ])
     );
     let read = tools.iter().find(|t| t.name == "content_read").unwrap();

@@ -15,7 +15,6 @@ const VIEWER: &[&str] = &[
     "content_search",
     "media_list",
     "media_read",
-    "site_config_read",
     "http_fetch",
 ];
 const AUTHOR: &[&str] = &[
@@ -26,7 +25,6 @@ const AUTHOR: &[&str] = &[
     "media_list",
     "media_read",
     "media_write",
-    "site_config_read",
     "http_fetch",
 ];
 
@@ -54,12 +52,15 @@ fn each_actor_kind_is_shown_what_its_roles_allow() {
         (
             vec!["--role", "editor"],
             vec![],
-            with(AUTHOR, &["content_publish"]),
+            with(AUTHOR, &["content_publish", "site_config_read"]),
         ),
         (
             vec!["--role", "admin"],
             vec![],
-            with(AUTHOR, &["content_publish", "content_delete"]),
+            with(
+                AUTHOR,
+                &["content_publish", "content_delete", "site_config_read"],
+            ),
         ),
         (
             vec!["--email", "viewer@example.com"],
@@ -69,7 +70,10 @@ fn each_actor_kind_is_shown_what_its_roles_allow() {
         (
             vec!["--email", "admin@example.com"],
             vec![],
-            with(AUTHOR, &["content_publish", "content_delete"]),
+            with(
+                AUTHOR,
+                &["content_publish", "content_delete", "site_config_read"],
+            ),
         ),
         (
             vec![],
@@ -79,7 +83,7 @@ fn each_actor_kind_is_shown_what_its_roles_allow() {
         (
             vec!["--api-key", editor_key.as_str()],
             vec![],
-            with(AUTHOR, &["content_publish"]),
+            with(AUTHOR, &["content_publish", "site_config_read"]),
         ),
     ];
     for (args, env, expected) in cases {

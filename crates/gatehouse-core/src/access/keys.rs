@@ -143,7 +143,24 @@ enum SecretCheck {
     WrongSecret,
 }
 
+/// How many argon2 verifications this process has run. Verification must cost
+/// the same whether or not the key id exists (see [`verify`]); tests read this
+/// to check that an unknown id is still verified, against [`dummy_hash`].
+static VERIFICATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+pub fn argon2_verifications() -> u64 {
+    VERIFICATIONS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The hash of a random, discarded secret with the real parameters: an
+/// unknown key id is verified against it so the refusal takes as long as a
+/// wrong secret. A constant, so not even the first refusal pays for hashing.
+fn dummy_hash() -> &'static str {
+    "$argon2id$v=19$m=19456,t=2,p=1$KNs4jIF0ND3q2ujT/i4hew$3bcvdFMRhIKwysa4TW5Nr4mqvm/JDjM1kVPbz2d77Hw"
+}
+
 fn verify_secret(secret: &str, phc: &str) -> Result<SecretCheck> {
+    VERIFICATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let parsed = PasswordHash::new(phc).map_err(|e| {
         tracing::error!(error = %e, "stored key hash is not a valid PHC string");
         Error::new(
@@ -244,6 +261,12 @@ fn check_label(label: &str) -> Result<String> {
             "name the key after the client that will use it, e.g. --label \"claude desktop (laptop)\"",
         ));
     }
+    crate::text::check_no_bidi(
+        "key label",
+        label,
+        codes::LABEL_INVALID,
+        "retype the label without direction-changing characters",
+    )?;
     Ok(label.to_string())
 }
 
@@ -382,9 +405,15 @@ pub async fn roll(store: &Store, actor: &str, id: &str, grace_ms: i64) -> Result
         revoked_at: None,
         replaced_by: None,
     };
-    let old_expires = old
-        .expires_at
-        .map_or(now + grace_ms, |e| e.min(now + grace_ms));
+    if !(0..=MAX_DURATION_MS).contains(&grace_ms) {
+        return Err(Error::invalid(
+            codes::DURATION_INVALID,
+            "the grace period is out of range",
+            "grace periods are between 0 and 100 years (36500d)",
+        ));
+    }
+    let until = after(now, grace_ms)?;
+    let old_expires = old.expires_at.map_or(until, |e| e.min(until));
     let mut tx = store.begin_write().await?;
     // Re-read under the lock: a concurrent revoke must win over a roll.
     match sql::get_in(&mut tx, id).await? {
@@ -485,15 +514,23 @@ pub struct VerifiedKey {
 pub async fn verify(store: &Store, raw: &RawKey) -> Result<VerifiedKey> {
     let parsed = parse(raw.expose()).map_err(|_| Refusal::Malformed.error(None))?;
     tracing::Span::current().record("key_id", parsed.id);
-    let row = sql::get(store, parsed.id)
-        .await?
-        .ok_or_else(|| Refusal::Unknown.error(Some(parsed.id)))?;
+    let row = sql::get(store, parsed.id).await?;
     let secret = parsed.secret.to_string();
-    let phc = row.hash.clone();
-    if blocking(move || verify_secret(&secret, &phc)).await? == SecretCheck::WrongSecret {
-        tracing::info!("key secret does not match");
-        return Err(Refusal::Unknown.error(Some(parsed.id)));
-    }
+    // An unknown id is verified too (against a dummy hash), so whether an id
+    // exists does not show in how long the refusal takes.
+    let phc = row.as_ref().map(|r| r.hash.clone());
+    let check = blocking(move || match phc {
+        Some(phc) => verify_secret(&secret, &phc),
+        None => verify_secret(&secret, dummy_hash()).map(|_| SecretCheck::WrongSecret),
+    })
+    .await?;
+    let row = match row {
+        Some(row) if check == SecretCheck::Match => row,
+        _ => {
+            tracing::info!("no key matches");
+            return Err(Refusal::Unknown.error(Some(parsed.id)));
+        }
+    };
     let now = now_ms();
     check_state(&row, now)?;
     sql::touch(store, &row.id, now).await?;
@@ -536,30 +573,59 @@ pub fn parse_expiry(text: &str, now_ms: i64) -> Result<i64> {
     {
         return Ok((at.unix_timestamp_nanos() / 1_000_000) as i64);
     }
-    parse_duration_ms(text).map(|d| now_ms + d).map_err(|_| {
-        Error::invalid(
+    match parse_duration_ms(text) {
+        Ok(d) => after(now_ms, d),
+        Err(e) if e.message.contains("too long") => Err(e),
+        Err(_) => Err(Error::invalid(
             codes::EXPIRY_INVALID,
             format!("cannot read expiry {text:?}"),
             "give a duration such as 30d, 12h, 90m, or an RFC 3339 time such as 2027-01-31T00:00:00Z",
-        )
-    })
+        )),
+    }
 }
 
-/// Parses a duration such as `24h`, `30d` or `90s` into milliseconds.
+/// The longest duration accepted anywhere (36500 days, about 100 years): long enough for any
+/// real expiry or grace period, short enough that "now + duration" can never
+/// overflow a millisecond timestamp.
+pub const MAX_DURATION_MS: i64 = 36_500 * 24 * 60 * 60 * 1000;
+
+/// Parses a duration such as `24h`, `30d` or `90s` into milliseconds; one
+/// longer than [`MAX_DURATION_MS`] is refused rather than overflowing later.
 pub fn parse_duration_ms(text: &str) -> Result<i64> {
-    humantime::parse_duration(text.trim())
+    let ms = humantime::parse_duration(text.trim())
         .ok()
-        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .map(|d| d.as_millis())
         .ok_or_else(|| {
             Error::invalid(
                 codes::DURATION_INVALID,
                 format!("cannot read duration {text:?}"),
                 "use forms such as 30s, 15m, 24h, 30d",
             )
+        })?;
+    i64::try_from(ms)
+        .ok()
+        .filter(|ms| *ms <= MAX_DURATION_MS)
+        .ok_or_else(|| {
+            Error::invalid(
+                codes::DURATION_INVALID,
+                format!("the duration {:?} is too long", text.trim()),
+                "durations are at most 100 years (36500d)",
+            )
         })
 }
 
 pub use crate::time::rfc3339;
+
+/// `now + duration`, refused instead of overflowing.
+pub fn after(now_ms: i64, duration_ms: i64) -> Result<i64> {
+    now_ms.checked_add(duration_ms).ok_or_else(|| {
+        Error::invalid(
+            codes::DURATION_INVALID,
+            "the duration reaches past the last representable time",
+            "durations are at most 100 years (36500d)",
+        )
+    })
+}
 
 #[cfg(test)]
 mod tests {
@@ -608,6 +674,49 @@ mod tests {
             parse_expiry("soon", 0).unwrap_err().code,
             codes::EXPIRY_INVALID
         );
+    }
+
+    /// The only test in this binary that verifies keys, so the process-wide
+    /// counter moves for it alone.
+    #[tokio::test]
+    async fn unknown_key_ids_cost_an_argon2_verification_like_wrong_secrets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = crate::site::init(&tmp.path().join("s"), Some("t"), false, None)
+            .await
+            .unwrap();
+        let minted = mint(&site.store, "test", "k", &[Role::Viewer], None)
+            .await
+            .unwrap();
+        let id = &minted.info.id;
+        let wrong = {
+            let body = format!("{PREFIX}{id}_{}", "A".repeat(SECRET_LEN));
+            RawKey::new(format!("{body}{}", checksum(&body)))
+        };
+        let (_, unknown) = generate();
+        let before = argon2_verifications();
+        let e = verify(&site.store, &wrong).await.unwrap_err();
+        assert_eq!(e.detail.unwrap()["reason"], "unknown");
+        assert_eq!(argon2_verifications(), before + 1);
+        let e = verify(&site.store, &unknown).await.unwrap_err();
+        assert_eq!(e.detail.unwrap()["reason"], "unknown");
+        assert_eq!(
+            argon2_verifications(),
+            before + 2,
+            "an unknown key id must be verified too (against the dummy hash)"
+        );
+        assert!(verify(&site.store, &minted.key).await.is_ok());
+        site.store.close().await;
+    }
+
+    #[test]
+    fn the_dummy_hash_has_the_real_parameters() {
+        let parsed = PasswordHash::new(dummy_hash()).unwrap();
+        let params = Params::try_from(&parsed).unwrap();
+        let real = hasher();
+        assert_eq!(params.m_cost(), real.params().m_cost());
+        assert_eq!(params.t_cost(), real.params().t_cost());
+        assert_eq!(params.p_cost(), real.params().p_cost());
+        assert_eq!(parsed.algorithm, Algorithm::Argon2id.ident());
     }
 
     #[test]

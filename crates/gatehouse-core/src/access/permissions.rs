@@ -5,6 +5,14 @@
 //! table names the lowest role that may do an action. `gatehouse permissions
 //! --markdown` renders the table for the docs (docs/permissions.md is generated
 //! from it and a test keeps the two in step).
+//!
+//! Content follows an author edit model: an author creates drafts and edits
+//! the entries they wrote (`content_write_draft`); entries by someone else
+//! need `content_edit_others` (editors and admins). An edit of a published
+//! entry never unpublishes it: it becomes the entry's pending revision and
+//! the published text stays live until someone with `content_publish`
+//! publishes it. Renaming a published entry changes a live address, so it
+//! also needs `content_publish`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -102,6 +110,7 @@ pub enum Action {
     HttpFetch,
     ContentWriteDraft,
     MediaWrite,
+    ContentEditOthers,
     ContentPublish,
     ContentDelete,
     MediaDelete,
@@ -121,7 +130,11 @@ pub const TABLE: &[(Action, Role, &str)] = &[
     ),
     (Action::ContentReadDraft, Role::Viewer, "read draft content"),
     (Action::MediaRead, Role::Viewer, "list and read media"),
-    (Action::SiteConfigRead, Role::Viewer, "read site config"),
+    (
+        Action::SiteConfigRead,
+        Role::Editor,
+        "read site config (secret values redacted)",
+    ),
     (
         Action::HttpFetch,
         Role::Viewer,
@@ -130,10 +143,19 @@ pub const TABLE: &[(Action, Role, &str)] = &[
     (
         Action::ContentWriteDraft,
         Role::Author,
-        "create and edit drafts",
+        "create drafts and edit your own entries (an edit of a published entry waits as a pending revision)",
     ),
     (Action::MediaWrite, Role::Author, "upload media"),
-    (Action::ContentPublish, Role::Editor, "publish content"),
+    (
+        Action::ContentEditOthers,
+        Role::Editor,
+        "edit entries written by someone else",
+    ),
+    (
+        Action::ContentPublish,
+        Role::Editor,
+        "publish content (applying its pending revision) and rename published entries",
+    ),
     (Action::ContentDelete, Role::Admin, "delete content"),
     (Action::MediaDelete, Role::Admin, "delete media"),
     (Action::SiteConfigWrite, Role::Admin, "change site config"),
@@ -238,6 +260,7 @@ mod tests {
             HttpFetch,
             ContentWriteDraft,
             MediaWrite,
+            ContentEditOthers,
             ContentPublish,
             ContentDelete,
             MediaDelete,
@@ -263,15 +286,15 @@ mod tests {
         assert!(!allowed(p, SiteConfigRead));
         assert!(!allowed(p, HttpFetch));
         let v = &[Role::Viewer];
-        assert!(
-            allowed(v, ContentReadDraft) && allowed(v, MediaRead) && allowed(v, SiteConfigRead)
-        );
+        assert!(allowed(v, ContentReadDraft) && allowed(v, MediaRead));
+        assert!(!allowed(v, SiteConfigRead) && !allowed(&[Role::Author], SiteConfigRead));
         assert!(!allowed(v, ContentWriteDraft) && !allowed(v, MediaWrite));
         let a = &[Role::Author];
         assert!(allowed(a, ContentWriteDraft) && allowed(a, MediaWrite));
-        assert!(!allowed(a, ContentPublish));
+        assert!(!allowed(a, ContentPublish) && !allowed(a, ContentEditOthers));
         let e = &[Role::Editor];
-        assert!(allowed(e, ContentPublish));
+        assert!(allowed(e, ContentPublish) && allowed(e, ContentEditOthers));
+        assert!(allowed(e, SiteConfigRead));
         assert!(!allowed(e, ContentDelete) && !allowed(e, KeysManage) && !allowed(e, UsersManage));
         let ad = &[Role::Admin];
         for (action, _, _) in TABLE {

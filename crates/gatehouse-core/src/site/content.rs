@@ -1,15 +1,21 @@
 //! Content entries, permission-checked: the operations the MCP tools and the UI
 //! call. Each write is one transaction with its audit entry; the full-text index
 //! and redirects change in that same transaction.
+//!
+//! The edit model (see `access::permissions`): authors edit their own entries,
+//! editors and admins all of them; an edit of a published entry is kept as its
+//! pending revision (the published text stays live) until it is published.
 
 use crate::access::actor::Actor;
 use crate::access::audit::{self, Entry as AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
 use crate::store::content::{self as sql, Entry, NewEntry};
+use crate::store::content_pending::{self as pending_sql, Pending};
 use crate::store::{Store, now_ms};
 
 pub use crate::store::content::Entry as ContentEntry;
+pub use crate::store::content_pending::Pending as PendingRevision;
 
 /// Slugs are lowercase ASCII letters, digits and single dashes, 1–100 long.
 pub fn check_slug(slug: &str) -> Result<()> {
@@ -63,8 +69,22 @@ pub async fn list(store: &Store, actor: &Actor, limit: i64, offset: i64) -> Resu
     .await
 }
 
+/// Refuses text no database column or index can hold: a NUL character
+/// (PostgreSQL rejects it, SQLite's full-text index truncates at it).
+pub fn check_no_nul(field: &str, text: &str) -> Result<()> {
+    if text.contains('\0') {
+        return Err(Error::invalid(
+            codes::INPUT_INVALID,
+            format!("the {field} contains a NUL character"),
+            format!("remove the NUL (\\u0000) characters from the {field}"),
+        ));
+    }
+    Ok(())
+}
+
 pub async fn search(store: &Store, actor: &Actor, text: &str, limit: i64) -> Result<Vec<Entry>> {
     actor.check(Action::ContentReadPublished)?;
+    check_no_nul("search query", text)?;
     sql::search(
         store,
         text,
@@ -84,13 +104,39 @@ pub struct DraftWrite<'a> {
     pub new_slug: Option<&'a str>,
 }
 
-/// Creates a draft, or updates an entry (which returns it to draft).
+/// An entry's pending revision, for actors who may read drafts.
+pub async fn pending(store: &Store, actor: &Actor, entry: &Entry) -> Result<Option<Pending>> {
+    if !actor.may(Action::ContentReadDraft) {
+        return Ok(None);
+    }
+    pending_sql::get(store, entry.id).await
+}
+
+/// Refuses an edit of someone else's entry without `content_edit_others`.
+fn check_owner(actor: &Actor, entry: &Entry) -> Result<()> {
+    if entry.author == actor.label() || actor.may(Action::ContentEditOthers) {
+        return Ok(());
+    }
+    Err(
+        crate::access::permissions::check(&actor.roles, Action::ContentEditOthers)
+            .unwrap_err()
+            .hint(format!(
+                "{:?} was written by someone else: authors edit their own entries; ask an editor, or write a new entry",
+                entry.slug
+            )),
+    )
+}
+
+/// Creates a draft, or edits an entry: a draft is changed in place, a
+/// published entry gets a pending revision and stays live as it was.
 pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Result<Entry> {
     actor.check(Action::ContentWriteDraft)?;
     check_slug(w.slug)?;
     if let Some(new) = w.new_slug {
         check_slug(new)?;
     }
+    check_no_nul("title", w.title)?;
+    check_no_nul("body", w.body)?;
     if w.title.trim().is_empty() {
         return Err(Error::invalid(
             codes::INPUT_INVALID,
@@ -101,9 +147,21 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     let now = now_ms();
     let who = actor.label();
     let mut tx = store.begin_write().await?;
+    let mut revised = false;
     let (id, created) = match sql::by_slug_in(&mut tx, w.slug).await? {
         Some(existing) => {
-            sql::update_draft(&mut tx, existing.id, w.title, w.body, now).await?;
+            check_owner(actor, &existing)?;
+            if existing.status == "published" {
+                if w.new_slug.is_some_and(|n| n != w.slug) {
+                    actor.check(Action::ContentPublish).map_err(|e| {
+                        e.hint("renaming a published entry changes its live address; ask an editor")
+                    })?;
+                }
+                pending_sql::put(&mut tx, existing.id, w.title, w.body, &who, now).await?;
+                revised = true;
+            } else {
+                sql::update_draft(&mut tx, existing.id, w.title, w.body, now).await?;
+            }
             (existing.id, false)
         }
         None => {
@@ -135,6 +193,8 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
             actor: &who,
             action: if created {
                 "content.create"
+            } else if revised {
+                "content.revise"
             } else {
                 "content.update"
             },
@@ -158,14 +218,21 @@ pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> 
     let entry = sql::by_slug_in(&mut tx, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
-    sql::publish(&mut tx, entry.id, now_ms()).await?;
+    let now = now_ms();
+    // A pending revision is what gets published.
+    let revision = pending_sql::get_in(&mut tx, entry.id).await?;
+    if let Some(rev) = &revision {
+        sql::update_draft(&mut tx, entry.id, &rev.title, &rev.body, now).await?;
+        pending_sql::delete(&mut tx, entry.id).await?;
+    }
+    sql::publish(&mut tx, entry.id, now).await?;
     audit::append(
         &mut tx,
         AuditEntry {
             actor: &actor.label(),
             action: "content.publish",
             subject: slug,
-            detail: serde_json::json!({}),
+            detail: serde_json::json!({"revision_by": revision.as_ref().map(|r| &r.author)}),
         },
     )
     .await?;
@@ -184,6 +251,7 @@ pub async fn delete(store: &Store, actor: &Actor, slug: &str) -> Result<()> {
     let entry = sql::by_slug_in(&mut tx, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
+    pending_sql::delete(&mut tx, entry.id).await?;
     sql::delete(&mut tx, entry.id).await?;
     audit::append(
         &mut tx,

@@ -3,8 +3,17 @@
 //! Bytes cross process boundaries as standard base64. An upload is refused
 //! before anything is stored when it is larger than [`MAX_BYTES`], when its
 //! declared MIME type is not one Gatehouse serves, or when the bytes do not
-//! look like that type (sniffed from their magic numbers), so a client cannot
-//! smuggle, say, HTML under an `image/png` label.
+//! look like that type, so a client cannot smuggle, say, HTML under an
+//! `image/png` label. The whole file is checked, not just its first bytes
+//! ([`check_structure`]): a PNG must be a chain of chunks with valid CRCs
+//! ending at `IEND`, a GIF and a JPEG must end where they say, a WebP's RIFF
+//! size must be the file's, a PDF must end with `%%EOF`, and text must hold
+//! no HTML or SVG markup (a browser shown `text/plain` may still sniff it).
+//!
+//! # Caveats
+//! Gatehouse serves media over MCP only (base64 in a tool result). Anything
+//! that puts media on a web page or a disk should follow
+//! [`content_disposition`]: only raster images are `inline`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -74,6 +83,104 @@ pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Markup that makes a browser treat text as a page or an image with script.
+const ACTIVE_MARKUP: &[&str] = &[
+    "<html",
+    "<head",
+    "<body",
+    "<script",
+    "<svg",
+    "<iframe",
+    "<object",
+    "<embed",
+    "<style",
+    "<meta",
+    "<link",
+    "<form",
+    "<!doctype",
+    "<?xml",
+    "<xml",
+    "<math",
+    "<base",
+];
+
+/// The markup tag `text` holds, if any (case-insensitive, anywhere in the text).
+fn markup_in(text: &[u8]) -> Option<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    ACTIVE_MARKUP.iter().copied().find(|tag| {
+        lower
+            .windows(tag.len() + 1)
+            .any(|w| w.starts_with(tag.as_bytes()) && !w[tag.len()].is_ascii_alphanumeric())
+            || lower.ends_with(tag.as_bytes())
+    })
+}
+
+fn png_chunks_ok(bytes: &[u8]) -> bool {
+    let mut at = 8;
+    while at + 12 <= bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+        let Some(end) = (at + 8).checked_add(len).filter(|e| e + 4 <= bytes.len()) else {
+            return false;
+        };
+        let crc = u32::from_be_bytes(bytes[end..end + 4].try_into().expect("4 bytes"));
+        if crc32fast::hash(&bytes[at + 4..end]) != crc {
+            return false;
+        }
+        if &bytes[at + 4..at + 8] == b"IEND" {
+            return end + 4 == bytes.len();
+        }
+        at = end + 4;
+    }
+    false
+}
+
+/// Whether the whole of `bytes` is a well-formed `declared` file (see the module doc).
+pub fn check_structure(declared: &str, bytes: &[u8]) -> std::result::Result<(), String> {
+    let ok = match declared {
+        "image/png" => png_chunks_ok(bytes),
+        "image/gif" => bytes.last() == Some(&0x3B),
+        "image/jpeg" => bytes.ends_with(&[0xFF, 0xD9]),
+        "image/webp" => {
+            bytes.len() >= 12
+                && u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes")) as usize + 8
+                    == bytes.len()
+        }
+        "application/pdf" => {
+            let tail = &bytes[bytes.len().saturating_sub(1024)..];
+            tail.windows(5).any(|w| w == b"%%EOF")
+        }
+        "text/plain" | "text/markdown" => {
+            if let Some(tag) = markup_in(bytes) {
+                return Err(format!("the text holds HTML/SVG markup ({tag}…)"));
+            }
+            true
+        }
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the file is not a complete, well-formed {declared}"
+        ))
+    }
+}
+
+/// How media should be handed to a browser or a disk: raster images may be
+/// shown inline; everything else (PDF, text, JSON) is a download, so it is
+/// never rendered as a page of the origin that serves it.
+pub fn content_disposition(info: &MediaInfo) -> String {
+    let inline = matches!(
+        info.mime_type.as_str(),
+        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+    );
+    format!(
+        "{}; filename=\"{}\"",
+        if inline { "inline" } else { "attachment" },
+        info.filename
+    )
+}
+
 /// Whether `bytes` may be stored as `declared`.
 fn check_type(declared: &str, bytes: &[u8]) -> Result<()> {
     if !ALLOWED_TYPES.contains(&declared) {
@@ -94,7 +201,14 @@ fn check_type(declared: &str, bytes: &[u8]) -> Result<()> {
         other => sniffed == Some(other),
     };
     if matches {
-        return Ok(());
+        return check_structure(declared, bytes).map_err(|why| {
+            Error::invalid(
+                codes::MEDIA_TYPE_MISMATCH,
+                format!("the bytes are not a valid {declared}: {why}"),
+                "upload the file as it is, without anything appended or embedded",
+            )
+            .detail(serde_json::json!({"declared": declared, "sniffed": sniffed}))
+        });
     }
     Err(Error::invalid(
         codes::MEDIA_TYPE_MISMATCH,
@@ -231,6 +345,79 @@ mod tests {
                 .code,
             codes::MEDIA_TYPE_MISMATCH
         );
+    }
+
+    #[test]
+    fn the_whole_file_is_checked_not_only_its_magic() {
+        let png = crate::site::seed::SAMPLE_PNG;
+        let mut polyglot = png.to_vec();
+        polyglot.extend_from_slice(b"<html><script>alert(1)</script>");
+        assert_eq!(
+            check_type("image/png", &polyglot).unwrap_err().code,
+            codes::MEDIA_TYPE_MISMATCH
+        );
+        let mut bad_crc = png.to_vec();
+        bad_crc[20] ^= 1;
+        assert!(check_type("image/png", &bad_crc).is_err());
+        assert!(check_type("image/png", &png[..png.len() - 4]).is_err());
+        assert!(check_type("image/gif", b"GIF89a\x01\x00\x01\x00<script>").is_err());
+        assert!(check_type("image/jpeg", &[0xFF, 0xD8, 0xFF, 0xE0, 1, 2]).is_err());
+        assert!(check_type("application/pdf", b"%PDF-1.7\n1 0 obj\n%%EOF\n").is_ok());
+        assert!(check_type("application/pdf", b"%PDF-1.7\n<html>").is_err());
+    }
+
+    #[test]
+    fn text_refuses_html_and_svg_markup() {
+        for bad in [
+            &b"<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'/>"[..],
+            b"hello\n<SCRIPT>alert(1)</SCRIPT>",
+            b"<!DOCTYPE html><p>hi",
+            b"x <iframe src=//evil>",
+            b"ends with <html",
+        ] {
+            let e = check_type("text/plain", bad).unwrap_err();
+            assert_eq!(
+                e.code,
+                codes::MEDIA_TYPE_MISMATCH,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+            assert!(e.message.contains("markup"), "{}", e.message);
+            assert!(check_type("text/markdown", bad).is_err());
+        }
+        for good in [
+            &b"a < b and c > d"[..],
+            b"<header> is not a tag here",
+            b"email <ann@example.com>",
+        ] {
+            assert!(
+                check_type("text/plain", good).is_ok(),
+                "{}",
+                String::from_utf8_lossy(good)
+            );
+        }
+    }
+
+    #[test]
+    fn only_raster_images_are_inline() {
+        let info = |mime: &str| MediaInfo {
+            id: 1,
+            filename: "f.bin".into(),
+            mime_type: mime.into(),
+            size: 1,
+            sha256: String::new(),
+            uploaded_by: String::new(),
+            created_at: 0,
+        };
+        assert!(content_disposition(&info("image/png")).starts_with("inline"));
+        for mime in [
+            "text/plain",
+            "application/pdf",
+            "application/json",
+            "text/markdown",
+        ] {
+            assert!(content_disposition(&info(mime)).starts_with("attachment;"));
+        }
     }
 
     #[test]

@@ -41,6 +41,12 @@ pub fn check_email(email: &str) -> Result<String> {
             "use the form name@example.com",
         ));
     }
+    crate::text::check_no_bidi(
+        "email address",
+        email,
+        codes::EMAIL_INVALID,
+        "retype the address without direction-changing characters",
+    )?;
     Ok(email.to_string())
 }
 
@@ -125,4 +131,70 @@ pub async fn get(store: &Store, email: &str) -> Result<Option<User>> {
 
 pub async fn list(store: &Store) -> Result<Vec<User>> {
     sql::list(store).await?.into_iter().map(to_user).collect()
+}
+
+/// What anonymous readers see for an author who set no display name (and for
+/// keys and synthetic actors, whose labels are for the admin only).
+pub const ANONYMOUS_AUTHOR: &str = "site author";
+
+/// Display names: 1–80 printable characters, no bidirectional controls.
+pub fn check_display_name(name: &str) -> Result<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 || name.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            codes::DISPLAY_NAME_INVALID,
+            "a display name must be 1 to 80 printable characters",
+            "give the name readers should see, e.g. --display-name \"Ada L.\"",
+        ));
+    }
+    crate::text::check_no_bidi(
+        "display name",
+        name,
+        codes::DISPLAY_NAME_INVALID,
+        "retype the name without direction-changing characters",
+    )?;
+    Ok(name.to_string())
+}
+
+/// Sets or clears (`None`) the name anonymous readers see for this user.
+pub async fn set_display_name(
+    store: &Store,
+    actor: &str,
+    email: &str,
+    name: Option<&str>,
+) -> Result<()> {
+    let name = name.map(check_display_name).transpose()?;
+    let mut tx = store.begin_write().await?;
+    if !sql::set_display_name(&mut tx, email, name.as_deref(), now_ms()).await? {
+        return Err(unknown(email));
+    }
+    audit::append(
+        &mut tx,
+        Entry {
+            actor,
+            action: "user.set_display_name",
+            subject: email,
+            detail: serde_json::json!({"display_name": name}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a display name", e))?;
+    Ok(())
+}
+
+/// The public form of an author label (`user:<email>`, `key:<id>`, …): the
+/// user's display name, or [`ANONYMOUS_AUTHOR`]; never an email or a key id.
+pub async fn public_name(store: &Store, author_label: &str) -> Result<String> {
+    // Labels are `user:<email>`; entries seeded or imported may hold a bare email.
+    let email = author_label
+        .strip_prefix("user:")
+        .or_else(|| author_label.contains('@').then_some(author_label));
+    if let Some(email) = email
+        && let Some(name) = sql::display_name(store, email).await?
+    {
+        return Ok(name);
+    }
+    Ok(ANONYMOUS_AUTHOR.to_string())
 }

@@ -24,6 +24,7 @@ pub mod calls;
 pub mod checkpoints;
 pub mod connections;
 pub mod content;
+pub mod content_pending;
 pub mod keys;
 pub mod media;
 pub mod portable;

@@ -82,3 +82,38 @@ pub async fn delete(tx: &mut Tx, email: &str) -> Result<bool> {
         .map_err(|e| Error::storage("removing a user", e))?;
     Ok(done.rows_affected() == 1)
 }
+
+/// A user's public display name (None when unset or no such user).
+pub async fn display_name(store: &Store, email: &str) -> Result<Option<String>> {
+    let norm = &email.trim().to_lowercase();
+    let row = store
+        .read("looking up a display name", |pool| async move {
+            sqlx::query("SELECT display_name FROM users WHERE email_norm = $1")
+                .bind(norm)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await?;
+    Ok(row
+        .map(|r| r.try_get::<Option<String>, _>(0))
+        .transpose()?
+        .flatten())
+}
+
+/// Sets (or clears) a user's display name; false when no such user.
+pub async fn set_display_name(
+    tx: &mut Tx,
+    email: &str,
+    name: Option<&str>,
+    now: i64,
+) -> Result<bool> {
+    let done =
+        sqlx::query("UPDATE users SET display_name = $1, updated_at = $2 WHERE email_norm = $3")
+            .bind(name)
+            .bind(now)
+            .bind(email.trim().to_lowercase())
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("changing a user's display name", e))?;
+    Ok(done.rows_affected() == 1)
+}

@@ -83,6 +83,21 @@ fn forbidden_v6(ip: Ipv6Addr) -> bool {
     if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return forbidden_v4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32));
     }
+    if seg[..5] == [0, 0, 0, 0, 0xffff] && seg[5] == 0 {
+        // SIIT "IPv4-translated" ::ffff:0:a.b.c.d (RFC 2765).
+        return forbidden_v4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32));
+    }
+    if seg[..3] == [0x64, 0xff9b, 1] {
+        // Local-use NAT64 64:ff9b:1::/48 (RFC 8215): the IPv4 address may sit
+        // at any of several offsets and the range is never public; refuse it all.
+        return true;
+    }
+    if seg[4] & 0xfdff == 0 && seg[5] == 0x5efe {
+        // ISATAP interface id ::0:5efe:a.b.c.d (or ::200:5efe:…) under any prefix.
+        if forbidden_v4(Ipv4Addr::from(((seg[6] as u32) << 16) | seg[7] as u32)) {
+            return true;
+        }
+    }
     if seg[0] == 0x2002 {
         // 6to4 embeds an IPv4 address in the next 32 bits.
         return forbidden_v4(Ipv4Addr::from(((seg[1] as u32) << 16) | seg[2] as u32));
@@ -141,9 +156,10 @@ async fn vetted_addrs(url: &Url, allowlist: &[String]) -> Result<Vec<SocketAddr>
         .ok_or_else(|| invalid_url("the URL has no port"))?;
     let host = url.host_str().unwrap_or_default();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let allowed = allowlist
-        .iter()
-        .any(|h| h.eq_ignore_ascii_case(bare.trim_end_matches('.')));
+    let allowed = allowlist.iter().any(|entry| {
+        let (h, p) = allow_entry(entry);
+        h.eq_ignore_ascii_case(bare.trim_end_matches('.')) && p.is_none_or(|p| p == port)
+    });
     let addrs: Vec<SocketAddr> = match url.host() {
         Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
         Some(url::Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
@@ -173,6 +189,25 @@ async fn vetted_addrs(url: &Url, allowlist: &[String]) -> Result<Vec<SocketAddr>
     Ok(addrs)
 }
 
+/// An allowlist entry: `host`, `host:port`, `[v6]` or `[v6]:port` (a bare
+/// IPv6 address names no port). A port limits the entry to that port.
+fn allow_entry(entry: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = entry.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((host, tail)) => (host, tail.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (rest, None),
+        };
+    }
+    match entry.split_once(':') {
+        Some((host, port)) if !port.contains(':') => match port.parse() {
+            Ok(port) => (host, Some(port)),
+            // A port that does not parse allows nothing rather than every port.
+            Err(_) => ("", None),
+        },
+        _ => (entry, None),
+    }
+}
+
 fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -197,6 +232,21 @@ fn client_for(url: &Url, addrs: &[SocketAddr]) -> Result<reqwest::Client> {
             format!("cannot set up the HTTP client: {e}"),
         )
     })
+}
+
+/// A failed connection says only that the host could not be reached: whether
+/// the port refused or the connection timed out would let the tool be used as
+/// a port scanner, so that detail goes to the log only.
+fn unreachable(url: &Url, e: &reqwest::Error) -> Error {
+    tracing::debug!(error = %crate::redact::redact_urls(&e.to_string()), "http_fetch could not connect");
+    Error::new(
+        codes::HTTP_FETCH_FAILED,
+        format!(
+            "could not connect to {}",
+            url.host_str().unwrap_or_default()
+        ),
+    )
+    .hint("check that the URL is reachable")
 }
 
 fn fetch_failed(e: reqwest::Error) -> Error {
@@ -230,7 +280,17 @@ async fn fetch_inner(start: Url, allowlist: &[String]) -> Result<Fetched> {
     loop {
         let addrs = vetted_addrs(&url, allowlist).await?;
         let client = client_for(&url, &addrs)?;
-        let mut resp = client.get(url.clone()).send().await.map_err(fetch_failed)?;
+        let started = tokio::time::Instant::now();
+        let mut resp = match client.get(url.clone()).send().await {
+            Ok(resp) => resp,
+            Err(e) if e.is_connect() || e.is_timeout() => {
+                // A refusal waits out the connect timeout, so a refused port
+                // and a filtered one look the same to the caller.
+                tokio::time::sleep_until(started + CONNECT_TIMEOUT).await;
+                return Err(unreachable(&url, &e));
+            }
+            Err(e) => return Err(fetch_failed(e)),
+        };
         let status = resp.status();
         if status.is_redirection()
             && let Some(location) = resp.headers().get(reqwest::header::LOCATION)
@@ -325,6 +385,12 @@ mod tests {
             "::ffff:10.1.2.3",
             "::127.0.0.1",
             "64:ff9b::7f00:1",
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:a9fe:a9fe",
+            "64:ff9b:1::7f00:1",
+            "64:ff9b:1:ffff::1",
+            "2001:db9::5efe:7f00:1",
+            "2a00:1450::200:5efe:a00:1",
             "2002:7f00:1::",
             "fe80::1",
             "fc00::1",
@@ -365,6 +431,16 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn allowlist_entries_may_name_a_port() {
+        assert_eq!(allow_entry("example.com"), ("example.com", None));
+        assert_eq!(allow_entry("example.com:8080"), ("example.com", Some(8080)));
+        assert_eq!(allow_entry("[::1]:81"), ("::1", Some(81)));
+        assert_eq!(allow_entry("[::1]"), ("::1", None));
+        assert_eq!(allow_entry("::1"), ("::1", None));
+        assert_eq!(allow_entry("example.com:http"), ("", None));
     }
 
     #[tokio::test]

@@ -65,7 +65,7 @@ fn entry_schema(with_body: bool) -> Value {
         "slug": {"type": "string"},
         "title": {"type": "string"},
         "status": {"type": "string", "enum": ["draft", "published"]},
-        "author": {"type": "string"},
+        "author": {"type": "string", "description": "who wrote it; anonymous readers see a display name only"},
         "created_at": {"type": "string", "format": "date-time"},
         "updated_at": {"type": "string", "format": "date-time"},
         "published_at": {"type": ["string", "null"], "format": "date-time"},
@@ -82,6 +82,17 @@ fn entry_schema(with_body: bool) -> Value {
     if with_body {
         props["body"] = json!({"type": "string"});
         required.push("body");
+        props["pending_revision"] = json!({
+            "type": "object",
+            "description": "An edit of the published entry waiting to be published (shown to viewers and above)",
+            "properties": {
+                "title": {"type": "string"},
+                "body": {"type": "string"},
+                "author": {"type": "string"},
+                "updated_at": {"type": "integer", "description": "Unix milliseconds"},
+            },
+            "required": ["title", "body", "author", "updated_at"],
+        });
     }
     json!({"type": "object", "properties": props, "required": required})
 }
@@ -114,6 +125,11 @@ fn media_info_schema(with_data: bool) -> Value {
     if with_data {
         props["data_base64"] = json!({"type": "string", "contentEncoding": "base64"});
         required.push("data_base64");
+        props["content_disposition"] = json!({
+            "type": "string",
+            "description": "how to hand the bytes to a browser or a disk: raster images inline, everything else as an attachment (download)",
+        });
+        required.push("content_disposition");
     }
     json!({"type": "object", "properties": props, "required": required})
 }
@@ -191,7 +207,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         ToolSpec {
             name: "content_write_draft",
             title: "Write a draft",
-            description: "Create a draft entry, or replace an entry's title and body (which returns it to draft). Pass new_slug to rename; the old slug keeps redirecting.",
+            description: "Create a draft entry, or replace the title and body of an entry you wrote (editors: any entry). A draft changes in place; an edit of a published entry is kept as its pending revision and the published text stays live until the entry is published again. Pass new_slug to rename (a published entry: editors only); the old slug keeps redirecting.",
             action: Action::ContentWriteDraft,
             authenticated_only: false,
             input_schema: json!({
@@ -214,7 +230,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         ToolSpec {
             name: "content_publish",
             title: "Publish an entry",
-            description: "Publish an entry so anonymous readers can see it.",
+            description: "Publish an entry so anonymous readers can see it; a pending revision is applied first.",
             action: Action::ContentPublish,
             authenticated_only: false,
             input_schema: slug_input("the entry to publish"),
@@ -293,7 +309,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         read(
             "site_config_read",
             "Read site config",
-            "Read the site's configuration as key/value pairs (secret-looking values are redacted).",
+            "Read the site's configuration as key/value pairs. Values marked secret or shaped like one (credentials in URLs, private keys, tokens) are shown as <redacted>.",
             Action::SiteConfigRead,
             true,
             no_input(),
@@ -400,6 +416,7 @@ mod tests {
     fn each_role_sees_what_it_may_do() {
         let viewer = names(&synthetic(Role::Viewer));
         assert!(viewer.contains(&"media_read") && viewer.contains(&"http_fetch"));
+        assert!(!viewer.contains(&"site_config_read"));
         assert!(!viewer.contains(&"content_write_draft"));
         let author = names(&synthetic(Role::Author));
         assert!(author.contains(&"content_write_draft") && author.contains(&"media_write"));

@@ -5,7 +5,9 @@
 //! [`crate::mcp::wire::jsonrpc`], which also builds the replies; [`era`] decides
 //! per request whether it is served under the stateless 2026-07-28 revision or
 //! the legacy handshake; [`handler`] dispatches methods and keeps the little
-//! state there is; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
+//! state there is; [`arguments`] checks every call's arguments against the
+//! tool's input schema; [`budget`] bounds the requests in flight and the memory
+//! they hold; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
 //! [`shutdown`] watches for signals and the parent's death; [`call_record`]
 //! gives every tool call its audit entry, however it ends.
 //!
@@ -17,6 +19,8 @@
 //! errors) are the official `rmcp` SDK's; the loop is ours (see
 //! docs/decisions.md for why).
 
+pub mod arguments;
+pub mod budget;
 pub mod call_record;
 pub mod era;
 pub mod handler;
@@ -48,7 +52,16 @@ use shutdown::Reason;
 pub struct Limits {
     /// The longest accepted line: big enough for a base64 media upload at its cap.
     pub max_message_bytes: usize,
+    /// Slots for ordinary requests; a request arriving when all are taken is
+    /// answered "busy" at once.
     pub max_in_flight: usize,
+    /// Separate slots for `subscriptions/listen`, which stays open for the
+    /// whole session: listeners can never take the slots calls need.
+    pub max_listeners: usize,
+    /// The most one message may cost once parsed ([`budget::estimate`]).
+    pub max_request_cost: usize,
+    /// The most all messages being served may cost together.
+    pub max_total_cost: usize,
     /// How often the actor is re-read while a client listens for `list_changed`.
     pub watch_interval: Duration,
     /// How long in-flight requests may finish after input ends or a signal.
@@ -60,6 +73,9 @@ impl Default for Limits {
         Limits {
             max_message_bytes: 4 * 1024 * 1024,
             max_in_flight: 32,
+            max_listeners: 8,
+            max_request_cost: 32 * 1024 * 1024,
+            max_total_cost: 256 * 1024 * 1024,
             watch_interval: Duration::from_secs(2),
             drain: Duration::from_secs(5),
         }
@@ -103,6 +119,9 @@ where
     let state = Arc::new(State::new(site, actor, out_tx.clone(), closing_rx));
     let watcher = tokio::spawn(watch_actor(state.clone(), limits.watch_interval));
     let permits = Arc::new(Semaphore::new(limits.max_in_flight));
+    let listen_permits = Arc::new(Semaphore::new(limits.max_listeners));
+    // The memory budget, in KiB so that any total fits a semaphore.
+    let budget = Arc::new(Semaphore::new(limits.max_total_cost >> 10));
     let in_flight: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
     let mut tasks = JoinSet::new();
     tokio::pin!(stop);
@@ -134,6 +153,31 @@ where
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        // Weigh the line before building it: the reader never waits for
+        // memory, it answers instead.
+        let cost = budget::estimate(&line);
+        if cost > limits.max_request_cost {
+            let id = budget::id_of(&line);
+            tracing::debug!(cost, "refusing a message that would cost too much to parse");
+            state
+                .send(jsonrpc::error_response(
+                    &id,
+                    &budget::too_costly(cost, limits.max_request_cost),
+                ))
+                .await;
+            continue;
+        }
+        let cost_kib = u32::try_from(cost.div_ceil(1024)).unwrap_or(u32::MAX);
+        let Ok(held) = budget.clone().try_acquire_many_owned(cost_kib) else {
+            let id = budget::id_of(&line);
+            state
+                .send(jsonrpc::error_response(
+                    &id,
+                    &budget::busy("the messages being served already use the memory budget"),
+                ))
+                .await;
+            continue;
+        };
         let value: Value = match serde_json::from_slice(&line) {
             Ok(v) => v,
             Err(e) => {
@@ -156,11 +200,18 @@ where
                     .await;
                 continue;
             }
-            let Ok(permit) = permits.clone().acquire_owned().await else {
-                break Reason::EndOfInput;
+            let Ok(permit) = permits.clone().try_acquire_owned() else {
+                state
+                    .send(jsonrpc::error_response(
+                        &Value::Null,
+                        &budget::busy("every request slot is taken"),
+                    ))
+                    .await;
+                continue;
             };
             let state = state.clone();
             tasks.spawn(async move {
+                let _held = held;
                 let mut replies = Vec::new();
                 for item in items {
                     if let Some(reply) = handle_value(&state, item).await {
@@ -193,9 +244,18 @@ where
                 }
             }
             Ok(Message::Request { id, method, params }) => {
-                let permit = tokio::select! {
-                    p = permits.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-                    reason = &mut stop => break reason,
+                // Long-lived listens have their own slots; neither kind waits.
+                let (slots, what) = if method == "subscriptions/listen" {
+                    (&listen_permits, "every subscription slot is taken")
+                } else {
+                    (&permits, "every request slot is taken")
+                };
+                let Ok(permit) = slots.clone().try_acquire_owned() else {
+                    tracing::debug!(method = %jsonrpc::shorten(&method, 40), "busy");
+                    state
+                        .send(jsonrpc::error_response(&id, &budget::busy(what)))
+                        .await;
+                    continue;
                 };
                 let key = id.to_string();
                 let state = state.clone();
@@ -205,6 +265,7 @@ where
                 let mut map = in_flight.lock().expect("lock");
                 let task_key = key.clone();
                 let handle = tasks.spawn(async move {
+                    let _held = held;
                     let reply = state.handle_request(&id, &method, params).await;
                     // Deregister before replying: a cancel after this point is too late.
                     registry.lock().expect("lock").remove(&task_key);

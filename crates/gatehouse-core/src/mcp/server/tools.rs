@@ -58,7 +58,7 @@ pub async fn call(
     spec: &ToolSpec,
     args: &Map<String, Value>,
 ) -> Outcome {
-    if let Err(e) = gate(actor, spec) {
+    if let Err(e) = gate(actor, spec).and_then(|()| super::arguments::check(spec, args)) {
         return Outcome::err(&e);
     }
     match run(site, actor, spec.name, args).await {
@@ -166,18 +166,81 @@ struct FetchArgs {
     url: String,
 }
 
-fn entry_json(e: &ContentEntry, with_body: bool) -> Value {
+/// Author labels as this actor may see them: as stored (`user:<email>`,
+/// `key:<id>`) for those who may read drafts, a display name for anonymous
+/// readers. Looked up once per label per call.
+struct Authors<'a> {
+    site: &'a Site,
+    public: bool,
+    seen: std::collections::HashMap<String, String>,
+}
+
+impl<'a> Authors<'a> {
+    fn new(site: &'a Site, actor: &Actor) -> Self {
+        Authors {
+            site,
+            public: !actor.may(crate::access::permissions::Action::ContentReadDraft),
+            seen: Default::default(),
+        }
+    }
+
+    async fn shown(&mut self, label: &str) -> Result<String> {
+        if !self.public {
+            return Ok(label.to_string());
+        }
+        if let Some(name) = self.seen.get(label) {
+            return Ok(name.clone());
+        }
+        let name = crate::site::users::public_name(&self.site.store, label).await?;
+        self.seen.insert(label.to_string(), name.clone());
+        Ok(name)
+    }
+
+    async fn entries(&mut self, list: &[ContentEntry]) -> Result<Value> {
+        let mut out = Vec::with_capacity(list.len());
+        for e in list {
+            out.push(entry_json(e, false, &self.shown(&e.author).await?, None));
+        }
+        Ok(json!({"entries": out}))
+    }
+
+    /// One entry with its body and, for those who may read drafts, its pending revision.
+    async fn entry(&mut self, actor: &Actor, e: &ContentEntry) -> Result<Value> {
+        let pending = content::pending(&self.site.store, actor, e).await?;
+        Ok(entry_json(
+            e,
+            true,
+            &self.shown(&e.author).await?,
+            pending.as_ref(),
+        ))
+    }
+}
+
+fn entry_json(
+    e: &ContentEntry,
+    with_body: bool,
+    author: &str,
+    pending: Option<&content::PendingRevision>,
+) -> Value {
     let mut v = json!({
         "slug": e.slug,
         "title": e.title,
         "status": e.status,
-        "author": e.author,
+        "author": author,
         "created_at": rfc3339(e.created_at),
         "updated_at": rfc3339(e.updated_at),
         "published_at": e.published_at.map(rfc3339),
     });
     if with_body {
         v["body"] = json!(e.body);
+    }
+    if let Some(p) = pending {
+        v["pending_revision"] = json!({
+            "title": p.title,
+            "body": p.body,
+            "author": p.author,
+            "updated_at": p.updated_at,
+        });
     }
     v
 }
@@ -195,22 +258,19 @@ fn media_json(m: &MediaInfo) -> Value {
 
 async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -> Result<Outcome> {
     let store = &site.store;
+    let mut authors = Authors::new(site, actor);
     let out = match tool {
         "content_list" => {
             let a: ListArgs = args(tool, raw)?;
             let limit = in_range(tool, "limit", a.limit, 1, 500)?;
             let offset = in_range(tool, "offset", a.offset, 0, i64::MAX)?;
             let list = content::list(store, actor, limit, offset).await?;
-            Outcome::ok(
-                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
-            )
+            Outcome::ok(authors.entries(&list).await?)
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
-            Outcome::ok(entry_json(
-                &content::read(store, actor, &a.slug).await?,
-                true,
-            ))
+            let entry = content::read(store, actor, &a.slug).await?;
+            Outcome::ok(authors.entry(actor, &entry).await?)
         }
         "content_search" => {
             let a: SearchArgs = args(tool, raw)?;
@@ -223,9 +283,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
                 ));
             }
             let list = content::search(store, actor, &a.query, limit).await?;
-            Outcome::ok(
-                json!({"entries": list.iter().map(|e| entry_json(e, false)).collect::<Vec<_>>()}),
-            )
+            Outcome::ok(authors.entries(&list).await?)
         }
         "content_write_draft" => {
             let a: WriteArgs = args(tool, raw)?;
@@ -240,14 +298,12 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
                 },
             )
             .await?;
-            Outcome::ok(entry_json(&entry, true))
+            Outcome::ok(authors.entry(actor, &entry).await?)
         }
         "content_publish" => {
             let a: SlugArgs = args(tool, raw)?;
-            Outcome::ok(entry_json(
-                &content::publish(store, actor, &a.slug).await?,
-                true,
-            ))
+            let entry = content::publish(store, actor, &a.slug).await?;
+            Outcome::ok(authors.entry(actor, &entry).await?)
         }
         "content_delete" => {
             let a: SlugArgs = args(tool, raw)?;
@@ -265,6 +321,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
             let data = media::encode_base64(&bytes);
             let mut value = media_json(&info);
             value["data_base64"] = json!(data);
+            value["content_disposition"] = json!(media::content_disposition(&info));
             let mut outcome = Outcome::ok(value);
             if info.mime_type.starts_with("image/") {
                 // Clients that show images get the picture as well as the JSON.

@@ -1,0 +1,226 @@
+//! Issue 10, section 4 through the real binary: slots and memory of the MCP
+//! server, durations that would overflow, labels that lie about their text,
+//! terminal-safe output, media that is only dressed as its type.
+
+use serde_json::{Value, json};
+
+use crate::mcp_util::{McpSite, modern, tool_error, wait_exit};
+use crate::util::TestSite;
+
+/// Peak resident memory of a process, from /proc (VmHWM), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc status")
+}
+
+#[test]
+fn listens_cannot_take_the_request_slots_and_end_of_input_still_ends_the_server() {
+    let site = TestSite::new("listen_slots");
+    let mut m = site.mcp(&[], &[]);
+    // More long-lived listens than there are request slots (32).
+    for id in 0..40 {
+        m.send(
+            &json!({"jsonrpc": "2.0", "id": 1000 + id, "method": "subscriptions/listen",
+            "params": modern(json!({"notifications": {"toolsListChanged": true}}))}),
+        );
+    }
+    // The reader still reads: calls are answered, extra listens are told "busy".
+    let tools = m.request(1, "tools/list", modern(json!({})));
+    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    let busy = m.response(&json!(1039));
+    assert_eq!(busy["error"]["code"], -32000, "{busy}");
+    assert!(busy["error"]["message"].as_str().unwrap().contains("busy"));
+    // End of input ends the server even with listens open.
+    m.close_stdin();
+    let status = wait_exit(&mut m.child);
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_message_that_would_expand_in_memory_is_refused_before_it_is_parsed() {
+    let site = TestSite::new("cost_bound");
+    let mut m = site.mcp(&[], &[]);
+    m.initialize("2025-06-18");
+    let before = peak_rss_kib(m.child.id());
+    // ~4 MiB of tiny values: about 2 million JSON values once parsed.
+    let mut line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"content_list","arguments":{"x":["#.to_vec();
+    while line.len() < 4 * 1024 * 1024 - 64 {
+        line.extend_from_slice(b"0,");
+    }
+    line.extend_from_slice(b"0]}}}");
+    for _ in 0..3 {
+        m.send_raw(&line);
+        let r = m.response(&json!(7));
+        assert_eq!(r["error"]["data"]["reason"], "too_costly", "{r}");
+    }
+    let after = peak_rss_kib(m.child.id());
+    assert!(
+        after < before + 48 * 1024,
+        "peak memory grew from {before} KiB to {after} KiB"
+    );
+    // Still serving.
+    let r = m.call(8, "content_list", json!({}), None);
+    assert!(
+        r["result"]["structuredContent"]["entries"].is_array(),
+        "{r}"
+    );
+}
+
+#[test]
+fn overflowing_durations_are_refused_with_a_clear_error() {
+    let site = TestSite::new("durations");
+    let f = site.fails(&[
+        "keys",
+        "mint",
+        "--label",
+        "x",
+        "--roles",
+        "viewer",
+        "--expires-in",
+        "106751991167d",
+    ]);
+    assert_eq!(f.code, "EXPIRY_INVALID", "{}", f.stderr);
+    assert!(f.stderr.contains("too long"), "{}", f.stderr);
+    assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
+    let (_, id) = site.mint("viewer");
+    for grace in ["106751991167d", "18446744073709551615s", "36501d"] {
+        let f = site.fails(&["keys", "roll", &id, "--grace", grace]);
+        assert_eq!(f.code, "DURATION_INVALID", "{grace}: {}", f.stderr);
+        assert!(!f.stderr.contains("panicked"), "{}", f.stderr);
+    }
+    // Sane values still work.
+    site.ok(&[
+        "keys",
+        "mint",
+        "--label",
+        "y",
+        "--roles",
+        "viewer",
+        "--expires-in",
+        "3650d",
+    ]);
+}
+
+#[test]
+fn labels_with_bidirectional_overrides_are_refused() {
+    let site = TestSite::new("bidi_labels");
+    let f = site.fails(&[
+        "keys",
+        "mint",
+        "--label",
+        "ci-bot\u{202e}nimda",
+        "--roles",
+        "viewer",
+    ]);
+    assert_eq!(f.code, "LABEL_INVALID");
+    assert!(f.stderr.contains("U+202E"), "{}", f.stderr);
+    let f = site.fails(&[
+        "users",
+        "create",
+        "--email",
+        "eve\u{2067}@example.com",
+        "--roles",
+        "viewer",
+    ]);
+    assert_eq!(f.code, "EMAIL_INVALID");
+    let f = site.fails(&[
+        "users",
+        "update",
+        "--email",
+        "viewer@example.com",
+        "--display-name",
+        "Ada\u{202d}L",
+    ]);
+    assert_eq!(f.code, "DISPLAY_NAME_INVALID");
+}
+
+#[test]
+fn cli_text_output_escapes_control_and_bidi_characters() {
+    let site = TestSite::new("escape_output");
+    let (_, id) = site.mint("viewer");
+    // A label written straight into the database (an old row, an import, a
+    // tampered site) with an OSC 52 clipboard write and a bidi override.
+    site.sql(&format!(
+        "UPDATE api_keys SET label = 'x' || char(27) || ']52;c;cm0gLXJmIH4=' || char(7) || 'y' || char(8238) || 'z' WHERE id = '{id}'"
+    )
+    .replace(
+        "char(",
+        if site.database_url.is_some() { "chr(" } else { "char(" },
+    ));
+    let out = site.run(&["keys", "list"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(!text.contains('\u{202e}'), "{text:?}");
+    assert!(
+        text.contains("x\\u001b]52;c;cm0gLXJmIH4=\\u0007y\\u202ez"),
+        "{text}"
+    );
+    // JSON output stays JSON and keeps the label exact.
+    let list = site.ok_json(&["keys", "list", "--json"]);
+    let label = list.as_array().unwrap()[0]["label"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(label.contains('\u{202e}') && label.contains('\u{1b}'));
+}
+
+fn upload(m: &mut crate::mcp_util::Mcp, id: i64, name: &str, mime: &str, bytes: &[u8]) -> Value {
+    m.call(
+        id,
+        "media_write",
+        json!({"filename": name, "mime_type": mime,
+               "data_base64": gatehouse_core::site::media::encode_base64(bytes)}),
+        None,
+    )
+}
+
+#[test]
+fn media_must_be_its_declared_type_throughout() {
+    let site = TestSite::new("media_sniff");
+    let mut m = site.mcp(&["--email", "author@example.com"], &[]);
+    m.initialize("2025-06-18");
+    let svg = b"<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"alert(document.domain)\"/>";
+    let e = tool_error(&upload(&mut m, 1, "note.txt", "text/plain", svg));
+    assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
+    let e = tool_error(&upload(
+        &mut m,
+        2,
+        "page.md",
+        "text/markdown",
+        b"# Hi\n<script>fetch('//x')</script>",
+    ));
+    assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
+    // A real PNG header with a page appended: the magic bytes alone passed.
+    let mut polyglot = PIXEL.to_vec();
+    polyglot.extend_from_slice(b"<html><script>alert(1)</script></html>");
+    let e = tool_error(&upload(&mut m, 3, "x.png", "image/png", &polyglot));
+    assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
+    // Honest files still go in; non-images are marked as downloads.
+    let r = upload(&mut m, 4, "notes.txt", "text/plain", b"a < b, and b > c");
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let r = upload(&mut m, 5, "dot.png", "image/png", PIXEL);
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let read = m.call(6, "media_read", json!({"filename": "notes.txt"}), None);
+    assert_eq!(
+        read["result"]["structuredContent"]["content_disposition"],
+        "attachment; filename=\"notes.txt\""
+    );
+    let read = m.call(7, "media_read", json!({"filename": "dot.png"}), None);
+    assert!(
+        read["result"]["structuredContent"]["content_disposition"]
+            .as_str()
+            .unwrap()
+            .starts_with("inline")
+    );
+}
+
+/// A valid 1×1 PNG (the scratch site's sample).
+const PIXEL: &[u8] = gatehouse_core::site::seed::SAMPLE_PNG;

@@ -1,0 +1,85 @@
+//! SQL for pending revisions: an edit of a published entry waits here (one
+//! per entry) while the published text stays live, until the entry is published.
+
+use sqlx::Row;
+
+use super::{Store, Tx};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Pending {
+    pub title: String,
+    pub body: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+const SELECT: &str =
+    "SELECT title, body, author, created_at, updated_at FROM content_pending WHERE content_id = $1";
+
+fn from_row(r: &sqlx::any::AnyRow) -> Result<Pending> {
+    Ok(Pending {
+        title: r.try_get(0)?,
+        body: r.try_get(1)?,
+        author: r.try_get(2)?,
+        created_at: r.try_get(3)?,
+        updated_at: r.try_get(4)?,
+    })
+}
+
+pub async fn get(store: &Store, content_id: i64) -> Result<Option<Pending>> {
+    let row = store
+        .read("reading a pending revision", |pool| async move {
+            sqlx::query(SELECT)
+                .bind(content_id)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn get_in(tx: &mut Tx, content_id: i64) -> Result<Option<Pending>> {
+    let row = sqlx::query(SELECT)
+        .bind(content_id)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("reading a pending revision", e))?;
+    row.as_ref().map(from_row).transpose()
+}
+
+/// Creates or replaces the entry's pending revision.
+pub async fn put(
+    tx: &mut Tx,
+    content_id: i64,
+    title: &str,
+    body: &str,
+    author: &str,
+    now: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO content_pending (content_id, title, body, author, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $5)
+         ON CONFLICT (content_id) DO UPDATE SET title = excluded.title, body = excluded.body,
+             author = excluded.author, updated_at = excluded.updated_at",
+    )
+    .bind(content_id)
+    .bind(title)
+    .bind(body)
+    .bind(author)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("saving a pending revision", e))?;
+    Ok(())
+}
+
+pub async fn delete(tx: &mut Tx, content_id: i64) -> Result<()> {
+    sqlx::query("DELETE FROM content_pending WHERE content_id = $1")
+        .bind(content_id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("removing a pending revision", e))?;
+    Ok(())
+}

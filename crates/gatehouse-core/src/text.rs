@@ -1,0 +1,84 @@
+//! Text that reaches a person: labels free of bidirectional overrides, and
+//! output with its control characters made visible.
+//!
+//! A label (a user's email or display name, a key's label) is shown in lists,
+//! the audit log and the desktop app. Bidirectional controls (U+202A–U+202E,
+//! U+2066–U+2069, the marks U+200E, U+200F, U+061C) can make `key-for-alice`
+//! display as something else, so new labels with them are refused
+//! ([`check_no_bidi`]) and old ones are shown escaped ([`escape_controls`]).
+
+use crate::error::{Error, Result};
+
+/// Whether `c` changes the display order of the text around it.
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
+}
+
+/// Refuses a label holding a bidirectional control, with `code` and `hint`.
+pub fn check_no_bidi(what: &str, text: &str, code: &'static str, hint: &str) -> Result<()> {
+    match text.chars().find(|c| is_bidi_control(*c)) {
+        Some(c) => Err(Error::invalid(
+            code,
+            format!(
+                "the {what} contains the bidirectional control U+{:04X}, which can make it display as something else",
+                c as u32
+            ),
+            hint,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `text` with every control character (C0 but newline and tab, DEL, C1) and
+/// every bidirectional control written as `\uXXXX`, so a terminal shows it
+/// instead of obeying it. The escape is JSON's, so escaped JSON stays JSON.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let needs = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !text.chars().any(needs) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if needs(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_json_compatibly() {
+        let raw = "a\u{1b}]52;c;aGk=\u{7}b\u{9b}2K\u{202e}gnp.exe\nnext\tcol";
+        let shown = escape_controls(raw);
+        assert_eq!(
+            shown,
+            "a\\u001b]52;c;aGk=\\u0007b\\u009b2K\\u202egnp.exe\nnext\tcol"
+        );
+        let json = serde_json::json!({"label": "x\u{202e}y\u{9b}"}).to_string();
+        let escaped = escape_controls(&json);
+        let back: serde_json::Value = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back["label"], "x\u{202e}y\u{9b}");
+        assert!(matches!(
+            escape_controls("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn bidi_controls_are_found() {
+        assert!(check_no_bidi("label", "ok label", "X", "h").is_ok());
+        for c in ['\u{202e}', '\u{2067}', '\u{200f}', '\u{061c}'] {
+            let e = check_no_bidi("label", &format!("a{c}b"), "X", "h").unwrap_err();
+            assert!(e.message.contains("U+"), "{}", e.message);
+        }
+    }
+}
