@@ -17,6 +17,7 @@ mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_protocol;
 mod mcp_util;
+mod orphans;
 mod permissions_doc;
 mod portable;
 mod util;
