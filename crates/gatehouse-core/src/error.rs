@@ -126,6 +126,9 @@ pub mod codes {
     pub const ENV_INVALID: &str = "ENV_INVALID";
     pub const ENV_HOST_VAR_MISSING: &str = "ENV_HOST_VAR_MISSING";
     pub const SPAWN_FAILED: &str = "SPAWN_FAILED";
+    pub const SCRATCH_UNSAFE: &str = "SCRATCH_UNSAFE";
+    pub const SANDBOX_UNAVAILABLE: &str = "SANDBOX_UNAVAILABLE";
+    pub const HOST_KILLED: &str = "HOST_KILLED";
     // Client config generation (issue 3).
     pub const CLIENT_UNKNOWN: &str = "CLIENT_UNKNOWN";
     pub const CONFIG_SECRET_REF_UNSUPPORTED: &str = "CONFIG_SECRET_REF_UNSUPPORTED";

@@ -228,6 +228,7 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
     }
     let site = state.site()?;
     let stored = saved::get(&site.store, &name).await?;
+    saved::recover(&site).await?;
     let conn = Connection::connect(saved::connect_options(&site, &stored)?).await?;
     let live = LiveConnection { conn, record: None };
     state.set_connection(&name, live.clone());

@@ -108,8 +108,15 @@ impl TestSite {
             .arg(&self.dir)
             .env_remove("GATEHOUSE_API_KEY")
             .env_remove("GATEHOUSE_SITE")
-            .env_remove("GATEHOUSE_DATABASE_URL");
+            .env_remove("GATEHOUSE_DATABASE_URL")
+            // Scratch directories of this test's servers: beside the site, not in it.
+            .env("GATEHOUSE_SCRATCH_DIR", self.scratch_dir());
         cmd
+    }
+
+    /// Where this site's servers get their scratch directories (outside the site).
+    pub fn scratch_dir(&self) -> PathBuf {
+        self.dir.parent().unwrap().join("scratch")
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

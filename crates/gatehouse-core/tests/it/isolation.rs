@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::common::*;
 use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+use gatehouse_core::sandbox::{Backend, Profile};
 use gatehouse_core::site::Site;
 
 fn on_sqlite() -> bool {
@@ -130,6 +131,9 @@ async fn child_cannot_write_outside_its_scratch_directory() {
 
 #[tokio::test]
 async fn child_cannot_read_the_host_environment_through_proc() {
+    // What the CLI and the desktop app do first thing.
+    gatehouse_core::sandbox::harden_host().unwrap();
+    assert!(!gatehouse_core::sandbox::host::is_dumpable());
     let (_tmp, site) = fresh_site("iso_environ").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
     let report = saved::call(&site, "h", "environ", json!({}))
@@ -181,7 +185,15 @@ async fn setsid_daemon_does_not_outlive_teardown() {
 #[tokio::test]
 async fn scratch_filler_is_stopped_at_the_quota() {
     let (_tmp, site) = fresh_site("iso_fill").await;
-    add_hostile(&site, "h", SavedLimits::default()).await;
+    // A small quota keeps the test light on disk; the default is 256 MiB.
+    let limits = SavedLimits {
+        sandbox: Profile {
+            scratch_quota_bytes: Some(32 << 20),
+            ..Profile::default()
+        },
+        ..SavedLimits::default()
+    };
+    add_hostile(&site, "h", limits).await;
     match attack(&site, "h", "fill", json!({"mb": 300})).await {
         Ok(out) => {
             assert_eq!(out["ok"], false, "300 MiB accepted: {out}");
@@ -227,4 +239,144 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
         Ok(out) => assert_eq!(out["ok"], false, "1 GiB allocated: {out}"),
         Err(e) => assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}"),
     }
+}
+
+fn with_profile(profile: Profile) -> SavedLimits {
+    SavedLimits {
+        sandbox: profile,
+        ..SavedLimits::default()
+    }
+}
+
+/// A listener on the loopback interface, for network attacks.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+#[tokio::test]
+async fn child_without_network_cannot_open_tcp_connections() {
+    let (_tmp, site) = fresh_site("iso_net").await;
+    let (_l, port) = listener();
+    add_hostile(&site, "off", SavedLimits::default()).await;
+    add_hostile(
+        &site,
+        "on",
+        with_profile(Profile {
+            network: true,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let args = json!({"host": "127.0.0.1", "port": port});
+    let off = attack(&site, "off", "connect", args.clone()).await.unwrap();
+    assert_eq!(off["ok"], false, "{off}");
+    let on = attack(&site, "on", "connect", args).await.unwrap();
+    assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+}
+
+#[tokio::test]
+async fn profile_paths_widen_what_the_child_may_touch() {
+    let (tmp, site) = fresh_site("iso_widen").await;
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("in.txt"), "hello").unwrap();
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    add_hostile(
+        &site,
+        "h",
+        with_profile(Profile {
+            read_only: vec![data.clone()],
+            read_write: vec![out_dir.clone()],
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let read = attack(&site, "h", "read_file", json!({"path": data.join("in.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(read["ok"], true, "{read}");
+    let write_ro = attack(&site, "h", "write_file", json!({"path": data.join("x.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(write_ro["ok"], false, "read-only path written: {write_ro}");
+    let write = attack(&site, "h", "write_file", json!({"path": out_dir.join("x.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(write["ok"], true, "{write}");
+}
+
+#[tokio::test]
+async fn probe_reports_the_isolation_in_force() {
+    let (_tmp, site) = fresh_site("iso_probe").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let report = saved::probe(&site, "h").await.unwrap();
+    let support = gatehouse_core::sandbox::isolation::probe();
+    assert_eq!(report.isolation.backend, "landlock");
+    assert_eq!(report.isolation.landlock_abi, support.abi);
+    // Missing layers are said, never silent.
+    assert_eq!(report.isolation.warnings.is_empty(), support.network());
+}
+
+fn bwrap_missing() -> bool {
+    if gatehouse_core::sandbox::bwrap::find().is_ok() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "bwrap is not installed (scripts/setup.sh installs bubblewrap)"
+    );
+    eprintln!("SKIPPED: bwrap is not installed");
+    true
+}
+
+#[tokio::test]
+async fn bwrap_backend_confines_files_network_and_daemons() {
+    if bwrap_missing() {
+        return;
+    }
+    gatehouse_core::sandbox::become_subreaper().unwrap();
+    let (tmp, site) = fresh_site("iso_bwrap").await;
+    let (_l, port) = listener();
+    add_hostile(
+        &site,
+        "b",
+        with_profile(Profile {
+            backend: Backend::Bwrap,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let toml = attack(
+        &site,
+        "b",
+        "read_file",
+        json!({"path": site.dir.join("gatehouse.toml")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(toml["ok"], false, "{toml}");
+    let write = attack(
+        &site,
+        "b",
+        "write_file",
+        json!({"path": tmp.path().join("planted.txt")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(write["ok"], false, "{write}");
+    assert!(!tmp.path().join("planted.txt").exists());
+    let net = attack(
+        &site,
+        "b",
+        "connect",
+        json!({"host": "127.0.0.1", "port": port}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(net["ok"], false, "{net}");
+    let env = attack(&site, "b", "environ", json!({})).await.unwrap();
+    assert_eq!(env["ok"], false, "{env}");
 }

@@ -37,7 +37,7 @@ use super::lifecycle::{
 use super::protocol::{self, Era, Incoming, RpcError};
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::sandbox::stderr::{self, StderrBudget, StderrTail, TailLimits};
-use crate::sandbox::{self, ChildSpec, ExitInfo, Grace, Sandboxed, ScratchRoot};
+use crate::sandbox::{self, ChildSpec, ExitInfo, Grace, Isolation, Profile, Sandboxed, ScratchRoot};
 
 /// Limits of one connection. Defaults suit an interactive admin tool.
 #[derive(Debug, Clone)]
@@ -90,6 +90,8 @@ pub struct ConnectOptions {
     pub spec: ChildSpec,
     pub limits: ClientLimits,
     pub scratch_root: ScratchRoot,
+    /// How the child is confined; its memory ceiling defaults to `limits.max_rss_bytes`.
+    pub profile: Profile,
     pub recorder: Arc<dyn CallRecorder>,
     pub stderr_pool: Arc<StderrBudget>,
 }
@@ -105,6 +107,7 @@ impl ConnectOptions {
             spec,
             limits: ClientLimits::default(),
             scratch_root,
+            profile: Profile::default(),
             recorder,
             stderr_pool: StderrBudget::process(),
         }
@@ -258,6 +261,7 @@ struct Shared {
     name: Option<String>,
     program: String,
     pid: i32,
+    isolation: Isolation,
     limits: ClientLimits,
     stdin: tokio::sync::Mutex<Option<ChildStdin>>,
     /// Whole lines waiting for whoever next holds `stdin`.
@@ -451,7 +455,9 @@ impl Connection {
     /// (`server/discover` first, `initialize` for a legacy server) and lists its tools.
     #[tracing::instrument(skip_all, fields(program = %opts.spec.program))]
     pub async fn connect(opts: ConnectOptions) -> Result<Connection> {
-        let mut child = sandbox::spawn(&opts.spec, &opts.scratch_root)?;
+        let mut profile = opts.profile.clone();
+        profile.max_memory_bytes = profile.max_memory_bytes.or(opts.limits.max_rss_bytes);
+        let mut child = sandbox::spawn_with(&opts.spec, &opts.scratch_root, &profile)?;
         let stdin = child.stdin.take().expect("stdin piped");
         let stdout = child.stdout.take().expect("stdout piped");
         let stderr = child.stderr.take().expect("stderr piped");
@@ -462,6 +468,7 @@ impl Connection {
             name: opts.name.clone(),
             program: opts.spec.program.clone(),
             pid: child.pid,
+            isolation: child.isolation().clone(),
             slots: Semaphore::new(opts.limits.max_in_flight.max(1)),
             limits: opts.limits.clone(),
             stdin: tokio::sync::Mutex::new(Some(stdin)),
@@ -703,6 +710,11 @@ impl Connection {
 
     pub fn pid(&self) -> i32 {
         self.shared.pid
+    }
+
+    /// How the server is confined (what is weaker than asked is in `warnings`).
+    pub fn isolation(&self) -> &Isolation {
+        &self.shared.isolation
     }
 
     /// What was negotiated.
@@ -1188,8 +1200,17 @@ async fn supervise(
                 child.kill_group();
                 break (Closed::Dropped, false);
             }
-            _ = tick.tick(), if watch => {
-                if let Some(why) = check_ceilings(&child, &limits) {
+            _ = tick.tick() => {
+                // Always: the sandbox records descendants and checks the scratch quota.
+                if let Some(q) = child.watch() {
+                    child.kill_group();
+                    break (Closed::Resource {
+                        ceiling: "scratch_quota".into(),
+                        limit: format!("{} MiB", q.limit / (1024 * 1024)),
+                        observed: format!("{} MiB", q.used / (1024 * 1024)),
+                    }, false);
+                }
+                if let Some(why) = watch.then(|| check_ceilings(&child, &limits)).flatten() {
                     child.kill_group();
                     break (why, false);
                 }
