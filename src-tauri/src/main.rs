@@ -11,6 +11,11 @@ fn main() -> anyhow::Result<()> {
         .with_ansi(false)
         .with_writer(std::io::stderr)
         .init();
+    // Non-dumpable (children cannot read our environment or memory through
+    // /proc) and the subreaper of escaped descendants.
+    if let Err(e) = gatehouse_core::sandbox::harden_host() {
+        tracing::warn!(error = %e, "host hardening failed");
+    }
     gatehouse_desktop::run()?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use clap::{Args, Subcommand};
 use gatehouse_core::Result;
 use gatehouse_core::error::{Error, codes};
 use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
-use gatehouse_core::sandbox::{ChildSpec, EnvValue};
+use gatehouse_core::sandbox::{Backend, ChildSpec, EnvValue, Profile};
 
 use crate::Ctx;
 use crate::output;
@@ -48,6 +48,27 @@ pub struct AddArgs {
     /// CPU-time ceiling of the server's process group, e.g. 60s.
     #[arg(long = "max-cpu")]
     max_cpu: Option<String>,
+    /// Isolation backend: landlock (default), bwrap, or none.
+    #[arg(long = "sandbox", value_name = "BACKEND")]
+    sandbox: Option<String>,
+    /// A path the server may read (repeatable); nothing else of the user's files is visible.
+    #[arg(long = "allow-read", value_name = "PATH")]
+    allow_read: Vec<std::path::PathBuf>,
+    /// A path the server may write (repeatable), besides its scratch directory.
+    #[arg(long = "allow-write", value_name = "PATH")]
+    allow_write: Vec<std::path::PathBuf>,
+    /// Let the server use TCP (off by default).
+    #[arg(long)]
+    network: bool,
+    /// Scratch disk quota, e.g. 256MiB (the server is stopped past it).
+    #[arg(long = "scratch-quota")]
+    scratch_quota: Option<String>,
+    /// Processes the server may add (RLIMIT_NPROC above the user's current count).
+    #[arg(long = "max-processes")]
+    max_processes: Option<u64>,
+    /// Open files per process (RLIMIT_NOFILE).
+    #[arg(long = "max-open-files")]
+    max_open_files: Option<u64>,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
@@ -121,6 +142,21 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             .map(saved::parse_duration)
             .transpose()?
             .map(|d| d.as_millis() as u64),
+        sandbox: Profile {
+            backend: a
+                .sandbox
+                .as_deref()
+                .map(Backend::parse)
+                .transpose()?
+                .unwrap_or_default(),
+            read_only: a.allow_read,
+            read_write: a.allow_write,
+            network: a.network,
+            scratch_quota_bytes: a.scratch_quota.as_deref().map(saved::parse_size).transpose()?,
+            max_processes: a.max_processes,
+            max_open_files: a.max_open_files,
+            max_memory_bytes: None,
+        },
     };
     let conn = SavedConnection {
         name: a.name.clone(),

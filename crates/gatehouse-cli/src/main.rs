@@ -100,6 +100,11 @@ fn init_tracing() {
 #[tokio::main]
 async fn main() -> ExitCode {
     init_tracing();
+    // Non-dumpable (children cannot read our environment or memory through
+    // /proc) and the subreaper of escaped descendants.
+    if let Err(e) = gatehouse_core::sandbox::harden_host() {
+        tracing::warn!(error = %e, "host hardening failed");
+    }
     let cli = Cli::parse();
     // Errors are JSON too when the subcommand was asked for JSON.
     let json = std::env::args().any(|a| a == "--json");

@@ -261,6 +261,9 @@ pub enum Code {
     SiteConfigKeyInvalid,
     SiteConfigKeyNotFound,
     DisplayNameInvalid,
+    ScratchUnsafe,
+    SandboxUnavailable,
+    HostKilled,
 }
 
 impl Code {
@@ -371,6 +374,9 @@ pub mod codes {
     pub const SITE_CONFIG_KEY_INVALID: Code = Code::SiteConfigKeyInvalid;
     pub const SITE_CONFIG_KEY_NOT_FOUND: Code = Code::SiteConfigKeyNotFound;
     pub const DISPLAY_NAME_INVALID: Code = Code::DisplayNameInvalid;
+    pub const SCRATCH_UNSAFE: Code = Code::ScratchUnsafe;
+    pub const SANDBOX_UNAVAILABLE: Code = Code::SandboxUnavailable;
+    pub const HOST_KILLED: Code = Code::HostKilled;
 }
 
 #[cfg(test)]

@@ -201,6 +201,7 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
         .open(&name, async {
             let site = state.site()?;
             let stored = saved::get(&site.store, &name).await?;
+            saved::recover(&site).await?;
             Connection::connect(saved::connect_options(&site, &stored)?).await
         })
         .await?;

@@ -22,6 +22,7 @@ mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_protocol;
 mod mcp_util;
+mod orphans;
 mod permissions_doc;
 mod policy_content;
 mod portable;

@@ -110,7 +110,9 @@ impl TestSite {
             .env_remove("GATEHOUSE_API_KEY")
             .env_remove("GATEHOUSE_SITE")
             .env_remove("GATEHOUSE_DATABASE_URL")
-            .env("GATEHOUSE_CONFIG_DIR", self.config_dir());
+            .env("GATEHOUSE_CONFIG_DIR", self.config_dir())
+            // Scratch directories of this test's servers: beside the site, not in it.
+            .env("GATEHOUSE_SCRATCH_DIR", self.scratch_dir());
         cmd
     }
 
@@ -118,6 +120,11 @@ impl TestSite {
     /// anchors live there), so tests never touch the real one.
     pub fn config_dir(&self) -> PathBuf {
         self._tmp.path().join("config")
+    }
+
+    /// Where this site's servers get their scratch directories (outside the site).
+    pub fn scratch_dir(&self) -> PathBuf {
+        self.dir.parent().unwrap().join("scratch")
     }
 
     pub fn run(&self, args: &[&str]) -> Output {

@@ -106,3 +106,69 @@ pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<V
         })
         .await
 }
+
+/// Closes the run of a child whose host was killed (matched by the child's PID
+/// and a start time within a minute of its spawn) and every call of it left
+/// unfinished, as `outcome_unknown` with `error` (JSON): one transaction.
+/// Returns the call ids closed.
+pub async fn close_killed_run(
+    store: &Store,
+    pid: i64,
+    spawned_at_ms: i64,
+    error: &str,
+    now_ms: i64,
+) -> Result<Vec<String>> {
+    let ctx = "closing the records of a killed run";
+    let mut tx = store.begin_write().await?;
+    let runs: Vec<String> = sqlx::query(
+        "SELECT connection_id FROM mcp_connection_runs WHERE pid = $1 AND ended_at IS NULL \
+         AND started_at >= $2 AND started_at <= $3",
+    )
+    .bind(pid)
+    .bind(spawned_at_ms - 60_000)
+    .bind(spawned_at_ms + 60_000)
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(|e| Error::storage(ctx, e))?
+    .iter()
+    .map(|r| r.try_get::<String, _>("connection_id"))
+    .collect::<std::result::Result<_, _>>()
+    .map_err(|e| Error::storage(ctx, e))?;
+    let mut closed = Vec::new();
+    for id in &runs {
+        let calls: Vec<String> = sqlx::query(
+            "SELECT call_id FROM mcp_calls WHERE connection_id = $1 \
+             AND state IN ('received', 'validated', 'dispatched')",
+        )
+        .bind(id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| Error::storage(ctx, e))?
+        .iter()
+        .map(|r| r.try_get::<String, _>("call_id"))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::storage(ctx, e))?;
+        sqlx::query(
+            "UPDATE mcp_calls SET state = 'outcome_unknown', error = $2, finished_at = $3 \
+             WHERE connection_id = $1 AND state IN ('received', 'validated', 'dispatched')",
+        )
+        .bind(id)
+        .bind(error)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| Error::storage(ctx, e))?;
+        sqlx::query(
+            "UPDATE mcp_connection_runs SET end_reason = 'host_killed', ended_at = $2 \
+             WHERE connection_id = $1",
+        )
+        .bind(id)
+        .bind(now_ms)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| Error::storage(ctx, e))?;
+        closed.extend(calls);
+    }
+    tx.commit().await.map_err(|e| Error::storage(ctx, e))?;
+    Ok(closed)
+}

@@ -7,6 +7,7 @@ mod client_interop;
 mod client_store;
 mod common;
 mod fuzz_replay;
+mod isolation;
 mod pg_dropped_connection;
 mod pg_restart;
 mod pg_util;

@@ -23,7 +23,7 @@ use super::supervisor::{self, Command};
 use crate::error::Result;
 use crate::mcp::wire::revisions::Era;
 use crate::sandbox::stderr::{self, StderrTail};
-use crate::sandbox::{self, ExitInfo};
+use crate::sandbox::{self, ExitInfo, Isolation};
 
 /// How the child and its streams ended, as far as the connection saw: one
 /// lock, since records read all three together.
@@ -40,6 +40,8 @@ pub(super) struct Shared {
     pub name: Option<String>,
     pub program: String,
     pub pid: i32,
+    /// How the child is confined (what is weaker than asked is in its warnings).
+    pub isolation: Isolation,
     pub limits: ClientLimits,
     pub rpc: Rpc,
     pub commands: mpsc::UnboundedSender<Command>,
@@ -124,7 +126,9 @@ impl Connection {
     /// (`server/discover` first, `initialize` for a legacy server) and lists its tools.
     #[tracing::instrument(skip_all, fields(program = %opts.spec.program))]
     pub async fn connect(opts: ConnectOptions) -> Result<Connection> {
-        let mut child = sandbox::spawn(&opts.spec, &opts.scratch_root)?;
+        let mut profile = opts.profile.clone();
+        profile.max_memory_bytes = profile.max_memory_bytes.or(opts.limits.max_rss_bytes);
+        let mut child = sandbox::spawn_with(&opts.spec, &opts.scratch_root, &profile)?;
         let stdin = child.stdin.take().expect("stdin piped");
         let stdout = child.stdout.take().expect("stdout piped");
         let stderr = child.stderr.take().expect("stderr piped");
@@ -135,6 +139,7 @@ impl Connection {
             name: opts.name.clone(),
             program: opts.spec.program.clone(),
             pid: child.pid,
+            isolation: child.isolation().clone(),
             slots: Semaphore::new(opts.limits.max_in_flight.max(1)),
             limits: opts.limits.clone(),
             rpc: Rpc::new(stdin),
@@ -199,6 +204,11 @@ impl Connection {
 
     pub fn pid(&self) -> i32 {
         self.shared.pid
+    }
+
+    /// How the server is confined (what is weaker than asked is in `warnings`).
+    pub fn isolation(&self) -> &Isolation {
+        &self.shared.isolation
     }
 
     /// What was negotiated.

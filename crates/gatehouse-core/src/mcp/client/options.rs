@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::lifecycle::CallRecorder;
 use crate::sandbox::stderr::{StderrBudget, TailLimits};
-use crate::sandbox::{ChildSpec, Grace, ScratchRoot};
+use crate::sandbox::{ChildSpec, Grace, Profile, ScratchRoot};
 
 /// Limits of one connection. Defaults suit an interactive admin tool.
 #[derive(Debug, Clone)]
@@ -60,6 +60,8 @@ pub struct ConnectOptions {
     pub spec: ChildSpec,
     pub limits: ClientLimits,
     pub scratch_root: ScratchRoot,
+    /// How the child is confined; its memory ceiling defaults to `limits.max_rss_bytes`.
+    pub profile: Profile,
     pub recorder: Arc<dyn CallRecorder>,
     pub stderr_pool: Arc<StderrBudget>,
 }
@@ -75,6 +77,7 @@ impl ConnectOptions {
             spec,
             limits: ClientLimits::default(),
             scratch_root,
+            profile: Profile::default(),
             recorder,
             stderr_pool: StderrBudget::process(),
         }

@@ -17,7 +17,7 @@ use super::recorder::StoreRecorder;
 use crate::access::audit;
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::sandbox::stderr::TailSnapshot;
-use crate::sandbox::{self, ChildSpec, EnvValue, ExitInfo, ScratchRoot};
+use crate::sandbox::{self, ChildSpec, EnvValue, ExitInfo, Isolation, Profile, ScratchRoot};
 use crate::site::Site;
 use crate::store::{self, Store};
 
@@ -32,6 +32,9 @@ pub struct SavedLimits {
     pub max_rss_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_cpu_ms: Option<u64>,
+    /// The isolation profile (stored with the limits; an absent one is the default).
+    #[serde(default)]
+    pub sandbox: Profile,
 }
 
 /// A stored connection.
@@ -83,6 +86,7 @@ pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<(
             "store a secret as the name of a host variable (--secret NAME) and set it when connecting",
         ));
     }
+    conn.limits.sandbox.validate()?;
     // Resolve once now so a bad name is refused at add time, not at connect.
     for name in conn.spec.env.keys() {
         if name.is_empty() || name.contains('=') || name.contains('\0') {
@@ -185,16 +189,64 @@ fn not_found(name: &str) -> Error {
     )
 }
 
-/// Where a site's scratch directories live (swept of leftovers when opened).
+/// Where a site's scratch directories live: outside every site (see
+/// [`sandbox::scratch::default_root`]); swept of dead hosts' runs when opened.
 pub fn scratch_root(site: &Site) -> Result<ScratchRoot> {
-    let (root, report) = ScratchRoot::open(site.dir.join("run").join("scratch"))?;
+    let path = sandbox::scratch::default_root()?;
+    let real = |p: &std::path::Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    if real(&path).starts_with(real(&site.dir)) {
+        return Err(Error::invalid(
+            codes::SCRATCH_UNSAFE,
+            format!("the scratch root {} is inside the site", path.display()),
+            format!(
+                "a server could reach the site's files from there; point {} outside the site",
+                sandbox::scratch::ENV_SCRATCH_DIR
+            ),
+        ));
+    }
+    let (root, report) = ScratchRoot::open(path)?;
     if !report.removed.is_empty() {
         tracing::info!(
             count = report.removed.len(),
             "swept scratch directories left by a killed host"
         );
     }
-    Ok(root)
+    Ok(root.for_site(&site.dir))
+}
+
+/// Settles the runs of this site whose host was killed (SIGKILL of `gatehouse
+/// call`, a crash): the sweep has killed their processes (PID + start time
+/// checked) and removed their scratch; here their connection record ends
+/// `host_killed` and every unfinished call `outcome_unknown`. Runs at every
+/// start of a connection; returns the call ids closed.
+pub async fn recover(site: &Site) -> Result<Vec<String>> {
+    let root = scratch_root(site)?;
+    let mut closed = Vec::new();
+    for run in root.take_dead_runs(&site.dir) {
+        let Some(child) = run.owner.child else {
+            continue;
+        };
+        let error = Error::new(
+            codes::HOST_KILLED,
+            format!(
+                "the process running this call was killed before the call finished; its server (pid {}) was killed by the next start",
+                child.pid
+            ),
+        )
+        .hint("the server may have acted: check before calling the tool again");
+        let error = serde_json::to_string(&error.body()).expect("error serialises");
+        let ids = store::calls::close_killed_run(
+            &site.store,
+            child.pid as i64,
+            run.owner.spawned_at_ms,
+            &error,
+            super::lifecycle::now_ms(),
+        )
+        .await?;
+        tracing::warn!(pid = child.pid, killed = run.killed.len(), calls = ids.len(), "settled a run whose host was killed");
+        closed.extend(ids);
+    }
+    Ok(closed)
 }
 
 /// Options to connect `saved` with records going to the site's store. Makes
@@ -206,6 +258,7 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
     let recorder = std::sync::Arc::new(StoreRecorder::new(site.store.clone()));
     let mut o = ConnectOptions::new(saved.spec.clone(), scratch_root(site)?, recorder);
     o.name = Some(saved.name.clone());
+    o.profile = saved.limits.sandbox.clone();
     if let Some(ms) = saved.limits.timeout_ms {
         o.limits.call_timeout = Duration::from_millis(ms);
     }
@@ -242,12 +295,16 @@ pub struct ProbeReport {
     pub tools: Vec<Value>,
     pub stderr: StderrReport,
     pub exit: Option<ExitInfo>,
+    /// How the server was confined; a missing layer is named in its warnings.
+    pub isolation: Isolation,
 }
 
 /// Connects, negotiates, lists tools, disconnects.
 pub async fn probe(site: &Site, name: &str) -> Result<ProbeReport> {
     let saved = get(&site.store, name).await?;
+    recover(site).await?;
     let conn = Connection::connect(connect_options(site, &saved)?).await?;
+    let isolation = conn.isolation().clone();
     let server = conn.server();
     let tools = conn.list_tools().await;
     let stderr = conn.stderr().clone();
@@ -266,6 +323,7 @@ pub async fn probe(site: &Site, name: &str) -> Result<ProbeReport> {
             .collect(),
         stderr: stderr.excerpt().into(),
         exit: record.exit,
+        isolation,
     })
 }
 
@@ -283,6 +341,7 @@ pub struct CallReport {
 /// an `Err` whose code is the call's and whose detail is the whole report.
 pub async fn call(site: &Site, name: &str, tool: &str, arguments: Value) -> Result<CallReport> {
     let saved = get(&site.store, name).await?;
+    recover(site).await?;
     let conn = Connection::connect(connect_options(site, &saved)?).await?;
     let out = conn
         .call_tool(tool, arguments, CallOptions::default())
@@ -320,6 +379,7 @@ pub async fn tail(
     mut on_event: impl FnMut(crate::sandbox::stderr::TailEvent),
 ) -> Result<ConnectionRun> {
     let saved = get(&site.store, name).await?;
+    recover(site).await?;
     let conn = Connection::connect(connect_options(site, &saved)?).await?;
     // What was written before, then the live lines from exactly there on.
     let (backlog, mut sub) = conn.stderr().follow();

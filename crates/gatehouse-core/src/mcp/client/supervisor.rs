@@ -80,8 +80,17 @@ pub(super) async fn supervise(
                 child.kill_group();
                 break (Closed::Dropped, false);
             }
-            _ = tick.tick(), if watch => {
-                if let Some(why) = check_ceilings(&child, &limits) {
+            _ = tick.tick() => {
+                // Always: the sandbox records descendants and checks the scratch quota.
+                if let Some(q) = child.watch() {
+                    child.kill_group();
+                    break (Closed::Resource {
+                        ceiling: "scratch_quota".into(),
+                        limit: format!("{} MiB", q.limit / (1024 * 1024)),
+                        observed: format!("{} MiB", q.used / (1024 * 1024)),
+                    }, false);
+                }
+                if let Some(why) = watch.then(|| check_ceilings(&child, &limits)).flatten() {
                     child.kill_group();
                     break (why, false);
                 }

@@ -1,0 +1,63 @@
+//! The bubblewrap backend: the command runs under `bwrap` with a private mount
+//! namespace that holds only the system folders (read-only), the command's
+//! runtime paths and the profile's paths, and its scratch directory
+//! (read-write); its own PID, IPC, UTS, user and (unless the profile allows
+//! the network) network namespaces; and `--die-with-parent`, so the whole
+//! namespace dies with the host, even a host killed with SIGKILL.
+
+use std::path::{Path, PathBuf};
+
+use super::isolation::{SYSTEM_READ_ONLY, resolve_program};
+use super::profile::Profile;
+use super::spec::DEFAULT_PATH;
+use crate::error::{Error, Result, codes};
+
+/// The `bwrap` binary, from the system folders only.
+pub fn find() -> Result<PathBuf> {
+    resolve_program("bwrap", DEFAULT_PATH).ok_or_else(|| {
+        Error::invalid(
+            codes::SANDBOX_UNAVAILABLE,
+            "the connection asks for the bwrap backend, but bwrap is not installed",
+            "install bubblewrap (apt-get install bubblewrap), or choose --sandbox landlock",
+        )
+    })
+}
+
+/// `bwrap` arguments that run `program args` confined (see the module doc).
+pub fn wrap(
+    profile: &Profile,
+    scratch: &Path,
+    runtime: &[PathBuf],
+    program: &str,
+    args: &[String],
+) -> Vec<String> {
+    let mut a: Vec<String> = ["--die-with-parent", "--unshare-all"]
+        .map(String::from)
+        .to_vec();
+    if profile.network {
+        a.push("--share-net".into());
+    }
+    let mut bind = |flag: &str, p: &Path| {
+        if p.exists() {
+            a.extend([flag.into(), p.display().to_string(), p.display().to_string()]);
+        }
+    };
+    for p in SYSTEM_READ_ONLY
+        .iter()
+        .filter(|p| !p.starts_with("/proc") && !p.starts_with("/dev"))
+    {
+        bind("--ro-bind", Path::new(p));
+    }
+    for p in runtime.iter().chain(&profile.read_only) {
+        bind("--ro-bind", p);
+    }
+    for p in profile.read_write.iter().map(PathBuf::as_path).chain([scratch]) {
+        bind("--bind", p);
+    }
+    a.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir"].map(String::from));
+    a.push(scratch.display().to_string());
+    a.push("--".into());
+    a.push(program.into());
+    a.extend(args.iter().cloned());
+    a
+}

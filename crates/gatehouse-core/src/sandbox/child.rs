@@ -1,0 +1,68 @@
+//! What the child does to itself between `fork` and `exec`: resource limits,
+//! capabilities dropped (a host running as root would otherwise hand them
+//! on: CAP_SYS_PTRACE reads any process's `/proc/PID/environ`, CAP_NET_RAW
+//! sidesteps TCP rules), `no_new_privs`, then Landlock. Everything is prepared in the host (the
+//! ruleset is built and its paths opened there), so the child only makes
+//! system calls: nothing allocates or locks after the fork.
+
+use landlock::RulesetCreated;
+use nix::sys::resource::{Resource, setrlimit};
+
+/// Limits and ruleset for one child, applied by [`install`].
+pub(crate) struct ChildSetup {
+    pub ruleset: Option<RulesetCreated>,
+    pub rlimits: Vec<(Resource, u64)>,
+    /// Highest capability number (`/proc/sys/kernel/cap_last_cap`), read in
+    /// the host; `None` keeps the bounding set (bwrap needs it to set up).
+    pub drop_caps_to: Option<i32>,
+}
+
+/// Empties the capability bounding set and the ambient set, so `exec` grants
+/// no capability even to uid 0. Errors are ignored: a process without
+/// CAP_SETPCAP has no capabilities to hand on in the first place.
+#[allow(unsafe_code)]
+fn drop_capabilities(last: i32) {
+    use nix::libc::{PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, PR_CAPBSET_DROP, c_ulong, prctl};
+    for cap in 0..=last {
+        // SAFETY: prctl with integer arguments only; async-signal-safe.
+        unsafe {
+            prctl(PR_CAPBSET_DROP, cap as c_ulong, 0 as c_ulong, 0 as c_ulong, 0 as c_ulong);
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL as c_ulong, 0 as c_ulong, 0 as c_ulong, 0 as c_ulong);
+    }
+}
+
+impl ChildSetup {
+    /// Runs in the child: async-signal-safe calls only.
+    fn apply(&mut self) -> std::io::Result<()> {
+        for (resource, limit) in &self.rlimits {
+            setrlimit(*resource, *limit, *limit).map_err(std::io::Error::from)?;
+        }
+        if let Some(last) = self.drop_caps_to {
+            drop_capabilities(last);
+        }
+        nix::sys::prctl::set_no_new_privs().map_err(std::io::Error::from)?;
+        if let Some(ruleset) = self.ruleset.take() {
+            ruleset
+                .restrict_self()
+                .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
+        }
+        Ok(())
+    }
+}
+
+/// Makes `cmd` apply `setup` in the child just before `exec`; a failure
+/// there fails the spawn (the command never runs unconfined).
+#[allow(unsafe_code)]
+pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
+    // SAFETY: `pre_exec` runs the closure in the forked child before exec.
+    // It must be async-signal-safe: `apply` only calls setrlimit, prctl and
+    // landlock_restrict_self on a ruleset built in the parent, takes no lock
+    // and allocates nothing on its success path; its errors are raw OS errors.
+    unsafe {
+        cmd.pre_exec(move || setup.apply());
+    }
+}

@@ -1,0 +1,297 @@
+//! The Landlock layer and the paths a command needs.
+//!
+//! [`probe`] says once per process what the kernel offers. [`runtime_paths`]
+//! finds what a command must read to start: its program (resolved on the
+//! child's `PATH`, symlinks followed), the installation prefix of a program
+//! outside the system directories (a venv, a pyenv or nvm interpreter), a
+//! script's `#!` interpreter, and an interpreter's script with its folder (and
+//! its `node_modules` root). [`ruleset`] builds, in the host, the ruleset the
+//! child applies to itself just before `exec` (see `child.rs`): read-only
+//! system paths, those runtime paths and the profile's, read-write scratch and
+//! the profile's, TCP per profile (ABI ≥ 4), signals and abstract sockets
+//! scoped (ABI ≥ 6). Landlock also stops ptrace-class access (`/proc/PID/environ`,
+//! `/proc/PID/mem`) to processes outside the child's domain, the host included.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+};
+use serde::Serialize;
+
+use super::profile::Profile;
+use crate::error::{Error, Result, codes};
+
+/// System folders every child may read and execute from.
+pub const SYSTEM_READ_ONLY: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/nix/store",
+    "/proc",
+    "/sys",
+    "/dev/urandom",
+    "/dev/random",
+    "/run/systemd/resolve",
+];
+
+/// Device files every child may write (and read).
+pub const SYSTEM_READ_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// What the kernel offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LandlockSupport {
+    /// Highest Landlock ABI found (0: none).
+    pub abi: u8,
+}
+
+impl LandlockSupport {
+    pub fn available(&self) -> bool {
+        self.abi > 0
+    }
+    pub fn network(&self) -> bool {
+        self.abi >= 4
+    }
+}
+
+/// Probes the kernel once per process: the highest ABI whose rights can be
+/// handled as a hard requirement.
+pub fn probe() -> LandlockSupport {
+    static SUPPORT: OnceLock<LandlockSupport> = OnceLock::new();
+    *SUPPORT.get_or_init(|| {
+        let levels = [
+            (6, ABI::V6),
+            (5, ABI::V5),
+            (4, ABI::V4),
+            (3, ABI::V3),
+            (2, ABI::V2),
+            (1, ABI::V1),
+        ];
+        for (n, abi) in levels {
+            let mut r = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
+            r = match r.handle_access(AccessFs::from_all(abi)) {
+                Ok(r) => r,
+                Err(_) => continue,
+            };
+            if n >= 4 {
+                r = match r.handle_access(AccessNet::from_all(abi)) {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                };
+            }
+            if n >= 6 {
+                r = match r.scope(Scope::from_all(abi)) {
+                    Ok(r) => r,
+                    Err(_) => continue,
+                };
+            }
+            if r.create().is_ok() {
+                return LandlockSupport { abi: n };
+            }
+        }
+        LandlockSupport { abi: 0 }
+    })
+}
+
+/// Finds `program` the way `exec` will: as given when it holds a `/`,
+/// else in the directories of `path` (the child's `PATH`).
+pub fn resolve_program(program: &str, path: &str) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return p.exists().then_some(p);
+    }
+    path.split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.is_file())
+}
+
+fn is_system(path: &Path) -> bool {
+    SYSTEM_READ_ONLY
+        .iter()
+        .any(|s| path.starts_with(s) && *s != "/proc" && *s != "/sys")
+}
+
+/// The folder above a `bin/` folder holding `exe` (a venv, an interpreter's
+/// install prefix), when `exe` is outside the system folders.
+fn install_prefix(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    if is_system(exe) {
+        return None;
+    }
+    if dir.file_name().is_some_and(|n| n == "bin") {
+        dir.parent().map(Path::to_path_buf)
+    } else {
+        Some(dir.to_path_buf())
+    }
+}
+
+fn shebang(path: &Path) -> Option<PathBuf> {
+    let mut head = [0u8; 256];
+    let n = {
+        use std::io::Read;
+        fs::File::open(path).ok()?.read(&mut head).ok()?
+    };
+    let text = std::str::from_utf8(head.get(..n)?.strip_prefix(b"#!")?).ok()?;
+    let first = text.lines().next()?.split_whitespace().next()?;
+    Some(PathBuf::from(first))
+}
+
+/// What the command needs to read to start (see the module doc).
+pub fn runtime_paths(program: &str, args: &[String], path: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut exes = Vec::new();
+    if let Some(p) = resolve_program(program, path) {
+        exes.push(p.clone());
+        if let Ok(real) = p.canonicalize() {
+            exes.push(real.clone());
+            if let Some(interp) = shebang(&real) {
+                exes.push(interp.clone());
+                if let Ok(r) = interp.canonicalize() {
+                    exes.push(r);
+                }
+            }
+        }
+    }
+    for exe in &exes {
+        out.push(exe.clone());
+        out.extend(install_prefix(exe));
+    }
+    // An interpreter's script: the first argument naming an existing file.
+    if let Some(script) = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .find(|p| p.is_absolute() && p.is_file())
+    {
+        if let Some(dir) = script.parent() {
+            out.push(dir.to_path_buf());
+        }
+        // A package inside node_modules needs the whole tree beside it.
+        let comps: Vec<_> = script.components().collect();
+        if let Some(i) = comps.iter().position(|c| c.as_os_str() == "node_modules") {
+            out.push(comps[..i + 1].iter().collect());
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn add_path(
+    ruleset: RulesetCreated,
+    path: &Path,
+    access: landlock::BitFlags<AccessFs>,
+) -> Result<RulesetCreated> {
+    let Ok(meta) = fs::metadata(path) else {
+        return Ok(ruleset); // absent here: nothing to allow
+    };
+    let access = if meta.is_dir() {
+        access
+    } else {
+        access & AccessFs::from_file(ABI::V6)
+    };
+    let Ok(fd) = PathFd::new(path) else {
+        return Ok(ruleset);
+    };
+    ruleset
+        .add_rule(PathBeneath::new(fd, access))
+        .map_err(landlock_error)
+}
+
+fn landlock_error(e: impl std::fmt::Display) -> Error {
+    Error::new(
+        codes::SPAWN_FAILED,
+        format!("could not build the Landlock ruleset: {e}"),
+    )
+}
+
+/// Builds the ruleset for a child of `profile` running in `scratch`; `None`
+/// when the kernel has no Landlock (the caller says so and runs without it).
+pub fn ruleset(
+    profile: &Profile,
+    scratch: &Path,
+    runtime: &[PathBuf],
+) -> Result<Option<RulesetCreated>> {
+    if !probe().available() {
+        return Ok(None);
+    }
+    let abi = ABI::V6;
+    let read = AccessFs::from_read(abi);
+    let all = AccessFs::from_all(abi);
+    let mut base = Ruleset::default()
+        .handle_access(all)
+        .map_err(landlock_error)?
+        .scope(Scope::from_all(abi))
+        .map_err(landlock_error)?;
+    if !profile.network {
+        // Handled with no rule: no TCP connect or bind at all.
+        base = base
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(landlock_error)?;
+    }
+    let mut r = base.create().map_err(landlock_error)?;
+    for p in SYSTEM_READ_ONLY {
+        r = add_path(r, Path::new(p), read)?;
+    }
+    for p in SYSTEM_READ_WRITE {
+        r = add_path(r, Path::new(p), read | AccessFs::WriteFile)?;
+    }
+    for p in runtime.iter().chain(&profile.read_only) {
+        r = add_path(r, p, read)?;
+    }
+    for p in profile.read_write.iter().map(PathBuf::as_path).chain([scratch]) {
+        r = add_path(r, p, all)?;
+    }
+    Ok(Some(r))
+}
+
+/// How a child is confined, as reported by `probe` and the connection status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Isolation {
+    pub backend: &'static str,
+    /// Landlock ABI applied (0: not applied).
+    pub landlock_abi: u8,
+    pub network: bool,
+    pub scratch_quota_bytes: u64,
+    /// What is weaker than asked, said once per connection.
+    pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_paths_cover_the_program_its_prefix_and_its_script() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("venv/bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("tool"), "#!/bin/sh\n").unwrap();
+        let pkg = tmp.path().join("app/node_modules/pkg/dist");
+        fs::create_dir_all(&pkg).unwrap();
+        fs::write(pkg.join("index.js"), "").unwrap();
+        let script = pkg.join("index.js").to_string_lossy().into_owned();
+        let paths = runtime_paths(
+            "tool",
+            &["--flag".into(), script],
+            &bin.to_string_lossy(),
+        );
+        assert!(paths.contains(&bin.join("tool")));
+        assert!(paths.contains(&tmp.path().join("venv")), "{paths:?}");
+        assert!(paths.contains(&PathBuf::from("/bin/sh")));
+        assert!(paths.contains(&pkg));
+        assert!(paths.contains(&tmp.path().join("app/node_modules")));
+        // System programs need nothing beyond the system folders.
+        assert!(install_prefix(Path::new("/usr/bin/python3")).is_none());
+    }
+}

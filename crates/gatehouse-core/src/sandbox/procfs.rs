@@ -1,0 +1,280 @@
+//! What `/proc` says about processes: one parser of `/proc/<pid>/stat`
+//! ([`ProcStat`]), a process identity that survives PID reuse ([`ProcId`]:
+//! PID + start time), process groups and their usage ([`ProcessGroup`]), the
+//! descendants of a process, and the host's re-parented orphans.
+
+use std::fs;
+use std::path::Path;
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result, codes};
+
+/// One process, named so that a recycled PID never matches: the start time
+/// (clock ticks since boot, field 22 of `stat`) differs for the new process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ProcId {
+    pub pid: i32,
+    pub start: u64,
+}
+
+impl ProcId {
+    /// The process as it is now, if it exists.
+    pub fn of(pid: i32) -> Option<ProcId> {
+        read_stat(pid).map(|s| s.id())
+    }
+
+    /// Whether this very process (not a recycled PID) still exists, zombie or not.
+    pub fn exists(&self) -> bool {
+        read_stat(self.pid).is_some_and(|s| s.start == self.start)
+    }
+
+    /// Whether this very process is running (exists and is not a zombie).
+    pub fn is_live(&self) -> bool {
+        read_stat(self.pid).is_some_and(|s| s.start == self.start && !s.is_zombie())
+    }
+
+    /// SIGKILLs the process only if it is still the one recorded. The check
+    /// and the kill are not atomic, but a PID is recycled only after its owner
+    /// is reaped, and a recorded child of a dead host is reaped by init long
+    /// before the PID space wraps.
+    pub fn kill_if_same(&self) -> bool {
+        if !self.is_live() {
+            return false;
+        }
+        kill(Pid::from_raw(self.pid), Signal::SIGKILL).is_ok()
+    }
+}
+
+pub(crate) struct ProcStat {
+    pub pid: i32,
+    pub state: char,
+    pub ppid: i32,
+    pub pgrp: i32,
+    pub ticks: u64,
+    pub start: u64,
+    pub rss_pages: u64,
+}
+
+impl ProcStat {
+    pub fn id(&self) -> ProcId {
+        ProcId {
+            pid: self.pid,
+            start: self.start,
+        }
+    }
+
+    pub fn is_zombie(&self) -> bool {
+        self.state == 'Z' || self.state == 'X'
+    }
+}
+
+/// Parses `/proc/<pid>/stat`; the command name may hold spaces and parens,
+/// so fields are counted from the last `)`.
+pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12)
+    // cutime(13) cstime(14) ... starttime(19) vsize(20) rss(21)
+    let num = |i: usize| {
+        f.get(i)
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+            .max(0) as u64
+    };
+    Some(ProcStat {
+        pid,
+        state: f.first()?.chars().next()?,
+        ppid: f.get(1)?.parse().ok()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        ticks: num(11) + num(12) + num(13) + num(14),
+        start: f.get(19)?.parse().ok()?,
+        rss_pages: num(21),
+    })
+}
+
+/// Every process on the system, as `stat` says now.
+pub(crate) fn all() -> Vec<ProcStat> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(read_stat)
+        .collect()
+}
+
+/// `root` and every live process below it, by parent links, from one snapshot.
+pub(crate) fn tree(procs: &[ProcStat], root: i32) -> Vec<ProcId> {
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for s in procs.iter().filter(|s| s.ppid == p && !s.is_zombie()) {
+            out.push(s.id());
+            frontier.push(s.pid);
+        }
+    }
+    out
+}
+
+/// Whether the process set `no_new_privs` (every sandboxed child does; the
+/// host never does), from `/proc/<pid>/status`.
+pub(crate) fn no_new_privs(pid: i32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NoNewPrivs:").map(|v| v.trim() == "1"))
+        })
+        .unwrap_or(false)
+}
+
+/// Whether the process's working directory is `dir` or below it.
+pub(crate) fn cwd_within(pid: i32, dir: &Path) -> bool {
+    fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(dir))
+}
+
+/// Number of processes whose real user is `uid` (for `RLIMIT_NPROC`, which
+/// counts them all, not just the child's).
+pub(crate) fn count_of_user(uid: u32) -> u64 {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.parse::<i32>().is_ok()))
+        .filter(|e| {
+            fs::read_to_string(e.path().join("status"))
+                .ok()
+                .and_then(|s| {
+                    s.lines().find_map(|l| {
+                        l.strip_prefix("Uid:")
+                            .and_then(|v| v.split_whitespace().next()?.parse::<u32>().ok())
+                    })
+                })
+                == Some(uid)
+        })
+        .count() as u64
+}
+
+/// A process group, addressed by its id (the leader's PID).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessGroup {
+    pub pgid: i32,
+}
+
+/// Memory and CPU of a whole group at one moment, from `/proc`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupUsage {
+    pub members: usize,
+    pub rss_bytes: u64,
+    /// User + system time of live members and of children they have reaped.
+    pub cpu_ms: u64,
+}
+
+impl ProcessGroup {
+    /// Sends `signal` to every member; `Ok(false)` if the group has none.
+    pub fn signal(&self, signal: Signal) -> Result<bool> {
+        match killpg(Pid::from_raw(self.pgid), signal) {
+            Ok(()) => Ok(true),
+            Err(Errno::ESRCH) => Ok(false),
+            Err(e) => Err(Error::new(
+                codes::IO,
+                format!("could not signal process group {}: {e}", self.pgid),
+            )),
+        }
+    }
+
+    /// PIDs whose process group is this one (zombies included), from `/proc`.
+    pub fn members(&self) -> Vec<i32> {
+        self.scan().into_iter().map(|s| s.pid).collect()
+    }
+
+    /// Members that are not zombies.
+    pub fn live_members(&self) -> Vec<i32> {
+        self.scan()
+            .into_iter()
+            .filter(|s| !s.is_zombie())
+            .map(|s| s.pid)
+            .collect()
+    }
+
+    /// Memory and CPU of all live members.
+    pub fn usage(&self) -> GroupUsage {
+        let page = page_size();
+        let tick_ms = 1000 / clock_ticks().max(1);
+        let mut usage = GroupUsage::default();
+        for s in self.scan() {
+            if s.is_zombie() {
+                continue;
+            }
+            usage.members += 1;
+            usage.rss_bytes += s.rss_pages * page;
+            usage.cpu_ms += s.ticks * tick_ms;
+        }
+        usage
+    }
+
+    fn scan(&self) -> Vec<ProcStat> {
+        all().into_iter().filter(|s| s.pgrp == self.pgid).collect()
+    }
+
+    /// Reaps members that are this process's children (re-parented orphans
+    /// when this process is a subreaper). Never touches other processes' children.
+    pub fn reap_children(&self) -> usize {
+        let mut reaped = 0;
+        loop {
+            match waitpid(Pid::from_raw(-self.pgid), Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) | Err(_) => return reaped,
+                Ok(_) => reaped += 1,
+            }
+        }
+    }
+}
+
+/// Reaps `pid` if it is a zombie child of this process (a re-parented orphan).
+pub(crate) fn reap(pid: i32) {
+    let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));
+}
+
+fn page_size() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .map(|v| v as u64)
+        .unwrap_or(4096)
+}
+
+fn clock_ticks() -> u64 {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .map(|v| v as u64)
+        .unwrap_or(100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_stat_parses_names_with_spaces_and_parens() {
+        let me = read_stat(std::process::id() as i32).unwrap();
+        assert_eq!(me.pid, std::process::id() as i32);
+        assert!(me.rss_pages > 0);
+        assert!(me.start > 0);
+        let id = ProcId::of(me.pid).unwrap();
+        assert!(id.is_live());
+        // The same PID with another start time is another process.
+        let recycled = ProcId {
+            pid: id.pid,
+            start: id.start + 1,
+        };
+        assert!(!recycled.exists());
+        assert!(!recycled.kill_if_same());
+    }
+}

@@ -1,0 +1,167 @@
+//! Finding and killing every descendant of a child, not only its process
+//! group: the host is a subreaper, so a daemon that double-forks and calls
+//! `setsid` is re-parented to the host, where [`Tracker`] finds it; each
+//! process seen is recorded (PID + start time) next to the scratch directory,
+//! so a host killed with SIGKILL leaves the next start what to kill.
+//!
+//! Attribution of the host's re-parented orphans: a process seen below the
+//! child is this connection's. An orphan of the host with `no_new_privs` set
+//! (every sandboxed child has it; the host and the programs it starts
+//! otherwise do not) that is not another live connection's leader, not in
+//! another's record and not working in another's scratch is this
+//! connection's when it is the only live connection started before the
+//! orphan; when several could own it, nobody records it, and the first
+//! teardown among them kills it (a daemon never outlives its own connection;
+//! it may die early with a sibling's).
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::procfs::{self, ProcId, ProcStat};
+use crate::error::{Error, Result, codes};
+
+/// Makes this process the reaper of orphaned descendants, so escaped
+/// daemons of a sandboxed child are re-parented here (where teardown finds
+/// them) instead of to init. Process-wide; call once at start.
+pub fn become_subreaper() -> Result<()> {
+    nix::sys::prctl::set_child_subreaper(true).map_err(|e| {
+        Error::new(
+            codes::IO,
+            format!("could not become the subreaper of child processes: {e}"),
+        )
+    })
+}
+
+struct Live {
+    leader: i32,
+    start: u64,
+    scratch: PathBuf,
+    tracked: Vec<ProcId>,
+}
+
+/// Live connections of this host, for attributing re-parented orphans.
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<Live>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The descendants of one child, as seen so far.
+#[derive(Debug)]
+pub struct Tracker {
+    leader: ProcId,
+    scratch: PathBuf,
+    seen: Vec<ProcId>,
+}
+
+impl Tracker {
+    pub fn new(leader: ProcId, scratch: PathBuf) -> Self {
+        live().push(Live {
+            leader: leader.pid,
+            start: leader.start,
+            scratch: scratch.clone(),
+            tracked: Vec::new(),
+        });
+        Self {
+            leader,
+            scratch,
+            seen: Vec::new(),
+        }
+    }
+
+    pub fn seen(&self) -> &[ProcId] {
+        &self.seen
+    }
+
+    /// Live processes that belong to this child now: below it, recorded, or
+    /// orphans of the host attributed to it.
+    fn current(&self, procs: &[ProcStat], take_shared: bool) -> Vec<ProcId> {
+        let mut out = procfs::tree(procs, self.leader.pid);
+        if self.leader.is_live() {
+            out.push(self.leader);
+        }
+        out.extend(self.seen.iter().filter(|p| p.is_live()));
+        let host = std::process::id() as i32;
+        let live = live();
+        for s in procs.iter().filter(|s| s.ppid == host && !s.is_zombie()) {
+            let id = s.id();
+            let others = || live.iter().filter(|l| l.leader != self.leader.pid);
+            let theirs = others().any(|l| {
+                l.leader == s.pid || l.tracked.contains(&id) || procfs::cwd_within(s.pid, &l.scratch)
+            });
+            let shared = others().any(|l| l.start <= s.start);
+            if !theirs
+                && (take_shared || !shared)
+                && s.pid != self.leader.pid
+                && procfs::no_new_privs(s.pid)
+            {
+                out.push(id);
+                out.extend(procfs::tree(procs, s.pid));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Adds what is new; true when the record changed.
+    pub fn refresh(&mut self) -> bool {
+        let procs = procfs::all();
+        let now = self.current(&procs, false);
+        let before = self.seen.len();
+        for p in now {
+            if !self.seen.contains(&p) {
+                self.seen.push(p);
+            }
+        }
+        let changed = self.seen.len() != before;
+        if changed && let Some(l) = live().iter_mut().find(|l| l.leader == self.leader.pid) {
+            l.tracked = self.seen.clone();
+        }
+        changed
+    }
+
+    /// SIGKILLs everything that belongs to the child but the leader (which
+    /// its owner waits for) until nothing is left (bounded), reaping what was
+    /// re-parented here; true when none is left.
+    pub async fn kill_all(&mut self) -> bool {
+        for _ in 0..300 {
+            let procs = procfs::all();
+            let now = self.current(&procs, true);
+            for p in &now {
+                if !self.seen.contains(p) {
+                    self.seen.push(*p);
+                }
+            }
+            let targets: Vec<ProcId> = now.into_iter().filter(|p| *p != self.leader).collect();
+            if targets.is_empty() {
+                return true;
+            }
+            for p in &targets {
+                p.kill_if_same();
+                procfs::reap(p.pid);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        false
+    }
+
+    /// SIGKILLs them once, synchronously, for drop handlers.
+    pub fn kill_all_now(&self) {
+        let procs = procfs::all();
+        for p in self.current(&procs, true) {
+            p.kill_if_same();
+        }
+    }
+
+    pub fn scratch(&self) -> &std::path::Path {
+        &self.scratch
+    }
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        live().retain(|l| l.leader != self.leader.pid);
+    }
+}

@@ -1,0 +1,492 @@
+//! Scratch directories: one per connection, under a root outside every site
+//! (the user's runtime directory, else the cache directory; mode 0700).
+//!
+//! Each scratch directory `<id>/` has siblings `<id>.lock`, which the owning
+//! host holds an exclusive `flock` on while the directory lives (the kernel
+//! drops it when the host dies, however it dies), and `<id>.json`, the
+//! [`Owner`] record: host, site, child and every descendant seen, each as
+//! PID + start time. A sweep that can take a lock knows the host is dead: it
+//! kills the recorded processes that are still the same processes (and any
+//! process working inside the directory), only then removes the directory, and
+//! leaves `<id>.dead.json` for the site to close the run's records.
+//!
+//! Cleanup never follows a symlink: a symlinked root is refused, a symlinked
+//! entry is unlinked, never entered.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use super::procfs::{self, ProcId};
+use crate::error::{Error, Result, codes};
+
+/// Overrides where scratch directories live (must be outside every site).
+pub const ENV_SCRATCH_DIR: &str = "GATEHOUSE_SCRATCH_DIR";
+
+/// The default scratch root: `$GATEHOUSE_SCRATCH_DIR`, else
+/// `$XDG_RUNTIME_DIR/gatehouse/scratch`, else `$XDG_CACHE_HOME/gatehouse/scratch`,
+/// else `~/.cache/gatehouse/scratch`.
+pub fn default_root() -> Result<PathBuf> {
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    if let Some(p) = env(ENV_SCRATCH_DIR) {
+        return Ok(p);
+    }
+    let base = env("XDG_RUNTIME_DIR")
+        .or_else(|| env("XDG_CACHE_HOME"))
+        .or_else(|| env("HOME").map(|h| h.join(".cache")))
+        .ok_or_else(|| {
+            Error::invalid(
+                codes::SCRATCH_UNSAFE,
+                "no runtime or cache directory to put scratch directories in",
+                format!("set XDG_RUNTIME_DIR, XDG_CACHE_HOME, HOME or {ENV_SCRATCH_DIR}"),
+            )
+        })?;
+    Ok(base.join("gatehouse").join("scratch"))
+}
+
+/// Who owns a scratch directory and what ran in it, kept next to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub host: Option<ProcId>,
+    /// The site the connection belongs to, if any.
+    pub site: Option<PathBuf>,
+    pub child: Option<ProcId>,
+    pub spawned_at_ms: i64,
+    /// Every descendant seen while the host lived (the child's leftovers).
+    pub tracked: Vec<ProcId>,
+}
+
+/// A run whose host died: what the sweep found and killed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadRun {
+    pub owner: Owner,
+    /// Processes still running at the sweep, all killed before the removal.
+    pub killed: Vec<ProcId>,
+}
+
+/// The folder holding every connection's scratch directory.
+#[derive(Debug, Clone)]
+pub struct ScratchRoot {
+    root: PathBuf,
+    site: Option<PathBuf>,
+}
+
+/// What a sweep did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    pub removed: Vec<PathBuf>,
+    pub dead_runs: Vec<DeadRun>,
+}
+
+fn unsafe_root(root: &Path, why: &str) -> Error {
+    Error::invalid(
+        codes::SCRATCH_UNSAFE,
+        format!("the scratch root {} {why}", root.display()),
+        "point it at a real directory of your own outside every site (GATEHOUSE_SCRATCH_DIR), or remove the entry",
+    )
+}
+
+/// Creates `dir` (mode 0700) or checks that it is a real directory we own;
+/// refuses a symlink.
+fn ensure_private_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => Err(unsafe_root(dir, "is a symlink")),
+        Ok(m) if !m.is_dir() => Err(unsafe_root(dir, "is not a directory")),
+        Ok(m) => {
+            if m.uid() != nix::unistd::geteuid().as_raw() {
+                return Err(unsafe_root(dir, "belongs to another user"));
+            }
+            if m.mode() & 0o077 != 0 {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                    .map_err(|e| io_error("restricting the scratch root", dir, e))?;
+            }
+            Ok(())
+        }
+        Err(_) => {
+            if let Some(parent) = dir.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| io_error("creating the scratch root", parent, e))?;
+            }
+            match DirBuilder::new().mode(0o700).create(dir) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ensure_private_dir(dir),
+                Err(e) => Err(io_error("creating the scratch root", dir, e)),
+            }
+        }
+    }
+}
+
+impl ScratchRoot {
+    /// Opens (creating, mode 0700) the root and sweeps what dead hosts left.
+    pub fn open(root: impl Into<PathBuf>) -> Result<(Self, SweepReport)> {
+        let root = root.into();
+        if let Some(parent) = root.parent()
+            && parent.file_name().is_some_and(|n| n == "gatehouse")
+        {
+            ensure_private_dir(parent)?;
+        }
+        ensure_private_dir(&root)?;
+        let this = Self { root, site: None };
+        let report = this.sweep()?;
+        Ok((this, report))
+    }
+
+    /// Records `site` as the owner of the directories created from now on.
+    pub fn for_site(mut self, site: &Path) -> Self {
+        self.site = Some(site.canonicalize().unwrap_or_else(|_| site.to_path_buf()));
+        self
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// Removes every scratch directory whose owner is gone, after killing what
+    /// still runs from it.
+    pub fn sweep(&self) -> Result<SweepReport> {
+        let mut report = SweepReport::default();
+        let entries = fs::read_dir(&self.root)
+            .map_err(|e| io_error("listing the scratch root", &self.root, e))?;
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        for name in &names {
+            let path = self.root.join(name);
+            let Ok(meta) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                // Never followed; the link itself goes.
+                tracing::warn!(path = %path.display(), "symlink in the scratch root removed, not followed");
+                let _ = fs::remove_file(&path);
+            } else if let Some(id) = name.strip_suffix(".lock") {
+                let Ok(file) = File::open(&path) else {
+                    continue;
+                };
+                // Taking the lock means its owner is dead.
+                if let Ok(lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                    let dir = self.root.join(id);
+                    let owner_path = self.root.join(format!("{id}.json"));
+                    let owner: Option<Owner> = fs::read(&owner_path)
+                        .ok()
+                        .and_then(|b| serde_json::from_slice(&b).ok());
+                    let killed = kill_leftovers(owner.as_ref(), &dir);
+                    if fs::symlink_metadata(&dir).is_ok() {
+                        remove_tree(&dir);
+                        report.removed.push(dir);
+                    }
+                    if let Some(owner) = owner {
+                        let run = DeadRun { owner, killed };
+                        if run.owner.site.is_some() {
+                            let tomb = self.root.join(format!("{id}.dead.json"));
+                            let _ = fs::write(&tomb, serde_json::to_vec(&run).unwrap_or_default());
+                        }
+                        report.dead_runs.push(run);
+                    }
+                    let _ = fs::remove_file(&owner_path);
+                    let _ = fs::remove_file(&path);
+                    drop(lock);
+                }
+            } else if name.ends_with(".tmp") {
+                // A lock or record being created right now is young; an old one is a leftover.
+                let old = meta
+                    .modified()
+                    .map(|t| t.elapsed().unwrap_or_default() > Duration::from_secs(60))
+                    .unwrap_or(false);
+                if old {
+                    let _ = fs::remove_file(&path);
+                }
+            } else if meta.is_dir() && !names.contains(&format!("{name}.lock")) {
+                // The lock is created before the directory and removed after it:
+                // a directory without one belongs to nobody.
+                remove_tree(&path);
+                report.removed.push(path);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Takes the dead runs of `site` left by sweeps (whoever swept them).
+    pub fn take_dead_runs(&self, site: &Path) -> Vec<DeadRun> {
+        let site = site.canonicalize().unwrap_or_else(|_| site.to_path_buf());
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut runs = Vec::new();
+        for e in entries.filter_map(|e| e.ok()) {
+            if !e.file_name().to_string_lossy().ends_with(".dead.json") {
+                continue;
+            }
+            let path = e.path();
+            let Some(run) = fs::read(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<DeadRun>(&b).ok())
+            else {
+                let _ = fs::remove_file(&path);
+                continue;
+            };
+            if run.owner.site.as_deref() == Some(site.as_path()) {
+                let _ = fs::remove_file(&path);
+                runs.push(run);
+            }
+        }
+        runs
+    }
+
+    /// A fresh, empty directory (mode 0700) owned by this process until dropped.
+    pub fn create(&self) -> Result<ScratchDir> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let id = format!(
+            "c-{}-{nanos}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let tmp = self.root.join(format!("{id}.lock.tmp"));
+        let lock_path = self.root.join(format!("{id}.lock"));
+        let dir = self.root.join(&id);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| io_error("creating a scratch lock", &tmp, e))?;
+        // Lock before the name is final, so a sweep never sees it unlocked.
+        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
+            .map_err(|(_, e)| io_error("locking a scratch lock", &tmp, e.into()))?;
+        fs::rename(&tmp, &lock_path)
+            .map_err(|e| io_error("naming a scratch lock", &lock_path, e))?;
+        if let Err(e) = DirBuilder::new().mode(0o700).create(&dir) {
+            let _ = fs::remove_file(&lock_path);
+            return Err(io_error("creating a scratch directory", &dir, e));
+        }
+        let scratch = ScratchDir {
+            owner_path: self.root.join(format!("{id}.json")),
+            dir,
+            lock_path,
+            lock: Some(lock),
+            owner: Owner {
+                host: ProcId::of(std::process::id() as i32),
+                site: self.site.clone(),
+                ..Owner::default()
+            },
+        };
+        scratch.write_owner()?;
+        Ok(scratch)
+    }
+}
+
+/// Kills what a dead host's run left running: recorded processes that are
+/// still the same ones, and anything working inside its directory. Waits
+/// (bounded) for them to go, so the directory is removed after, not under them.
+fn kill_leftovers(owner: Option<&Owner>, dir: &Path) -> Vec<ProcId> {
+    let mut targets: Vec<ProcId> = owner
+        .map(|o| o.child.iter().chain(&o.tracked).copied().collect())
+        .unwrap_or_default();
+    targets.extend(
+        procfs::all()
+            .iter()
+            .filter(|s| !s.is_zombie() && procfs::cwd_within(s.pid, dir))
+            .map(|s| s.id()),
+    );
+    targets.sort();
+    targets.dedup();
+    let killed: Vec<ProcId> = targets.into_iter().filter(|p| p.kill_if_same()).collect();
+    for _ in 0..200 {
+        for p in &killed {
+            procfs::reap(p.pid);
+        }
+        if killed.iter().all(|p| !p.is_live()) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed
+}
+
+/// Removes a directory tree without following symlinks (std's
+/// `remove_dir_all` unlinks links, never enters them); a symlink in place of
+/// the directory is unlinked.
+fn remove_tree(path: &Path) {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
+/// One connection's working directory; removed (with its lock) when dropped.
+#[derive(Debug)]
+pub struct ScratchDir {
+    dir: PathBuf,
+    lock_path: PathBuf,
+    owner_path: PathBuf,
+    lock: Option<Flock<File>>,
+    owner: Owner,
+}
+
+impl ScratchDir {
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// Records the child and the descendants seen so far (atomically: a
+    /// killed host leaves the last complete record).
+    pub fn record(&mut self, child: Option<ProcId>, tracked: &[ProcId]) -> Result<()> {
+        if child.is_some() {
+            self.owner.child = child;
+            self.owner.spawned_at_ms = crate::mcp::client::lifecycle::now_ms();
+        }
+        self.owner.tracked = tracked.to_vec();
+        self.write_owner()
+    }
+
+    fn write_owner(&self) -> Result<()> {
+        let tmp = self.owner_path.with_extension("json.tmp");
+        fs::write(&tmp, serde_json::to_vec(&self.owner).expect("owner serialises"))
+            .and_then(|()| fs::rename(&tmp, &self.owner_path))
+            .map_err(|e| io_error("recording a scratch owner", &self.owner_path, e))
+    }
+
+    /// Disk the directory uses (allocated blocks), symlinks not followed.
+    pub fn usage_bytes(&self) -> u64 {
+        fn walk(dir: &Path, total: &mut u64) {
+            let Ok(entries) = fs::read_dir(dir) else {
+                return;
+            };
+            for e in entries.filter_map(|e| e.ok()) {
+                let Ok(m) = fs::symlink_metadata(e.path()) else {
+                    continue;
+                };
+                *total += m.blocks() * 512;
+                if m.is_dir() {
+                    walk(&e.path(), total);
+                }
+            }
+        }
+        let mut total = 0;
+        walk(&self.dir, &mut total);
+        total
+    }
+
+    /// Removes the directory now; reports a failure instead of hiding it.
+    pub fn remove(mut self) -> Result<()> {
+        self.remove_inner()
+    }
+
+    fn remove_inner(&mut self) -> Result<()> {
+        let Some(lock) = self.lock.take() else {
+            return Ok(());
+        };
+        let result = match fs::symlink_metadata(&self.dir) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&self.dir)
+                .map_err(|e| io_error("removing a scratch directory", &self.dir, e)),
+            Ok(_) => fs::remove_file(&self.dir)
+                .map_err(|e| io_error("removing a scratch directory", &self.dir, e)),
+            Err(_) => Ok(()),
+        };
+        // Directory first, lock last: a sweep never sees a live dir unlocked.
+        let _ = fs::remove_file(&self.owner_path);
+        let _ = fs::remove_file(&self.lock_path);
+        drop(lock);
+        result
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if let Err(e) = self.remove_inner() {
+            tracing::warn!(error = %e, "scratch directory left behind; the next start sweeps it");
+        }
+    }
+}
+
+pub(crate) fn io_error(context: &str, path: &Path, err: std::io::Error) -> Error {
+    tracing::error!(context, path = %path.display(), error = %err, "io error");
+    Error::new(codes::IO, format!("io error while {context}: {err}"))
+        .detail(serde_json::json!({"path": path}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_dirs_are_removed_on_drop_and_leftovers_swept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, report) = ScratchRoot::open(tmp.path().join("scratch")).unwrap();
+        assert!(report.removed.is_empty());
+        let mode = fs::metadata(root.path()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let a = root.create().unwrap();
+        let path = a.path().to_path_buf();
+        assert!(path.is_dir());
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o700);
+        // A live directory survives a sweep.
+        assert!(root.sweep().unwrap().removed.is_empty());
+        drop(a);
+        assert!(!path.exists());
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+        // A leftover of a dead host: directory and an unlocked lock file.
+        let dead = root.path().join("c-999999-1-0");
+        fs::create_dir(&dead).unwrap();
+        fs::write(dead.join("junk"), b"x").unwrap();
+        fs::write(root.path().join("c-999999-1-0.lock"), b"").unwrap();
+        let orphan = root.path().join("c-999998-1-0");
+        fs::create_dir(&orphan).unwrap();
+        let (_root, report) = ScratchRoot::open(root.path()).unwrap();
+        let mut removed = report.removed.clone();
+        removed.sort();
+        assert_eq!(removed, vec![orphan.clone(), dead.clone()]);
+        assert!(!dead.exists() && !orphan.exists());
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn symlinked_scratch_root_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        fs::create_dir_all(victim.join("precious")).unwrap();
+        let link = tmp.path().join("scratch");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let err = ScratchRoot::open(&link).unwrap_err();
+        assert_eq!(err.code, codes::SCRATCH_UNSAFE);
+        assert!(victim.join("precious").is_dir());
+    }
+
+    #[test]
+    fn symlinked_scratch_entry_is_unlinked_not_followed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        fs::create_dir_all(victim.join("precious")).unwrap();
+        let (root, _) = ScratchRoot::open(tmp.path().join("scratch")).unwrap();
+        // A dead run whose directory was replaced by a link, and a stray link.
+        std::os::unix::fs::symlink(&victim, root.path().join("c-1-1-0")).unwrap();
+        fs::write(root.path().join("c-1-1-0.lock"), b"").unwrap();
+        std::os::unix::fs::symlink(&victim, root.path().join("c-2-1-0")).unwrap();
+        root.sweep().unwrap();
+        assert!(victim.join("precious").is_dir());
+        assert_eq!(fs::read_dir(root.path()).unwrap().count(), 0);
+    }
+}

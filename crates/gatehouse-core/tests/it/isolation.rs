@@ -1,0 +1,382 @@
+//! The isolation layer against a hostile child (`tests/fixtures/hostile.py`):
+//! each test is an attack that worked before the layer existed, named after
+//! what it pins. Connections go through the site's saved definitions, exactly
+//! as `gatehouse call` runs them.
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+use gatehouse_core::sandbox::{Backend, Profile};
+use gatehouse_core::site::Site;
+
+fn on_sqlite() -> bool {
+    std::env::var("GATEHOUSE_TEST_PG_URL")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .is_none()
+}
+
+async fn add_hostile(site: &Site, name: &str, limits: SavedLimits) {
+    let conn = SavedConnection {
+        name: name.into(),
+        spec: python("hostile.py", &[]),
+        limits,
+        created_at: 0,
+    };
+    saved::add(&site.store, &conn).await.unwrap();
+}
+
+/// Runs one attack; its JSON outcome (`{"ok": …}`), or the call's error.
+async fn attack(site: &Site, name: &str, tool: &str, args: Value) -> Result<Value, Value> {
+    match saved::call(site, name, tool, args).await {
+        Ok(report) => {
+            let text = report.result.unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            Ok(serde_json::from_str(&text).unwrap())
+        }
+        Err(e) => Err(serde_json::to_value(e.body()).unwrap()),
+    }
+}
+
+async fn roles_of(site: &Site, email: &str) -> String {
+    let user = gatehouse_core::site::users::get(&site.store, email)
+        .await
+        .unwrap()
+        .unwrap();
+    format!("{:?}", user.roles)
+}
+
+#[tokio::test]
+async fn child_cannot_tamper_with_site_database_by_relative_path() {
+    if !on_sqlite() {
+        return; // a PostgreSQL site has no database file to reach
+    }
+    let (_tmp, site) = fresh_site("iso_rel").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let before = roles_of(&site, "viewer@example.com").await;
+    let out = attack(
+        &site,
+        "h",
+        "db_tamper",
+        json!({"path": "../../../gatehouse.db", "email": "viewer@example.com"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(roles_of(&site, "viewer@example.com").await, before);
+}
+
+#[tokio::test]
+async fn child_cannot_tamper_with_site_database_by_absolute_path() {
+    if !on_sqlite() {
+        return;
+    }
+    let (_tmp, site) = fresh_site("iso_abs").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let db = site.dir.join("gatehouse.db");
+    let out = attack(
+        &site,
+        "h",
+        "db_tamper",
+        json!({"path": db, "email": "viewer@example.com"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert!(roles_of(&site, "viewer@example.com").await.contains("Viewer"));
+}
+
+#[tokio::test]
+async fn child_cannot_open_another_sites_database_or_settings() {
+    let (_tmp, site) = fresh_site("iso_other_a").await;
+    let (_tmp2, other) = fresh_site("iso_other_b").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    for path in [
+        other.dir.join("gatehouse.toml"),
+        site.dir.join("gatehouse.toml"),
+    ] {
+        let out = attack(&site, "h", "read_file", json!({"path": path}))
+            .await
+            .unwrap();
+        assert_eq!(out["ok"], false, "read {}: {out}", path.display());
+    }
+    if on_sqlite() {
+        let out = attack(
+            &site,
+            "h",
+            "db_tamper",
+            json!({"path": other.dir.join("gatehouse.db"), "email": "viewer@example.com"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out["ok"], false, "{out}");
+    }
+}
+
+#[tokio::test]
+async fn child_cannot_write_outside_its_scratch_directory() {
+    let (tmp, site) = fresh_site("iso_write").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    for path in [site.dir.join("planted.txt"), tmp.path().join("planted.txt")] {
+        let out = attack(&site, "h", "write_file", json!({"path": path}))
+            .await
+            .unwrap();
+        assert_eq!(out["ok"], false, "wrote {}: {out}", path.display());
+        assert!(!path.exists());
+    }
+}
+
+#[tokio::test]
+async fn child_cannot_read_the_host_environment_through_proc() {
+    // What the CLI and the desktop app do first thing.
+    gatehouse_core::sandbox::harden_host().unwrap();
+    assert!(!gatehouse_core::sandbox::host::is_dumpable());
+    let (_tmp, site) = fresh_site("iso_environ").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let report = saved::call(&site, "h", "environ", json!({}))
+        .await
+        .unwrap();
+    let text = report.result.unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    // Nothing of the host's environment reached the stored stderr excerpt.
+    assert!(
+        !report.stderr.tail.contains("CARGO_MANIFEST_DIR"),
+        "{}",
+        report.stderr.tail
+    );
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+fn alive(pid: i64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let state = stat[stat.rfind(')').unwrap() + 2..].chars().next().unwrap();
+            state != 'Z' && state != 'X'
+        }
+        Err(_) => false,
+    }
+}
+
+#[tokio::test]
+async fn setsid_daemon_does_not_outlive_teardown() {
+    gatehouse_core::sandbox::become_subreaper().unwrap();
+    let (_tmp, site) = fresh_site("iso_daemon").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "daemon", json!({})).await.unwrap();
+    let pid = out["pid"].as_i64().unwrap();
+    let survived = alive(pid);
+    if survived {
+        // Do not leave it behind whatever the assertion says.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(!survived, "daemon {pid} outlived the connection");
+}
+
+#[tokio::test]
+async fn scratch_filler_is_stopped_at_the_quota() {
+    let (_tmp, site) = fresh_site("iso_fill").await;
+    // A small quota keeps the test light on disk; the default is 256 MiB.
+    let limits = SavedLimits {
+        sandbox: Profile {
+            scratch_quota_bytes: Some(32 << 20),
+            ..Profile::default()
+        },
+        ..SavedLimits::default()
+    };
+    add_hostile(&site, "h", limits).await;
+    match attack(&site, "h", "fill", json!({"mb": 300})).await {
+        Ok(out) => {
+            assert_eq!(out["ok"], false, "300 MiB accepted: {out}");
+            assert!(out["bytes"].as_u64().unwrap() < 300 << 20);
+        }
+        Err(e) => assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}"),
+    }
+}
+
+#[tokio::test]
+async fn child_cannot_replace_the_scratch_root_with_a_symlink() {
+    let (tmp, site) = fresh_site("iso_symlink").await;
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("precious")).unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(
+        &site,
+        "h",
+        "replace_scratch_root",
+        json!({"victim": victim}),
+    )
+    .await
+    .unwrap();
+    // The next connection sweeps the scratch root: it must not reach the victim.
+    let _ = attack(&site, "h", "fill", json!({"mb": 0})).await;
+    assert!(victim.join("precious").is_dir(), "sweep followed a symlink");
+    assert_eq!(out["ok"], false, "{out}");
+}
+
+#[tokio::test]
+async fn memory_ceiling_is_enforced_not_only_polled() {
+    let (_tmp, site) = fresh_site("iso_alloc").await;
+    add_hostile(
+        &site,
+        "h",
+        SavedLimits {
+            max_rss_bytes: Some(256 << 20),
+            ..SavedLimits::default()
+        },
+    )
+    .await;
+    match attack(&site, "h", "alloc", json!({"mb": 1024})).await {
+        Ok(out) => assert_eq!(out["ok"], false, "1 GiB allocated: {out}"),
+        Err(e) => assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}"),
+    }
+}
+
+fn with_profile(profile: Profile) -> SavedLimits {
+    SavedLimits {
+        sandbox: profile,
+        ..SavedLimits::default()
+    }
+}
+
+/// A listener on the loopback interface, for network attacks.
+fn listener() -> (std::net::TcpListener, u16) {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    (l, port)
+}
+
+#[tokio::test]
+async fn child_without_network_cannot_open_tcp_connections() {
+    let (_tmp, site) = fresh_site("iso_net").await;
+    let (_l, port) = listener();
+    add_hostile(&site, "off", SavedLimits::default()).await;
+    add_hostile(
+        &site,
+        "on",
+        with_profile(Profile {
+            network: true,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let args = json!({"host": "127.0.0.1", "port": port});
+    let off = attack(&site, "off", "connect", args.clone()).await.unwrap();
+    assert_eq!(off["ok"], false, "{off}");
+    let on = attack(&site, "on", "connect", args).await.unwrap();
+    assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+}
+
+#[tokio::test]
+async fn profile_paths_widen_what_the_child_may_touch() {
+    let (tmp, site) = fresh_site("iso_widen").await;
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("in.txt"), "hello").unwrap();
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    add_hostile(
+        &site,
+        "h",
+        with_profile(Profile {
+            read_only: vec![data.clone()],
+            read_write: vec![out_dir.clone()],
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let read = attack(&site, "h", "read_file", json!({"path": data.join("in.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(read["ok"], true, "{read}");
+    let write_ro = attack(&site, "h", "write_file", json!({"path": data.join("x.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(write_ro["ok"], false, "read-only path written: {write_ro}");
+    let write = attack(&site, "h", "write_file", json!({"path": out_dir.join("x.txt")}))
+        .await
+        .unwrap();
+    assert_eq!(write["ok"], true, "{write}");
+}
+
+#[tokio::test]
+async fn probe_reports_the_isolation_in_force() {
+    let (_tmp, site) = fresh_site("iso_probe").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let report = saved::probe(&site, "h").await.unwrap();
+    let support = gatehouse_core::sandbox::isolation::probe();
+    assert_eq!(report.isolation.backend, "landlock");
+    assert_eq!(report.isolation.landlock_abi, support.abi);
+    // Missing layers are said, never silent.
+    assert_eq!(report.isolation.warnings.is_empty(), support.network());
+}
+
+fn bwrap_missing() -> bool {
+    if gatehouse_core::sandbox::bwrap::find().is_ok() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "bwrap is not installed (scripts/setup.sh installs bubblewrap)"
+    );
+    eprintln!("SKIPPED: bwrap is not installed");
+    true
+}
+
+#[tokio::test]
+async fn bwrap_backend_confines_files_network_and_daemons() {
+    if bwrap_missing() {
+        return;
+    }
+    gatehouse_core::sandbox::become_subreaper().unwrap();
+    let (tmp, site) = fresh_site("iso_bwrap").await;
+    let (_l, port) = listener();
+    add_hostile(
+        &site,
+        "b",
+        with_profile(Profile {
+            backend: Backend::Bwrap,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let toml = attack(
+        &site,
+        "b",
+        "read_file",
+        json!({"path": site.dir.join("gatehouse.toml")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(toml["ok"], false, "{toml}");
+    let write = attack(
+        &site,
+        "b",
+        "write_file",
+        json!({"path": tmp.path().join("planted.txt")}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(write["ok"], false, "{write}");
+    assert!(!tmp.path().join("planted.txt").exists());
+    let net = attack(
+        &site,
+        "b",
+        "connect",
+        json!({"host": "127.0.0.1", "port": port}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(net["ok"], false, "{net}");
+    let env = attack(&site, "b", "environ", json!({})).await.unwrap();
+    assert_eq!(env["ok"], false, "{env}");
+}
