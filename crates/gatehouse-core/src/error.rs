@@ -132,6 +132,12 @@ pub mod codes {
     pub const CONFIG_NAME_INVALID: &str = "CONFIG_NAME_INVALID";
     pub const CONFIG_PATH_INVALID: &str = "CONFIG_PATH_INVALID";
     pub const CONFIG_VALIDATION_FAILED: &str = "CONFIG_VALIDATION_FAILED";
+    // Client config install, doctor and bundle (issue 13).
+    pub const CONFIG_FILE_UNPARSABLE: &str = "CONFIG_FILE_UNPARSABLE";
+    pub const CONFIG_INSTALL_UNSUPPORTED: &str = "CONFIG_INSTALL_UNSUPPORTED";
+    pub const CONFIG_SCOPE_UNSUPPORTED: &str = "CONFIG_SCOPE_UNSUPPORTED";
+    pub const CONFIG_KEY_IN_PROJECT: &str = "CONFIG_KEY_IN_PROJECT";
+    pub const CONFIG_HOME_UNKNOWN: &str = "CONFIG_HOME_UNKNOWN";
     // MCP client calls (issue 4).
     pub const CALL_INVALID: &str = "CALL_INVALID";
     pub const CALL_TIMEOUT: &str = "CALL_TIMEOUT";
