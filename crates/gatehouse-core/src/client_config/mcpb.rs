@@ -173,3 +173,46 @@ pub fn default_out(dir: &Path, site_name: &str) -> PathBuf {
         .collect();
     dir.join(format!("gatehouse-{safe}.mcpb"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(out: PathBuf) -> McpbRequest {
+        McpbRequest {
+            binary: std::env::current_exe().unwrap(),
+            site_dir: PathBuf::from("/srv/sites/blog"),
+            site_name: "blog".into(),
+            name: None,
+            out,
+        }
+    }
+
+    /// The schema is the spec's own file (see tests/fixtures/mcpb/SOURCE.md).
+    #[test]
+    fn mcpb_manifest_matches_the_spec_schema() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mcpb/mcpb-manifest-v0.3.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let manifest = manifest(&request(PathBuf::from("/tmp/x.mcpb"))).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&manifest)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(manifest["server"]["type"], "binary");
+        assert_eq!(manifest["user_config"]["api_key"]["sensitive"], true);
+        assert_eq!(
+            manifest["server"]["mcp_config"]["env"],
+            json!({"GATEHOUSE_API_KEY": "${user_config.api_key}"})
+        );
+        // The schema really checks: a manifest without its author fails.
+        let mut broken = manifest.clone();
+        broken.as_object_mut().unwrap().remove("author");
+        assert!(!validator.is_valid(&broken));
+        broken = manifest.clone();
+        broken["server"]["type"] = json!("docker");
+        assert!(!validator.is_valid(&broken));
+    }
+}

@@ -334,3 +334,103 @@ fn yaml_value(value: &Value) -> std::result::Result<yaml_edit::Document, Unparsa
     let text = serde_yaml_ng::to_string(value).map_err(|e| Unparsable(e.to_string()))?;
     yaml_edit::Document::from_str(&text).map_err(|e| Unparsable(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(path: &[&str], value: Value) -> Edit {
+        Edit::Set {
+            path: path.iter().map(|s| s.to_string()).collect(),
+            value,
+        }
+    }
+
+    fn entry() -> Value {
+        json!({"command": "/bin/gatehouse", "args": ["mcp", "--site", "/s"], "env": {"K": "v"}})
+    }
+
+    /// Applies the edits twice: the second pass must change nothing.
+    fn apply_twice(syntax: Syntax, old: &str, edits: &[Edit]) -> String {
+        let once = apply(syntax, old, edits).unwrap();
+        let twice = apply(syntax, &once, edits).unwrap();
+        assert_eq!(once, twice, "a second apply is not idempotent");
+        once
+    }
+
+    #[test]
+    fn jsonc_keeps_comments_and_other_servers() {
+        let old = "{\n  // my servers\n  \"theme\": \"dark\", /* inline */\n  \"servers\": {\n    \"other\": { \"command\": \"x\" }, // keep me\n  },\n}\n";
+        let new = apply_twice(Syntax::Jsonc, old, &[set(&["servers", "gatehouse"], entry())]);
+        for kept in ["// my servers", "/* inline */", "// keep me", "\"other\""] {
+            assert!(new.contains(kept), "{kept} lost:\n{new}");
+        }
+        let doc = parse(Syntax::Jsonc, &new).unwrap();
+        assert_eq!(doc["servers"]["gatehouse"], entry());
+        assert_eq!(doc["servers"]["other"]["command"], "x");
+    }
+
+    #[test]
+    fn json_replaces_an_old_entry_in_place() {
+        let old = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"gatehouse\": {\"command\": \"old\"},\n    \"z\": {\"command\": \"z\"}\n  }\n}\n";
+        let new = apply_twice(Syntax::Json, old, &[set(&["mcpServers", "gatehouse"], entry())]);
+        let a = new.find("\"a\"").unwrap();
+        let g = new.find("\"gatehouse\"").unwrap();
+        let z = new.find("\"z\"").unwrap();
+        assert!(a < g && g < z, "order changed:\n{new}");
+        assert!(!new.contains("old"));
+    }
+
+    #[test]
+    fn strict_json_refuses_comments_and_non_objects() {
+        for old in ["{ // c\n}", "[1, 2]", "{\"a\": ", "{\"mcpServers\": 3}"] {
+            let err = apply(Syntax::Json, old, &[set(&["mcpServers", "g"], entry())]).unwrap_err();
+            assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE, "{old}");
+        }
+    }
+
+    #[test]
+    fn upsert_replaces_by_id_or_appends() {
+        let old = "{\n  \"inputs\": [\n    {\"id\": \"x\", \"type\": \"promptString\"},\n    {\"id\": \"g\", \"type\": \"old\"}\n  ]\n}\n";
+        let item = json!({"id": "g", "type": "promptString", "password": true});
+        let edit = Edit::Upsert {
+            path: vec!["inputs".into()],
+            key: "id".into(),
+            item: item.clone(),
+        };
+        let new = apply_twice(Syntax::Jsonc, old, std::slice::from_ref(&edit));
+        let doc = parse(Syntax::Jsonc, &new).unwrap();
+        assert_eq!(doc["inputs"], json!([{"id": "x", "type": "promptString"}, item]));
+        let fresh = apply_twice(Syntax::Jsonc, "", &[edit]);
+        assert_eq!(parse(Syntax::Jsonc, &fresh).unwrap()["inputs"][0]["id"], "g");
+    }
+
+    #[test]
+    fn toml_keeps_comments_and_tables() {
+        let old = "# Codex settings\nmodel = \"o3\" # favourite\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let new = apply_twice(Syntax::Toml, old, &[set(&["mcp_servers", "gatehouse"], entry())]);
+        assert!(new.contains("# Codex settings") && new.contains("# favourite"), "{new}");
+        assert!(new.contains("[mcp_servers.gatehouse]"), "{new}");
+        let doc = parse(Syntax::Toml, &new).unwrap();
+        assert_eq!(doc["mcp_servers"]["gatehouse"], entry());
+        assert_eq!(doc["mcp_servers"]["other"]["command"], "x");
+        assert_eq!(apply(Syntax::Toml, "a = ", &[]).unwrap_err().code, codes::CONFIG_FILE_UNPARSABLE);
+    }
+
+    #[test]
+    fn yaml_keeps_comments_and_other_extensions() {
+        let old = "# goose config\nGOOSE_PROVIDER: openai # provider\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n    name: developer\n";
+        let new = apply_twice(Syntax::Yaml, old, &[set(&["extensions", "gatehouse"], entry())]);
+        assert!(new.contains("# goose config") && new.contains("# provider"), "{new}");
+        let doc = parse(Syntax::Yaml, &new).unwrap();
+        assert_eq!(doc["extensions"]["gatehouse"], entry());
+        assert_eq!(doc["extensions"]["developer"]["type"], "builtin");
+        assert_eq!(doc["GOOSE_PROVIDER"], "openai");
+
+        let fresh = apply_twice(Syntax::Yaml, "", &[set(&["extensions", "gatehouse"], entry())]);
+        assert_eq!(parse(Syntax::Yaml, &fresh).unwrap()["extensions"]["gatehouse"], entry());
+        let err = apply(Syntax::Yaml, "a: [1,\n", &[]).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE);
+    }
+}

@@ -52,6 +52,8 @@ pub mod validate;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clients;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
