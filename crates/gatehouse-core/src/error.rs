@@ -138,6 +138,7 @@ pub mod codes {
     pub const CONFIG_SCOPE_UNSUPPORTED: &str = "CONFIG_SCOPE_UNSUPPORTED";
     pub const CONFIG_KEY_IN_PROJECT: &str = "CONFIG_KEY_IN_PROJECT";
     pub const CONFIG_HOME_UNKNOWN: &str = "CONFIG_HOME_UNKNOWN";
+    pub const CONFIG_DOCTOR_PROBLEMS: &str = "CONFIG_DOCTOR_PROBLEMS";
     // MCP client calls (issue 4).
     pub const CALL_INVALID: &str = "CALL_INVALID";
     pub const CALL_TIMEOUT: &str = "CALL_TIMEOUT";
