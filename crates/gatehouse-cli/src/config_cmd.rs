@@ -1,15 +1,21 @@
-//! `gatehouse config`: prints ready-to-paste MCP configuration for one client.
+//! `gatehouse config`: MCP configuration for AI clients.
 //!
-//! stdout carries only the text to paste, so `gatehouse config --client cursor >
+//! `gatehouse config --client X` prints ready-to-paste configuration: stdout
+//! carries only the text to paste, so `gatehouse config --client cursor >
 //! .cursor/mcp.json` works; where it goes, what to do next and any alternative
-//! (Claude Code's `claude mcp add` line) go to stderr. `--json` prints the whole
-//! generated result on stdout instead, for scripts.
+//! (a client's own `mcp add` line) go to stderr. `--json` prints the whole
+//! generated result on stdout instead, for scripts. The subcommands put it to
+//! work: `install` merges the entry into the client's file
+//! ([`config_install_cmd`](crate::config_install_cmd)), `doctor` checks every
+//! entry on this machine ([`config_doctor_cmd`](crate::config_doctor_cmd)),
+//! `mcpb` builds a Claude Desktop extension
+//! ([`config_mcpb_cmd`](crate::config_mcpb_cmd)).
 //!
 //! The actor is one of `--email`, `--role`, `--api-key` or `--public`; without
 //! one, `GATEHOUSE_API_KEY` from this shell is used if set, else the public actor.
 //! `--secret-ref` never needs the key: it emits the client's reference to it.
 
-use clap::Args;
+use clap::{Args, Subcommand};
 use gatehouse_core::access::actor::{ActorFlags, ActorSource, ENV_API_KEY};
 use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::access::permissions::parse_roles;
@@ -24,10 +30,35 @@ use crate::output;
 
 // No `Debug`: the flattened actor flags hold the raw `--api-key` text.
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct ConfigArgs {
-    /// The client: claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex or continue.
-    #[arg(long, value_name = "CLIENT")]
-    pub client: String,
+    #[command(subcommand)]
+    pub action: Option<ConfigAction>,
+    /// The client: claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex, continue,
+    /// gemini, cline, roo-code, jetbrains, goose, opencode, kiro, copilot or lm-studio.
+    #[arg(long, value_name = "CLIENT", required = true)]
+    pub client: Option<String>,
+    #[command(flatten)]
+    pub who: ActorChoice,
+    /// Print the whole result (every snippet, locations, instructions) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Subcommand)]
+pub enum ConfigAction {
+    /// Merge the Gatehouse entry into a client's own config file (diff shown, backup kept).
+    Install(crate::config_install_cmd::InstallArgs),
+    /// Find client config files on this machine and check every Gatehouse entry in them.
+    Doctor(crate::config_doctor_cmd::DoctorArgs),
+    /// Build a Claude Desktop extension (.mcpb) that keeps the API key in the OS keychain.
+    Mcpb(crate::config_mcpb_cmd::McpbArgs),
+}
+
+/// Who the configured server runs as, and under which name: shared by the
+/// printed config and `install`.
+#[derive(Args)]
+pub struct ActorChoice {
     #[command(flatten)]
     pub actor: ActorArgs,
     /// Run as the anonymous public actor even when GATEHOUSE_API_KEY is set.
@@ -40,29 +71,17 @@ pub struct ConfigArgs {
     /// The server's name in the client [default: gatehouse].
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Print the whole result (every snippet, locations, instructions) as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
-    let env_key = std::env::var(ENV_API_KEY).ok().filter(|k| !k.is_empty());
-    let actor = resolve_actor(&args, env_key.map(RawKey::new))?;
-    let binary = std::env::current_exe()
-        .map_err(|e| {
-            Error::new(
-                codes::IO,
-                format!("cannot locate the gatehouse binary: {e}"),
-            )
-        })
-        .and_then(|exe| client_config::client_path(&exe))?;
-    let request = ConfigRequest {
-        client: args.client.parse()?,
-        binary,
-        site_dir: client_config::check_site(&ctx.settings.dir, &actor)?,
-        server_name: args.name,
-        actor,
-    };
+pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
+    match args.action {
+        Some(ConfigAction::Install(a)) => return crate::config_install_cmd::run(ctx, a),
+        Some(ConfigAction::Doctor(a)) => return crate::config_doctor_cmd::run(a).await,
+        Some(ConfigAction::Mcpb(a)) => return crate::config_mcpb_cmd::run(ctx, a),
+        None => {}
+    }
+    let client = args.client.as_deref().unwrap_or_default();
+    let request = request(ctx, client, &args.who)?;
     let config = client_config::generate(&request)?;
     if args.json {
         return Ok(output::to_json(&config));
@@ -71,9 +90,35 @@ pub fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
     Ok(config.snippets[0].text.clone())
 }
 
+/// The request for `client` from the flags: this binary, the resolved site,
+/// the chosen actor.
+pub fn request(ctx: &Ctx, client: &str, who: &ActorChoice) -> Result<ConfigRequest> {
+    let env_key = std::env::var(ENV_API_KEY).ok().filter(|k| !k.is_empty());
+    let actor = resolve_actor(who, env_key.map(RawKey::new))?;
+    Ok(ConfigRequest {
+        client: client.parse()?,
+        binary: this_binary()?,
+        site_dir: client_config::check_site(&ctx.settings.dir, &actor)?,
+        server_name: who.name.clone(),
+        actor,
+    })
+}
+
+/// The absolute path of the running `gatehouse`, as a config should name it.
+pub fn this_binary() -> Result<std::path::PathBuf> {
+    std::env::current_exe()
+        .map_err(|e| {
+            Error::new(
+                codes::IO,
+                format!("cannot locate the gatehouse binary: {e}"),
+            )
+        })
+        .and_then(|exe| client_config::client_path(&exe))
+}
+
 /// The actor from the flags (core's one-actor rule), else the key from the
 /// environment: here flags win over `GATEHOUSE_API_KEY` instead of conflicting.
-fn resolve_actor(args: &ConfigArgs, env_key: Option<RawKey>) -> Result<ConfigActor> {
+fn resolve_actor(args: &ActorChoice, env_key: Option<RawKey>) -> Result<ConfigActor> {
     let flags = ActorFlags {
         env_api_key: None,
         ..args.actor.flags()
@@ -151,14 +196,14 @@ mod tests {
     #[test]
     fn two_actor_flags_conflict() {
         let a = args(&["--client", "zed", "--email", "a@b.c", "--role", "viewer"]);
-        let err = resolve_actor(&a, None).unwrap_err();
+        let err = resolve_actor(&a.who, None).unwrap_err();
         assert_eq!(err.code, codes::ACTOR_FLAGS_CONFLICT);
     }
 
     #[test]
     fn flags_win_over_the_environment_key() {
         let env = || Some(RawKey::new("from_env"));
-        let resolve = |argv: &[&str], env| resolve_actor(&args(argv), env).unwrap();
+        let resolve = |argv: &[&str], env| resolve_actor(&args(argv).who, env).unwrap();
         let zed = |rest: &[&'static str]| [&["--client", "zed"][..], rest].concat();
         assert!(matches!(
             resolve(&zed(&["--email", "a@b.c"]), env()),
@@ -216,7 +261,10 @@ mod tests {
                 database_url: None,
             },
         };
-        let out = run(&ctx, args(&["--client", "cursor", "--public"])).unwrap();
+        let out = tokio::runtime::Runtime::new()
+            .unwrap()
+            .block_on(run(&ctx, args(&["--client", "cursor", "--public"])))
+            .unwrap();
         let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
         let canonical = site.path().canonicalize().unwrap();
         assert_eq!(

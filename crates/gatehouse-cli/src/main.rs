@@ -7,6 +7,9 @@ mod actor_flags;
 mod audit_cmd;
 mod call_cmd;
 mod config_cmd;
+mod config_doctor_cmd;
+mod config_install_cmd;
+mod config_mcpb_cmd;
 mod connections_cmd;
 mod keys_cmd;
 mod mcp_cmd;
@@ -126,7 +129,7 @@ async fn main() -> ExitCode {
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
-        Command::Config(a) => config_cmd::run(&ctx, a),
+        Command::Config(a) => config_cmd::run(&ctx, a).await,
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,
         Command::Connections(c) => connections_cmd::run(&ctx, c).await,
         Command::Probe(a) => probe_cmd::run(&ctx, a).await,

@@ -264,6 +264,12 @@ pub enum Code {
     ScratchUnsafe,
     SandboxUnavailable,
     HostKilled,
+    ConfigFileUnparsable,
+    ConfigInstallUnsupported,
+    ConfigScopeUnsupported,
+    ConfigKeyInProject,
+    ConfigHomeUnknown,
+    ConfigDoctorProblems,
 }
 
 impl Code {
@@ -377,6 +383,12 @@ pub mod codes {
     pub const SCRATCH_UNSAFE: Code = Code::ScratchUnsafe;
     pub const SANDBOX_UNAVAILABLE: Code = Code::SandboxUnavailable;
     pub const HOST_KILLED: Code = Code::HostKilled;
+    pub const CONFIG_FILE_UNPARSABLE: Code = Code::ConfigFileUnparsable;
+    pub const CONFIG_INSTALL_UNSUPPORTED: Code = Code::ConfigInstallUnsupported;
+    pub const CONFIG_SCOPE_UNSUPPORTED: Code = Code::ConfigScopeUnsupported;
+    pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
+    pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
+    pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
 }
 
 #[cfg(test)]

@@ -1,0 +1,82 @@
+//! `gatehouse config doctor`: finds the MCP clients configured on this machine
+//! (by their files under `HOME` and in the project folder) and checks every
+//! Gatehouse entry in them. Prints a report (or `--json`); exits non-zero with
+//! `CONFIG_DOCTOR_PROBLEMS` when any check failed or warned, so scripts can
+//! gate on it.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use gatehouse_core::client_config::doctor::Status;
+use gatehouse_core::client_config::{self, DoctorReport, Home};
+use gatehouse_core::error::{Error, Result, codes};
+
+use crate::output;
+
+#[derive(Args)]
+pub struct DoctorArgs {
+    /// The project folder whose project files to check [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: DoctorArgs) -> Result<String> {
+    let project = match args.project {
+        Some(dir) => dir,
+        None => std::env::current_dir()
+            .map_err(|e| Error::new(codes::IO, format!("cannot read the current directory: {e}")))?,
+    };
+    let report = client_config::doctor(&Home::from_env()?, &project).await;
+    let text = if args.json {
+        output::to_json(&report)
+    } else {
+        render(&report)
+    };
+    if report.ok {
+        return Ok(text);
+    }
+    // The report is the result; the error only sets the exit status.
+    output::print(&text);
+    Err(Error::new(
+        codes::CONFIG_DOCTOR_PROBLEMS,
+        "some Gatehouse entries have problems (see the report above)",
+    )
+    .hint("re-run `gatehouse config install CLIENT` for an entry, or mint a new key"))
+}
+
+fn render(report: &DoctorReport) -> String {
+    if report.files.is_empty() {
+        return "no MCP client configuration found".to_string();
+    }
+    let mut out = String::new();
+    for file in &report.files {
+        out.push_str(&format!(
+            "{} ({}): {}\n",
+            file.client_name,
+            file.scope.as_str(),
+            file.path.display()
+        ));
+        if let Some(error) = &file.error {
+            out.push_str(&format!("  unreadable: {error}\n"));
+        }
+        if file.entries.is_empty() && file.error.is_none() {
+            out.push_str("  no Gatehouse entry\n");
+        }
+        for entry in &file.entries {
+            out.push_str(&format!("  {}: {}\n", entry.name, if entry.ok { "ok" } else { "PROBLEM" }));
+            for check in &entry.checks {
+                let mark = match check.status {
+                    Status::Pass => "ok  ",
+                    Status::Warn => "warn",
+                    Status::Fail => "FAIL",
+                    Status::Skip => "skip",
+                };
+                out.push_str(&format!("    {mark} {:<8}{}\n", check.name, check.message));
+            }
+        }
+    }
+    out
+}

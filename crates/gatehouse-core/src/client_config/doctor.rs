@@ -1,0 +1,381 @@
+//! `gatehouse config doctor`: which clients on this machine run Gatehouse, and
+//! whether each entry still works.
+//!
+//! Every file of every client ([`paths::targets`], user scope and the given
+//! project) that exists is read; an entry counts as Gatehouse's when its program
+//! is called `gatehouse` or its args start with `mcp` and name a `--site`. Each
+//! entry gets four [`Check`]s:
+//! - `command`: the program exists and is a file;
+//! - `site`: `--site DIR` holds a readable `gatehouse.toml`;
+//! - `key` (inline keys only): the key is well formed, known to the site, not
+//!   revoked or expired, and not expiring within [`EXPIRY_WARNING_DAYS`];
+//! - `actor`: the actor the entry asks for resolves against the site now,
+//!   exactly as `gatehouse mcp` would resolve it at start.
+//!
+//! A referenced key (`${...}`, `env_vars`, a VS Code input) cannot be checked
+//! from here: its check is `skip` with the reason. The result is plain data for
+//! the CLI's table and `--json`, and for the desktop app.
+//!
+//! # Caveats
+//! The actor check verifies a key as the server does, which records it as used.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::paths::{self, Home, Scope};
+use super::validate::EntryView;
+use super::{API_KEY_ENV, Client};
+use crate::access::actor::{self, ActorFlags};
+use crate::access::keys::{self, RawKey};
+use crate::error::Error;
+use crate::site::{self, Settings, Site};
+
+/// A key expiring sooner than this many days is reported as a warning.
+pub const EXPIRY_WARNING_DAYS: i64 = 7;
+
+/// Everything the doctor found.
+#[derive(Debug, Clone, Serialize)]
+pub struct DoctorReport {
+    pub files: Vec<FileReport>,
+    /// True when every check passed or was skipped.
+    pub ok: bool,
+}
+
+/// One client file that exists.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileReport {
+    pub client: Client,
+    pub client_name: &'static str,
+    pub scope: Scope,
+    pub path: PathBuf,
+    /// Set when the file could not be read or parsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub entries: Vec<EntryReport>,
+}
+
+/// One Gatehouse entry and its checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryReport {
+    pub name: String,
+    pub command: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<PathBuf>,
+    pub checks: Vec<Check>,
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Warn,
+    Fail,
+    Skip,
+}
+
+/// One check's result, with the error code when it failed on one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Status,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<&'static str>,
+}
+
+impl Check {
+    fn new(name: &'static str, status: Status, message: impl Into<String>) -> Check {
+        Check {
+            name,
+            status,
+            message: message.into(),
+            code: None,
+        }
+    }
+
+    fn failed(name: &'static str, err: &Error) -> Check {
+        let mut message = err.message.clone();
+        if let Some(hint) = &err.hint {
+            message.push_str(&format!(" ({hint})"));
+        }
+        Check {
+            name,
+            status: Status::Fail,
+            message,
+            code: Some(err.code),
+        }
+    }
+}
+
+/// Examines every client file under `home` and in `project`.
+pub async fn doctor(home: &Home, project: &Path) -> DoctorReport {
+    let mut sites: BTreeMap<PathBuf, std::result::Result<Site, Error>> = BTreeMap::new();
+    let mut files = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for client in Client::ALL {
+        for target in paths::targets(client, home, project) {
+            if !target.path.is_file() {
+                continue;
+            }
+            // Claude Code's user and local scopes share ~/.claude.json.
+            if !seen.insert((client, target.path.clone(), target.servers.clone())) {
+                continue;
+            }
+            files.push(examine(client, &target, &mut sites).await);
+        }
+    }
+    let ok = files.iter().all(|f| {
+        f.error.is_none()
+            && f.entries.iter().all(|e| e.ok)
+    });
+    DoctorReport { files, ok }
+}
+
+async fn examine(
+    client: Client,
+    target: &paths::Target,
+    sites: &mut BTreeMap<PathBuf, std::result::Result<Site, Error>>,
+) -> FileReport {
+    let mut report = FileReport {
+        client,
+        client_name: client.display_name(),
+        scope: target.scope,
+        path: target.path.clone(),
+        error: None,
+        entries: Vec::new(),
+    };
+    let doc = match std::fs::read_to_string(&target.path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| super::merge::parse(target.syntax, &t).map_err(|e| e.0))
+    {
+        Ok(doc) => doc,
+        Err(e) => {
+            report.error = Some(e);
+            return report;
+        }
+    };
+    let mut shape = client.shape();
+    let servers: Vec<&str> = target.servers.iter().map(String::as_str).collect();
+    let doc = match servers.split_last() {
+        // A non-default servers path (Claude Code local): re-root the document.
+        Some((_, parents)) if target.servers != shape.servers => {
+            let mut node = &doc;
+            for key in parents {
+                node = node.get(*key).unwrap_or(&Value::Null);
+            }
+            shape.servers = &["mcpServers"];
+            node.clone()
+        }
+        _ => doc,
+    };
+    for (name, entry) in shape.entries(&doc) {
+        let Ok(view) = shape.view(entry) else {
+            continue;
+        };
+        if !is_gatehouse(&view) {
+            continue;
+        }
+        report.entries.push(check_entry(name, view, sites).await);
+    }
+    report
+}
+
+fn is_gatehouse(view: &EntryView) -> bool {
+    let program = Path::new(&view.command)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    program == "gatehouse"
+        || (view.args.first().map(String::as_str) == Some("mcp")
+            && view.args.iter().any(|a| a == "--site"))
+}
+
+/// The value following `flag` in `args`.
+fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == flag)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}
+
+async fn check_entry(
+    name: String,
+    view: EntryView,
+    sites: &mut BTreeMap<PathBuf, std::result::Result<Site, Error>>,
+) -> EntryReport {
+    let mut checks = Vec::new();
+    let command = Path::new(&view.command);
+    checks.push(if command.is_file() {
+        Check::new("command", Status::Pass, format!("{} exists", view.command))
+    } else {
+        Check {
+            code: Some("COMMAND_NOT_FOUND"),
+            ..Check::new(
+                "command",
+                Status::Fail,
+                format!(
+                    "{} does not exist (reinstall Gatehouse or re-run `gatehouse config install`)",
+                    view.command
+                ),
+            )
+        }
+    });
+
+    let site_dir = flag(&view.args, "--site").map(PathBuf::from);
+    let site = match &site_dir {
+        None => {
+            checks.push(Check::new(
+                "site",
+                Status::Fail,
+                "the entry passes no --site, so the server uses its working directory",
+            ));
+            None
+        }
+        Some(dir) => {
+            let opened = match sites.get(dir) {
+                Some(known) => known.as_ref().map(Clone::clone).map_err(clone_error),
+                None => {
+                    let result = open_site(dir).await;
+                    let copy = result.as_ref().map(Clone::clone).map_err(clone_error);
+                    sites.insert(dir.clone(), result);
+                    copy
+                }
+            };
+            match opened {
+                Ok(site) => {
+                    checks.push(Check::new(
+                        "site",
+                        Status::Pass,
+                        format!("{} (site \"{}\")", dir.display(), site.file.name),
+                    ));
+                    Some(site)
+                }
+                Err(e) => {
+                    checks.push(Check::failed("site", &e));
+                    None
+                }
+            }
+        }
+    };
+
+    let inline_key = view
+        .env
+        .get(API_KEY_ENV)
+        .filter(|v| !is_reference(v))
+        .map(|v| RawKey::new(v.clone()));
+    let referenced = view.env.get(API_KEY_ENV).is_some_and(|v| is_reference(v))
+        || view.forwarded.iter().any(|k| k == API_KEY_ENV);
+    match (&inline_key, &site) {
+        (Some(key), Some(site)) => checks.push(check_key(site, key).await),
+        (Some(_), None) => checks.push(Check::new("key", Status::Skip, "no site to check it in")),
+        (None, _) if referenced => checks.push(Check::new(
+            "key",
+            Status::Skip,
+            format!("referenced, not written: the client supplies {API_KEY_ENV} at start"),
+        )),
+        (None, _) => {}
+    }
+
+    if let Some(site) = &site {
+        if referenced && inline_key.is_none() {
+            checks.push(Check::new(
+                "actor",
+                Status::Skip,
+                "the API key the client supplies at start",
+            ));
+        } else {
+            let flags = ActorFlags {
+                email: flag(&view.args, "--email").map(String::from),
+                role: flag(&view.args, "--role").map(String::from),
+                api_key: flag(&view.args, "--api-key").map(RawKey::new),
+                env_api_key: inline_key.clone(),
+            };
+            checks.push(match actor::resolve(site, &flags).await {
+                Ok(actor) => Check::new("actor", Status::Pass, format!("runs as {}", actor.label())),
+                Err(e) => Check::failed("actor", &e),
+            });
+        }
+    }
+    let ok = checks
+        .iter()
+        .all(|c| matches!(c.status, Status::Pass | Status::Skip));
+    EntryReport {
+        name,
+        command: view.command,
+        site: site_dir,
+        checks,
+        ok,
+    }
+}
+
+/// `${X}`, `$X`, `${env:X}`, `{env:X}`, `${input:x}`, `${{ secrets.X }}`.
+fn is_reference(value: &str) -> bool {
+    value.starts_with('$') || value.starts_with("{env:")
+}
+
+fn clone_error(e: &Error) -> Error {
+    Error {
+        code: e.code,
+        message: e.message.clone(),
+        hint: e.hint.clone(),
+        detail: e.detail.clone(),
+    }
+}
+
+async fn open_site(dir: &Path) -> std::result::Result<Site, Error> {
+    // Reading gatehouse.toml first keeps a missing site from creating a database.
+    site::read_site_file(dir)?;
+    site::open(&Settings {
+        dir: dir.to_path_buf(),
+        database_url: None,
+    })
+    .await
+}
+
+/// Known, active and not about to expire, from the key list (no secret check:
+/// the actor check does that).
+async fn check_key(site: &Site, key: &RawKey) -> Check {
+    let Ok(parsed) = keys::parse(key.expose()) else {
+        return Check::failed("key", &keys::Refusal::Malformed.error(None));
+    };
+    let id = parsed.id.to_string();
+    let list = match keys::list(&site.store).await {
+        Ok(list) => list,
+        Err(e) => return Check::failed("key", &e),
+    };
+    let Some(info) = list.into_iter().find(|k| k.id == id) else {
+        return Check::failed("key", &keys::Refusal::Unknown.error(Some(&id)));
+    };
+    match info.status {
+        "revoked" => Check::failed("key", &keys::Refusal::Revoked.error(Some(&id))),
+        "expired" => Check::failed("key", &keys::Refusal::Expired.error(Some(&id))),
+        _ => {
+            let soon = now_ms() + EXPIRY_WARNING_DAYS * 24 * 3600 * 1000;
+            match info.expires_at {
+                Some(at) if at <= soon => Check {
+                    code: Some("KEY_EXPIRING"),
+                    ..Check::new(
+                        "key",
+                        Status::Warn,
+                        format!(
+                            "key {id} expires at {}; roll it with `gatehouse keys roll {id}`",
+                            keys::rfc3339(at)
+                        ),
+                    )
+                },
+                _ => Check::new("key", Status::Pass, format!("key {id} is active")),
+            }
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}

@@ -1,0 +1,285 @@
+//! `gatehouse config install`: puts the generated entry into the client's own
+//! file.
+//!
+//! Steps, all under an exclusive lock on the file's folder so two installs
+//! never interleave: read the file (absent = empty), merge the entry with
+//! [`merge::apply`] (which refuses a file it cannot parse and verifies its own
+//! edit), diff old against new, and unless it is a dry run: copy the old file to
+//! `<file>.gatehouse.bak`, write a temporary file beside it, flush it to disk
+//! and rename it over the original. Readers therefore see the old file or the
+//! new one, never a torn one. An install that changes nothing writes nothing.
+//!
+//! A raw key never goes into a project file (it would be committed): that is
+//! refused with a hint to `--secret-ref` or a user/local scope. The diff shown
+//! has any raw key replaced by a marker.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::merge::{self, Edit};
+use super::paths::{self, Home, Scope, Syntax, Target};
+use super::{Client, ConfigActor, ConfigRequest, KeyDelivery, generate};
+use crate::error::{Error, Result, codes};
+
+/// What to install, where.
+#[derive(Debug, Clone)]
+pub struct InstallRequest {
+    pub config: ConfigRequest,
+    /// `None`: the client's default ([`paths::default_scope`]).
+    pub scope: Option<Scope>,
+    pub home: Home,
+    /// The project folder, for project and local scopes.
+    pub project: PathBuf,
+    /// Compute the diff, write nothing.
+    pub dry_run: bool,
+}
+
+/// What an install did (or, in a dry run, would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct InstallOutcome {
+    pub client: Client,
+    pub client_name: &'static str,
+    pub server_name: String,
+    pub scope: Scope,
+    pub path: PathBuf,
+    /// Whether the file existed before.
+    pub existed: bool,
+    /// Whether the file's text differs from what it was.
+    pub changed: bool,
+    /// Whether anything was written (false in a dry run or when unchanged).
+    pub written: bool,
+    pub dry_run: bool,
+    /// A unified diff of the file, any raw key replaced by a marker.
+    pub diff: String,
+    /// The copy of the previous file, when one was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backup: Option<PathBuf>,
+    /// What to do next in the client (restart, approve, trust).
+    pub instructions: String,
+}
+
+/// The marker a raw key is replaced with in a shown diff.
+pub const REDACTED_KEY: &str = "<API key, not shown>";
+
+/// Installs the entry `req.config` describes. See the module doc for the steps.
+pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
+    let client = req.config.client;
+    let scope = req.scope.unwrap_or_else(|| paths::default_scope(client));
+    let config = generate(&req.config)?;
+    let target = paths::target(
+        client,
+        scope,
+        &req.home,
+        &req.project,
+        Some(&config.server_name),
+    )?;
+    let raw_key = match &req.config.actor {
+        ConfigActor::ApiKey(KeyDelivery::Inline(key)) => Some(key.expose().to_string()),
+        _ => None,
+    };
+    if raw_key.is_some() && scope == Scope::Project {
+        return Err(refuse_key_in_project(client));
+    }
+    let main = &config.snippets[0];
+    let edits = edits_for(client, &target, &config.server_name, &main.text)?;
+
+    let _lock = if req.dry_run {
+        None
+    } else {
+        Some(lock_folder(&target.path)?)
+    };
+    let old = match std::fs::read_to_string(&target.path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_error("read", &target.path, e)),
+    };
+    let old_text = old.as_deref().unwrap_or("");
+    let new = match target.syntax {
+        Syntax::YamlFile => {
+            merge::parse(target.syntax, old_text).map_err(|merge::Unparsable(why)| {
+                Error::invalid(
+                    codes::CONFIG_FILE_UNPARSABLE,
+                    format!("{} does not parse as YAML: {why}", target.path.display()),
+                    "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
+                )
+            })?;
+            main.text.clone()
+        }
+        _ => merge::apply(target.syntax, old_text, &edits)
+            .map_err(|e| with_path(e, &target.path))?,
+    };
+    let changed = old.as_deref() != Some(new.as_str());
+    let mut diff = unified_diff(&target.path, old_text, &new);
+    if let Some(raw) = &raw_key {
+        diff = diff.replace(raw.as_str(), REDACTED_KEY);
+    }
+    let mut outcome = InstallOutcome {
+        client,
+        client_name: client.display_name(),
+        server_name: config.server_name.clone(),
+        scope,
+        path: target.path.clone(),
+        existed: old.is_some(),
+        changed,
+        written: false,
+        dry_run: req.dry_run,
+        diff,
+        backup: None,
+        instructions: main.instructions.clone(),
+    };
+    if req.dry_run || !changed {
+        return Ok(outcome);
+    }
+    if let Some(old) = &old {
+        let backup = sibling(&target.path, ".gatehouse.bak");
+        write_atomically(&backup, old.as_bytes(), raw_key.is_some() || old.contains("gatehouse_sk_"))?;
+        outcome.backup = Some(backup);
+    }
+    write_atomically(&target.path, new.as_bytes(), raw_key.is_some())?;
+    outcome.written = true;
+    Ok(outcome)
+}
+
+/// The edits that put the main snippet's entry (and VS Code's input) into a
+/// file of `target`'s shape.
+fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<Vec<Edit>> {
+    let doc: Value = match target.syntax {
+        Syntax::Toml => toml::from_str(text).map_err(|e| super::spec::internal(e.to_string()))?,
+        Syntax::Yaml | Syntax::YamlFile => {
+            serde_yaml_ng::from_str(text).map_err(|e| super::spec::internal(e.to_string()))?
+        }
+        Syntax::Json | Syntax::Jsonc => {
+            serde_json::from_str(text).map_err(|e| super::spec::internal(e.to_string()))?
+        }
+    };
+    if target.syntax == Syntax::YamlFile {
+        return Ok(Vec::new());
+    }
+    let shape = client.shape();
+    let entry = shape
+        .entry(&doc, name)
+        .cloned()
+        .ok_or_else(|| super::spec::internal("the generated config lacks its entry".into()))?;
+    let mut path = target.servers.clone();
+    // Goose keys an extension by its lower-cased name.
+    let key = shape
+        .entries(&doc)
+        .into_iter()
+        .map(|(k, _)| k)
+        .next()
+        .unwrap_or_else(|| name.to_string());
+    path.push(key);
+    let mut edits = vec![Edit::Set { path, value: entry }];
+    if let Some(Value::Array(inputs)) = doc.get("inputs") {
+        for item in inputs {
+            edits.push(Edit::Upsert {
+                path: vec!["inputs".into()],
+                key: "id".into(),
+                item: item.clone(),
+            });
+        }
+    }
+    Ok(edits)
+}
+
+fn refuse_key_in_project(client: Client) -> Error {
+    let mut hint = String::from(
+        "a project file is usually committed: use --secret-ref so the file holds only a \
+         reference, or --scope user",
+    );
+    if client == Client::ClaudeCode {
+        hint.push_str(" or --scope local (kept in ~/.claude.json, out of git)");
+    }
+    Error::invalid(
+        codes::CONFIG_KEY_IN_PROJECT,
+        "refusing to write a raw API key into a project file",
+        hint,
+    )
+}
+
+fn with_path(mut err: Error, path: &Path) -> Error {
+    if err.code == codes::CONFIG_FILE_UNPARSABLE {
+        err.message = format!("{}: {}", path.display(), err.message);
+        err = err.detail(serde_json::json!({ "path": path }));
+    }
+    err
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
+    Error::new(codes::IO, format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// `path` with `suffix` added to its file name.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// A unified diff of the whole file (`--- a/PATH`, `+++ b/PATH`).
+pub fn unified_diff(path: &Path, old: &str, new: &str) -> String {
+    let shown = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{shown}"), &format!("b/{shown}"))
+        .to_string()
+}
+
+/// Held while a file in the folder is read, merged and replaced.
+struct FolderLock {
+    _file: File,
+}
+
+/// Locks the folder that holds `path` (created if missing). On Unix the folder
+/// itself is locked (`flock` on its descriptor), so no lock file is left
+/// behind; elsewhere a `.gatehouse.lock` file beside the target is used.
+fn lock_folder(path: &Path) -> Result<FolderLock> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    #[cfg(unix)]
+    let file = File::open(dir).map_err(|e| io_error("open", dir, e))?;
+    #[cfg(not(unix))]
+    let file = {
+        let lock = sibling(path, ".gatehouse.lock");
+        File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock)
+            .map_err(|e| io_error("open", &lock, e))?
+    };
+    file.lock().map_err(|e| io_error("lock", dir, e))?;
+    Ok(FolderLock { _file: file })
+}
+
+/// Writes `bytes` to a temporary file in `path`'s folder, flushes it, and
+/// renames it over `path`. The new file keeps the old one's permissions, or is
+/// private to the user when it holds a key.
+fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
+    let tmp = sibling(path, &format!(".gatehouse-tmp-{}", std::process::id()));
+    let result = (|| -> std::io::Result<()> {
+        let mut file = File::options().write(true).create_new(true).open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
+        }
+        #[cfg(unix)]
+        if private {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
+        }
+        #[cfg(not(unix))]
+        let _ = private;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_error("write", path, e)
+    })
+}
