@@ -150,6 +150,13 @@ export interface AppInfo {
   name: string;
   /** Version of gatehouse-core. */
   version: string;
+  /** Git commit the app was built from (`unknown` without git). */
+  commit: string;
+  license: string;
+  /** The `gatehouse` CLI that generated configs name… */
+  cli: string | null;
+  /** …or why none was found. */
+  cli_error: string | null;
 }
 
 export function appInfo(): Promise<AppInfo> {
