@@ -243,7 +243,9 @@ mod tests {
 
     #[test]
     fn appimage_variables_count_only_for_a_binary_under_appdir() {
-        let stable = Some(PathBuf::from("/home/u/.local/share/gatehouse/bin/gatehouse"));
+        let stable = Some(PathBuf::from(
+            "/home/u/.local/share/gatehouse/bin/gatehouse",
+        ));
         let inside = Path::new("/tmp/.mount_Gateh1/usr/bin/gatehouse-desktop");
         let vars = |a: &str, d: &str| (Some(OsString::from(a)), Some(OsString::from(d)));
 
@@ -254,7 +256,15 @@ mod tests {
         let installed = Path::new("/usr/bin/gatehouse-desktop");
         assert!(AppImage::from_vars(a, d, installed, stable.clone()).is_none());
         // Only one of the two variables, or an empty one: not an AppImage.
-        assert!(AppImage::from_vars(None, Some("/tmp/.mount_Gateh1".into()), inside, stable.clone()).is_none());
+        assert!(
+            AppImage::from_vars(
+                None,
+                Some("/tmp/.mount_Gateh1".into()),
+                inside,
+                stable.clone()
+            )
+            .is_none()
+        );
         let (a, d) = vars("", "/tmp/.mount_Gateh1");
         assert!(AppImage::from_vars(a, d, inside, stable).is_none());
     }

@@ -20,3 +20,4 @@ mod mcp_util;
 mod permissions_doc;
 mod portable;
 mod util;
+mod version;
