@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (the README's, and what .ci/run calls): sets up, builds once,
 # then runs formatting, lints, the UI checks and every test — on SQLite, then again
-# on a private PostgreSQL cluster — and the desktop E2E in a real webview under Xvfb.
+# on a private PostgreSQL cluster — and the desktop E2E in a real webview under Xvfb;
+# last, it builds the .deb and the AppImage and tests them installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -44,4 +45,11 @@ trap 'bash scripts/pg.sh stop' EXIT
 # features differently and recompiled the whole dependency tree. The desktop E2E
 # is `#[ignore]`d without `--include-ignored`, so it ran once, above.
 GATEHOUSE_TEST_PG_URL="$(bash scripts/pg.sh url)" cargo test --workspace
+
+# One release build (the only one in this script), bundled into a .deb and an AppImage,
+# then installed with apt, used through /usr/bin, removed and purged.
+step "packages: build (scripts/package.sh)"
+bash scripts/package.sh
+step "packages: install, use, remove (scripts/package-test.sh)"
+bash scripts/package-test.sh
 step "all checks passed"

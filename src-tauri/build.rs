@@ -2,8 +2,12 @@
 //! permission per command; `capabilities/default.json` grants exactly these.
 //! A command missing here cannot be granted, and one granted but not
 //! registered in `lib.rs` fails at runtime with a clear ACL error.
+//! It also stamps the git commit for the About view (`GATEHOUSE_GIT_COMMIT`).
+
+include!("../build-support/git_commit.rs");
 
 fn main() {
+    emit_git_commit();
     let commands = &[
         "app_info",
         "open_site",

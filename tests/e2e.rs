@@ -175,6 +175,14 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
         client.find(Locator::Id("app-name")).await?.text().await?,
         "Gatehouse"
     );
+    // The About view names the commit the app was built from and the CLI that
+    // generated configs start (the sibling binary in a cargo build).
+    click(client, "#about-button").await?;
+    let commit = wait_for_text(client, "#about-commit", |t| t != "…").await?;
+    assert_eq!(commit, env!("GATEHOUSE_GIT_COMMIT"));
+    let cli = wait_for_text(client, "#about-cli", |t| t != "…").await?;
+    assert!(cli.ends_with("/gatehouse"), "About's CLI: {cli}");
+    click(client, "#about-close").await?;
 
     // An error crosses IPC as {code, message, hint} and the page shows all three.
     let site = tempfile::tempdir()?;

@@ -1,9 +1,14 @@
 //! Finds the `gatehouse` CLI that generated client configs start.
 //!
-//! A config must name the CLI (`gatehouse mcp`), not this desktop binary, by
-//! absolute path. It ships next to `gatehouse-desktop` (in a bundle, and in
-//! `target/{debug,release}` after `cargo build --workspace`); `GATEHOUSE_BIN`
-//! overrides that for installs that keep the two apart.
+//! A config must name the CLI (`gatehouse mcp`), not this desktop binary, by an
+//! absolute path that outlives this process. In order:
+//! 1. `GATEHOUSE_BIN`, for installs that keep the two apart;
+//! 2. inside an AppImage (the runtime sets `APPIMAGE` and `APPDIR`, and this
+//!    binary lies under `APPDIR`): the bundled CLI sits on a mount or in an
+//!    extraction folder that vanishes when the app exits, so it is copied to a
+//!    stable per-user path ([`stable_cli_path`]) and that path is named;
+//! 3. the sibling of `gatehouse-desktop`: `/usr/bin/gatehouse` from the .deb,
+//!    or `target/{debug,release}` after `cargo build --workspace`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,22 +19,68 @@ use gatehouse_core::error::{Error, Result, codes};
 /// Environment variable naming the `gatehouse` binary explicitly.
 pub const ENV_BIN: &str = "GATEHOUSE_BIN";
 
+const CLI_NAME: &str = "gatehouse";
+
 /// The absolute path of the `gatehouse` CLI, or `CLI_BINARY_NOT_FOUND`.
 pub fn locate() -> Result<PathBuf> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::new(codes::IO, format!("cannot locate this program: {e}")))?;
-    locate_from(std::env::var_os(ENV_BIN), &exe)
+    let appimage = AppImage::from_env(&exe);
+    locate_from(std::env::var_os(ENV_BIN), &exe, appimage.as_ref())
 }
 
-/// [`locate`] with its inputs given: `GATEHOUSE_BIN` if set, else the sibling
-/// of `exe`.
-fn locate_from(env_bin: Option<OsString>, exe: &Path) -> Result<PathBuf> {
+/// Where an AppImage's CLI is kept for configs: `$XDG_DATA_HOME/gatehouse/bin/
+/// gatehouse`, else `~/.local/share/gatehouse/bin/gatehouse`. It is refreshed
+/// whenever the app locates the CLI (at start, for the About view, and for
+/// each generated config), so a newer AppImage replaces an older copy.
+pub fn stable_cli_path() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(data.join("gatehouse/bin").join(CLI_NAME))
+}
+
+/// This process runs from inside an AppImage: the CLI to copy, and where to.
+#[derive(Debug)]
+struct AppImage {
+    stable: PathBuf,
+}
+
+impl AppImage {
+    /// `APPIMAGE`/`APPDIR` are inherited by anything the app starts, so they
+    /// count only when this binary really lies under `APPDIR`.
+    fn from_env(exe: &Path) -> Option<Self> {
+        Self::from_vars(
+            std::env::var_os("APPIMAGE"),
+            std::env::var_os("APPDIR"),
+            exe,
+            stable_cli_path(),
+        )
+    }
+
+    fn from_vars(
+        appimage: Option<OsString>,
+        appdir: Option<OsString>,
+        exe: &Path,
+        stable: Option<PathBuf>,
+    ) -> Option<Self> {
+        appimage.filter(|v| !v.is_empty())?;
+        let appdir = PathBuf::from(appdir.filter(|v| !v.is_empty())?);
+        exe.starts_with(&appdir).then_some(Self { stable: stable? })
+    }
+}
+
+/// [`locate`] with its inputs given.
+fn locate_from(
+    env_bin: Option<OsString>,
+    exe: &Path,
+    appimage: Option<&AppImage>,
+) -> Result<PathBuf> {
+    let sibling = exe.with_file_name(format!("{CLI_NAME}{}", std::env::consts::EXE_SUFFIX));
     let (candidate, source) = match env_bin.filter(|v| !v.is_empty()) {
         Some(path) => (PathBuf::from(path), format!("{ENV_BIN} names")),
-        None => (
-            exe.with_file_name(format!("gatehouse{}", std::env::consts::EXE_SUFFIX)),
-            "expected next to the desktop app at".to_string(),
-        ),
+        None => (sibling, "expected next to the desktop app at".to_string()),
     };
     if !candidate.is_file() {
         return Err(Error::invalid(
@@ -44,7 +95,46 @@ fn locate_from(env_bin: Option<OsString>, exe: &Path) -> Result<PathBuf> {
             ),
         ));
     }
-    client_config::client_path(&candidate)
+    match appimage {
+        Some(app) if !source.starts_with(ENV_BIN) => {
+            install_copy(&candidate, &app.stable)?;
+            client_config::client_path(&app.stable)
+        }
+        _ => client_config::client_path(&candidate),
+    }
+}
+
+/// Puts `from` at `to` unless an identical file is there: written beside it
+/// and renamed over it, so a client starting the old copy never sees half a
+/// file.
+fn install_copy(from: &Path, to: &Path) -> Result<()> {
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        Error::invalid(
+            codes::IO,
+            format!("cannot {what} {}: {e}", path.display()),
+            format!(
+                "the AppImage keeps the gatehouse CLI at {} for client configs; \
+                 make that folder writable, or set {ENV_BIN} to an installed gatehouse",
+                to.display()
+            ),
+        )
+    };
+    let new = std::fs::read(from).map_err(|e| io("read", from, e))?;
+    if std::fs::read(to).is_ok_and(|old| old == new) {
+        return Ok(());
+    }
+    let dir = to.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
+    let tmp = dir.join(format!(".{CLI_NAME}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, &new).and_then(|()| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        std::fs::rename(&tmp, to)
+    });
+    written.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io("write", to, e)
+    })
 }
 
 #[cfg(test)]
@@ -62,7 +152,7 @@ mod tests {
     #[test]
     fn finds_the_sibling_of_the_desktop_binary() {
         let dir = dir_with(&["gatehouse-desktop", "gatehouse"]);
-        let found = locate_from(None, &dir.path().join("gatehouse-desktop")).unwrap();
+        let found = locate_from(None, &dir.path().join("gatehouse-desktop"), None).unwrap();
         assert_eq!(found, dir.path().join("gatehouse").canonicalize().unwrap());
         assert!(found.is_absolute());
     }
@@ -75,6 +165,7 @@ mod tests {
         let found = locate_from(
             Some(named.clone().into_os_string()),
             &app.path().join("gatehouse-desktop"),
+            None,
         )
         .unwrap();
         assert_eq!(found, named.canonicalize().unwrap());
@@ -83,7 +174,7 @@ mod tests {
     #[test]
     fn a_missing_binary_is_a_clear_error() {
         let dir = dir_with(&["gatehouse-desktop"]);
-        let err = locate_from(None, &dir.path().join("gatehouse-desktop")).unwrap_err();
+        let err = locate_from(None, &dir.path().join("gatehouse-desktop"), None).unwrap_err();
         assert_eq!(err.code, codes::CLI_BINARY_NOT_FOUND);
         assert!(
             err.message.contains("next to the desktop app"),
@@ -95,9 +186,86 @@ mod tests {
         let err = locate_from(
             Some(dir.path().join("nope").into_os_string()),
             &dir.path().join("gatehouse-desktop"),
+            None,
         )
         .unwrap_err();
         assert_eq!(err.code, codes::CLI_BINARY_NOT_FOUND);
         assert!(err.message.contains(ENV_BIN), "{}", err.message);
+    }
+
+    #[test]
+    fn an_appimage_names_a_stable_copy_not_its_mount() {
+        let mount = dir_with(&["gatehouse-desktop"]);
+        std::fs::write(mount.path().join("gatehouse"), "cli v1").unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let app = AppImage {
+            stable: home.path().join("gatehouse/bin/gatehouse"),
+        };
+        let exe = mount.path().join("gatehouse-desktop");
+
+        let found = locate_from(None, &exe, Some(&app)).unwrap();
+        assert_eq!(found, app.stable.canonicalize().unwrap());
+        assert!(!found.starts_with(mount.path()), "{}", found.display());
+        assert_eq!(std::fs::read(&found).unwrap(), b"cli v1");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&found).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+
+        // A newer AppImage refreshes the copy; no scratch file is left behind.
+        std::fs::write(mount.path().join("gatehouse"), "cli v2").unwrap();
+        locate_from(None, &exe, Some(&app)).unwrap();
+        assert_eq!(std::fs::read(&app.stable).unwrap(), b"cli v2");
+        let names: Vec<_> = std::fs::read_dir(app.stable.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("gatehouse")]);
+    }
+
+    #[test]
+    fn inside_an_appimage_the_environment_still_wins() {
+        let mount = dir_with(&["gatehouse-desktop", "gatehouse"]);
+        let other = dir_with(&["my-gatehouse"]);
+        let home = tempfile::tempdir().unwrap();
+        let app = AppImage {
+            stable: home.path().join("bin/gatehouse"),
+        };
+        let named = other.path().join("my-gatehouse");
+        let found = locate_from(
+            Some(named.clone().into_os_string()),
+            &mount.path().join("gatehouse-desktop"),
+            Some(&app),
+        )
+        .unwrap();
+        assert_eq!(found, named.canonicalize().unwrap());
+        assert!(!app.stable.exists());
+    }
+
+    #[test]
+    fn appimage_variables_count_only_for_a_binary_under_appdir() {
+        let stable = Some(PathBuf::from(
+            "/home/u/.local/share/gatehouse/bin/gatehouse",
+        ));
+        let inside = Path::new("/tmp/.mount_Gateh1/usr/bin/gatehouse-desktop");
+        let vars = |a: &str, d: &str| (Some(OsString::from(a)), Some(OsString::from(d)));
+
+        let (a, d) = vars("/home/u/Gatehouse.AppImage", "/tmp/.mount_Gateh1");
+        assert!(AppImage::from_vars(a, d, inside, stable.clone()).is_some());
+        // Inherited by the .deb app started from an AppImage's terminal: ignored.
+        let (a, d) = vars("/home/u/Gatehouse.AppImage", "/tmp/.mount_Gateh1");
+        let installed = Path::new("/usr/bin/gatehouse-desktop");
+        assert!(AppImage::from_vars(a, d, installed, stable.clone()).is_none());
+        // Only one of the two variables, or an empty one: not an AppImage.
+        assert!(
+            AppImage::from_vars(
+                None,
+                Some("/tmp/.mount_Gateh1".into()),
+                inside,
+                stable.clone()
+            )
+            .is_none()
+        );
+        let (a, d) = vars("", "/tmp/.mount_Gateh1");
+        assert!(AppImage::from_vars(a, d, inside, stable).is_none());
     }
 }

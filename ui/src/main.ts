@@ -60,12 +60,24 @@ async function showAppInfo(): Promise<void> {
     const info = await appInfo();
     required("app-name").textContent = info.name;
     version.textContent = info.version;
+    required("build-commit").textContent = info.commit;
+    required("about-version").textContent = info.version;
+    required("about-commit").textContent = info.commit;
+    required("about-license").textContent = info.license;
+    const cli = required("about-cli");
+    cli.textContent = info.cli ?? info.cli_error ?? "";
+    cli.dataset.state = info.cli ? "found" : "missing";
   } catch (raw) {
     const err = toGatehouseError(raw);
     version.textContent = "unknown";
     version.title = `${err.code}: ${err.body.message}`;
   }
 }
+
+const about = required("about") as HTMLDialogElement;
+required("about-button").addEventListener("click", () => {
+  about.showModal();
+});
 
 renderNav();
 show();

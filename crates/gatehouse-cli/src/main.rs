@@ -28,10 +28,19 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use gatehouse_core::site::{self, Flags, Settings};
 
+/// `gatehouse --version`: the package version and the git commit it was built
+/// from (stamped by `build.rs`), e.g. `gatehouse 0.1.0 (a1b2c3d)`.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("GATEHOUSE_GIT_COMMIT"),
+    ")"
+);
+
 #[derive(Parser)]
 #[command(
     name = "gatehouse",
-    version,
+    version = VERSION,
     about = "Safe, scoped MCP access to your site for AI clients"
 )]
 struct Cli {

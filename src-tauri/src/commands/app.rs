@@ -1,19 +1,37 @@
-//! Commands for the window frame (title bar, about box).
+//! Commands for the window frame (title bar, About view).
 
 use serde::Serialize;
 
-/// Who is running: shown in the header so a screenshot names the version.
+use crate::cli_binary;
+
+/// Who is running: shown in the header so a screenshot names the version, and
+/// in the About view with the commit and the CLI that configs will name.
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct AppInfo {
     pub name: &'static str,
     /// The version of `gatehouse-core`, which holds all the logic.
     pub version: &'static str,
+    /// The git commit the app was built from (`unknown` without git).
+    pub commit: &'static str,
+    pub license: &'static str,
+    /// The `gatehouse` CLI generated configs start…
+    pub cli: Option<String>,
+    /// …or why there is none.
+    pub cli_error: Option<String>,
 }
 
 #[tauri::command(rename_all = "snake_case")]
 pub fn app_info() -> AppInfo {
+    let (cli, cli_error) = match cli_binary::locate() {
+        Ok(path) => (Some(path.display().to_string()), None),
+        Err(e) => (None, Some(format!("{}: {}", e.code, e.message))),
+    };
     AppInfo {
         name: "Gatehouse",
         version: gatehouse_core::version(),
+        commit: env!("GATEHOUSE_GIT_COMMIT"),
+        license: env!("CARGO_PKG_LICENSE"),
+        cli,
+        cli_error,
     }
 }

@@ -29,3 +29,4 @@ mod portable;
 mod robustness;
 mod site_config;
 mod util;
+mod version;

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# Tests the packages scripts/package.sh built, as a site admin would meet them, on this
+# (Debian 12, root) machine: checks the .deb's metadata, files and lintian verdict,
+# installs it with apt, drives the installed CLI and desktop app, removes and purges it
+# and looks for anything left behind; then runs the AppImage. Artifacts (screenshots,
+# lintian output) go to target/package/. Exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+out=target/package
+say() { printf '==> [package-test %dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
+passed=0
+ok() { passed=$((passed + 1)); echo "ok: $*"; }
+
+need=()
+for p in lintian desktop-file-utils imagemagick x11-utils xvfb xauth dpkg-dev python3; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo "${GATEHOUSE_GIT_COMMIT:-unknown}")
+want_version="gatehouse $version ($commit)"
+deb=$(readlink -f "$out/gatehouse_${version}_amd64.deb")
+appimage=$(readlink -f "$out/Gatehouse-${version}-x86_64.AppImage")
+[ -f "$deb" ] || fail "no $deb: run scripts/package.sh first"
+[ -f "$appimage" ] || fail "no $appimage: run scripts/package.sh first"
+work=$(mktemp -d /tmp/gatehouse-package-test.XXXXXX)
+cleanup() {
+  [ -n "${app_pid:-}" ] && kill "$app_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- metadata ---------------------------------------------------------------------
+say "dpkg-deb --info"
+info=$(dpkg-deb --info "$deb")
+field() { dpkg-deb --field "$deb" "$1"; }
+[ "$(field Package)" = gatehouse ] || fail "Package is $(field Package)"
+[ "$(field Version)" = "$version" ] || fail "Version is $(field Version), not $version"
+[ "$(field Architecture)" = amd64 ] || fail "Architecture is $(field Architecture)"
+field Maintainer | grep -Eq '^[^<]+ <[^@>]+@[^>]+>$' || fail "Maintainer has no address: $(field Maintainer)"
+field Description | grep -q "MCP access" || fail "Description: $(field Description)"
+depends=$(field Depends)
+# Every library the two binaries link must come from a declared dependency:
+# dpkg-shlibdeps names the packages, and each must appear in Depends.
+mkdir -p "$work/shlib/debian" "$work/x"
+dpkg-deb -x "$deb" "$work/x"
+printf 'Source: gatehouse\n\nPackage: gatehouse\nArchitecture: any\n' > "$work/shlib/debian/control"
+shlibs=$(cd "$work/shlib" && dpkg-shlibdeps -O "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" 2>/dev/null |
+  sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || fail "dpkg-shlibdeps found nothing"
+for dep in $(echo "$shlibs" | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
+  echo "$depends" | tr ',' '\n' | sed 's/(.*//; s/ //g' | grep -qx "$dep" ||
+    fail "the binaries link $dep (dpkg-shlibdeps: $shlibs) but Depends is: $depends"
+done
+for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
+  echo "$depends" | grep -q "$dep" || fail "Depends lacks $dep: $depends"
+done
+ok "control fields; Depends ($depends) covers dpkg-shlibdeps ($shlibs)"
+
+say "dpkg-deb --contents"
+contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+expected=(
+  ./usr/bin/gatehouse ./usr/bin/gatehouse-desktop
+  ./usr/share/applications/Gatehouse.desktop
+  ./usr/share/doc/gatehouse/copyright ./usr/share/doc/gatehouse/changelog.gz
+  ./usr/share/icons/hicolor/scalable/apps/gatehouse-desktop.svg
+)
+for size in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 256x256@2 512x512; do
+  expected+=("./usr/share/icons/hicolor/$size/apps/gatehouse-desktop.png")
+done
+for f in "${expected[@]}"; do
+  echo "$contents" | grep -qx -- "$f" || fail "the .deb lacks $f"
+done
+unexpected=$(echo "$contents" | grep -v -e '/$' -e '^./usr/bin/gatehouse' -e '^./usr/share/' || true)
+[ -z "$unexpected" ] || fail "unexpected files in the .deb: $unexpected"
+# No path from the build machine may leak into what configs or the app read.
+if strings "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" | grep -q "$PWD/target"; then
+  fail "a binary embeds the build tree path $PWD/target"
+fi
+desktop-file-validate "$work/x/usr/share/applications/Gatehouse.desktop" || fail "desktop-file-validate"
+grep -qx 'Exec=gatehouse-desktop' "$work/x/usr/share/applications/Gatehouse.desktop" || fail ".desktop Exec"
+ok "${#expected[@]} expected files, nothing else; the .desktop entry validates"
+
+say "lintian"
+lintian --no-tag-display-limit "$deb" > "$out/lintian.txt" 2>&1 || true
+cat "$out/lintian.txt"
+if grep -q '^E: ' "$out/lintian.txt"; then fail "lintian reported errors (see above)"; fi
+ok "lintian: no errors, $(grep -c '^W: ' "$out/lintian.txt" || true) warnings"
+
+# ---- install and use ----------------------------------------------------------------
+# A snapshot of every file named like gatehouse outside the places a run may write to
+# (this checkout, the build dirs, temp dirs): after purge it must be the same.
+scan() {
+  find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
+    -o -path "$PWD" -o -path /work -o -path "${CARGO_TARGET_DIR:-$PWD/target}" \) -prune \
+    -o \( -iname '*gatehouse*' -print \) 2>/dev/null | sort
+}
+if dpkg-query -W -f='${Status}' gatehouse 2>/dev/null | grep -q "ok installed"; then
+  apt-get purge -y -qq gatehouse >/dev/null
+fi
+scan > "$work/before.txt"
+
+say "apt-get install $deb"
+apt-get install -y -qq "$deb" >/dev/null
+[ "$(command -v gatehouse)" = /usr/bin/gatehouse ] || fail "gatehouse on PATH is $(command -v gatehouse)"
+got=$(/usr/bin/gatehouse --version)
+[ "$got" = "$want_version" ] || fail "/usr/bin/gatehouse --version says '$got', want '$want_version'"
+ok "installed; /usr/bin/gatehouse --version: $got"
+
+say "site init, keys mint, an MCP session through /usr/bin/gatehouse"
+site="$work/site"
+home="$work/home"
+mkdir -p "$home"
+/usr/bin/gatehouse site init "$site" --scratch >/dev/null
+key=$(/usr/bin/gatehouse --site "$site" keys mint --label "package test" --roles editor --json |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+GATEHOUSE_API_KEY="$key" python3 - "$site" <<'EOF' || fail "MCP initialize through /usr/bin/gatehouse"
+import json, subprocess, sys
+proc = subprocess.Popen(["/usr/bin/gatehouse", "--site", sys.argv[1], "mcp"],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "package-test", "version": "1"}}}
+proc.stdin.write(json.dumps(request) + "\n")
+proc.stdin.flush()
+reply = json.loads(proc.stdout.readline())
+proc.stdin.close()
+code = proc.wait(timeout=60)
+info = reply["result"]["serverInfo"]
+assert reply["id"] == 1 and info["name"], reply
+print(f"ok: initialize answered by {info['name']} {info.get('version')}; exit {code}")
+assert code == 0, code
+EOF
+passed=$((passed + 1))
+
+# Starts a desktop binary ($APP) under Xvfb with a private HOME ($HOME_DIR), waits for
+# its window and a painted page, and saves a screenshot ($SHOT). $1 names it in errors.
+show_window() {
+  export APP SHOT
+  xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
+    set -u
+    env HOME="$HOME_DIR" XDG_DATA_HOME= XDG_CONFIG_HOME= XDG_CACHE_HOME= GATEHOUSE_SITE="$SITE" \
+      $APP >"$LOG" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 240); do
+      kill -0 "$pid" 2>/dev/null || { echo "the app exited early"; exit 1; }
+      if xwininfo -root -tree | grep -q "\"Gatehouse\""; then
+        import -window root "$SHOT" 2>/dev/null
+        # Painted: the page has drawn more than a blank window (dozens of colours).
+        colours=$(identify -format "%k" "$SHOT" 2>/dev/null || echo 0)
+        if [ "$colours" -gt 50 ]; then kill "$pid"; wait "$pid"; exit 0; fi
+      fi
+      sleep 0.5
+    done
+    echo "no painted Gatehouse window"; kill "$pid"; exit 1
+  ' || { cat "$work/app.log" >&2; fail "$1 did not show its window"; }
+}
+export HOME_DIR="$home" SITE="$site" LOG="$work/app.log"
+
+say "the installed desktop app under Xvfb"
+APP=/usr/bin/gatehouse-desktop SHOT="$out/installed-desktop.png"
+show_window /usr/bin/gatehouse-desktop
+ok "/usr/bin/gatehouse-desktop showed its window: $out/installed-desktop.png"
+
+say "apt-get remove, then purge"
+dpkg -L gatehouse | sort > "$work/package-files.txt"
+apt-get remove -y -qq gatehouse >/dev/null
+while read -r f; do
+  [ -d "$f" ] && continue
+  [ ! -e "$f" ] || fail "apt-get remove left $f"
+done < "$work/package-files.txt"
+apt-get purge -y -qq gatehouse >/dev/null
+dpkg-query -W gatehouse >/dev/null 2>&1 && fail "dpkg still knows gatehouse after purge"
+scan > "$work/after.txt"
+if ! diff "$work/before.txt" "$work/after.txt"; then
+  fail "files named gatehouse appeared outside the sites (diff above)"
+fi
+[ -d "$site" ] && [ -f "$site/gatehouse.toml" ] || fail "removal touched the user's site"
+ok "remove left none of its $(grep -vc '/$' "$work/package-files.txt") files; purge left no gatehouse file; the site is intact"
+
+# ---- AppImage -----------------------------------------------------------------------
+say "AppImage"
+got=$(APPIMAGE_EXTRACT_AND_RUN=1 "$appimage" gatehouse --version)
+[ "$got" = "$want_version" ] || fail "AppImage gatehouse --version says '$got', want '$want_version'"
+got=$("$appimage" --appimage-extract-and-run gatehouse --version)
+[ "$got" = "$want_version" ] || fail "--appimage-extract-and-run: '$got'"
+ok "AppImage gatehouse --version (extract-and-run): $got"
+# The app inside copies its CLI to a stable per-user path at start; configs name it.
+home="$work/home-appimage"
+mkdir -p "$home"
+export HOME_DIR="$home"
+APP="env APPIMAGE_EXTRACT_AND_RUN=1 $appimage" SHOT="$out/appimage-desktop.png"
+show_window "the AppImage's desktop app"
+stable="$home/.local/share/gatehouse/bin/gatehouse"
+[ -x "$stable" ] || fail "the AppImage app did not install its CLI at $stable"
+got=$("$stable" --version)
+[ "$got" = "$want_version" ] || fail "$stable --version says '$got'"
+ok "the AppImage's desktop app showed its window and keeps its CLI at ~/.local/share/gatehouse/bin/gatehouse"
+
+echo "package-test: $passed passed, 0 failed"

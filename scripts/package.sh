@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Builds the release packages into target/package/:
+#   gatehouse_<version>_amd64.deb         (Tauri bundler: desktop app + /usr/bin/gatehouse)
+#   Gatehouse-<version>-x86_64.AppImage   (assembled here: the bundler's AppImage step
+#                                          downloads linuxdeploy, which is not reachable)
+# One release build of both binaries (`cargo build --release --workspace --bins`), then
+# `tauri bundle` (no second cargo build) and the AppImage from the .deb's files.
+# Run as root on Debian 12; installs the packaging tools it needs (idempotent).
+# GATEHOUSE_GIT_COMMIT names the commit when the tree has no .git (see build-support/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR=never
+say() { printf '==> [package %dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+
+# --- tools: squashfs for the AppImage, static libs for its runtime -------------------
+need=()
+for p in dpkg-dev squashfs-tools gcc libsquashfuse-dev libfuse3-dev zlib1g-dev libzstd-dev \
+         liblzma-dev liblz4-dev liblzo2-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+[ -x ui/node_modules/.bin/tauri ] && [ -f ui/dist/index.html ] || bash scripts/setup.sh
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+changelog_version=$(sed -n '1s/^gatehouse (\([^)]*\)).*/\1/p' packaging/deb/changelog)
+if [ "$version" != "$changelog_version" ]; then
+  echo "packaging/deb/changelog starts at $changelog_version but Cargo.toml says $version:" \
+       "add a changelog entry for $version" >&2
+  exit 1
+fi
+target_dir=$(cargo metadata --no-deps --format-version 1 |
+  python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
+out=target/package
+stage=$out/stage
+rm -rf "$stage" "$out"/*.deb "$out"/*.AppImage
+mkdir -p "$stage"
+
+# --- one release build of both binaries ---------------------------------------------
+say "cargo build --release --workspace --bins"
+cargo build --release --workspace --bins
+
+# --- .deb: the paths below are the ones tauri.conf.json's bundle.linux.deb.files names
+say "tauri bundle --bundles deb"
+cp "$target_dir/release/gatehouse" "$stage/gatehouse"
+gzip -9n -c packaging/deb/changelog > "$stage/changelog.gz"
+rm -rf "$target_dir/release/bundle/deb"
+npx --prefix ui tauri bundle --bundles deb --ci >/dev/null
+deb="$out/gatehouse_${version}_amd64.deb"
+cp "$target_dir/release/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
+
+# --- AppImage: the upstream type-2 runtime (built from packaging/appimage/runtime,
+# static, against Debian's squashfuse and libfuse3) + a squashfs of the .deb's files.
+say "AppImage"
+rt_src=packaging/appimage/runtime
+runtime=$out/runtime-x86_64
+rt_stamp=$(cat "$rt_src"/runtime.c "$rt_src"/fuseprivate.h "$rt_src"/data_sections.ld | sha256sum | cut -c1-16)
+if [ "$(cat "$runtime.stamp" 2>/dev/null)" != "$rt_stamp" ]; then
+  inc=$(mktemp -d)
+  mkdir -p "$inc/squashfuse"
+  cp "$rt_src/fuseprivate.h" "$inc/squashfuse/"
+  # Warnings from glibc about getpwnam/dlopen in a static binary are expected: the
+  # runtime only uses them for options the AppImage does not need.
+  gcc -std=gnu99 -Os -D_FILE_OFFSET_BITS=64 -DGIT_COMMIT='"caf24f9-debian-squashfuse"' \
+    -I"$inc" -I/usr/include/squashfuse -I/usr/include/fuse3 -T "$rt_src/data_sections.ld" \
+    -ffunction-sections -fdata-sections -Wl,--gc-sections -static \
+    "$rt_src/runtime.c" -lsquashfuse -lsquashfuse_ll -lzstd -lz -llzma -llz4 -llzo2 \
+    -lfuse3 -lpthread -o "$runtime" 2>"$out/runtime-build.log"
+  rm -rf "$inc"
+  strip "$runtime"
+  # The type-2 magic bytes 'AI\x02' at offset 8 (after strip, which would reset them).
+  printf 'AI\002' | dd of="$runtime" bs=1 seek=8 count=3 conv=notrunc status=none
+  echo "$rt_stamp" > "$runtime.stamp"
+fi
+
+appdir=$stage/AppDir
+dpkg-deb -x "$deb" "$appdir"
+rm -rf "$appdir/usr/share/doc"   # the copyright travels as usr/share/licenses below
+mkdir -p "$appdir/usr/share/licenses/gatehouse"
+cp packaging/deb/copyright "$appdir/usr/share/licenses/gatehouse/copyright"
+install -m 0755 packaging/appimage/AppRun "$appdir/AppRun"
+cp "$appdir/usr/share/applications/Gatehouse.desktop" "$appdir/gatehouse.desktop"
+cp icons/256x256.png "$appdir/gatehouse-desktop.png"
+ln -s gatehouse-desktop.png "$appdir/.DirIcon"
+appimage="$out/Gatehouse-${version}-x86_64.AppImage"
+mksquashfs "$appdir" "$stage/AppImage.sqfs" -comp zstd -root-owned -noappend -quiet >/dev/null
+cat "$runtime" "$stage/AppImage.sqfs" > "$appimage"
+chmod 0755 "$appimage"
+rm -rf "$appdir" "$stage/AppImage.sqfs"
+
+say "built:"
+ls -l "$deb" "$appimage"
