@@ -71,7 +71,8 @@ async fn a_written_draft_is_searchable_at_once() {
             .len(),
         1
     );
-    // An update replaces the indexed text.
+    // An edit of a published entry waits as a pending revision: the published
+    // text stays indexed until publishing applies the edit, which replaces it.
     content::write_draft(
         store,
         &author,
@@ -79,6 +80,16 @@ async fn a_written_draft_is_searchable_at_once() {
     )
     .await
     .unwrap();
+    assert_eq!(
+        content::search(store, &author, "savannah", 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    content::publish(store, &actor(&[Role::Editor]), "zebra-notes")
+        .await
+        .unwrap();
     assert!(
         content::search(store, &author, "savannah", 10)
             .await

@@ -57,10 +57,12 @@ pub(super) async fn supervise(
                     shutdown_ack = Some(ack);
                     // A child that already exited ended the connection itself.
                     // Its stderr may reach end-of-file just before the exit
-                    // shows, so then give the exit a moment to appear.
+                    // shows (the tail reports the end before its reader task
+                    // returns), so then give the exit a moment to appear; a
+                    // loaded machine can take a while to schedule the exit.
                     let exited = match child.try_exit() {
-                        None if stderr_task.is_finished() => {
-                            tokio::time::timeout(Duration::from_millis(200), child.wait())
+                        None if shared.stderr.ended() || stderr_task.is_finished() => {
+                            tokio::time::timeout(Duration::from_secs(1), child.wait())
                                 .await
                                 .ok()
                                 .and_then(|r| r.ok())

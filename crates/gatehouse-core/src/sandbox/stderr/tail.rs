@@ -176,6 +176,11 @@ impl StderrTail {
         }
     }
 
+    /// Whether the child's stderr reached end-of-file.
+    pub fn ended(&self) -> bool {
+        self.lock().ended
+    }
+
     pub fn bytes_seen(&self) -> u64 {
         self.lock().bytes_seen
     }
