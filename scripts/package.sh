@@ -50,7 +50,19 @@ say "tauri bundle --bundles deb"
 cp "$target_dir/release/gatehouse" "$stage/gatehouse"
 gzip -9n -c packaging/deb/changelog > "$stage/changelog.gz"
 rm -rf "$target_dir/release/bundle/deb"
-npx --prefix ui tauri bundle --bundles deb --ci >/dev/null
+# Depends: what the two binaries link, as dpkg-shlibdeps names it (a Debian build's
+# ${shlibs:Depends}), merged into the bundler's config; the bundler adds libwebkit2gtk-4.1-0
+# and libgtk-3-0 unversioned itself.
+mkdir -p "$stage/shlibs/debian"
+printf 'Source: gatehouse\n\nPackage: gatehouse\nArchitecture: any\n' > "$stage/shlibs/debian/control"
+shlibs=$(cd "$stage/shlibs" &&
+  dpkg-shlibdeps -O "$target_dir/release/gatehouse-desktop" "$target_dir/release/gatehouse" |
+  sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || { echo "dpkg-shlibdeps found no libraries" >&2; exit 1; }
+SHLIBS="$shlibs" python3 -c 'import json, os
+deps = [d.strip() for d in os.environ["SHLIBS"].split(",") if d.strip()]
+print(json.dumps({"bundle": {"linux": {"deb": {"depends": deps}}}}))' > "$stage/deb-depends.json"
+npx --prefix ui tauri bundle --bundles deb --ci --config "$PWD/$stage/deb-depends.json" >/dev/null
 deb="$out/gatehouse_${version}_amd64.deb"
 cp "$target_dir/release/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
 
