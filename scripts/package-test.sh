@@ -44,8 +44,11 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Package)" = gatehouse ] || fail "Package is $(field Package)"
 [ "$(field Version)" = "$version" ] || fail "Version is $(field Version), not $version"
 [ "$(field Architecture)" = amd64 ] || fail "Architecture is $(field Architecture)"
-field Maintainer | grep -Eq '^[^<]+ <[^@>]+@[^>]+>$' || fail "Maintainer has no address: $(field Maintainer)"
-field Description | grep -q "MCP access" || fail "Description: $(field Description)"
+# (Matched from variables: under pipefail, `cmd | grep -q` fails when grep stops reading early.)
+maintainer=$(field Maintainer)
+grep -Eq '^[^<]+ <[^@>]+@[^>]+>$' <<<"$maintainer" || fail "Maintainer has no address: $maintainer"
+description=$(field Description)
+grep -q "MCP access" <<<"$description" || fail "Description: $description"
 depends=$(field Depends)
 # Every library the two binaries link must come from a declared dependency:
 # dpkg-shlibdeps names the packages, and each must appear in Depends.
@@ -56,35 +59,37 @@ shlibs=$(cd "$work/shlib" && dpkg-shlibdeps -O "$work/x/usr/bin/gatehouse-deskto
   sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || fail "dpkg-shlibdeps found nothing"
 for dep in $(echo "$shlibs" | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
-  echo "$depends" | tr ',' '\n' | sed 's/(.*//; s/ //g' | grep -qx "$dep" ||
+  tr ',' '\n' <<<"$depends" | sed 's/(.*//; s/ //g' | grep -x "$dep" >/dev/null ||
     fail "the binaries link $dep (dpkg-shlibdeps: $shlibs) but Depends is: $depends"
 done
 for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
-  echo "$depends" | grep -q "$dep" || fail "Depends lacks $dep: $depends"
+  grep -q "$dep" <<<"$depends" || fail "Depends lacks $dep: $depends"
 done
 ok "control fields; Depends ($depends) covers dpkg-shlibdeps ($shlibs)"
 
 say "dpkg-deb --contents"
-contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+# Files (not directories) as ./path (the bundler's tar names them without the leading ./).
+contents=$(dpkg-deb --contents "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\(\./\)\{0,1\}|./|')
 expected=(
   ./usr/bin/gatehouse ./usr/bin/gatehouse-desktop
   ./usr/share/applications/Gatehouse.desktop
   ./usr/share/doc/gatehouse/copyright ./usr/share/doc/gatehouse/changelog.gz
+  ./usr/share/lintian/overrides/gatehouse
   ./usr/share/icons/hicolor/scalable/apps/gatehouse-desktop.svg
 )
 for size in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 256x256@2 512x512; do
   expected+=("./usr/share/icons/hicolor/$size/apps/gatehouse-desktop.png")
 done
 for f in "${expected[@]}"; do
-  echo "$contents" | grep -qx -- "$f" || fail "the .deb lacks $f"
+  grep -qx -- "$f" <<<"$contents" || fail "the .deb lacks $f"
 done
-unexpected=$(echo "$contents" | grep -v -e '/$' -e '^./usr/bin/gatehouse' -e '^./usr/share/' || true)
+unexpected=$(echo "$contents" | grep -vx -e '\./usr/bin/gatehouse' -e '\./usr/bin/gatehouse-desktop' -e '\./usr/share/.*' || true)
 [ -z "$unexpected" ] || fail "unexpected files in the .deb: $unexpected"
 # No path from the build machine may leak into what configs or the app read.
 # (CARGO_TARGET_DIR may put the build tree outside this checkout.)
 target_dir=$(readlink -f "${CARGO_TARGET_DIR:-target}")
 for tree in "$PWD/target" "$target_dir"; do
-  if strings "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" | grep -q "$tree"; then
+  if strings "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" | grep -F -- "$tree" >/dev/null; then
     fail "a binary embeds the build tree path $tree"
   fi
 done
@@ -185,21 +190,27 @@ APP=/usr/bin/gatehouse-desktop SHOT="$out/installed-desktop.png"
 show_window /usr/bin/gatehouse-desktop
 ok "/usr/bin/gatehouse-desktop showed its window: $out/installed-desktop.png"
 
-say "apt-get remove, then purge"
-dpkg -L gatehouse | sort > "$work/package-files.txt"
+say "apt-get remove"
+dpkg -L gatehouse | sort | while read -r f; do [ -d "$f" ] || echo "$f"; done > "$work/package-files.txt"
 apt-get remove -y -qq gatehouse >/dev/null
 while read -r f; do
-  [ -d "$f" ] && continue
   [ ! -e "$f" ] || fail "apt-get remove left $f"
 done < "$work/package-files.txt"
+# No conffiles and no maintainer scripts: remove leaves nothing for purge (no "rc" state).
+dpkg-query -W gatehouse >/dev/null 2>&1 && fail "dpkg still knows gatehouse after remove"
+scan > "$work/after.txt"
+diff "$work/before.txt" "$work/after.txt" || fail "files named gatehouse appeared outside the sites (diff above)"
+[ -f "$site/gatehouse.toml" ] || fail "removal touched the user's site"
+ok "apt-get remove left none of its $(wc -l < "$work/package-files.txt") files and no other gatehouse file; the site is intact"
+
+say "apt-get install again, then apt-get purge"
+apt-get install -y -qq "$deb" >/dev/null
 apt-get purge -y -qq gatehouse >/dev/null
 dpkg-query -W gatehouse >/dev/null 2>&1 && fail "dpkg still knows gatehouse after purge"
 scan > "$work/after.txt"
-if ! diff "$work/before.txt" "$work/after.txt"; then
-  fail "files named gatehouse appeared outside the sites (diff above)"
-fi
-[ -d "$site" ] && [ -f "$site/gatehouse.toml" ] || fail "removal touched the user's site"
-ok "remove left none of its $(grep -vc '/$' "$work/package-files.txt") files; purge left no gatehouse file; the site is intact"
+diff "$work/before.txt" "$work/after.txt" || fail "files named gatehouse appeared after purge (diff above)"
+[ -f "$site/gatehouse.toml" ] || fail "purge touched the user's site"
+ok "apt-get purge left no gatehouse file; the site is intact"
 
 # ---- AppImage -----------------------------------------------------------------------
 say "AppImage"
