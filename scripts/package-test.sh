@@ -44,8 +44,11 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Package)" = gatehouse ] || fail "Package is $(field Package)"
 [ "$(field Version)" = "$version" ] || fail "Version is $(field Version), not $version"
 [ "$(field Architecture)" = amd64 ] || fail "Architecture is $(field Architecture)"
-field Maintainer | grep -Eq '^[^<]+ <[^@>]+@[^>]+>$' || fail "Maintainer has no address: $(field Maintainer)"
-field Description | grep -q "MCP access" || fail "Description: $(field Description)"
+# (Matched from variables: under pipefail, `cmd | grep -q` fails when grep stops reading early.)
+maintainer=$(field Maintainer)
+grep -Eq '^[^<]+ <[^@>]+@[^>]+>$' <<<"$maintainer" || fail "Maintainer has no address: $maintainer"
+description=$(field Description)
+grep -q "MCP access" <<<"$description" || fail "Description: $description"
 depends=$(field Depends)
 # Every library the two binaries link must come from a declared dependency:
 # dpkg-shlibdeps names the packages, and each must appear in Depends.
@@ -56,40 +59,46 @@ shlibs=$(cd "$work/shlib" && dpkg-shlibdeps -O "$work/x/usr/bin/gatehouse-deskto
   sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || fail "dpkg-shlibdeps found nothing"
 for dep in $(echo "$shlibs" | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
-  echo "$depends" | tr ',' '\n' | sed 's/(.*//; s/ //g' | grep -qx "$dep" ||
+  tr ',' '\n' <<<"$depends" | sed 's/(.*//; s/ //g' | grep -x "$dep" >/dev/null ||
     fail "the binaries link $dep (dpkg-shlibdeps: $shlibs) but Depends is: $depends"
 done
 for dep in libwebkit2gtk-4.1-0 libgtk-3-0; do
-  echo "$depends" | grep -q "$dep" || fail "Depends lacks $dep: $depends"
+  grep -q "$dep" <<<"$depends" || fail "Depends lacks $dep: $depends"
 done
 ok "control fields; Depends ($depends) covers dpkg-shlibdeps ($shlibs)"
 
 say "dpkg-deb --contents"
-contents=$(dpkg-deb --contents "$deb" | awk '{print $6}')
+# Files (not directories) as ./path (the bundler's tar names them without the leading ./).
+contents=$(dpkg-deb --contents "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\(\./\)\{0,1\}|./|')
 expected=(
   ./usr/bin/gatehouse ./usr/bin/gatehouse-desktop
   ./usr/share/applications/Gatehouse.desktop
   ./usr/share/doc/gatehouse/copyright ./usr/share/doc/gatehouse/changelog.gz
+  ./usr/share/lintian/overrides/gatehouse
   ./usr/share/icons/hicolor/scalable/apps/gatehouse-desktop.svg
 )
 for size in 16x16 24x24 32x32 48x48 64x64 128x128 256x256 256x256@2 512x512; do
   expected+=("./usr/share/icons/hicolor/$size/apps/gatehouse-desktop.png")
 done
 for f in "${expected[@]}"; do
-  echo "$contents" | grep -qx -- "$f" || fail "the .deb lacks $f"
+  grep -qx -- "$f" <<<"$contents" || fail "the .deb lacks $f"
 done
-unexpected=$(echo "$contents" | grep -v -e '/$' -e '^./usr/bin/gatehouse' -e '^./usr/share/' || true)
+unexpected=$(echo "$contents" | grep -vx -e '\./usr/bin/gatehouse' -e '\./usr/bin/gatehouse-desktop' -e '\./usr/share/.*' || true)
 [ -z "$unexpected" ] || fail "unexpected files in the .deb: $unexpected"
 # No path from the build machine may leak into what configs or the app read.
-if strings "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" | grep -q "$PWD/target"; then
-  fail "a binary embeds the build tree path $PWD/target"
-fi
+# (CARGO_TARGET_DIR may put the build tree outside this checkout.)
+target_dir=$(readlink -f "${CARGO_TARGET_DIR:-target}")
+for tree in "$PWD/target" "$target_dir"; do
+  if strings "$work/x/usr/bin/gatehouse-desktop" "$work/x/usr/bin/gatehouse" | grep -F -- "$tree" >/dev/null; then
+    fail "a binary embeds the build tree path $tree"
+  fi
+done
 desktop-file-validate "$work/x/usr/share/applications/Gatehouse.desktop" || fail "desktop-file-validate"
 grep -qx 'Exec=gatehouse-desktop' "$work/x/usr/share/applications/Gatehouse.desktop" || fail ".desktop Exec"
 ok "${#expected[@]} expected files, nothing else; the .desktop entry validates"
 
 say "lintian"
-lintian --no-tag-display-limit "$deb" > "$out/lintian.txt" 2>&1 || true
+lintian --tag-display-limit 0 "$deb" > "$out/lintian.txt" 2>&1 || true
 cat "$out/lintian.txt"
 if grep -q '^E: ' "$out/lintian.txt"; then fail "lintian reported errors (see above)"; fi
 ok "lintian: no errors, $(grep -c '^W: ' "$out/lintian.txt" || true) warnings"
@@ -121,6 +130,14 @@ mkdir -p "$home"
 /usr/bin/gatehouse site init "$site" --scratch >/dev/null
 key=$(/usr/bin/gatehouse --site "$site" keys mint --label "package test" --roles editor --json |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+# The command a generated client config names (Cursor's JSON), from the CLI given as "$@".
+config_command() {
+  "$@" --site "$site" config --client cursor --public 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["mcpServers"]["gatehouse"]["command"])'
+}
+got=$(config_command /usr/bin/gatehouse) || fail "gatehouse config --client cursor"
+[ "$got" = /usr/bin/gatehouse ] || fail "the generated config names $got, not /usr/bin/gatehouse"
+ok "a generated client config names /usr/bin/gatehouse"
 GATEHOUSE_API_KEY="$key" python3 - "$site" <<'EOF' || fail "MCP initialize through /usr/bin/gatehouse"
 import json, subprocess, sys
 proc = subprocess.Popen(["/usr/bin/gatehouse", "--site", sys.argv[1], "mcp"],
@@ -146,53 +163,72 @@ show_window() {
   export APP SHOT
   xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
     set -u
-    env HOME="$HOME_DIR" XDG_DATA_HOME= XDG_CONFIG_HOME= XDG_CACHE_HOME= GATEHOUSE_SITE="$SITE" \
-      $APP >"$LOG" 2>&1 &
+    # Its own process group, so the app, its WebKit helpers and (for the AppImage) the
+    # runtime that waits on it all stop together; TMPDIR keeps an extraction in $work.
+    setsid env HOME="$HOME_DIR" XDG_DATA_HOME= XDG_CONFIG_HOME= XDG_CACHE_HOME= \
+      GATEHOUSE_SITE="$SITE" TMPDIR="$TMP_DIR" $APP >"$LOG" 2>&1 &
     pid=$!
+    stop() { kill -TERM -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
     for _ in $(seq 1 240); do
       kill -0 "$pid" 2>/dev/null || { echo "the app exited early"; exit 1; }
       if xwininfo -root -tree | grep -q "\"Gatehouse\""; then
         import -window root "$SHOT" 2>/dev/null
         # Painted: the page has drawn more than a blank window (dozens of colours).
         colours=$(identify -format "%k" "$SHOT" 2>/dev/null || echo 0)
-        if [ "$colours" -gt 50 ]; then kill "$pid"; wait "$pid"; exit 0; fi
+        if [ "$colours" -gt 50 ]; then stop; exit 0; fi
       fi
       sleep 0.5
     done
-    echo "no painted Gatehouse window"; kill "$pid"; exit 1
+    echo "no painted Gatehouse window"; stop; exit 1
   ' || { cat "$work/app.log" >&2; fail "$1 did not show its window"; }
 }
-export HOME_DIR="$home" SITE="$site" LOG="$work/app.log"
+mkdir -p "$work/tmp"
+export HOME_DIR="$home" SITE="$site" LOG="$work/app.log" TMP_DIR="$work/tmp"
 
 say "the installed desktop app under Xvfb"
 APP=/usr/bin/gatehouse-desktop SHOT="$out/installed-desktop.png"
 show_window /usr/bin/gatehouse-desktop
 ok "/usr/bin/gatehouse-desktop showed its window: $out/installed-desktop.png"
 
-say "apt-get remove, then purge"
-dpkg -L gatehouse | sort > "$work/package-files.txt"
+say "apt-get remove"
+dpkg -L gatehouse | sort | while read -r f; do [ -d "$f" ] || echo "$f"; done > "$work/package-files.txt"
 apt-get remove -y -qq gatehouse >/dev/null
 while read -r f; do
-  [ -d "$f" ] && continue
   [ ! -e "$f" ] || fail "apt-get remove left $f"
 done < "$work/package-files.txt"
+# No conffiles and no maintainer scripts: remove leaves nothing for purge (no "rc" state).
+dpkg-query -W gatehouse >/dev/null 2>&1 && fail "dpkg still knows gatehouse after remove"
+scan > "$work/after.txt"
+diff "$work/before.txt" "$work/after.txt" || fail "files named gatehouse appeared outside the sites (diff above)"
+[ -f "$site/gatehouse.toml" ] || fail "removal touched the user's site"
+ok "apt-get remove left none of its $(wc -l < "$work/package-files.txt") files and no other gatehouse file; the site is intact"
+
+say "apt-get install again, then apt-get purge"
+apt-get install -y -qq "$deb" >/dev/null
 apt-get purge -y -qq gatehouse >/dev/null
 dpkg-query -W gatehouse >/dev/null 2>&1 && fail "dpkg still knows gatehouse after purge"
 scan > "$work/after.txt"
-if ! diff "$work/before.txt" "$work/after.txt"; then
-  fail "files named gatehouse appeared outside the sites (diff above)"
-fi
-[ -d "$site" ] && [ -f "$site/gatehouse.toml" ] || fail "removal touched the user's site"
-ok "remove left none of its $(grep -vc '/$' "$work/package-files.txt") files; purge left no gatehouse file; the site is intact"
+diff "$work/before.txt" "$work/after.txt" || fail "files named gatehouse appeared after purge (diff above)"
+[ -f "$site/gatehouse.toml" ] || fail "purge touched the user's site"
+ok "apt-get purge left no gatehouse file; the site is intact"
 
 # ---- AppImage -----------------------------------------------------------------------
 say "AppImage"
-got=$(APPIMAGE_EXTRACT_AND_RUN=1 "$appimage" gatehouse --version)
+# Its CLI and its app run from a stable per-user copy of the CLI, which configs name.
+home="$work/home-appimage-cli"
+mkdir -p "$home"
+stable="$home/.local/share/gatehouse/bin/gatehouse"
+got=$(HOME="$home" TMPDIR="$work/tmp" APPIMAGE_EXTRACT_AND_RUN=1 "$appimage" gatehouse --version)
 [ "$got" = "$want_version" ] || fail "AppImage gatehouse --version says '$got', want '$want_version'"
-got=$("$appimage" --appimage-extract-and-run gatehouse --version)
+got=$(HOME="$home" TMPDIR="$work/tmp" "$appimage" --appimage-extract-and-run gatehouse --version)
 [ "$got" = "$want_version" ] || fail "--appimage-extract-and-run: '$got'"
 ok "AppImage gatehouse --version (extract-and-run): $got"
-# The app inside copies its CLI to a stable per-user path at start; configs name it.
+[ -x "$stable" ] || fail "the AppImage's CLI did not keep its copy at $stable"
+got=$(config_command env HOME="$home" TMPDIR="$work/tmp" APPIMAGE_EXTRACT_AND_RUN=1 "$appimage" gatehouse) ||
+  fail "AppImage gatehouse config --client cursor"
+[ "$got" = "$stable" ] || fail "the AppImage's generated config names $got, not $stable"
+ok "a config generated by the AppImage's CLI names its stable copy $stable"
+[ -z "$(ls -A "$work/tmp")" ] || fail "extract-and-run left $(ls "$work/tmp") behind"
 home="$work/home-appimage"
 mkdir -p "$home"
 export HOME_DIR="$home"

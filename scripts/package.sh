@@ -50,7 +50,20 @@ say "tauri bundle --bundles deb"
 cp "$target_dir/release/gatehouse" "$stage/gatehouse"
 gzip -9n -c packaging/deb/changelog > "$stage/changelog.gz"
 rm -rf "$target_dir/release/bundle/deb"
-npx --prefix ui tauri bundle --bundles deb --ci >/dev/null
+# Depends: what the two binaries link, as dpkg-shlibdeps names it (a Debian build's
+# ${shlibs:Depends}), merged into the bundler's config; the bundler adds libwebkit2gtk-4.1-0
+# and libgtk-3-0 unversioned itself.
+# dpkg-shlibdeps wants a source tree: debian/control and the binaries in a package tree.
+mkdir -p "$stage/shlibs/debian/gatehouse/DEBIAN" "$stage/shlibs/debian/gatehouse/usr/bin"
+printf 'Source: gatehouse\n\nPackage: gatehouse\nArchitecture: any\n' > "$stage/shlibs/debian/control"
+cp "$target_dir/release/gatehouse-desktop" "$target_dir/release/gatehouse" "$stage/shlibs/debian/gatehouse/usr/bin/"
+shlibs=$(cd "$stage/shlibs" && dpkg-shlibdeps -O debian/gatehouse/usr/bin/* | sed -n 's/^shlibs:Depends=//p')
+rm -rf "$stage/shlibs"
+[ -n "$shlibs" ] || { echo "dpkg-shlibdeps found no libraries" >&2; exit 1; }
+SHLIBS="$shlibs" python3 -c 'import json, os
+deps = [d.strip() for d in os.environ["SHLIBS"].split(",") if d.strip()]
+print(json.dumps({"bundle": {"linux": {"deb": {"depends": deps}}}}))' > "$stage/deb-depends.json"
+npx --prefix ui tauri bundle --bundles deb --ci --config "$PWD/$stage/deb-depends.json" >/dev/null
 deb="$out/gatehouse_${version}_amd64.deb"
 cp "$target_dir/release/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
 
@@ -80,7 +93,7 @@ fi
 
 appdir=$stage/AppDir
 dpkg-deb -x "$deb" "$appdir"
-rm -rf "$appdir/usr/share/doc"   # the copyright travels as usr/share/licenses below
+rm -rf "$appdir/usr/share/doc" "$appdir/usr/share/lintian"   # the copyright travels as usr/share/licenses below
 mkdir -p "$appdir/usr/share/licenses/gatehouse"
 cp packaging/deb/copyright "$appdir/usr/share/licenses/gatehouse/copyright"
 install -m 0755 packaging/appimage/AppRun "$appdir/AppRun"
