@@ -41,31 +41,44 @@ stage=$out/stage
 rm -rf "$stage" "$out"/*.deb "$out"/*.AppImage
 mkdir -p "$stage"
 
-# --- one release build of both binaries ---------------------------------------------
-say "cargo build --release --workspace --bins"
-cargo build --release --workspace --bins
+# --- one build of both binaries --------------------------------------------------------
+# GATEHOUSE_PACKAGE_PROFILE=dev packages the debug build the test command already made
+# (stripped), so CI tests the packaging without a second, release compile of the whole
+# tree (docs/decisions.md, "Packages"). Releases use the default: release.
+case "${GATEHOUSE_PACKAGE_PROFILE:-release}" in
+  release) profile_dir=release; cargo_flags=(--release); bundle_flags=() ;;
+  dev) profile_dir=debug; cargo_flags=(); bundle_flags=(--debug) ;;
+  *) echo "GATEHOUSE_PACKAGE_PROFILE must be release or dev" >&2; exit 1 ;;
+esac
+say "cargo build ${cargo_flags[*]} --workspace --bins"
+cargo build "${cargo_flags[@]}" --workspace --bins
+bin="$target_dir/$profile_dir"
+if [ "$profile_dir" = debug ]; then
+  # strip writes a new file, so the hard-linked copies under deps/ keep their symbols.
+  strip "$bin/gatehouse" "$bin/gatehouse-desktop"
+fi
 
 # --- .deb: the paths below are the ones tauri.conf.json's bundle.linux.deb.files names
 say "tauri bundle --bundles deb"
-cp "$target_dir/release/gatehouse" "$stage/gatehouse"
+cp "$bin/gatehouse" "$stage/gatehouse"
 gzip -9n -c packaging/deb/changelog > "$stage/changelog.gz"
-rm -rf "$target_dir/release/bundle/deb"
+rm -rf "$bin/bundle/deb"
 # Depends: what the two binaries link, as dpkg-shlibdeps names it (a Debian build's
 # ${shlibs:Depends}), merged into the bundler's config; the bundler adds libwebkit2gtk-4.1-0
 # and libgtk-3-0 unversioned itself.
 # dpkg-shlibdeps wants a source tree: debian/control and the binaries in a package tree.
 mkdir -p "$stage/shlibs/debian/gatehouse/DEBIAN" "$stage/shlibs/debian/gatehouse/usr/bin"
 printf 'Source: gatehouse\n\nPackage: gatehouse\nArchitecture: any\n' > "$stage/shlibs/debian/control"
-cp "$target_dir/release/gatehouse-desktop" "$target_dir/release/gatehouse" "$stage/shlibs/debian/gatehouse/usr/bin/"
+cp "$bin/gatehouse-desktop" "$bin/gatehouse" "$stage/shlibs/debian/gatehouse/usr/bin/"
 shlibs=$(cd "$stage/shlibs" && dpkg-shlibdeps -O debian/gatehouse/usr/bin/* | sed -n 's/^shlibs:Depends=//p')
 rm -rf "$stage/shlibs"
 [ -n "$shlibs" ] || { echo "dpkg-shlibdeps found no libraries" >&2; exit 1; }
 SHLIBS="$shlibs" python3 -c 'import json, os
 deps = [d.strip() for d in os.environ["SHLIBS"].split(",") if d.strip()]
 print(json.dumps({"bundle": {"linux": {"deb": {"depends": deps}}}}))' > "$stage/deb-depends.json"
-npx --prefix ui tauri bundle --bundles deb --ci --config "$PWD/$stage/deb-depends.json" >/dev/null
+npx --prefix ui tauri bundle "${bundle_flags[@]}" --bundles deb --ci --config "$PWD/$stage/deb-depends.json" >/dev/null
 deb="$out/gatehouse_${version}_amd64.deb"
-cp "$target_dir/release/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
+cp "$bin/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
 
 # --- AppImage: the upstream type-2 runtime (built from packaging/appimage/runtime,
 # static, against Debian's squashfuse and libfuse3) + a squashfs of the .deb's files.

@@ -46,10 +46,11 @@ trap 'bash scripts/pg.sh stop' EXIT
 # is `#[ignore]`d without `--include-ignored`, so it ran once, above.
 GATEHOUSE_TEST_PG_URL="$(bash scripts/pg.sh url)" cargo test --workspace
 
-# One release build (the only one in this script), bundled into a .deb and an AppImage,
-# then installed with apt, used through /usr/bin, removed and purged.
-step "packages: build (scripts/package.sh)"
-bash scripts/package.sh
+# The debug build above, stripped and bundled into a .deb and an AppImage (the release
+# build is scripts/package.sh's default), then installed with apt, used through
+# /usr/bin, removed and purged.
+step "packages: build (scripts/package.sh, from the debug build above)"
+GATEHOUSE_PACKAGE_PROFILE=dev bash scripts/package.sh
 step "packages: install, use, remove (scripts/package-test.sh)"
 bash scripts/package-test.sh
 step "all checks passed"
