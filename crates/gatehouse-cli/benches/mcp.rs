@@ -226,7 +226,7 @@ fn make_site(tmp: &Path, config: &Path, backend: &str, url: Option<&str>) -> (Pa
     let out = Command::new(BIN)
         .arg("--site")
         .arg(&site)
-        .args(["--role", "admin", "keys", "mint", "--label", "bench"])
+        .args(["keys", "mint", "--label", "bench"])
         .args(["--roles", "author", "--json"])
         .env("GATEHOUSE_CONFIG_DIR", config)
         .env_remove("GATEHOUSE_API_KEY")
