@@ -133,12 +133,15 @@ async fn main() {
         .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
         .synchronous(sqlx::sqlite::SqliteSynchronous::Normal)
         .busy_timeout(std::time::Duration::from_secs(15));
+    // As the store's pools: no ping before each use (sqlx's default pings).
     let sqlite = sqlx::sqlite::SqlitePoolOptions::new()
+        .test_before_acquire(false)
         .max_connections(4)
         .connect_with(opts.clone())
         .await
         .unwrap();
     let sqlite_w = sqlx::sqlite::SqlitePoolOptions::new()
+        .test_before_acquire(false)
         .max_connections(1)
         .connect_with(opts)
         .await
@@ -164,6 +167,7 @@ async fn main() {
                 .unwrap();
             scratch_table(&site.store).await;
             let concrete = sqlx::postgres::PgPoolOptions::new()
+                .test_before_acquire(false)
                 .max_connections(8)
                 .connect(&url)
                 .await
