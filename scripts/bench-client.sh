@@ -18,7 +18,9 @@ root=$(pwd -P)
 runs=${BENCH_RUNS:-3}
 flags=(--calls 10000 --conc 16 --cold 5 "$@")
 
-cargo build --release -q -p gatehouse-core --example bench
+# The same build as scripts/bench-server.sh (and `cargo bench`): the bench
+# profile (release with symbols for perf), one set of dependencies.
+cargo build --profile bench -q -p gatehouse-cli -p gatehouse-core --bins --benches --examples
 target=$(cargo metadata --format-version 1 --no-deps | node -e \
   'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
 bench="$target/release/examples/bench"

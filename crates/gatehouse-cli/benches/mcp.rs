@@ -1,272 +1,219 @@
 //! `cargo bench -p gatehouse-cli --bench mcp`: how fast `gatehouse mcp`
-//! answers, next to two servers that do no database work, all driven by the
-//! same raw pipe driver in the same run:
+//! answers, next to servers that do no database work, all driven by the same
+//! raw pipe driver ([`driver`]) in the same run:
 //!
 //! - `gatehouse` on a scratch SQLite site (and on PostgreSQL when
 //!   `GATEHOUSE_TEST_PG_URL` is set, `scripts/pg.sh start`), run with an API
 //!   key (so each call pays the actor re-check): `content_read` and
-//!   `content_write_draft`;
+//!   `content_write_draft`. After each figure the site's audit chain is
+//!   verified and must hold exactly one entry per call answered (two per
+//!   draft written): every answer had its entry committed first;
 //! - the TypeScript SDK echo server (`tests/interop/echo_server.mjs`, when
-//!   `scripts/interop-setup.sh` installed the SDK) and a stdlib Python echo
-//!   server (`tests/interop/stdlib_echo_server.py`): `echo`.
+//!   `scripts/interop-setup.sh` installed the SDK), a stdlib Python echo
+//!   server (`tests/interop/stdlib_echo_server.py`) and a 20-line Rust echo
+//!   server (this binary, re-run as one): `echo`. The Rust one is the floor
+//!   the pipe and the driver set.
 //!
 //! For each: cold start (spawn to `initialize` answer, median of 10), then
 //! sequential calls and calls with 16 in flight: calls/s, p50 and p99 in µs.
-//! `BENCH_CALLS` sets the calls per figure (default 5000). It prints figures
-//! and asserts nothing about speed.
+//! `BENCH_RUNS` rounds (default 3) run every target in turn, so background
+//! noise spreads over all of them; it prints one JSON line per figure, then
+//! per target the medians with the min–max over the rounds. `BENCH_CALLS`
+//! sets the calls per figure (default 5000), `BENCH_ONLY` keeps the targets
+//! whose name contains it. It asserts nothing about speed.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+#[path = "mcp/driver.rs"]
+mod driver;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
+use driver::{Figures, Target};
+
 const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
-const WINDOW: usize = 16;
-
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Server {
-    fn start(cmd: &mut Command) -> Server {
-        let mut child = cmd
-            .env("GATEHOUSE_LOG", "error")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server starts");
-        Server {
-            stdin: child.stdin.take().unwrap(),
-            stdout: BufReader::new(child.stdout.take().unwrap()),
-            child,
-        }
-    }
-
-    fn send(&mut self, v: &Value) {
-        let mut line = serde_json::to_vec(v).unwrap();
-        line.push(b'\n');
-        self.stdin.write_all(&line).unwrap();
-    }
-
-    fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        assert!(
-            self.stdout.read_line(&mut line).unwrap() > 0,
-            "server closed stdout"
-        );
-        serde_json::from_str(&line).unwrap()
-    }
-
-    fn initialize(&mut self) {
-        self.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}}));
-        let r = self.recv();
-        assert!(r["result"]["protocolVersion"].is_string(), "{r}");
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let _ = self.child.wait();
-    }
-}
-
-/// What to start and which call to make.
-struct Target {
-    name: String,
-    command: Box<dyn Fn() -> Command>,
-    /// The `params` of call number `i`.
-    params: Box<dyn Fn(u64) -> Value>,
-}
-
-fn call(id: u64, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
-}
-
-fn check(r: &Value) {
-    assert!(
-        r["result"]["isError"] == json!(false) || r["result"]["isError"].is_null(),
-        "{r}"
-    );
-    assert!(r["result"].is_object(), "{r}");
-}
-
-fn pct(sorted: &[Duration], p: f64) -> u128 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i].as_micros()
-}
-
-fn bench(t: &Target, n: u64) {
-    let mut cold = Vec::new();
-    for _ in 0..10 {
-        let start = Instant::now();
-        let mut s = Server::start(&mut (t.command)());
-        s.initialize();
-        cold.push(start.elapsed());
-        s.stop();
-    }
-    cold.sort();
-
-    let mut s = Server::start(&mut (t.command)());
-    s.initialize();
-    for i in 0..100 {
-        s.send(&call(i, (t.params)(i)));
-        check(&s.recv());
-    }
-    let mut lat = Vec::with_capacity(n as usize);
-    let start = Instant::now();
-    for i in 0..n {
-        let id = 1_000 + i;
-        let sent = Instant::now();
-        s.send(&call(id, (t.params)(id)));
-        check(&s.recv());
-        lat.push(sent.elapsed());
-    }
-    let seq = start.elapsed();
-    lat.sort();
-    let (seq_p50, seq_p99) = (pct(&lat, 0.5), pct(&lat, 0.99));
-
-    let mut sent_at: HashMap<u64, Instant> = HashMap::new();
-    let mut lat = Vec::with_capacity(n as usize);
-    let base = 1_000_000u64;
-    let start = Instant::now();
-    let mut sent = 0u64;
-    while sent < (WINDOW as u64).min(n) {
-        sent_at.insert(base + sent, Instant::now());
-        s.send(&call(base + sent, (t.params)(base + sent)));
-        sent += 1;
-    }
-    let mut received = 0;
-    while received < n {
-        let r = s.recv();
-        check(&r);
-        let id = r["id"].as_u64().unwrap();
-        lat.push(sent_at.remove(&id).unwrap().elapsed());
-        received += 1;
-        if sent < n {
-            sent_at.insert(base + sent, Instant::now());
-            s.send(&call(base + sent, (t.params)(base + sent)));
-            sent += 1;
-        }
-    }
-    let par = start.elapsed();
-    lat.sort();
-    s.stop();
-    println!(
-        "{{\"target\":{:?},\"cold_ms\":{:.1},\"seq_calls_s\":{:.0},\"seq_p50_us\":{},\"seq_p99_us\":{},\"conc_calls_s\":{:.0},\"conc_p50_us\":{},\"conc_p99_us\":{}}}",
-        t.name,
-        cold[cold.len() / 2].as_secs_f64() * 1000.0,
-        n as f64 / seq.as_secs_f64(),
-        seq_p50,
-        seq_p99,
-        n as f64 / par.as_secs_f64(),
-        pct(&lat, 0.5),
-        pct(&lat, 0.99),
-    );
-}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn main() {
-    let n: u64 = std::env::var("BENCH_CALLS")
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5000);
+        .unwrap_or(default)
+}
+
+fn main() {
+    if std::env::var_os(driver::ECHO_ENV).is_some() {
+        return driver::rust_echo_server();
+    }
+    let n = env_num("BENCH_CALLS", 5000);
+    let runs = env_num("BENCH_RUNS", 3).max(1);
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let tmp = tempfile::tempdir().unwrap();
+    // Checkpoint anchors and the signing key go to a scratch config dir.
+    let config = tmp.path().join("config");
+
     let mut sites = vec![("sqlite", None)];
     if let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
         .ok()
         .filter(|s| !s.is_empty())
     {
         let db = format!("gh_bench_mcp_{}", std::process::id());
+        // scripts/pg.sh's cluster has synchronous_commit off; the bench's
+        // database turns it on, so a commit has written its WAL to the kernel
+        // before the answer, as SQLite's WAL with synchronous=NORMAL does
+        // (neither fsyncs each commit).
         let created = Command::new("psql")
             .arg(format!("{base}/postgres"))
             .args(["-q", "-c", &format!("CREATE DATABASE {db}")])
+            .args([
+                "-c",
+                &format!("ALTER DATABASE {db} SET synchronous_commit = on"),
+            ])
             .status()
             .unwrap();
         assert!(created.success(), "could not create {db}");
         sites.push(("postgres", Some(format!("{base}/{db}"))));
     }
-    let _tmp = tempfile::tempdir().unwrap();
+
+    let mut targets = Vec::new();
     for (backend, url) in sites {
-        let (site, key) = make_site(_tmp.path(), backend, url.as_deref());
+        let (site, key) = make_site(tmp.path(), &config, backend, url.as_deref());
         for tool in ["content_read", "content_write_draft"] {
-            let (site, key) = (site.clone(), key.clone());
-            let params: Box<dyn Fn(u64) -> Value> = if tool == "content_read" {
-                Box::new(|_| json!({"name": "content_read", "arguments": {"slug": "welcome"}}))
-            } else {
-                Box::new(|i| {
-                    json!({"name": "content_write_draft", "arguments": {
-                        "slug": format!("bench-{}", i % 64), "title": "Bench", "body": format!("body {i}")}})
-                })
-            };
-            bench(
-                &Target {
-                    name: format!("gatehouse {backend} {tool}"),
-                    command: Box::new(move || {
-                        let mut c = Command::new(BIN);
-                        c.arg("--site")
-                            .arg(&site)
-                            .arg("mcp")
-                            .env("GATEHOUSE_API_KEY", &key);
-                        c
-                    }),
-                    params,
-                },
-                n,
-            );
+            targets.push(gatehouse_target(&site, &key, &config, backend, tool));
         }
     }
+    targets.extend(echo_targets());
+    targets.retain(|t| t.name.contains(&only));
+
+    let mut rows: Vec<(String, Figures)> = Vec::new();
+    for round in 1..=runs {
+        for t in &targets {
+            let f = driver::bench(t, n);
+            println!("round {round}: {}", f.json(&t.name));
+            rows.push((t.name.clone(), f));
+        }
+    }
+    println!(
+        "\n{n} calls per figure, 16 in flight; medians of {runs} round(s), (min-max) over rounds:"
+    );
+    driver::table(&targets, &rows);
+}
+
+fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: &str) -> Target {
+    let (site, key, config) = (site.to_path_buf(), key.to_string(), config.to_path_buf());
+    let write = tool == "content_write_draft";
+    let params: Box<dyn Fn(u64) -> Value> = if write {
+        Box::new(|i| {
+            json!({"name": "content_write_draft", "arguments": {
+                "slug": format!("bench-{}", i % 64), "title": "Bench", "body": format!("body {i}")}})
+        })
+    } else {
+        Box::new(|_| json!({"name": "content_read", "arguments": {"slug": "welcome"}}))
+    };
+    let command = {
+        let (site, config) = (site.clone(), config.clone());
+        Box::new(move || {
+            let mut c = Command::new(BIN);
+            c.arg("--site")
+                .arg(&site)
+                .arg("mcp")
+                .env("GATEHOUSE_API_KEY", &key)
+                .env("GATEHOUSE_CONFIG_DIR", &config);
+            c
+        })
+    };
+    // A draft write records the call and the write: two entries.
+    let per_call = if write { 2 } else { 1 };
+    let audit: driver::AuditCheck = Box::new(move |calls: u64| {
+        let v = verify(&site, &config);
+        assert_eq!(v["ok"], true, "the audit chain must verify: {v}");
+        let entries = v["entries"].as_u64().unwrap();
+        (entries, calls * per_call)
+    });
+    Target {
+        name: format!("gatehouse {backend} {tool}"),
+        command,
+        params,
+        audit: Some(audit),
+    }
+}
+
+fn echo_targets() -> Vec<Target> {
     let echo = |i: u64| json!({"name": "echo", "arguments": {"message": format!("hello {i}")}});
+    let mut out = Vec::new();
     let ts = repo().join("tests/interop/echo_server.mjs");
     if repo()
         .join("tests/interop/node_modules/@modelcontextprotocol/sdk")
         .exists()
     {
-        bench(
-            &Target {
-                name: "ts-sdk echo".into(),
-                command: Box::new(move || {
-                    let mut c = Command::new("node");
-                    c.arg(&ts)
-                        .env_clear()
-                        .env("PATH", std::env::var("PATH").unwrap_or_default());
-                    c
-                }),
-                params: Box::new(echo),
-            },
-            n,
-        );
+        out.push(Target {
+            name: "ts-sdk echo".into(),
+            command: Box::new(move || {
+                let mut c = Command::new("node");
+                c.arg(&ts)
+                    .env_clear()
+                    .env("PATH", std::env::var("PATH").unwrap_or_default());
+                c
+            }),
+            params: Box::new(echo),
+            audit: None,
+        });
     } else {
         println!("(ts-sdk echo skipped: run scripts/interop-setup.sh)");
     }
     let py = repo().join("tests/interop/stdlib_echo_server.py");
-    bench(
-        &Target {
-            name: "python stdlib echo".into(),
-            command: Box::new(move || {
-                let mut c = Command::new("python3");
-                c.arg(&py);
-                c
-            }),
-            params: Box::new(echo),
-        },
-        n,
-    );
+    out.push(Target {
+        name: "python stdlib echo".into(),
+        command: Box::new(move || {
+            let mut c = Command::new("python3");
+            c.arg(&py);
+            c
+        }),
+        params: Box::new(echo),
+        audit: None,
+    });
+    out.push(Target {
+        name: "rust echo".into(),
+        command: Box::new(|| {
+            let mut c = Command::new(std::env::current_exe().unwrap());
+            c.env(driver::ECHO_ENV, "1");
+            c
+        }),
+        params: Box::new(echo),
+        audit: None,
+    });
+    out
+}
+
+fn verify(site: &Path, config: &Path) -> Value {
+    let out = Command::new(BIN)
+        .arg("--site")
+        .arg(site)
+        .args(["audit", "verify", "--json"])
+        .env("GATEHOUSE_CONFIG_DIR", config)
+        .env_remove("GATEHOUSE_API_KEY")
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "audit verify: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    })
 }
 
 /// A scratch site with an API key that may write drafts.
-fn make_site(tmp: &Path, backend: &str, url: Option<&str>) -> (PathBuf, String) {
+fn make_site(tmp: &Path, config: &Path, backend: &str, url: Option<&str>) -> (PathBuf, String) {
     let site = tmp.join(backend);
     let mut init = Command::new(BIN);
-    init.args(["site", "init"]).arg(&site).arg("--scratch");
+    init.args(["site", "init"])
+        .arg(&site)
+        .arg("--scratch")
+        .env("GATEHOUSE_CONFIG_DIR", config);
     if let Some(url) = url {
         init.arg("--database-url").arg(url);
     }
@@ -279,8 +226,9 @@ fn make_site(tmp: &Path, backend: &str, url: Option<&str>) -> (PathBuf, String) 
     let out = Command::new(BIN)
         .arg("--site")
         .arg(&site)
-        .args(["--role", "admin", "keys", "mint", "--label", "bench"])
+        .args(["keys", "mint", "--label", "bench"])
         .args(["--roles", "author", "--json"])
+        .env("GATEHOUSE_CONFIG_DIR", config)
         .env_remove("GATEHOUSE_API_KEY")
         .output()
         .unwrap();

@@ -222,7 +222,10 @@ fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<()> {
     let dir = path.parent().expect("anchors live in a directory");
     std::fs::create_dir_all(dir)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    let tmp = dir.join(format!(".anchor.{}.tmp", std::process::id()));
+    // Unique per write: two checkpoints of one process must not share a file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".anchor.{}.{n}.tmp", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
@@ -301,14 +304,68 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
 /// Writes a checkpoint when `seq` (an entry just committed) is at least
 /// `every` entries past the last one; failures are logged, not fatal (the
 /// entry itself is committed, and the next checkpoint covers it).
+///
+/// It runs after every tool call, so the common case (not due) costs a map
+/// lookup: the anchor's path is computed once per site (it canonicalizes the
+/// folder and hashes it). One checkpoint per anchor at a time: calls that
+/// find one due while it is being written skip it (it covers them).
 pub async fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
-    let Ok(config) = config_dir() else { return };
-    let anchor = anchor_path(&config, site);
+    let Some(anchor) = cached_anchor_path(site) else {
+        return;
+    };
     if seq - last_seq(&anchor) < every {
         return;
     }
+    let Some(_running) = Running::claim(&anchor) else {
+        return;
+    };
     if let Err(e) = checkpoint(site).await {
         tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
+    }
+}
+
+/// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.
+fn cached_anchor_path(site: &Site) -> Option<PathBuf> {
+    type Cache = Mutex<Option<HashMap<(PathBuf, String), PathBuf>>>;
+    static ANCHORS: Cache = Mutex::new(None);
+    let key = (site.dir.clone(), site.store.shown_url().to_string());
+    if let Some(path) = ANCHORS
+        .lock()
+        .expect("lock")
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Some(path.clone());
+    }
+    let path = anchor_path(&config_dir().ok()?, site);
+    ANCHORS
+        .lock()
+        .expect("lock")
+        .get_or_insert_with(HashMap::new)
+        .insert(key, path.clone());
+    Some(path)
+}
+
+/// The anchors whose checkpoint this process is writing now.
+static RUNNING: Mutex<Option<std::collections::HashSet<PathBuf>>> = Mutex::new(None);
+
+/// A claim on writing one anchor's checkpoint, released on drop.
+struct Running(PathBuf);
+
+impl Running {
+    fn claim(anchor: &Path) -> Option<Running> {
+        let mut guard = RUNNING.lock().expect("lock");
+        let set = guard.get_or_insert_with(Default::default);
+        set.insert(anchor.to_path_buf())
+            .then(|| Running(anchor.to_path_buf()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(set) = RUNNING.lock().expect("lock").as_mut() {
+            set.remove(&self.0);
+        }
     }
 }
 

@@ -50,7 +50,17 @@ pub struct NewEntry {
 /// Appends `entries` in order inside `tx` (from `Store::begin_write`, which
 /// holds the head lock) and moves the head once; returns their seqs.
 pub async fn append(tx: &mut Tx, entries: &[NewEntry], ts: i64) -> Result<Vec<i64>> {
-    let (mut seq, mut prev) = head(tx).await?;
+    let head = head(tx).await?;
+    append_after(tx, head, entries, ts).await
+}
+
+/// [`append`] when the transaction already read the head (`seq`, `hash`).
+async fn append_after(
+    tx: &mut Tx,
+    (mut seq, mut prev): (i64, String),
+    entries: &[NewEntry],
+    ts: i64,
+) -> Result<Vec<i64>> {
     let mut rows = Vec::with_capacity(entries.len());
     for e in entries {
         seq += 1;
@@ -116,9 +126,12 @@ pub async fn append(tx: &mut Tx, entries: &[NewEntry], ts: i64) -> Result<Vec<i6
 
 /// Appends `entries` in a transaction of their own; returns their seqs once
 /// it committed.
+///
+/// The hot path of every tool call: the statement that takes the write lock
+/// also returns the head, one round trip to the database fewer.
 async fn commit(store: &Store, entries: &[NewEntry]) -> Result<Vec<i64>> {
-    let mut tx = store.begin_write().await?;
-    let seqs = append(&mut tx, entries, super::now_ms()).await?;
+    let (mut tx, head) = store.begin_write_returning_head().await?;
+    let seqs = append_after(&mut tx, head, entries, super::now_ms()).await?;
     tx.commit()
         .await
         .map_err(|e| store.error("committing audit entries", e))?;

@@ -207,18 +207,26 @@ impl Store {
     /// nothing of the caller's has been sent yet; the caller's statements and
     /// its commit are never retried.
     pub async fn begin_write(&self) -> Result<Tx> {
+        Ok(self.begin_write_returning_head().await?.0)
+    }
+
+    /// [`Store::begin_write`], also returning the audit head (`seq`, `hash`)
+    /// as the locking statement found it.
+    pub(crate) async fn begin_write_returning_head(&self) -> Result<(Tx, (i64, String))> {
         let mut attempt = 1;
         loop {
             let started = async {
                 let mut tx = self.writer.begin().await?;
-                sqlx::query("UPDATE audit_head SET seq = seq WHERE id = 1")
-                    .execute(&mut *tx)
-                    .await?;
-                Ok::<_, sqlx::Error>(tx)
+                let head = sqlx::query_as(
+                    "UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash",
+                )
+                .fetch_one(&mut *tx)
+                .await?;
+                Ok::<_, sqlx::Error>((tx, head))
             }
             .await;
             match started {
-                Ok(tx) => return Ok(tx),
+                Ok(started) => return Ok(started),
                 Err(e) if attempt < READ_ATTEMPTS && is_connection_lost(&e) => {
                     self.backoff("taking the write lock", attempt, &e).await;
                     attempt += 1;
