@@ -1,4 +1,5 @@
-//! `gatehouse connections add|list|remove`: MCP servers stored in the site.
+//! `gatehouse connections add|list|show|approve|remove`: MCP servers stored in
+//! the site, their isolation profile and their tool pin.
 
 use clap::{Args, Subcommand};
 use gatehouse_core::Result;
@@ -15,6 +16,18 @@ pub enum ConnectionsCommand {
     Add(AddArgs),
     /// List stored connections.
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one connection: command, limits, isolation profile, tool pin.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve the tool change a connection is held for (shown in its refusal).
+    Approve {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -86,6 +99,20 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
+        ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name)
+            .await
+            .map(|v| if json { output::to_json(&v) } else { show_text(&v) }),
+        ConnectionsCommand::Approve { name, json } => {
+            saved::approve(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
+                .await
+                .map(|a| {
+                    if json {
+                        output::to_json(&a)
+                    } else {
+                        format!("approved the tool change of {name} ({})", a.reason.as_str())
+                    }
+                })
+        }
         ConnectionsCommand::Remove { name } => {
             saved::remove(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
                 .await
@@ -180,10 +207,31 @@ async fn list(site: &gatehouse_core::site::Site, json: bool) -> Result<String> {
             cmd.extend(c.spec.args.iter().cloned());
             vec![
                 c.name.clone(),
+                c.limits.sandbox.backend.as_str().to_string(),
                 cmd.join(" "),
                 c.spec.env.keys().cloned().collect::<Vec<_>>().join(","),
             ]
         })
         .collect();
-    Ok(output::table(&["NAME", "COMMAND", "ENV"], rows))
+    Ok(output::table(&["NAME", "SANDBOX", "COMMAND", "ENV"], rows))
+}
+
+fn show_text(v: &saved::ConnectionView) -> String {
+    let c = &v.connection;
+    let mut cmd = vec![c.spec.program.clone()];
+    cmd.extend(c.spec.args.iter().cloned());
+    let mut out = format!("{}
+  command: {}
+", c.name, cmd.join(" "));
+    let env: Vec<&str> = c.spec.env.keys().map(String::as_str).collect();
+    if !env.is_empty() {
+        out.push_str(&format!("  env: {}
+", env.join(", ")));
+    }
+    out.push_str(&crate::probe_cmd::profile_text(&c.limits.sandbox));
+    match &v.pin {
+        Some(p) => out.push_str(&crate::probe_cmd::pin_text(p)),
+        None => out.push_str("  tools: not pinned yet (the first connect pins them)\n"),
+    }
+    out
 }

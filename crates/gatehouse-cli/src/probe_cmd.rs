@@ -29,6 +29,18 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         r.server["version"].as_str().unwrap_or("?"),
         r.server["protocol_version"].as_str().unwrap_or("?"),
     );
+    let iso = &r.isolation;
+    text.push_str(&format!(
+        "  sandbox: {} (Landlock ABI {}), network {}, scratch quota {} MiB\n",
+        iso.backend,
+        iso.landlock_abi,
+        if iso.network { "allowed" } else { "blocked" },
+        iso.scratch_quota_bytes >> 20
+    ));
+    for w in &iso.warnings {
+        text.push_str(&format!("  warning: {w}\n"));
+    }
+    text.push_str(&pin_text(&r.pin));
     for t in &r.tools {
         let ro = t["annotations"]["readOnlyHint"] == serde_json::json!(true);
         text.push_str(&format!(
@@ -38,4 +50,41 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         ));
     }
     Ok(text)
+}
+
+/// The isolation profile as text lines (for `connections show`).
+pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
+    let list = |v: &[std::path::PathBuf]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    format!(
+        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n",
+        p.backend.as_str(),
+        list(&p.read_only),
+        list(&p.read_write),
+        if p.network { "allowed" } else { "blocked" },
+        p.scratch_quota() >> 20,
+        p.max_processes(),
+        p.max_open_files(),
+    )
+}
+
+/// A tool pin as a text line (and a hold, when one is pending).
+pub fn pin_text(p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
+    let mut out = format!(
+        "  tools pinned: {} tools, sha256 {}\n",
+        p.tools,
+        &p.tools_sha256[..16.min(p.tools_sha256.len())]
+    );
+    if let Some(r) = p.pending {
+        out.push_str(&format!(
+            "  ON HOLD: tool change waiting for approval ({}); `gatehouse connections approve NAME`\n",
+            r.as_str()
+        ));
+    }
+    out
 }

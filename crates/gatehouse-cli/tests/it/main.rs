@@ -28,5 +28,7 @@ mod policy_content;
 mod portable;
 mod robustness;
 mod site_config;
+mod tool_pinning;
+mod sandbox_cli;
 mod util;
 mod version;
