@@ -229,8 +229,14 @@ fn show_text(v: &saved::ConnectionView) -> String {
 ", env.join(", ")));
     }
     out.push_str(&crate::probe_cmd::profile_text(&c.limits.sandbox));
+    if v.isolation.landlock_abi > 0 {
+        out.push_str(&format!("  Landlock ABI here: {}\n", v.isolation.landlock_abi));
+    }
+    for w in &v.isolation.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
     match &v.pin {
-        Some(p) => out.push_str(&crate::probe_cmd::pin_text(p)),
+        Some(p) => out.push_str(&crate::probe_cmd::pin_text(&c.name, p)),
         None => out.push_str("  tools: not pinned yet (the first connect pins them)\n"),
     }
     out

@@ -40,7 +40,7 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     for w in &iso.warnings {
         text.push_str(&format!("  warning: {w}\n"));
     }
-    text.push_str(&pin_text(&r.pin));
+    text.push_str(&pin_text(&args.name, &r.pin));
     for t in &r.tools {
         let ro = t["annotations"]["readOnlyHint"] == serde_json::json!(true);
         text.push_str(&format!(
@@ -74,7 +74,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
 }
 
 /// A tool pin as a text line (and a hold, when one is pending).
-pub fn pin_text(p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
+pub fn pin_text(name: &str, p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
     let mut out = format!(
         "  tools pinned: {} tools, sha256 {}\n",
         p.tools,
@@ -82,7 +82,7 @@ pub fn pin_text(p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
     );
     if let Some(r) = p.pending {
         out.push_str(&format!(
-            "  ON HOLD: tool change waiting for approval ({}); `gatehouse connections approve NAME`\n",
+            "  ON HOLD: tool change waiting for approval ({}); `gatehouse connections approve {name}`\n",
             r.as_str()
         ));
     }

@@ -26,7 +26,8 @@ pub enum Backend {
     Landlock,
     /// The command runs under `bwrap`: private mount namespace (system paths
     /// read-only, scratch read-write, nothing else), no network unless allowed,
-    /// its own PID namespace; Landlock is applied too when available.
+    /// its own PID namespace. (Landlock is not stacked under it: a Landlock
+    /// domain forbids the mounts bwrap makes to set up.)
     Bwrap,
     /// Resource limits and `no_new_privs` only: the child can reach anything
     /// the host user can. For servers the other backends break.

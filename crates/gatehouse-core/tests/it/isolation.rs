@@ -24,7 +24,7 @@ async fn add_hostile(site: &Site, name: &str, limits: SavedLimits) {
         limits,
         created_at: 0,
     };
-    saved::add(&site.store, &conn).await.unwrap();
+    saved::add(&site.store, "test", &conn).await.unwrap();
 }
 
 /// Runs one attack; its JSON outcome (`{"ok": …}`), or the call's error.

@@ -287,6 +287,23 @@ async fn connect_pinned(site: &Site, saved: &SavedConnection) -> Result<(Connect
     }
 }
 
+/// Opens stored connection `name` for a long-lived host (the desktop app):
+/// dead runs settled, the server started, its tools checked against the pin.
+/// The caller checks [`Connection::tools_list_changed`] and calls [`hold`]
+/// when it turns true (its calls are refused meanwhile).
+pub async fn open(site: &Site, name: &str) -> Result<Connection> {
+    let saved = get(&site.store, name).await?;
+    connect_pinned(site, &saved).await.map(|(conn, _)| conn)
+}
+
+/// Records the hold of a connection whose server announced a tool list
+/// change, with its list as it is now; returns the error its calls get.
+pub async fn hold(site: &Site, name: &str, conn: &Connection) -> Error {
+    hold_if_changed(site, name, conn)
+        .await
+        .unwrap_or_else(|| super::call::on_hold_error(Some(name)))
+}
+
 /// After a session: a server that announced a tool list change puts its
 /// connection on hold (recorded with its new list when it can be read).
 async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
@@ -309,12 +326,20 @@ pub struct ConnectionView {
     pub connection: SavedConnection,
     /// The approved tool list's pin; `None` before the first connect.
     pub pin: Option<PinStatus>,
+    /// How its server would be confined on this host now (missing layers in
+    /// its warnings).
+    pub isolation: Isolation,
 }
 
 pub async fn show(store: &Store, name: &str) -> Result<ConnectionView> {
     let connection = get(store, name).await?;
     let pin = pin::status(store, name).await?;
-    Ok(ConnectionView { connection, pin })
+    let isolation = sandbox::isolation::describe(&connection.limits.sandbox);
+    Ok(ConnectionView {
+        connection,
+        pin,
+        isolation,
+    })
 }
 
 /// Approves the tool change connection `name` is held for (see [`pin::approve`]).
