@@ -73,6 +73,10 @@ pub struct AddArgs {
     /// Let the server use TCP (off by default).
     #[arg(long)]
     network: bool,
+    /// A TCP port the server may connect to without --network (repeatable;
+    /// any address; landlock backend only).
+    #[arg(long = "allow-port", value_name = "PORT")]
+    allow_port: Vec<u16>,
     /// Scratch disk quota, e.g. 256MiB (the server is stopped past it).
     #[arg(long = "scratch-quota")]
     scratch_quota: Option<String>,
@@ -179,6 +183,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             read_only: a.allow_read,
             read_write: a.allow_write,
             network: a.network,
+            connect_ports: a.allow_port,
             scratch_quota_bytes: a.scratch_quota.as_deref().map(saved::parse_size).transpose()?,
             max_processes: a.max_processes,
             max_open_files: a.max_open_files,

@@ -34,7 +34,7 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         "  sandbox: {} (Landlock ABI {}), network {}, scratch quota {} MiB\n",
         iso.backend,
         iso.landlock_abi,
-        if iso.network { "allowed" } else { "blocked" },
+        network_text(iso.network, &iso.connect_ports),
         iso.scratch_quota_bytes >> 20
     ));
     for w in &iso.warnings {
@@ -66,7 +66,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         p.backend.as_str(),
         list(&p.read_only),
         list(&p.read_write),
-        if p.network { "allowed" } else { "blocked" },
+        network_text(p.network, &p.connect_ports),
         p.scratch_quota() >> 20,
         p.max_processes(),
         p.max_open_files(),
@@ -87,4 +87,15 @@ pub fn pin_text(name: &str, p: &gatehouse_core::mcp::client::pin::PinStatus) -> 
         ));
     }
     out
+}
+
+fn network_text(network: bool, ports: &[u16]) -> String {
+    match (network, ports) {
+        (true, _) => "allowed".to_string(),
+        (false, []) => "blocked".to_string(),
+        (false, ports) => format!(
+            "blocked but TCP connect to port {}",
+            ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }

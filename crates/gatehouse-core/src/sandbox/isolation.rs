@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
+    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, Scope,
 };
 use serde::Serialize;
@@ -222,12 +222,19 @@ pub fn ruleset(
         .scope(Scope::from_all(abi))
         .map_err(landlock_error)?;
     if !profile.network {
-        // Handled with no rule: no TCP connect or bind at all.
+        // Handled: no TCP connect or bind but to the listed ports.
         base = base
             .handle_access(AccessNet::from_all(abi))
             .map_err(landlock_error)?;
     }
     let mut r = base.create().map_err(landlock_error)?;
+    if !profile.network {
+        for port in &profile.connect_ports {
+            r = r
+                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .map_err(landlock_error)?;
+        }
+    }
     for p in SYSTEM_READ_ONLY {
         r = add_path(r, Path::new(p), read)?;
     }
@@ -250,6 +257,9 @@ pub struct Isolation {
     /// Landlock ABI applied (0: not applied).
     pub landlock_abi: u8,
     pub network: bool,
+    /// With `network` off, the TCP ports it may still connect to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_ports: Vec<u16>,
     pub scratch_quota_bytes: u64,
     /// What is weaker than asked, said once per connection.
     pub warnings: Vec<String>,
@@ -290,6 +300,11 @@ pub fn describe(profile: &Profile) -> Isolation {
         backend: profile.backend.as_str(),
         landlock_abi,
         network,
+        connect_ports: if network {
+            Vec::new()
+        } else {
+            profile.connect_ports.clone()
+        },
         scratch_quota_bytes: profile.scratch_quota(),
         warnings,
     }

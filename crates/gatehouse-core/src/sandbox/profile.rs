@@ -71,6 +71,10 @@ pub struct Profile {
     pub read_write: Vec<PathBuf>,
     /// TCP connect and bind (off: the child cannot use TCP at all).
     pub network: bool,
+    /// With `network` off: the TCP ports the child may connect to (any
+    /// address), and nothing else of TCP. Landlock backend only (ABI ≥ 4).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_ports: Vec<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scratch_quota_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +144,26 @@ impl Profile {
                     format!("{flag} {} does not exist", p.display()),
                     "create it first, or check the spelling (a path that appears later is not picked up)",
                 );
+            }
+        }
+        if !self.connect_ports.is_empty() {
+            if self.network {
+                return bad(
+                    "--allow-port with --network: every port is allowed already".to_string(),
+                    "drop --network to allow only the listed ports",
+                );
+            }
+            if self.backend != Backend::Landlock {
+                return bad(
+                    format!(
+                        "--allow-port needs the landlock backend (this connection uses {})",
+                        self.backend.as_str()
+                    ),
+                    "bwrap's network is all or nothing: use --network with bwrap, or --sandbox landlock",
+                );
+            }
+            if self.connect_ports.contains(&0) {
+                return bad("--allow-port 0 is not a port".to_string(), "give ports 1-65535");
             }
         }
         if self.scratch_quota_bytes.is_some_and(|q| q < 1 << 20) {
@@ -216,6 +240,8 @@ mod tests {
             Profile { backend: Backend::None, read_only: vec![tmp.path().to_path_buf()], ..Profile::default() },
             Profile { scratch_quota_bytes: Some(1000), ..Profile::default() },
             Profile { max_processes: Some(0), ..Profile::default() },
+            Profile { connect_ports: vec![443], network: true, ..Profile::default() },
+            Profile { connect_ports: vec![443], backend: Backend::Bwrap, ..Profile::default() },
             Profile { max_open_files: Some(3), ..Profile::default() },
             Profile { max_open_files: Some(u64::MAX - 1), ..Profile::default() },
         ];

@@ -277,6 +277,34 @@ async fn child_without_network_cannot_open_tcp_connections() {
 }
 
 #[tokio::test]
+async fn allowed_port_is_the_only_tcp_the_child_gets() {
+    if !gatehouse_core::sandbox::isolation::probe().network() {
+        eprintln!("SKIPPED: Landlock without TCP rules");
+        return;
+    }
+    let (_tmp, site) = fresh_site("iso_port").await;
+    let (_a, allowed) = listener();
+    let (_b, other) = listener();
+    add_hostile(
+        &site,
+        "p",
+        with_profile(Profile {
+            connect_ports: vec![allowed],
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let ok = attack(&site, "p", "connect", json!({"host": "127.0.0.1", "port": allowed}))
+        .await
+        .unwrap();
+    assert_eq!(ok["ok"], true, "the listed port: {ok}");
+    let denied = attack(&site, "p", "connect", json!({"host": "127.0.0.1", "port": other}))
+        .await
+        .unwrap();
+    assert_eq!(denied["ok"], false, "another port: {denied}");
+}
+
+#[tokio::test]
 async fn profile_paths_widen_what_the_child_may_touch() {
     let (tmp, site) = fresh_site("iso_widen").await;
     let data = tmp.path().join("data");
