@@ -198,3 +198,26 @@ fn child_cannot_forge_the_truncation_marker_in_the_stderr_excerpt() {
     assert!(own_lines(tail).is_empty(), "forged lines kept as is: {tail}");
     assert!(tail.contains("\\u005bstderr truncated"), "{tail}");
 }
+
+/// `gatehouse` marks itself non-dumpable first thing: even a child with no
+/// Landlock (`--sandbox none`) cannot read its environment through /proc.
+#[test]
+fn host_environment_is_unreadable_even_without_landlock() {
+    let site = TestSite::new("environ_none");
+    site.ok(&[
+        "connections",
+        "add",
+        "envy",
+        "--sandbox",
+        "none",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+    let call = site.ok_json(&["call", "envy", "environ", "--json"]);
+    let out: serde_json::Value =
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(out["ok"], false, "the host's environment was read: {out}");
+    let tail = call["stderr"]["tail"].as_str().unwrap();
+    assert!(!tail.contains("GATEHOUSE_CONFIG_DIR"), "{tail}");
+}

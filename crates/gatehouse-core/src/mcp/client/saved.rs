@@ -238,16 +238,40 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
             ),
         )
         .hint("the server may have acted: check before calling the tool again");
-        let error = serde_json::to_string(&error.body()).expect("error serialises");
-        let ids = store::calls::close_killed_run(
-            &site.store,
+        let body = error.body();
+        let error = serde_json::to_string(&body).expect("error serialises");
+        let mut tx = site.store.begin_write().await?;
+        let calls = store::calls::close_killed_run_in(
+            &mut tx,
             child.pid as i64,
             run.owner.spawned_at_ms,
             &error,
             super::lifecycle::now_ms(),
         )
         .await?;
-        tracing::warn!(pid = child.pid, killed = run.killed.len(), calls = ids.len(), "settled a run whose host was killed");
+        // Every call's end is audited, this one too (no call without its entry).
+        for (call_id, tool, connection_id) in &calls {
+            audit::append(
+                &mut tx,
+                audit::Entry {
+                    actor: LOCAL_ADMIN,
+                    action: "mcp.client_call",
+                    subject: tool,
+                    detail: json!({
+                        "connection_id": connection_id,
+                        "call_id": call_id,
+                        "state": CallState::OutcomeUnknown.as_str(),
+                        "code": body.code,
+                    }),
+                },
+            )
+            .await?;
+        }
+        tx.commit()
+            .await
+            .map_err(|e| Error::storage("closing the records of a killed run", e))?;
+        tracing::warn!(pid = child.pid, killed = run.killed.len(), calls = calls.len(), "settled a run whose host was killed");
+        let ids: Vec<String> = calls.into_iter().map(|(id, _, _)| id).collect();
         closed.extend(ids);
     }
     Ok(closed)
