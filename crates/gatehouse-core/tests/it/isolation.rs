@@ -224,6 +224,25 @@ async fn child_cannot_replace_the_scratch_root_with_a_symlink() {
 }
 
 #[tokio::test]
+async fn scratch_cleanup_does_not_follow_symlinks_planted_by_the_child() {
+    let (tmp, site) = fresh_site("iso_planter").await;
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("precious")).unwrap();
+    std::fs::write(victim.join("precious/file"), "keep").unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "plant_symlinks", json!({"victim": victim}))
+        .await
+        .unwrap();
+    // Planting inside its own scratch is allowed; following them is not.
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious/file")).unwrap(),
+        "keep",
+        "teardown followed a planted symlink"
+    );
+}
+
+#[tokio::test]
 async fn memory_ceiling_is_enforced_not_only_polled() {
     let (_tmp, site) = fresh_site("iso_alloc").await;
     add_hostile(
