@@ -17,9 +17,9 @@ use ts_rs::{Config, TS};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
-use gatehouse_core::mcp::client::LiveState;
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
+use gatehouse_core::mcp::client::LiveState;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";

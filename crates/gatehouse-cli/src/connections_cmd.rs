@@ -103,9 +103,13 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
-        ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name)
-            .await
-            .map(|v| if json { output::to_json(&v) } else { show_text(&v) }),
+        ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name).await.map(|v| {
+            if json {
+                output::to_json(&v)
+            } else {
+                show_text(&v)
+            }
+        }),
         ConnectionsCommand::Approve { name, json } => {
             saved::approve(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
                 .await
@@ -184,7 +188,11 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             read_write: a.allow_write,
             network: a.network,
             connect_ports: a.allow_port,
-            scratch_quota_bytes: a.scratch_quota.as_deref().map(saved::parse_size).transpose()?,
+            scratch_quota_bytes: a
+                .scratch_quota
+                .as_deref()
+                .map(saved::parse_size)
+                .transpose()?,
             max_processes: a.max_processes,
             max_open_files: a.max_open_files,
             max_memory_bytes: None,
@@ -225,17 +233,27 @@ fn show_text(v: &saved::ConnectionView) -> String {
     let c = &v.connection;
     let mut cmd = vec![c.spec.program.clone()];
     cmd.extend(c.spec.args.iter().cloned());
-    let mut out = format!("{}
+    let mut out = format!(
+        "{}
   command: {}
-", c.name, cmd.join(" "));
+",
+        c.name,
+        cmd.join(" ")
+    );
     let env: Vec<&str> = c.spec.env.keys().map(String::as_str).collect();
     if !env.is_empty() {
-        out.push_str(&format!("  env: {}
-", env.join(", ")));
+        out.push_str(&format!(
+            "  env: {}
+",
+            env.join(", ")
+        ));
     }
     out.push_str(&crate::probe_cmd::profile_text(&c.limits.sandbox));
     if v.isolation.landlock_abi > 0 {
-        out.push_str(&format!("  Landlock ABI here: {}\n", v.isolation.landlock_abi));
+        out.push_str(&format!(
+            "  Landlock ABI here: {}\n",
+            v.isolation.landlock_abi
+        ));
     }
     for w in &v.isolation.warnings {
         out.push_str(&format!("  warning: {w}\n"));

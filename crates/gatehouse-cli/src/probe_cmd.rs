@@ -58,7 +58,10 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         if v.is_empty() {
             "none".to_string()
         } else {
-            v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+            v.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         }
     };
     format!(
@@ -95,7 +98,11 @@ fn network_text(network: bool, ports: &[u16]) -> String {
         (false, []) => "blocked".to_string(),
         (false, ports) => format!(
             "blocked but TCP connect to port {}",
-            ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+            ports
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }

@@ -95,7 +95,10 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         kill9(pid);
     }
     assert!(orphaned, "the server should have outlived the SIGKILL");
-    assert!(!survived, "server {pid} of the killed call is still running");
+    assert!(
+        !survived,
+        "server {pid} of the killed call is still running"
+    );
     let row = site.sql("SELECT state || '|' || error FROM mcp_calls WHERE tool = 'hang'");
     assert!(row.starts_with("outcome_unknown|"), "{row}");
     assert!(row.contains("killed"), "the record names the reason: {row}");
@@ -112,9 +115,17 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         .filter(|e| e["action"] == "mcp.client_call" && e["subject"] == "hang")
         .map(|e| {
             let d: serde_json::Value = serde_json::from_str(e["detail"].as_str().unwrap()).unwrap();
-            format!("{}/{}", d["state"].as_str().unwrap(), d["code"].as_str().unwrap_or("-"))
+            format!(
+                "{}/{}",
+                d["state"].as_str().unwrap(),
+                d["code"].as_str().unwrap_or("-")
+            )
         })
         .collect();
-    assert_eq!(ends, ["dispatched/-", "outcome_unknown/HOST_KILLED"], "{log}");
+    assert_eq!(
+        ends,
+        ["dispatched/-", "outcome_unknown/HOST_KILLED"],
+        "{log}"
+    );
     site.ok(&["audit", "verify"]);
 }

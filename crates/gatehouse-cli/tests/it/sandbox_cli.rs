@@ -84,16 +84,56 @@ fn bad_profile_flags_are_refused_with_the_reason() {
     let server = fixture("hostile.py");
     let existing = site.path().to_string_lossy().into_owned();
     let cases: &[(&[&str], &str, &str)] = &[
-        (&["--sandbox", "docker"], "SANDBOX_PROFILE_INVALID", "not a sandbox backend"),
-        (&["--allow-read", "relative/dir"], "SANDBOX_PROFILE_INVALID", "not an absolute path"),
-        (&["--allow-write", "/nonexistent/gatehouse/x"], "SANDBOX_PROFILE_INVALID", "does not exist"),
-        (&["--allow-read", "/"], "SANDBOX_PROFILE_INVALID", "whole file system"),
-        (&["--sandbox", "none", "--allow-read", &existing], "SANDBOX_PROFILE_INVALID", "no effect"),
-        (&["--scratch-quota", "lots"], "INPUT_INVALID", "is not a size"),
-        (&["--scratch-quota", "10KiB"], "SANDBOX_PROFILE_INVALID", "below 1 MiB"),
-        (&["--max-processes", "0"], "SANDBOX_PROFILE_INVALID", "at least 1"),
-        (&["--max-open-files", "4"], "SANDBOX_PROFILE_INVALID", "too low"),
-        (&["--max-open-files", "999999999999"], "SANDBOX_PROFILE_INVALID", "hard limit"),
+        (
+            &["--sandbox", "docker"],
+            "SANDBOX_PROFILE_INVALID",
+            "not a sandbox backend",
+        ),
+        (
+            &["--allow-read", "relative/dir"],
+            "SANDBOX_PROFILE_INVALID",
+            "not an absolute path",
+        ),
+        (
+            &["--allow-write", "/nonexistent/gatehouse/x"],
+            "SANDBOX_PROFILE_INVALID",
+            "does not exist",
+        ),
+        (
+            &["--allow-read", "/"],
+            "SANDBOX_PROFILE_INVALID",
+            "whole file system",
+        ),
+        (
+            &["--sandbox", "none", "--allow-read", &existing],
+            "SANDBOX_PROFILE_INVALID",
+            "no effect",
+        ),
+        (
+            &["--scratch-quota", "lots"],
+            "INPUT_INVALID",
+            "is not a size",
+        ),
+        (
+            &["--scratch-quota", "10KiB"],
+            "SANDBOX_PROFILE_INVALID",
+            "below 1 MiB",
+        ),
+        (
+            &["--max-processes", "0"],
+            "SANDBOX_PROFILE_INVALID",
+            "at least 1",
+        ),
+        (
+            &["--max-open-files", "4"],
+            "SANDBOX_PROFILE_INVALID",
+            "too low",
+        ),
+        (
+            &["--max-open-files", "999999999999"],
+            "SANDBOX_PROFILE_INVALID",
+            "hard limit",
+        ),
     ];
     for (flags, code, text) in cases {
         let mut args = vec!["connections", "add", "bad"];
@@ -104,7 +144,10 @@ fn bad_profile_flags_are_refused_with_the_reason() {
         assert!(f.stderr.contains(text), "{flags:?}: {}", f.stderr);
         assert!(f.stderr.contains("hint:"), "{flags:?}: {}", f.stderr);
     }
-    assert_eq!(site.ok_json(&["connections", "list", "--json"]), serde_json::json!([]));
+    assert_eq!(
+        site.ok_json(&["connections", "list", "--json"]),
+        serde_json::json!([])
+    );
 }
 
 fn bwrap_installed() -> bool {
@@ -142,7 +185,10 @@ fn bwrap_backend_is_chosen_per_connection() {
     ]);
     let out: serde_json::Value =
         serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(out["ok"], false, "bwrap child read the site settings: {out}");
+    assert_eq!(
+        out["ok"], false,
+        "bwrap child read the site settings: {out}"
+    );
 }
 
 /// Lines of `text` that start like Gatehouse's own.
@@ -174,10 +220,20 @@ fn child_cannot_forge_gatehouse_lines_or_drive_the_terminal_in_tail() {
     );
     assert!(out.contains("\\u001b]52;c;"), "the escape is shown: {out}");
     let own = own_lines(&out);
-    assert_eq!(own.len(), 1, "only Gatehouse's own closing line: {own:?}\n{out}");
+    assert_eq!(
+        own.len(),
+        1,
+        "only Gatehouse's own closing line: {own:?}\n{out}"
+    );
     assert!(own[0].starts_with("[gatehouse: connection ended"), "{out}");
-    assert!(out.contains("\\u005bgatehouse: connection ended (closed)"), "{out}");
-    assert!(out.contains("\\u005bstderr truncated: kept last 10"), "{out}");
+    assert!(
+        out.contains("\\u005bgatehouse: connection ended (closed)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\\u005bstderr truncated: kept last 10"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -195,7 +251,10 @@ fn child_cannot_forge_the_truncation_marker_in_the_stderr_excerpt() {
     let probe = site.ok_json(&["probe", "forger", "--json"]);
     let tail = probe["stderr"]["tail"].as_str().unwrap();
     assert_eq!(probe["stderr"]["truncated"], false);
-    assert!(own_lines(tail).is_empty(), "forged lines kept as is: {tail}");
+    assert!(
+        own_lines(tail).is_empty(),
+        "forged lines kept as is: {tail}"
+    );
     assert!(tail.contains("\\u005bstderr truncated"), "{tail}");
 }
 

@@ -74,7 +74,14 @@ fn changed_tool_list_is_refused_with_a_diff_until_approved() {
     let call = ok_json_with(
         &site,
         "a",
-        &["call", "notes", "echo", "--args", r#"{"message":"hi"}"#, "--json"],
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
     );
     assert_eq!(call["state"], "completed");
 
@@ -82,7 +89,14 @@ fn changed_tool_list_is_refused_with_a_diff_until_approved() {
     let out = run_with(
         &site,
         "b",
-        &["call", "notes", "echo", "--args", r#"{"message":"hi"}"#, "--json"],
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
     );
     let f = failure(out, &["call"]);
     assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
@@ -102,13 +116,22 @@ fn changed_tool_list_is_refused_with_a_diff_until_approved() {
     );
     assert_eq!(changed["changes"][1]["field"], "input_schema");
     // Text output names the differences too.
-    let text = failure(
-        run_with(&site, "b", &["probe", "notes"]),
-        &["probe"],
+    let text = failure(run_with(&site, "b", &["probe", "notes"]), &["probe"]);
+    assert!(
+        text.stderr.contains("+ added exfiltrate"),
+        "{}",
+        text.stderr
     );
-    assert!(text.stderr.contains("+ added exfiltrate"), "{}", text.stderr);
-    assert!(text.stderr.contains("- removed read_notes"), "{}", text.stderr);
-    assert!(text.stderr.contains("connections approve notes"), "{}", text.stderr);
+    assert!(
+        text.stderr.contains("- removed read_notes"),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        text.stderr.contains("connections approve notes"),
+        "{}",
+        text.stderr
+    );
     // No call reached the server while held.
     assert_eq!(
         site.sql("SELECT count(*) FROM mcp_calls WHERE state = 'completed'"),
@@ -126,7 +149,14 @@ fn changed_tool_list_is_refused_with_a_diff_until_approved() {
     let call = ok_json_with(
         &site,
         "b",
-        &["call", "notes", "echo", "--args", r#"{"message":"again"}"#, "--json"],
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"again"}"#,
+            "--json",
+        ],
     );
     assert_eq!(call["state"], "completed");
     // Going back is a change as well.
@@ -175,11 +205,22 @@ fn list_changed_mid_session_puts_the_connection_on_hold() {
     let out = run_with(
         &site,
         "a",
-        &["call", "early", "echo", "--args", r#"{"message":"hi"}"#, "--json"],
+        &[
+            "call",
+            "early",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
     );
     let f = failure(out, &["call"]);
     assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
-    assert!(f.stderr.contains("exfiltrate"), "the hold names the new list: {}", f.stderr);
+    assert!(
+        f.stderr.contains("exfiltrate"),
+        "the hold names the new list: {}",
+        f.stderr
+    );
     assert_eq!(
         site.sql("SELECT count(*) FROM mcp_calls WHERE state = 'completed'"),
         "0",
@@ -192,11 +233,22 @@ fn list_changed_mid_session_puts_the_connection_on_hold() {
     let call = ok_json_with(
         &site,
         "a",
-        &["call", "late", "echo", "--args", r#"{"message":"hi"}"#, "--json"],
+        &[
+            "call",
+            "late",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
     );
     assert_eq!(call["state"], "completed");
     let f = failure(
-        run_with(&site, "a", &["call", "late", "echo", "--args", r#"{"message":"x"}"#]),
+        run_with(
+            &site,
+            "a",
+            &["call", "late", "echo", "--args", r#"{"message":"x"}"#],
+        ),
         &["call"],
     );
     assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED");
@@ -209,12 +261,25 @@ fn list_changed_mid_session_puts_the_connection_on_hold() {
     let call = ok_json_with(
         &site,
         "b",
-        &["call", "late", "echo", "--args", r#"{"message":"ok"}"#, "--json"],
+        &[
+            "call",
+            "late",
+            "echo",
+            "--args",
+            r#"{"message":"ok"}"#,
+            "--json",
+        ],
     );
     assert_eq!(call["state"], "completed");
     let actions = audit_actions(&site);
-    assert!(actions.contains(&"connection.tools_held".to_string()), "{actions:?}");
-    assert!(actions.contains(&"connection.tools_approved".to_string()), "{actions:?}");
+    assert!(
+        actions.contains(&"connection.tools_held".to_string()),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"connection.tools_approved".to_string()),
+        "{actions:?}"
+    );
 }
 
 #[test]

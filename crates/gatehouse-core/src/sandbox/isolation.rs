@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreated,
-    RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, Scope,
 };
 use serde::Serialize;
 
@@ -67,9 +67,7 @@ impl LandlockSupport {
 /// or Landlock compiled in but not enabled at boot).
 pub fn probe() -> LandlockSupport {
     static SUPPORT: OnceLock<LandlockSupport> = OnceLock::new();
-    *SUPPORT.get_or_init(|| LandlockSupport {
-        abi: kernel_abi(),
-    })
+    *SUPPORT.get_or_init(|| LandlockSupport { abi: kernel_abi() })
 }
 
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`: the
@@ -244,7 +242,12 @@ pub fn ruleset(
     for p in runtime.iter().chain(&profile.read_only) {
         r = add_path(r, p, read)?;
     }
-    for p in profile.read_write.iter().map(PathBuf::as_path).chain([scratch]) {
+    for p in profile
+        .read_write
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([scratch])
+    {
         r = add_path(r, p, all)?;
     }
     Ok(Some(r))
@@ -324,11 +327,7 @@ mod tests {
         fs::create_dir_all(&pkg).unwrap();
         fs::write(pkg.join("index.js"), "").unwrap();
         let script = pkg.join("index.js").to_string_lossy().into_owned();
-        let paths = runtime_paths(
-            "tool",
-            &["--flag".into(), script],
-            &bin.to_string_lossy(),
-        );
+        let paths = runtime_paths("tool", &["--flag".into(), script], &bin.to_string_lossy());
         assert!(paths.contains(&bin.join("tool")));
         assert!(paths.contains(&tmp.path().join("venv")), "{paths:?}");
         assert!(paths.contains(&PathBuf::from("/bin/sh")));

@@ -107,7 +107,11 @@ impl Profile {
     /// and ceilings of zero or above what this user may set.
     pub fn validate(&self) -> Result<()> {
         let bad = |message: String, hint: &str| {
-            Err(Error::invalid(codes::SANDBOX_PROFILE_INVALID, message, hint))
+            Err(Error::invalid(
+                codes::SANDBOX_PROFILE_INVALID,
+                message,
+                hint,
+            ))
         };
         for (flag, p) in self
             .read_only
@@ -163,7 +167,10 @@ impl Profile {
                 );
             }
             if self.connect_ports.contains(&0) {
-                return bad("--allow-port 0 is not a port".to_string(), "give ports 1-65535");
+                return bad(
+                    "--allow-port 0 is not a port".to_string(),
+                    "give ports 1-65535",
+                );
             }
         }
         if self.scratch_quota_bytes.is_some_and(|q| q < 1 << 20) {
@@ -216,7 +223,10 @@ mod tests {
         assert_eq!(p.backend, Backend::Landlock);
         assert!(!p.network);
         assert_eq!(p.scratch_quota(), DEFAULT_SCRATCH_QUOTA);
-        assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"backend":"landlock","network":false}"#);
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"backend":"landlock","network":false}"#
+        );
         assert!(Backend::parse("bwrap").is_ok());
         assert!(Backend::parse("docker").is_err());
     }
@@ -233,17 +243,53 @@ mod tests {
         };
         ok.validate().unwrap();
         let cases = [
-            Profile { read_only: vec!["data".into()], ..Profile::default() },
-            Profile { read_write: vec![tmp.path().join("missing")], ..Profile::default() },
-            Profile { read_write: vec![tmp.path().join("../x")], ..Profile::default() },
-            Profile { read_only: vec!["/".into()], ..Profile::default() },
-            Profile { backend: Backend::None, read_only: vec![tmp.path().to_path_buf()], ..Profile::default() },
-            Profile { scratch_quota_bytes: Some(1000), ..Profile::default() },
-            Profile { max_processes: Some(0), ..Profile::default() },
-            Profile { connect_ports: vec![443], network: true, ..Profile::default() },
-            Profile { connect_ports: vec![443], backend: Backend::Bwrap, ..Profile::default() },
-            Profile { max_open_files: Some(3), ..Profile::default() },
-            Profile { max_open_files: Some(u64::MAX - 1), ..Profile::default() },
+            Profile {
+                read_only: vec!["data".into()],
+                ..Profile::default()
+            },
+            Profile {
+                read_write: vec![tmp.path().join("missing")],
+                ..Profile::default()
+            },
+            Profile {
+                read_write: vec![tmp.path().join("../x")],
+                ..Profile::default()
+            },
+            Profile {
+                read_only: vec!["/".into()],
+                ..Profile::default()
+            },
+            Profile {
+                backend: Backend::None,
+                read_only: vec![tmp.path().to_path_buf()],
+                ..Profile::default()
+            },
+            Profile {
+                scratch_quota_bytes: Some(1000),
+                ..Profile::default()
+            },
+            Profile {
+                max_processes: Some(0),
+                ..Profile::default()
+            },
+            Profile {
+                connect_ports: vec![443],
+                network: true,
+                ..Profile::default()
+            },
+            Profile {
+                connect_ports: vec![443],
+                backend: Backend::Bwrap,
+                ..Profile::default()
+            },
+            Profile {
+                max_open_files: Some(3),
+                ..Profile::default()
+            },
+            Profile {
+                max_open_files: Some(u64::MAX - 1),
+                ..Profile::default()
+            },
         ];
         for p in cases {
             let e = p.validate().expect_err(&format!("{p:?}"));

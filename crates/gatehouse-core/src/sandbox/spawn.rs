@@ -18,6 +18,7 @@ use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use super::bwrap;
 use super::child::{self, ChildSetup};
 use super::isolation::{self, Isolation};
 use super::procfs::{self, ProcId, ProcessGroup};
@@ -25,7 +26,6 @@ use super::profile::{Backend, Profile};
 use super::reaper::Tracker;
 use super::scratch::{ScratchDir, ScratchRoot};
 use super::spec::ChildSpec;
-use super::bwrap;
 use crate::error::{Error, Result, codes};
 
 /// How a child ended, as observed (never invented).
@@ -106,7 +106,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     profile.validate()?;
     let mut scratch = root.create()?;
     let env = spec.resolve_env(scratch.path())?;
-    let child_path = env.get("PATH").map(|v| v.expose().to_string()).unwrap_or_default();
+    let child_path = env
+        .get("PATH")
+        .map(|v| v.expose().to_string())
+        .unwrap_or_default();
     let runtime = isolation::runtime_paths(&spec.program, &spec.args, &child_path);
     // What is weaker than asked is said once, here, and kept with the child.
     let isolation = isolation::describe(profile);
@@ -129,7 +132,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     let mut rlimits = vec![
         (Resource::RLIMIT_NOFILE, profile.max_open_files()),
         // RLIMIT_NPROC counts every process of the user: allow this many more.
-        (Resource::RLIMIT_NPROC, procfs::count_of_user(uid) + profile.max_processes()),
+        (
+            Resource::RLIMIT_NPROC,
+            procfs::count_of_user(uid) + profile.max_processes(),
+        ),
         // No single file may pass the scratch quota.
         (Resource::RLIMIT_FSIZE, profile.scratch_quota()),
         (Resource::RLIMIT_CORE, 0),
@@ -329,4 +335,3 @@ impl Drop for Sandboxed {
         self.tracker.kill_all_now();
     }
 }
-

@@ -86,7 +86,11 @@ async fn child_cannot_tamper_with_site_database_by_absolute_path() {
     .await
     .unwrap();
     assert_eq!(out["ok"], false, "{out}");
-    assert!(roles_of(&site, "viewer@example.com").await.contains("Viewer"));
+    assert!(
+        roles_of(&site, "viewer@example.com")
+            .await
+            .contains("Viewer")
+    );
 }
 
 #[tokio::test]
@@ -136,9 +140,7 @@ async fn child_cannot_read_the_host_environment_through_proc() {
     assert!(!gatehouse_core::sandbox::host::is_dumpable());
     let (_tmp, site) = fresh_site("iso_environ").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
-    let report = saved::call(&site, "h", "environ", json!({}))
-        .await
-        .unwrap();
+    let report = saved::call(&site, "h", "environ", json!({})).await.unwrap();
     let text = report.result.unwrap()["content"][0]["text"]
         .as_str()
         .unwrap()
@@ -260,7 +262,10 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
     let out = attack(&site, "h", "alloc", json!({"mb": 1024})).await;
     let out = out.unwrap_or_else(|e| panic!("the ceiling was only polled: {e}"));
     assert_eq!(out["ok"], false, "1 GiB allocated: {out}");
-    assert!(out["error"].as_str().unwrap().starts_with("MemoryError"), "{out}");
+    assert!(
+        out["error"].as_str().unwrap().starts_with("MemoryError"),
+        "{out}"
+    );
 }
 
 fn with_profile(profile: Profile) -> SavedLimits {
@@ -316,13 +321,23 @@ async fn allowed_port_is_the_only_tcp_the_child_gets() {
         }),
     )
     .await;
-    let ok = attack(&site, "p", "connect", json!({"host": "127.0.0.1", "port": allowed}))
-        .await
-        .unwrap();
+    let ok = attack(
+        &site,
+        "p",
+        "connect",
+        json!({"host": "127.0.0.1", "port": allowed}),
+    )
+    .await
+    .unwrap();
     assert_eq!(ok["ok"], true, "the listed port: {ok}");
-    let denied = attack(&site, "p", "connect", json!({"host": "127.0.0.1", "port": other}))
-        .await
-        .unwrap();
+    let denied = attack(
+        &site,
+        "p",
+        "connect",
+        json!({"host": "127.0.0.1", "port": other}),
+    )
+    .await
+    .unwrap();
     assert_eq!(denied["ok"], false, "another port: {denied}");
 }
 
@@ -344,17 +359,32 @@ async fn profile_paths_widen_what_the_child_may_touch() {
         }),
     )
     .await;
-    let read = attack(&site, "h", "read_file", json!({"path": data.join("in.txt")}))
-        .await
-        .unwrap();
+    let read = attack(
+        &site,
+        "h",
+        "read_file",
+        json!({"path": data.join("in.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(read["ok"], true, "{read}");
-    let write_ro = attack(&site, "h", "write_file", json!({"path": data.join("x.txt")}))
-        .await
-        .unwrap();
+    let write_ro = attack(
+        &site,
+        "h",
+        "write_file",
+        json!({"path": data.join("x.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(write_ro["ok"], false, "read-only path written: {write_ro}");
-    let write = attack(&site, "h", "write_file", json!({"path": out_dir.join("x.txt")}))
-        .await
-        .unwrap();
+    let write = attack(
+        &site,
+        "h",
+        "write_file",
+        json!({"path": out_dir.join("x.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(write["ok"], true, "{write}");
 }
 

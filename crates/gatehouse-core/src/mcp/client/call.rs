@@ -65,7 +65,11 @@ impl Connection {
         }
         if s.rpc.tools_list_changed() {
             return call
-                .finish(CallState::Failed, None, Some(on_hold_error(s.name.as_deref())))
+                .finish(
+                    CallState::Failed,
+                    None,
+                    Some(on_hold_error(s.name.as_deref())),
+                )
                 .await;
         }
         call.record.state = CallState::Validated;

@@ -270,7 +270,12 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
         tx.commit()
             .await
             .map_err(|e| Error::storage("closing the records of a killed run", e))?;
-        tracing::warn!(pid = child.pid, killed = run.killed.len(), calls = calls.len(), "settled a run whose host was killed");
+        tracing::warn!(
+            pid = child.pid,
+            killed = run.killed.len(),
+            calls = calls.len(),
+            "settled a run whose host was killed"
+        );
         let ids: Vec<String> = calls.into_iter().map(|(id, _, _)| id).collect();
         closed.extend(ids);
     }
@@ -302,7 +307,15 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
 async fn connect_pinned(site: &Site, saved: &SavedConnection) -> Result<(Connection, PinStatus)> {
     recover(site).await?;
     let conn = Connection::connect(connect_options(site, saved)?).await?;
-    match pin::check(&site.store, LOCAL_ADMIN, &saved.name, &saved.spec, &conn.tools()).await {
+    match pin::check(
+        &site.store,
+        LOCAL_ADMIN,
+        &saved.name,
+        &saved.spec,
+        &conn.tools(),
+    )
+    .await
+    {
         Ok(status) => Ok((conn, status)),
         Err(e) => {
             conn.close().await;
