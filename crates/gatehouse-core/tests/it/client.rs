@@ -504,6 +504,9 @@ async fn rss_ceiling_kills_the_group_naming_the_ceiling() {
     let f = Fixture::new();
     let mut o = f.options(python("mcp_server.py", &[]));
     o.limits.max_rss_bytes = Some(64 << 20);
+    // The poll, not RLIMIT_DATA (which defaults to the RSS ceiling and would
+    // refuse the allocation inside the child; see isolation.rs).
+    o.profile.max_memory_bytes = Some(1 << 30);
     let conn = Connection::connect(o).await.unwrap();
     let out = conn
         .call_tool("alloc", json!({"mb": 256, "seconds": 20}), opts())

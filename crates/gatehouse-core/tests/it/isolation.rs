@@ -457,6 +457,60 @@ async fn bwrap_backend_confines_files_network_and_daemons() {
     .await
     .unwrap();
     assert_eq!(net["ok"], false, "{net}");
+    // In its PID namespace the parent is bwrap's own init, whose environment
+    // is the child's (PATH and HOME): nothing of the host's.
     let env = attack(&site, "b", "environ", json!({})).await.unwrap();
-    assert_eq!(env["ok"], false, "{env}");
+    let names: Vec<&str> = env["names"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        env["ok"] == false || names.iter().all(|n| ["PATH", "HOME"].contains(n)),
+        "the host's environment reached a bwrap child: {env}"
+    );
+
+    // A setsid daemon inside the namespace dies with it. Its pid is the
+    // namespace's, so it is found by a tag in its command line.
+    let tag = format!("--tag=bwrap-daemon-{}", std::process::id());
+    let conn = SavedConnection {
+        name: "d".into(),
+        spec: python("hostile.py", &[&tag]),
+        limits: with_profile(Profile {
+            backend: Backend::Bwrap,
+            ..Profile::default()
+        }),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &conn).await.unwrap();
+    let out = attack(&site, "d", "daemon", json!({})).await.unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    let tagged = || -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&tag))
+                    && alive(*pid as i64)
+            })
+            .collect()
+    };
+    let mut left = tagged();
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = tagged();
+    }
+    for pid in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(
+        left.is_empty(),
+        "bwrap daemon(s) {left:?} outlived the connection"
+    );
 }
