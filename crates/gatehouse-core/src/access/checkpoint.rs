@@ -272,17 +272,17 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
     if seq == 0 {
         return Ok(None);
     }
-    if let Some(old) = read_anchor(&anchor) {
-        if sql::entry_hash(&site.store, old.seq).await?.as_deref() != Some(old.hash.as_str()) {
-            return Err(Error::new(
-                codes::AUDIT_CHAIN_BROKEN,
-                format!(
-                    "entry {} no longer matches this machine's signed checkpoint of it; not signing the current head",
-                    old.seq
-                ),
-            )
-            .hint("run `gatehouse audit verify` and restore the database from a backup"));
-        }
+    if let Some(old) = read_anchor(&anchor)
+        && sql::entry_hash(&site.store, old.seq).await?.as_deref() != Some(old.hash.as_str())
+    {
+        return Err(Error::new(
+            codes::AUDIT_CHAIN_BROKEN,
+            format!(
+                "entry {} no longer matches this machine's signed checkpoint of it; not signing the current head",
+                old.seq
+            ),
+        )
+        .hint("run `gatehouse audit verify` and restore the database from a backup"));
     }
     let signer = Signer::load_or_create(&config)?;
     let row = signer.sign(seq, &hash);

@@ -71,7 +71,7 @@ impl CallRecorder for StoreRecorder {
                         "connection_id": record.connection_id,
                         "call_id": record.call_id,
                         "state": record.state.as_str(),
-                        "code": record.error.as_ref().map(|e| e.code.clone()),
+                        "code": record.error.as_ref().map(|e| e.code),
                         "args_bytes": record.args_bytes,
                     }),
                 },
