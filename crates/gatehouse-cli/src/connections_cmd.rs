@@ -1,4 +1,5 @@
-//! `gatehouse connections add|list|remove`: MCP servers stored in the site.
+//! `gatehouse connections add|list|show|approve|remove`: MCP servers stored in
+//! the site, their isolation profile and their tool pin.
 
 use clap::{Args, Subcommand};
 use gatehouse_core::Result;
@@ -15,6 +16,18 @@ pub enum ConnectionsCommand {
     Add(AddArgs),
     /// List stored connections.
     List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one connection: command, limits, isolation profile, tool pin.
+    Show {
+        name: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve the tool change a connection is held for (shown in its refusal).
+    Approve {
+        name: String,
         #[arg(long)]
         json: bool,
     },
@@ -60,6 +73,10 @@ pub struct AddArgs {
     /// Let the server use TCP (off by default).
     #[arg(long)]
     network: bool,
+    /// A TCP port the server may connect to without --network (repeatable;
+    /// any address; landlock backend only).
+    #[arg(long = "allow-port", value_name = "PORT")]
+    allow_port: Vec<u16>,
     /// Scratch disk quota, e.g. 256MiB (the server is stopped past it).
     #[arg(long = "scratch-quota")]
     scratch_quota: Option<String>,
@@ -86,6 +103,24 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
+        ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name).await.map(|v| {
+            if json {
+                output::to_json(&v)
+            } else {
+                show_text(&v)
+            }
+        }),
+        ConnectionsCommand::Approve { name, json } => {
+            saved::approve(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
+                .await
+                .map(|a| {
+                    if json {
+                        output::to_json(&a)
+                    } else {
+                        format!("approved the tool change of {name} ({})", a.reason.as_str())
+                    }
+                })
+        }
         ConnectionsCommand::Remove { name } => {
             saved::remove(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
                 .await
@@ -152,6 +187,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             read_only: a.allow_read,
             read_write: a.allow_write,
             network: a.network,
+            connect_ports: a.allow_port,
             scratch_quota_bytes: a
                 .scratch_quota
                 .as_deref()
@@ -184,10 +220,47 @@ async fn list(site: &gatehouse_core::site::Site, json: bool) -> Result<String> {
             cmd.extend(c.spec.args.iter().cloned());
             vec![
                 c.name.clone(),
+                c.limits.sandbox.backend.as_str().to_string(),
                 cmd.join(" "),
                 c.spec.env.keys().cloned().collect::<Vec<_>>().join(","),
             ]
         })
         .collect();
-    Ok(output::table(&["NAME", "COMMAND", "ENV"], rows))
+    Ok(output::table(&["NAME", "SANDBOX", "COMMAND", "ENV"], rows))
+}
+
+fn show_text(v: &saved::ConnectionView) -> String {
+    let c = &v.connection;
+    let mut cmd = vec![c.spec.program.clone()];
+    cmd.extend(c.spec.args.iter().cloned());
+    let mut out = format!(
+        "{}
+  command: {}
+",
+        c.name,
+        cmd.join(" ")
+    );
+    let env: Vec<&str> = c.spec.env.keys().map(String::as_str).collect();
+    if !env.is_empty() {
+        out.push_str(&format!(
+            "  env: {}
+",
+            env.join(", ")
+        ));
+    }
+    out.push_str(&crate::probe_cmd::profile_text(&c.limits.sandbox));
+    if v.isolation.landlock_abi > 0 {
+        out.push_str(&format!(
+            "  Landlock ABI here: {}\n",
+            v.isolation.landlock_abi
+        ));
+    }
+    for w in &v.isolation.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    match &v.pin {
+        Some(p) => out.push_str(&crate::probe_cmd::pin_text(&c.name, p)),
+        None => out.push_str("  tools: not pinned yet (the first connect pins them)\n"),
+    }
+    out
 }

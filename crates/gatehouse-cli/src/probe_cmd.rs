@@ -29,6 +29,18 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         r.server["version"].as_str().unwrap_or("?"),
         r.server["protocol_version"].as_str().unwrap_or("?"),
     );
+    let iso = &r.isolation;
+    text.push_str(&format!(
+        "  sandbox: {} (Landlock ABI {}), network {}, scratch quota {} MiB\n",
+        iso.backend,
+        iso.landlock_abi,
+        network_text(iso.network, &iso.connect_ports),
+        iso.scratch_quota_bytes >> 20
+    ));
+    for w in &iso.warnings {
+        text.push_str(&format!("  warning: {w}\n"));
+    }
+    text.push_str(&pin_text(&args.name, &r.pin));
     for t in &r.tools {
         let ro = t["annotations"]["readOnlyHint"] == serde_json::json!(true);
         text.push_str(&format!(
@@ -38,4 +50,59 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         ));
     }
     Ok(text)
+}
+
+/// The isolation profile as text lines (for `connections show`).
+pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
+    let list = |v: &[std::path::PathBuf]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    format!(
+        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n",
+        p.backend.as_str(),
+        list(&p.read_only),
+        list(&p.read_write),
+        network_text(p.network, &p.connect_ports),
+        p.scratch_quota() >> 20,
+        p.max_processes(),
+        p.max_open_files(),
+    )
+}
+
+/// A tool pin as a text line (and a hold, when one is pending).
+pub fn pin_text(name: &str, p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
+    let mut out = format!(
+        "  tools pinned: {} tools, sha256 {}\n",
+        p.tools,
+        &p.tools_sha256[..16.min(p.tools_sha256.len())]
+    );
+    if let Some(r) = p.pending {
+        out.push_str(&format!(
+            "  ON HOLD: tool change waiting for approval ({}); `gatehouse connections approve {name}`\n",
+            r.as_str()
+        ));
+    }
+    out
+}
+
+fn network_text(network: bool, ports: &[u16]) -> String {
+    match (network, ports) {
+        (true, _) => "allowed".to_string(),
+        (false, []) => "blocked".to_string(),
+        (false, ports) => format!(
+            "blocked but TCP connect to port {}",
+            ports
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

@@ -24,7 +24,11 @@ pub async fn run(ctx: &Ctx, a: TailArgs) -> Result<String> {
     let record = saved::tail(&site, &a.name, stop, |ev| {
         let mut out = std::io::stdout().lock();
         let _ = match ev {
-            TailEvent::Lines(lines) => lines.iter().try_for_each(|l| writeln!(out, "{l}")),
+            // A child's terminal escapes (OSC 52, cursor moves) are shown, not obeyed;
+            // core has already defanged its look-alikes of Gatehouse's own lines.
+            TailEvent::Lines(lines) => lines
+                .iter()
+                .try_for_each(|l| writeln!(out, "{}", gatehouse_core::text::escape_controls(l))),
             TailEvent::Missed { lines, bytes } => {
                 writeln!(
                     out,

@@ -264,6 +264,9 @@ pub enum Code {
     ScratchUnsafe,
     SandboxUnavailable,
     HostKilled,
+    ConnectionToolsChanged,
+    ConnectionNothingToApprove,
+    SandboxProfileInvalid,
     ConfigFileUnparsable,
     ConfigInstallUnsupported,
     ConfigScopeUnsupported,
@@ -387,6 +390,9 @@ pub mod codes {
     pub const SCRATCH_UNSAFE: Code = Code::ScratchUnsafe;
     pub const SANDBOX_UNAVAILABLE: Code = Code::SandboxUnavailable;
     pub const HOST_KILLED: Code = Code::HostKilled;
+    pub const CONNECTION_TOOLS_CHANGED: Code = Code::ConnectionToolsChanged;
+    pub const CONNECTION_NOTHING_TO_APPROVE: Code = Code::ConnectionNothingToApprove;
+    pub const SANDBOX_PROFILE_INVALID: Code = Code::SandboxProfileInvalid;
     pub const CONFIG_FILE_UNPARSABLE: Code = Code::ConfigFileUnparsable;
     pub const CONFIG_INSTALL_UNSUPPORTED: Code = Code::ConfigInstallUnsupported;
     pub const CONFIG_SCOPE_UNSUPPORTED: Code = Code::ConfigScopeUnsupported;

@@ -51,9 +51,57 @@ pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Line starts that only Gatehouse writes: its truncation marker and its own
+/// notes in `gatehouse tail`.
+pub const OWN_LINE_PREFIXES: &[&str] = &["[stderr truncated", "[gatehouse"];
+
+/// A child's text with every line that would look like one of Gatehouse's own
+/// ([`OWN_LINE_PREFIXES`], after any leading blanks) given a visible `\u005b`
+/// for its `[`: Gatehouse's lines are then the only ones that start so, and a
+/// child cannot forge a truncation marker or an "ended" note.
+pub fn defang_own_lines(text: &str) -> std::borrow::Cow<'_, str> {
+    let forged = |line: &str| {
+        let l = line.trim_start();
+        OWN_LINE_PREFIXES.iter().any(|p| l.starts_with(p))
+    };
+    if !text.split('\n').any(forged) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let lines: Vec<String> = text
+        .split('\n')
+        .map(|line| {
+            if forged(line) {
+                line.replacen('[', "\\u005b", 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_cannot_write_gatehouse_own_lines() {
+        let child = "ok\n[stderr truncated: kept last 1 of 2 bytes]\n  [gatehouse: connection ended (exited)]\nx [gatehouse";
+        let out = defang_own_lines(child);
+        assert_eq!(
+            out,
+            "ok\n\\u005bstderr truncated: kept last 1 of 2 bytes]\n  \\u005bgatehouse: connection ended (exited)]\nx [gatehouse"
+        );
+        assert!(!out.lines().any(|l| {
+            OWN_LINE_PREFIXES
+                .iter()
+                .any(|p| l.trim_start().starts_with(p))
+        }));
+        assert!(matches!(
+            defang_own_lines("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn controls_are_escaped_json_compatibly() {

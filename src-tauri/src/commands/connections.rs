@@ -10,7 +10,7 @@
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{Connection, LiveConnection, LiveState, saved};
+use gatehouse_core::mcp::client::{LiveConnection, LiveState, saved};
 use gatehouse_core::sandbox::ExitInfo;
 use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
@@ -200,9 +200,8 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
         .connections
         .open(&name, async {
             let site = state.site()?;
-            let stored = saved::get(&site.store, &name).await?;
-            saved::recover(&site).await?;
-            Connection::connect(saved::connect_options(&site, &stored)?).await
+            // Checked against the connection's tool pin (CONNECTION_TOOLS_CHANGED).
+            saved::open(&site, &name).await
         })
         .await?;
     Ok(LiveView::of(&live))

@@ -197,6 +197,8 @@ fn connection_changes_and_outbound_calls_are_audited() {
         actions,
         [
             ("connection.add".into(), "echo".into()),
+            // The first connect pins the server's tools (issue 10 §6).
+            ("connection.tools_pinned".into(), "echo".into()),
             ("mcp.client_call".into(), "echo".into()),
             ("mcp.client_call".into(), "echo".into()),
             ("connection.remove".into(), "echo".into()),

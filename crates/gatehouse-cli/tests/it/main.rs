@@ -27,6 +27,8 @@ mod permissions_doc;
 mod policy_content;
 mod portable;
 mod robustness;
+mod sandbox_cli;
 mod site_config;
+mod tool_pinning;
 mod util;
 mod version;

@@ -106,4 +106,26 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         "SELECT end_reason FROM mcp_connection_runs WHERE pid = {pid}"
     ));
     assert_eq!(run, "host_killed");
+    // The closure is audited like every other end of a call.
+    let log = site.ok_json(&["audit", "list", "--limit", "1000", "--json"]);
+    let ends: Vec<String> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "mcp.client_call" && e["subject"] == "hang")
+        .map(|e| {
+            let d: serde_json::Value = serde_json::from_str(e["detail"].as_str().unwrap()).unwrap();
+            format!(
+                "{}/{}",
+                d["state"].as_str().unwrap(),
+                d["code"].as_str().unwrap_or("-")
+            )
+        })
+        .collect();
+    assert_eq!(
+        ends,
+        ["dispatched/-", "outcome_unknown/HOST_KILLED"],
+        "{log}"
+    );
+    site.ok(&["audit", "verify"]);
 }

@@ -279,13 +279,13 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
         && sql::entry_hash(&site.store, old.seq).await?.as_deref() != Some(old.hash.as_str())
     {
         return Err(Error::new(
-                codes::AUDIT_CHAIN_BROKEN,
-                format!(
-                    "entry {} no longer matches this machine's signed checkpoint of it; not signing the current head",
-                    old.seq
-                ),
-            )
-            .hint("run `gatehouse audit verify` and restore the database from a backup"));
+            codes::AUDIT_CHAIN_BROKEN,
+            format!(
+                "entry {} no longer matches this machine's signed checkpoint of it; not signing the current head",
+                old.seq
+            ),
+        )
+        .hint("run `gatehouse audit verify` and restore the database from a backup"));
     }
     let signer = Signer::load_or_create(&config)?;
     let row = signer.sign(seq, &hash);

@@ -37,6 +37,9 @@ pub fn wrap(
     if profile.network {
         a.push("--share-net".into());
     }
+    // The fresh /dev, /proc and /tmp first: a bind below /tmp (a scratch root
+    // in $TMPDIR, a profile path) must land on top of the tmpfs, not under it.
+    a.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"].map(String::from));
     let mut bind = |flag: &str, p: &Path| {
         if p.exists() {
             a.extend([
@@ -63,15 +66,32 @@ pub fn wrap(
     {
         bind("--bind", p);
     }
-    a.extend(
-        [
-            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir",
-        ]
-        .map(String::from),
-    );
+    a.push("--chdir".into());
     a.push(scratch.display().to_string());
     a.push("--".into());
     a.push(program.into());
     a.extend(args.iter().cloned());
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binds_come_after_the_fresh_tmp_they_may_sit_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        let scratch = tmp.path().to_string_lossy().into_owned();
+        let args = wrap(
+            &Profile::default(),
+            tmp.path(),
+            &[],
+            "python3",
+            &["a".into()],
+        );
+        let at = |s: &str| args.iter().position(|a| a == s).unwrap();
+        assert!(at("--tmpfs") < at(&scratch), "{args:?}");
+        assert!(!args.contains(&"--share-net".to_string()));
+        assert_eq!(&args[args.len() - 3..], ["--", "python3", "a"]);
+    }
 }

@@ -17,12 +17,12 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, NetPort, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, Scope,
 };
 use serde::Serialize;
 
-use super::profile::Profile;
+use super::profile::{Backend, Profile};
 use crate::error::{Error, Result, codes};
 
 /// System folders every child may read and execute from.
@@ -63,43 +63,29 @@ impl LandlockSupport {
     }
 }
 
-/// Probes the kernel once per process: the highest ABI whose rights can be
-/// handled as a hard requirement.
+/// Asks the kernel once per process which Landlock ABI it offers (0: none,
+/// or Landlock compiled in but not enabled at boot).
 pub fn probe() -> LandlockSupport {
     static SUPPORT: OnceLock<LandlockSupport> = OnceLock::new();
-    *SUPPORT.get_or_init(|| {
-        let levels = [
-            (6, ABI::V6),
-            (5, ABI::V5),
-            (4, ABI::V4),
-            (3, ABI::V3),
-            (2, ABI::V2),
-            (1, ABI::V1),
-        ];
-        for (n, abi) in levels {
-            let mut r = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
-            r = match r.handle_access(AccessFs::from_all(abi)) {
-                Ok(r) => r,
-                Err(_) => continue,
-            };
-            if n >= 4 {
-                r = match r.handle_access(AccessNet::from_all(abi)) {
-                    Ok(r) => r,
-                    Err(_) => continue,
-                };
-            }
-            if n >= 6 {
-                r = match r.scope(Scope::from_all(abi)) {
-                    Ok(r) => r,
-                    Err(_) => continue,
-                };
-            }
-            if r.create().is_ok() {
-                return LandlockSupport { abi: n };
-            }
-        }
-        LandlockSupport { abi: 0 }
-    })
+    *SUPPORT.get_or_init(|| LandlockSupport { abi: kernel_abi() })
+}
+
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`: the
+/// kernel's ABI version, or an error (ENOSYS, EOPNOTSUPP) when it has none.
+#[allow(unsafe_code)]
+fn kernel_abi() -> u8 {
+    const LANDLOCK_CREATE_RULESET_VERSION: nix::libc::c_long = 1;
+    // SAFETY: a raw system call with a null attribute pointer and size 0, as
+    // the version query requires; it reads and writes no memory of ours.
+    let v = unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0 as nix::libc::size_t,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    v.clamp(0, u8::MAX as nix::libc::c_long) as u8
 }
 
 /// Finds `program` the way `exec` will: as given when it holds a `/`,
@@ -234,12 +220,19 @@ pub fn ruleset(
         .scope(Scope::from_all(abi))
         .map_err(landlock_error)?;
     if !profile.network {
-        // Handled with no rule: no TCP connect or bind at all.
+        // Handled: no TCP connect or bind but to the listed ports.
         base = base
             .handle_access(AccessNet::from_all(abi))
             .map_err(landlock_error)?;
     }
     let mut r = base.create().map_err(landlock_error)?;
+    if !profile.network {
+        for port in &profile.connect_ports {
+            r = r
+                .add_rule(NetPort::new(*port, AccessNet::ConnectTcp))
+                .map_err(landlock_error)?;
+        }
+    }
     for p in SYSTEM_READ_ONLY {
         r = add_path(r, Path::new(p), read)?;
     }
@@ -267,9 +260,57 @@ pub struct Isolation {
     /// Landlock ABI applied (0: not applied).
     pub landlock_abi: u8,
     pub network: bool,
+    /// With `network` off, the TCP ports it may still connect to.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_ports: Vec<u16>,
     pub scratch_quota_bytes: u64,
     /// What is weaker than asked, said once per connection.
     pub warnings: Vec<String>,
+}
+
+/// How a child of `profile` will be confined on this host, with what is
+/// weaker than asked said in `warnings` (once per connection: in `probe`, in
+/// the live connection's status and in `connections show`).
+pub fn describe(profile: &Profile) -> Isolation {
+    let support = probe();
+    let mut warnings = Vec::new();
+    let mut landlock_abi = 0;
+    let mut network = profile.network;
+    match profile.backend {
+        Backend::Landlock if !support.available() => warnings.push(
+            "Landlock is not available on this kernel: the server runs with resource limits and no_new_privs only (files and network are not confined)".to_string(),
+        ),
+        Backend::Landlock => {
+            landlock_abi = support.abi;
+            if !profile.network && !support.network() {
+                network = true;
+                warnings.push(format!(
+                    "Landlock ABI {} cannot restrict TCP (needs 4): the server can use the network",
+                    support.abi
+                ));
+            }
+        }
+        Backend::Bwrap => {
+            if super::bwrap::find().is_err() {
+                warnings.push("bwrap is not installed: connecting fails until it is".to_string());
+            }
+        }
+        Backend::None => warnings.push(
+            "sandbox backend none: the server can reach anything this user can".to_string(),
+        ),
+    }
+    Isolation {
+        backend: profile.backend.as_str(),
+        landlock_abi,
+        network,
+        connect_ports: if network {
+            Vec::new()
+        } else {
+            profile.connect_ports.clone()
+        },
+        scratch_quota_bytes: profile.scratch_quota(),
+        warnings,
+    }
 }
 
 #[cfg(test)]

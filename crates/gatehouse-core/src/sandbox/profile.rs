@@ -26,7 +26,8 @@ pub enum Backend {
     Landlock,
     /// The command runs under `bwrap`: private mount namespace (system paths
     /// read-only, scratch read-write, nothing else), no network unless allowed,
-    /// its own PID namespace; Landlock is applied too when available.
+    /// its own PID namespace. (Landlock is not stacked under it: a Landlock
+    /// domain forbids the mounts bwrap makes to set up.)
     Bwrap,
     /// Resource limits and `no_new_privs` only: the child can reach anything
     /// the host user can. For servers the other backends break.
@@ -48,7 +49,7 @@ impl Backend {
             "bwrap" => Ok(Backend::Bwrap),
             "none" => Ok(Backend::None),
             other => Err(Error::invalid(
-                codes::INPUT_INVALID,
+                codes::SANDBOX_PROFILE_INVALID,
                 format!("{other:?} is not a sandbox backend"),
                 "use landlock, bwrap or none",
             )),
@@ -70,6 +71,10 @@ pub struct Profile {
     pub read_write: Vec<PathBuf>,
     /// TCP connect and bind (off: the child cannot use TCP at all).
     pub network: bool,
+    /// With `network` off: the TCP ports the child may connect to (any
+    /// address), and nothing else of TCP. Landlock backend only (ABI ≥ 4).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub connect_ports: Vec<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scratch_quota_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,17 +100,113 @@ impl Profile {
         self.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES)
     }
 
-    /// Refuses relative or missing paths (a relative path would be relative
-    /// to whatever directory the host happens to run in).
+    /// Refuses what would confine less than it says or fail only at connect:
+    /// relative, missing or `..` paths (a relative path would be relative to
+    /// whatever directory the host happens to run in), `/` itself, paths with
+    /// the `none` backend (nothing confines them, so listing them misleads),
+    /// and ceilings of zero or above what this user may set.
     pub fn validate(&self) -> Result<()> {
-        for p in self.read_only.iter().chain(&self.read_write) {
-            if !p.is_absolute() {
-                return Err(Error::invalid(
-                    codes::INPUT_INVALID,
-                    format!("sandbox path {} is not absolute", p.display()),
-                    "list paths the server may use as absolute paths",
-                ));
+        let bad = |message: String, hint: &str| {
+            Err(Error::invalid(
+                codes::SANDBOX_PROFILE_INVALID,
+                message,
+                hint,
+            ))
+        };
+        for (flag, p) in self
+            .read_only
+            .iter()
+            .map(|p| ("--allow-read", p))
+            .chain(self.read_write.iter().map(|p| ("--allow-write", p)))
+        {
+            if self.backend == Backend::None {
+                return bad(
+                    format!("{flag} {} has no effect with the none backend", p.display()),
+                    "the none backend confines nothing; choose --sandbox landlock or bwrap, or drop the path",
+                );
             }
+            if !p.is_absolute() {
+                return bad(
+                    format!("{flag} {} is not an absolute path", p.display()),
+                    "list paths the server may use as absolute paths, e.g. /srv/data",
+                );
+            }
+            if p.components().any(|c| c == std::path::Component::ParentDir) {
+                return bad(
+                    format!("{flag} {} contains '..'", p.display()),
+                    "write the path without '..' components",
+                );
+            }
+            if p.parent().is_none() {
+                return bad(
+                    format!("{flag} / would open the whole file system"),
+                    "list the folders the server needs, not /",
+                );
+            }
+            if !p.exists() {
+                return bad(
+                    format!("{flag} {} does not exist", p.display()),
+                    "create it first, or check the spelling (a path that appears later is not picked up)",
+                );
+            }
+        }
+        if !self.connect_ports.is_empty() {
+            if self.network {
+                return bad(
+                    "--allow-port with --network: every port is allowed already".to_string(),
+                    "drop --network to allow only the listed ports",
+                );
+            }
+            if self.backend != Backend::Landlock {
+                return bad(
+                    format!(
+                        "--allow-port needs the landlock backend (this connection uses {})",
+                        self.backend.as_str()
+                    ),
+                    "bwrap's network is all or nothing: use --network with bwrap, or --sandbox landlock",
+                );
+            }
+            if self.connect_ports.contains(&0) {
+                return bad(
+                    "--allow-port 0 is not a port".to_string(),
+                    "give ports 1-65535",
+                );
+            }
+        }
+        if self.scratch_quota_bytes.is_some_and(|q| q < 1 << 20) {
+            return bad(
+                "the scratch quota is below 1 MiB".to_string(),
+                "give at least 1MiB, e.g. --scratch-quota 64MiB",
+            );
+        }
+        if self.max_processes == Some(0) {
+            return bad(
+                "--max-processes 0 would stop the server from starting".to_string(),
+                "allow at least 1 process (the server itself)",
+            );
+        }
+        if let Some(n) = self.max_open_files {
+            let hard = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map(|(_, hard)| hard)
+                .unwrap_or(u64::MAX);
+            if n < 16 {
+                return bad(
+                    format!("--max-open-files {n} is too low for any interpreter to start"),
+                    "allow at least 16 open files",
+                );
+            }
+            if n > hard {
+                return bad(
+                    format!("--max-open-files {n} is above this user's hard limit ({hard})"),
+                    "choose a value at or below `ulimit -Hn`",
+                );
+            }
+        }
+        if self.max_memory_bytes.is_some_and(|m| m < 16 << 20) {
+            return bad(
+                "the memory ceiling is below 16 MiB".to_string(),
+                "give at least 16MiB",
+            );
         }
         Ok(())
     }
@@ -128,10 +229,72 @@ mod tests {
         );
         assert!(Backend::parse("bwrap").is_ok());
         assert!(Backend::parse("docker").is_err());
-        let rel = Profile {
-            read_only: vec!["data".into()],
+    }
+
+    #[test]
+    fn profiles_that_confine_less_than_they_say_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ok = Profile {
+            read_only: vec![tmp.path().to_path_buf()],
+            scratch_quota_bytes: Some(8 << 20),
+            max_processes: Some(4),
+            max_open_files: Some(64),
             ..Profile::default()
         };
-        assert!(rel.validate().is_err());
+        ok.validate().unwrap();
+        let cases = [
+            Profile {
+                read_only: vec!["data".into()],
+                ..Profile::default()
+            },
+            Profile {
+                read_write: vec![tmp.path().join("missing")],
+                ..Profile::default()
+            },
+            Profile {
+                read_write: vec![tmp.path().join("../x")],
+                ..Profile::default()
+            },
+            Profile {
+                read_only: vec!["/".into()],
+                ..Profile::default()
+            },
+            Profile {
+                backend: Backend::None,
+                read_only: vec![tmp.path().to_path_buf()],
+                ..Profile::default()
+            },
+            Profile {
+                scratch_quota_bytes: Some(1000),
+                ..Profile::default()
+            },
+            Profile {
+                max_processes: Some(0),
+                ..Profile::default()
+            },
+            Profile {
+                connect_ports: vec![443],
+                network: true,
+                ..Profile::default()
+            },
+            Profile {
+                connect_ports: vec![443],
+                backend: Backend::Bwrap,
+                ..Profile::default()
+            },
+            Profile {
+                max_open_files: Some(3),
+                ..Profile::default()
+            },
+            Profile {
+                max_open_files: Some(u64::MAX - 1),
+                ..Profile::default()
+            },
+        ];
+        for p in cases {
+            let e = p.validate().expect_err(&format!("{p:?}"));
+            assert_eq!(e.code, codes::SANDBOX_PROFILE_INVALID, "{p:?}");
+            assert!(e.hint.is_some());
+        }
     }
 }

@@ -111,19 +111,14 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         .map(|v| v.expose().to_string())
         .unwrap_or_default();
     let runtime = isolation::runtime_paths(&spec.program, &spec.args, &child_path);
-    let support = isolation::probe();
-    let mut warnings = Vec::new();
+    // What is weaker than asked is said once, here, and kept with the child.
+    let isolation = isolation::describe(profile);
+    for w in &isolation.warnings {
+        tracing::warn!(program = %spec.program, "{w}");
+    }
     let (program, args, ruleset) = match profile.backend {
         Backend::Landlock => {
             let ruleset = isolation::ruleset(profile, scratch.path(), &runtime)?;
-            if ruleset.is_none() {
-                warnings.push("Landlock is not available on this kernel: the server runs with resource limits and no_new_privs only (files and network are not confined)".to_string());
-            } else if !profile.network && !support.network() {
-                warnings.push(format!(
-                    "Landlock ABI {} cannot restrict TCP (needs 4): the server can use the network",
-                    support.abi
-                ));
-            }
             (spec.program.clone(), spec.args.clone(), ruleset)
         }
         Backend::Bwrap => {
@@ -131,22 +126,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             let args = bwrap::wrap(profile, scratch.path(), &runtime, &spec.program, &spec.args);
             (bwrap.to_string_lossy().into_owned(), args, None)
         }
-        Backend::None => {
-            warnings.push(
-                "sandbox backend none: the server can reach anything this user can".to_string(),
-            );
-            (spec.program.clone(), spec.args.clone(), None)
-        }
-    };
-    for w in &warnings {
-        tracing::warn!(program = %spec.program, "{w}");
-    }
-    let isolation = Isolation {
-        backend: profile.backend.as_str(),
-        landlock_abi: if ruleset.is_some() { support.abi } else { 0 },
-        network: profile.network || (profile.backend == Backend::Landlock && !support.network()),
-        scratch_quota_bytes: profile.scratch_quota(),
-        warnings,
+        Backend::None => (spec.program.clone(), spec.args.clone(), None),
     };
     let uid = nix::unistd::getuid().as_raw();
     let mut rlimits = vec![

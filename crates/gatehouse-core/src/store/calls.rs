@@ -3,8 +3,7 @@
 //! The rows are plain columns; `mcp::client::recorder` maps them to and from
 //! the client's `CallRecord`.
 
-use sqlx::AssertSqlSafe;
-use sqlx::Row;
+use sqlx::{AssertSqlSafe, Row};
 
 use super::{Store, Tx};
 use crate::error::{Error, Result};
@@ -110,17 +109,17 @@ pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<V
 
 /// Closes the run of a child whose host was killed (matched by the child's PID
 /// and a start time within a minute of its spawn) and every call of it left
-/// unfinished, as `outcome_unknown` with `error` (JSON): one transaction.
-/// Returns the call ids closed.
-pub async fn close_killed_run(
-    store: &Store,
+/// unfinished, as `outcome_unknown` with `error` (JSON), inside the caller's
+/// write transaction (so the audit entries commit with it). Returns the
+/// calls closed as (call id, tool, connection id).
+pub async fn close_killed_run_in(
+    tx: &mut Tx,
     pid: i64,
     spawned_at_ms: i64,
     error: &str,
     now_ms: i64,
-) -> Result<Vec<String>> {
+) -> Result<Vec<(String, String, String)>> {
     let ctx = "closing the records of a killed run";
-    let mut tx = store.begin_write().await?;
     let runs: Vec<String> = sqlx::query(
         "SELECT connection_id FROM mcp_connection_runs WHERE pid = $1 AND ended_at IS NULL \
          AND started_at >= $2 AND started_at <= $3",
@@ -128,7 +127,7 @@ pub async fn close_killed_run(
     .bind(pid)
     .bind(spawned_at_ms - 60_000)
     .bind(spawned_at_ms + 60_000)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await
     .map_err(|e| Error::storage(ctx, e))?
     .iter()
@@ -137,17 +136,23 @@ pub async fn close_killed_run(
     .map_err(|e| Error::storage(ctx, e))?;
     let mut closed = Vec::new();
     for id in &runs {
-        let calls: Vec<String> = sqlx::query(
-            "SELECT call_id FROM mcp_calls WHERE connection_id = $1 \
+        let calls: Vec<(String, String, String)> = sqlx::query(
+            "SELECT call_id, tool FROM mcp_calls WHERE connection_id = $1 \
              AND state IN ('received', 'validated', 'dispatched')",
         )
         .bind(id)
-        .fetch_all(&mut *tx)
+        .fetch_all(&mut **tx)
         .await
         .map_err(|e| Error::storage(ctx, e))?
         .iter()
-        .map(|r| r.try_get::<String, _>("call_id"))
-        .collect::<std::result::Result<_, _>>()
+        .map(|r| {
+            Ok((
+                r.try_get::<String, _>("call_id")?,
+                r.try_get::<String, _>("tool")?,
+                id.clone(),
+            ))
+        })
+        .collect::<std::result::Result<_, sqlx::Error>>()
         .map_err(|e| Error::storage(ctx, e))?;
         sqlx::query(
             "UPDATE mcp_calls SET state = 'outcome_unknown', error = $2, finished_at = $3 \
@@ -156,7 +161,7 @@ pub async fn close_killed_run(
         .bind(id)
         .bind(error)
         .bind(now_ms)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage(ctx, e))?;
         sqlx::query(
@@ -165,11 +170,10 @@ pub async fn close_killed_run(
         )
         .bind(id)
         .bind(now_ms)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage(ctx, e))?;
         closed.extend(calls);
     }
-    tx.commit().await.map_err(|e| Error::storage(ctx, e))?;
     Ok(closed)
 }

@@ -29,6 +29,7 @@ pub mod keys;
 pub mod media;
 pub mod portable;
 pub mod site_config;
+pub mod tool_pins;
 pub mod users;
 
 use std::future::Future;

@@ -504,6 +504,9 @@ async fn rss_ceiling_kills_the_group_naming_the_ceiling() {
     let f = Fixture::new();
     let mut o = f.options(python("mcp_server.py", &[]));
     o.limits.max_rss_bytes = Some(64 << 20);
+    // The poll, not RLIMIT_DATA (which defaults to the RSS ceiling and would
+    // refuse the allocation inside the child; see isolation.rs).
+    o.profile.max_memory_bytes = Some(1 << 30);
     let conn = Connection::connect(o).await.unwrap();
     let out = conn
         .call_tool("alloc", json!({"mb": 256, "seconds": 20}), opts())
@@ -643,4 +646,40 @@ async fn the_registry_reuses_a_running_connection_and_keeps_the_final_record() {
     assert!(registry.close("nope").await.is_none());
     registry.clear();
     assert!(registry.get("echo").is_none());
+}
+
+/// A `notifications/tools/list_changed` mid-session puts the connection on
+/// hold: the call it came with completes, every later one is refused before
+/// dispatch with CONNECTION_TOOLS_CHANGED (the server never sees it).
+#[tokio::test]
+async fn tools_list_changed_puts_the_connection_on_hold() {
+    let f = Fixture::new();
+    let spec = python("pin_server.py", &[]).env(
+        "PIN_LIST_CHANGED",
+        gatehouse_core::sandbox::EnvValue::Plain {
+            value: "call".into(),
+        },
+    );
+    let conn = Connection::connect(f.options(spec))
+        .await
+        .expect("connects");
+    assert!(!conn.tools_list_changed());
+    let tools: Vec<String> = conn.tools().into_iter().map(|t| t.name).collect();
+    assert_eq!(tools, ["echo", "read_notes"]);
+    assert_eq!(
+        conn.tools()[0].description.as_deref(),
+        Some("Echoes a message.")
+    );
+    let first = conn
+        .call_tool("echo", json!({"message": "one"}), CallOptions::default())
+        .await;
+    assert_eq!(first.state, CallState::Completed);
+    assert!(conn.tools_list_changed());
+    let second = conn
+        .call_tool("echo", json!({"message": "two"}), CallOptions::default())
+        .await;
+    assert_eq!(second.state, CallState::Failed);
+    assert_eq!(second.error.unwrap().code, "CONNECTION_TOOLS_CHANGED");
+    assert_eq!(second.record.request_id, None, "never dispatched");
+    f.close(conn).await;
 }

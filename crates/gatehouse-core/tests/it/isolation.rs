@@ -226,6 +226,25 @@ async fn child_cannot_replace_the_scratch_root_with_a_symlink() {
 }
 
 #[tokio::test]
+async fn scratch_cleanup_does_not_follow_symlinks_planted_by_the_child() {
+    let (tmp, site) = fresh_site("iso_planter").await;
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir_all(victim.join("precious")).unwrap();
+    std::fs::write(victim.join("precious/file"), "keep").unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "plant_symlinks", json!({"victim": victim}))
+        .await
+        .unwrap();
+    // Planting inside its own scratch is allowed; following them is not.
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious/file")).unwrap(),
+        "keep",
+        "teardown followed a planted symlink"
+    );
+}
+
+#[tokio::test]
 async fn memory_ceiling_is_enforced_not_only_polled() {
     let (_tmp, site) = fresh_site("iso_alloc").await;
     add_hostile(
@@ -237,10 +256,16 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
         },
     )
     .await;
-    match attack(&site, "h", "alloc", json!({"mb": 1024})).await {
-        Ok(out) => assert_eq!(out["ok"], false, "1 GiB allocated: {out}"),
-        Err(e) => assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}"),
-    }
+    // Refused inside the child at once (RLIMIT_DATA: a MemoryError, the call
+    // completes), not seen later by the RSS poll (which would kill the group:
+    // RESOURCE_LIMIT, after the memory was already taken).
+    let out = attack(&site, "h", "alloc", json!({"mb": 1024})).await;
+    let out = out.unwrap_or_else(|e| panic!("the ceiling was only polled: {e}"));
+    assert_eq!(out["ok"], false, "1 GiB allocated: {out}");
+    assert!(
+        out["error"].as_str().unwrap().starts_with("MemoryError"),
+        "{out}"
+    );
 }
 
 fn with_profile(profile: Profile) -> SavedLimits {
@@ -276,6 +301,44 @@ async fn child_without_network_cannot_open_tcp_connections() {
     assert_eq!(off["ok"], false, "{off}");
     let on = attack(&site, "on", "connect", args).await.unwrap();
     assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+}
+
+#[tokio::test]
+async fn allowed_port_is_the_only_tcp_the_child_gets() {
+    if !gatehouse_core::sandbox::isolation::probe().network() {
+        eprintln!("SKIPPED: Landlock without TCP rules");
+        return;
+    }
+    let (_tmp, site) = fresh_site("iso_port").await;
+    let (_a, allowed) = listener();
+    let (_b, other) = listener();
+    add_hostile(
+        &site,
+        "p",
+        with_profile(Profile {
+            connect_ports: vec![allowed],
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let ok = attack(
+        &site,
+        "p",
+        "connect",
+        json!({"host": "127.0.0.1", "port": allowed}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ok["ok"], true, "the listed port: {ok}");
+    let denied = attack(
+        &site,
+        "p",
+        "connect",
+        json!({"host": "127.0.0.1", "port": other}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(denied["ok"], false, "another port: {denied}");
 }
 
 #[tokio::test]
@@ -394,6 +457,60 @@ async fn bwrap_backend_confines_files_network_and_daemons() {
     .await
     .unwrap();
     assert_eq!(net["ok"], false, "{net}");
+    // In its PID namespace the parent is bwrap's own init, whose environment
+    // is the child's (PATH and HOME): nothing of the host's.
     let env = attack(&site, "b", "environ", json!({})).await.unwrap();
-    assert_eq!(env["ok"], false, "{env}");
+    let names: Vec<&str> = env["names"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        env["ok"] == false || names.iter().all(|n| ["PATH", "HOME"].contains(n)),
+        "the host's environment reached a bwrap child: {env}"
+    );
+
+    // A setsid daemon inside the namespace dies with it. Its pid is the
+    // namespace's, so it is found by a tag in its command line.
+    let tag = format!("--tag=bwrap-daemon-{}", std::process::id());
+    let conn = SavedConnection {
+        name: "d".into(),
+        spec: python("hostile.py", &[&tag]),
+        limits: with_profile(Profile {
+            backend: Backend::Bwrap,
+            ..Profile::default()
+        }),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &conn).await.unwrap();
+    let out = attack(&site, "d", "daemon", json!({})).await.unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    let tagged = || -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&tag))
+                    && alive(*pid as i64)
+            })
+            .collect()
+    };
+    let mut left = tagged();
+    for _ in 0..50 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        left = tagged();
+    }
+    for pid in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    assert!(
+        left.is_empty(),
+        "bwrap daemon(s) {left:?} outlived the connection"
+    );
 }

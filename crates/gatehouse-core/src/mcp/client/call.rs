@@ -63,6 +63,15 @@ impl Connection {
                 .finish(CallState::Failed, None, Some(closed.error()))
                 .await;
         }
+        if s.rpc.tools_list_changed() {
+            return call
+                .finish(
+                    CallState::Failed,
+                    None,
+                    Some(on_hold_error(s.name.as_deref())),
+                )
+                .await;
+        }
         call.record.state = CallState::Validated;
         call.write().await;
 
@@ -225,6 +234,19 @@ impl Connection {
             }
         }
     }
+}
+
+/// A call on a connection whose server announced a tool list change.
+pub(super) fn on_hold_error(name: Option<&str>) -> Error {
+    let name = name.unwrap_or("NAME");
+    Error::new(
+        codes::CONNECTION_TOOLS_CHANGED,
+        "the server announced mid-session that its tool list changed (notifications/tools/list_changed); its calls are on hold",
+    )
+    .hint(format!(
+        "review the change with `gatehouse probe {name}` and approve it with `gatehouse connections approve {name}`"
+    ))
+    .detail(json!({"reason": "list_changed"}))
 }
 
 pub(super) fn cancelled_error() -> Error {

@@ -16,7 +16,7 @@ use super::closed::Closed;
 use super::lifecycle::{
     CallRecorder, ConnectionRun, EffectClass, StderrCounters, StreamEnd, new_id, now_ms,
 };
-use super::negotiate::ServerInfo;
+use super::negotiate::{ServerInfo, ToolInfo};
 use super::options::{ClientLimits, ConnectOptions};
 use super::rpc::{self, Rpc, lock};
 use super::supervisor::{self, Command};
@@ -51,6 +51,8 @@ pub(super) struct Shared {
     pub server: OnceLock<ServerInfo>,
     /// Effect classes from the last tool list.
     pub tools: Mutex<HashMap<String, EffectClass>>,
+    /// The last tool list, whole (for tool pinning).
+    pub listed: Mutex<Vec<ToolInfo>>,
     pub stderr: StderrTail,
     pub recorder: Arc<dyn CallRecorder>,
     pub ends: Mutex<Ends>,
@@ -146,6 +148,7 @@ impl Connection {
             commands: cmd_tx,
             server: OnceLock::new(),
             tools: Mutex::new(HashMap::new()),
+            listed: Mutex::new(Vec::new()),
             stderr: StderrTail::with_pool(opts.limits.stderr, opts.stderr_pool.clone()),
             recorder: opts.recorder.clone(),
             ends: Mutex::new(Ends {
@@ -222,6 +225,18 @@ impl Connection {
 
     pub fn stderr(&self) -> &StderrTail {
         &self.shared.stderr
+    }
+
+    /// The tool list as last listed (at connect, or by [`Connection::list_tools`]).
+    pub fn tools(&self) -> Vec<ToolInfo> {
+        lock(&self.shared.listed).clone()
+    }
+
+    /// Whether the server sent `notifications/tools/list_changed`: the
+    /// connection is then on hold (its calls are refused with
+    /// `CONNECTION_TOOLS_CHANGED`) until an admin approves the change.
+    pub fn tools_list_changed(&self) -> bool {
+        self.shared.rpc.tools_list_changed()
     }
 
     /// Non-JSON-RPC lines seen on stdout.

@@ -15,6 +15,7 @@
 //! - [`lifecycle`]: call states, effect classes and the records a
 //!   [`CallRecorder`] persists ([`recorder`]: into the site's store);
 //! - [`saved`]: connection definitions stored in the site;
+//! - [`pin`]: tool pinning (the approved tool list, diffs, holds, approvals);
 //! - [`registry`]: the live connections a long-lived host keeps by name.
 //!
 //! Hand-written rather than `rmcp`'s client: see docs/decisions.md.
@@ -25,6 +26,7 @@ pub mod connection;
 pub mod lifecycle;
 pub mod negotiate;
 pub mod options;
+pub mod pin;
 pub mod recorder;
 pub mod registry;
 mod rpc;

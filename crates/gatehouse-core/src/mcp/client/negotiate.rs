@@ -37,6 +37,8 @@ pub struct ServerInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInfo {
     pub name: String,
+    pub description: Option<String>,
+    pub input_schema: Value,
     pub annotations: Value,
     pub effect: EffectClass,
 }
@@ -224,6 +226,8 @@ impl Connection {
                 };
                 tools.push(ToolInfo {
                     name: t.name,
+                    description: t.description,
+                    input_schema: t.input_schema,
                     annotations: t.annotations,
                     effect,
                 });
@@ -234,6 +238,7 @@ impl Connection {
             }
         }
         *lock(&s.tools) = tools.iter().map(|t| (t.name.clone(), t.effect)).collect();
+        *lock(&s.listed) = tools.clone();
         Ok(tools)
     }
 }

@@ -8,11 +8,11 @@
 //!
 //! The reader frames stdout under [`Oversize::Fail`], routes responses to
 //! pending calls by id, resets inactivity timers on progress, answers `ping`,
-//! refuses other server requests, and counts non-JSON-RPC lines as protocol
+//! notes `notifications/tools/list_changed` (a hold), refuses other server requests, and counts non-JSON-RPC lines as protocol
 //! violations.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -59,6 +59,8 @@ pub(super) struct Rpc {
     next_id: AtomicU64,
     /// Non-JSON-RPC lines seen on stdout.
     violations: AtomicU64,
+    /// The server announced a tool list change (the connection is on hold).
+    list_changed: AtomicBool,
 }
 
 impl Rpc {
@@ -69,11 +71,16 @@ impl Rpc {
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicU64::new(1),
             violations: AtomicU64::new(0),
+            list_changed: AtomicBool::new(false),
         }
     }
 
     pub(super) fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(super) fn tools_list_changed(&self) -> bool {
+        self.list_changed.load(Ordering::SeqCst)
     }
 
     pub(super) fn violations(&self) -> u64 {
@@ -194,6 +201,12 @@ impl Rpc {
                 None
             }
             Some(Message::Notification { method, params }) => {
+                if method == "notifications/tools/list_changed" {
+                    // Read before the next line is routed: a call dispatched
+                    // after this point is refused (see `call_tool`).
+                    self.list_changed.store(true, Ordering::SeqCst);
+                    tracing::warn!("the server changed its tool list mid-session: on hold");
+                }
                 if method == "notifications/progress"
                     && let Some(token) = params
                         .as_ref()

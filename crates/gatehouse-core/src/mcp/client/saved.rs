@@ -1,5 +1,6 @@
 //! Connections stored in the site, shared by the CLI and the desktop app, and
-//! the one-call operations on them: [`probe`], [`call`], [`tail`].
+//! the one-call operations on them: [`probe`], [`call`], [`tail`], each
+//! checked against the connection's tool pin ([`pin`]; [`approve`] lifts a hold).
 //!
 //! A stored definition never holds a secret value: a secret is stored as the
 //! name of a host variable ([`EnvValue::SecretFromHost`]) read at connect time.
@@ -13,10 +14,11 @@ use sha2::{Digest, Sha256};
 use super::connection::Connection;
 use super::lifecycle::{CallState, ConnectionRun};
 use super::options::{CallOptions, ConnectOptions};
-use super::recorder::StoreRecorder;
+use super::pin::{self, PinStatus};
+use super::recorder::{LOCAL_ADMIN, StoreRecorder};
 use crate::access::audit;
 use crate::error::{Error, ErrorBody, Result, codes};
-use crate::sandbox::stderr::TailSnapshot;
+use crate::sandbox::stderr::{TailEvent, TailSnapshot};
 use crate::sandbox::{self, ChildSpec, EnvValue, ExitInfo, Isolation, Profile, ScratchRoot};
 use crate::site::Site;
 use crate::store::{self, Store};
@@ -166,6 +168,8 @@ pub async fn remove(store: &Store, actor: &str, name: &str) -> Result<()> {
     if !store::connections::delete_definition_in(&mut tx, name).await? {
         return Err(not_found(name));
     }
+    // A connection added again under this name is pinned afresh.
+    store::tool_pins::delete_in(&mut tx, name).await?;
     audit::append(
         &mut tx,
         audit::Entry {
@@ -234,21 +238,45 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
             ),
         )
         .hint("the server may have acted: check before calling the tool again");
-        let error = serde_json::to_string(&error.body()).expect("error serialises");
-        let ids = store::calls::close_killed_run(
-            &site.store,
+        let body = error.body();
+        let error = serde_json::to_string(&body).expect("error serialises");
+        let mut tx = site.store.begin_write().await?;
+        let calls = store::calls::close_killed_run_in(
+            &mut tx,
             child.pid as i64,
             run.owner.spawned_at_ms,
             &error,
             super::lifecycle::now_ms(),
         )
         .await?;
+        // Every call's end is audited, this one too (no call without its entry).
+        for (call_id, tool, connection_id) in &calls {
+            audit::append(
+                &mut tx,
+                audit::Entry {
+                    actor: LOCAL_ADMIN,
+                    action: "mcp.client_call",
+                    subject: tool,
+                    detail: json!({
+                        "connection_id": connection_id,
+                        "call_id": call_id,
+                        "state": CallState::OutcomeUnknown.as_str(),
+                        "code": body.code,
+                    }),
+                },
+            )
+            .await?;
+        }
+        tx.commit()
+            .await
+            .map_err(|e| Error::storage("closing the records of a killed run", e))?;
         tracing::warn!(
             pid = child.pid,
             killed = run.killed.len(),
-            calls = ids.len(),
+            calls = calls.len(),
             "settled a run whose host was killed"
         );
+        let ids: Vec<String> = calls.into_iter().map(|(id, _, _)| id).collect();
         closed.extend(ids);
     }
     Ok(closed)
@@ -273,6 +301,90 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
     Ok(o)
 }
 
+/// Connects `saved` and checks its tools against the pin (pinning them on
+/// the first connect); a changed list closes the connection and is refused
+/// with `CONNECTION_TOOLS_CHANGED` (see [`pin`]).
+async fn connect_pinned(site: &Site, saved: &SavedConnection) -> Result<(Connection, PinStatus)> {
+    recover(site).await?;
+    let conn = Connection::connect(connect_options(site, saved)?).await?;
+    match pin::check(
+        &site.store,
+        LOCAL_ADMIN,
+        &saved.name,
+        &saved.spec,
+        &conn.tools(),
+    )
+    .await
+    {
+        Ok(status) => Ok((conn, status)),
+        Err(e) => {
+            conn.close().await;
+            Err(e)
+        }
+    }
+}
+
+/// Opens stored connection `name` for a long-lived host (the desktop app):
+/// dead runs settled, the server started, its tools checked against the pin.
+/// The caller checks [`Connection::tools_list_changed`] and calls [`hold`]
+/// when it turns true (its calls are refused meanwhile).
+pub async fn open(site: &Site, name: &str) -> Result<Connection> {
+    let saved = get(&site.store, name).await?;
+    connect_pinned(site, &saved).await.map(|(conn, _)| conn)
+}
+
+/// Records the hold of a connection whose server announced a tool list
+/// change, with its list as it is now; returns the error its calls get.
+pub async fn hold(site: &Site, name: &str, conn: &Connection) -> Error {
+    hold_if_changed(site, name, conn)
+        .await
+        .unwrap_or_else(|| super::call::on_hold_error(Some(name)))
+}
+
+/// After a session: a server that announced a tool list change puts its
+/// connection on hold (recorded with its new list when it can be read).
+async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
+    if !conn.tools_list_changed() {
+        return None;
+    }
+    let relisted = conn.list_tools().await.ok();
+    // Either the hold's error, or why the hold could not be recorded.
+    Some(
+        pin::hold(&site.store, LOCAL_ADMIN, name, relisted.as_deref())
+            .await
+            .unwrap_or_else(|e| e),
+    )
+}
+
+/// A stored connection with its pin, for `connections show`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionView {
+    #[serde(flatten)]
+    pub connection: SavedConnection,
+    /// The approved tool list's pin; `None` before the first connect.
+    pub pin: Option<PinStatus>,
+    /// How its server would be confined on this host now (missing layers in
+    /// its warnings).
+    pub isolation: Isolation,
+}
+
+pub async fn show(store: &Store, name: &str) -> Result<ConnectionView> {
+    let connection = get(store, name).await?;
+    let pin = pin::status(store, name).await?;
+    let isolation = sandbox::isolation::describe(&connection.limits.sandbox);
+    Ok(ConnectionView {
+        connection,
+        pin,
+        isolation,
+    })
+}
+
+/// Approves the tool change connection `name` is held for (see [`pin::approve`]).
+pub async fn approve(store: &Store, actor: &str, name: &str) -> Result<pin::Approval> {
+    let saved = get(store, name).await?;
+    pin::approve(store, actor, name, &saved.spec).await
+}
+
 /// stderr as reported by `probe` and `call`.
 #[derive(Debug, Clone, Serialize)]
 pub struct StderrReport {
@@ -288,9 +400,22 @@ impl From<TailSnapshot> for StderrReport {
             bytes_seen: s.bytes_seen,
             bytes_retained: s.bytes_retained,
             truncated: s.truncated,
-            tail: s.text,
+            tail: shown_text(&s),
         }
     }
+}
+
+/// The kept text with the child's look-alikes of Gatehouse's own lines
+/// defanged; the real marker (known by position, not by text) kept as is.
+fn shown_text(s: &TailSnapshot) -> String {
+    let (before, marker, after) = s.parts();
+    let mut out = crate::text::defang_own_lines(before).into_owned();
+    if let Some(m) = marker {
+        out.push_str(m);
+        out.push('\n');
+        out.push_str(&crate::text::defang_own_lines(after));
+    }
+    out
 }
 
 /// What `gatehouse probe NAME --json` prints.
@@ -302,19 +427,23 @@ pub struct ProbeReport {
     pub exit: Option<ExitInfo>,
     /// How the server was confined; a missing layer is named in its warnings.
     pub isolation: Isolation,
+    /// The approved tool list this connect was checked against.
+    pub pin: PinStatus,
 }
 
 /// Connects, negotiates, lists tools, disconnects.
 pub async fn probe(site: &Site, name: &str) -> Result<ProbeReport> {
     let saved = get(&site.store, name).await?;
-    recover(site).await?;
-    let conn = Connection::connect(connect_options(site, &saved)?).await?;
+    let (conn, pin) = connect_pinned(site, &saved).await?;
     let isolation = conn.isolation().clone();
     let server = conn.server();
-    let tools = conn.list_tools().await;
+    let tools = conn.tools();
     let stderr = conn.stderr().clone();
+    let held = hold_if_changed(site, name, &conn).await;
     let record = conn.close().await;
-    let tools = tools?;
+    if let Some(e) = held {
+        return Err(e);
+    }
     Ok(ProbeReport {
         server: json!({
             "name": server.name,
@@ -324,11 +453,12 @@ pub async fn probe(site: &Site, name: &str) -> Result<ProbeReport> {
         }),
         tools: tools
             .into_iter()
-            .map(|t| json!({"name": t.name, "annotations": t.annotations}))
+            .map(|t| json!({"name": t.name, "description": t.description, "annotations": t.annotations}))
             .collect(),
         stderr: stderr.excerpt().into(),
         exit: record.exit,
         isolation,
+        pin,
     })
 }
 
@@ -346,12 +476,17 @@ pub struct CallReport {
 /// an `Err` whose code is the call's and whose detail is the whole report.
 pub async fn call(site: &Site, name: &str, tool: &str, arguments: Value) -> Result<CallReport> {
     let saved = get(&site.store, name).await?;
-    recover(site).await?;
-    let conn = Connection::connect(connect_options(site, &saved)?).await?;
-    let out = conn
+    let (conn, _) = connect_pinned(site, &saved).await?;
+    let mut out = conn
         .call_tool(tool, arguments, CallOptions::default())
         .await;
     let stderr = conn.stderr().clone();
+    if let Some(held) = hold_if_changed(site, name, &conn).await
+        && out.state != CallState::Completed
+    {
+        // Refused for the hold: say what changed.
+        out.error = Some(held.body());
+    }
     conn.close().await;
     let report = CallReport {
         call_id: out.call_id,
@@ -381,26 +516,30 @@ pub async fn tail(
     site: &Site,
     name: &str,
     stop: impl std::future::Future<Output = ()>,
-    mut on_event: impl FnMut(crate::sandbox::stderr::TailEvent),
+    mut on_event: impl FnMut(TailEvent),
 ) -> Result<ConnectionRun> {
     let saved = get(&site.store, name).await?;
-    recover(site).await?;
-    let conn = Connection::connect(connect_options(site, &saved)?).await?;
+    let (conn, _) = connect_pinned(site, &saved).await?;
     // What was written before, then the live lines from exactly there on.
+    // The child's lines never pass for Gatehouse's own (see `shown_text`).
     let (backlog, mut sub) = conn.stderr().follow();
-    on_event(crate::sandbox::stderr::TailEvent::Lines(
-        backlog.text.lines().map(str::to_owned).collect(),
+    on_event(TailEvent::Lines(
+        shown_text(&backlog).lines().map(str::to_owned).collect(),
     ));
     tokio::pin!(stop);
     loop {
         tokio::select! {
             ev = sub.recv() => match ev {
+                Some(TailEvent::Lines(lines)) => on_event(TailEvent::Lines(
+                    lines.iter().map(|l| crate::text::defang_own_lines(l).into_owned()).collect(),
+                )),
                 Some(ev) => on_event(ev),
                 None => break,
             },
             _ = &mut stop => break,
         }
     }
+    let _ = hold_if_changed(site, name, &conn).await;
     Ok(conn.close().await)
 }
 

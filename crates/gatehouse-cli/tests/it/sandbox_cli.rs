@@ -1,0 +1,282 @@
+//! The per-connection isolation profile through the binary: `connections add`
+//! flags, their validation, `connections show` and `probe`; and the ANSI and
+//! marker forger against `gatehouse tail` and the stored stderr excerpt.
+
+use crate::util::TestSite;
+
+fn fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn profile_flags_are_stored_and_shown() {
+    let site = TestSite::new("profile_flags");
+    let data = site.path().parent().unwrap().join("data");
+    let out = site.path().parent().unwrap().join("out");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    let (data_s, out_s) = (data.to_string_lossy(), out.to_string_lossy());
+    site.ok(&[
+        "connections",
+        "add",
+        "wide",
+        "--sandbox",
+        "landlock",
+        "--allow-read",
+        &data_s,
+        "--allow-write",
+        &out_s,
+        "--network",
+        "--scratch-quota",
+        "64MiB",
+        "--max-processes",
+        "32",
+        "--max-open-files",
+        "256",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+    let show = site.ok_json(&["connections", "show", "wide", "--json"]);
+    let p = &show["limits"]["sandbox"];
+    assert_eq!(p["backend"], "landlock", "{show}");
+    assert_eq!(p["read_only"][0], data_s.as_ref());
+    assert_eq!(p["read_write"][0], out_s.as_ref());
+    assert_eq!(p["network"], true);
+    assert_eq!(p["scratch_quota_bytes"], 64 << 20);
+    assert_eq!(p["max_processes"], 32);
+    assert_eq!(p["max_open_files"], 256);
+    assert!(show["pin"].is_null(), "not connected yet: {show}");
+    let text = site.ok(&["connections", "show", "wide"]);
+    for needle in [
+        "sandbox: landlock",
+        &format!("read-only paths: {data_s}"),
+        &format!("read-write paths: {out_s}"),
+        "network: allowed",
+        "scratch quota: 64 MiB",
+        "max processes: 32",
+        "max open files: 256",
+        "not pinned yet",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
+    let probe = site.ok_json(&["probe", "wide", "--json"]);
+    assert_eq!(probe["isolation"]["backend"], "landlock");
+    assert_eq!(probe["isolation"]["network"], true);
+    assert_eq!(probe["isolation"]["scratch_quota_bytes"], 64 << 20);
+    let text = site.ok(&["probe", "wide"]);
+    assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
+    assert!(text.contains("network allowed"), "{text}");
+    assert!(text.contains("tools pinned: 11 tools"), "{text}");
+    let list = site.ok(&["connections", "list"]);
+    assert!(list.contains("wide  landlock"), "{list}");
+}
+
+#[test]
+fn bad_profile_flags_are_refused_with_the_reason() {
+    let site = TestSite::new("profile_invalid");
+    let server = fixture("hostile.py");
+    let existing = site.path().to_string_lossy().into_owned();
+    let cases: &[(&[&str], &str, &str)] = &[
+        (
+            &["--sandbox", "docker"],
+            "SANDBOX_PROFILE_INVALID",
+            "not a sandbox backend",
+        ),
+        (
+            &["--allow-read", "relative/dir"],
+            "SANDBOX_PROFILE_INVALID",
+            "not an absolute path",
+        ),
+        (
+            &["--allow-write", "/nonexistent/gatehouse/x"],
+            "SANDBOX_PROFILE_INVALID",
+            "does not exist",
+        ),
+        (
+            &["--allow-read", "/"],
+            "SANDBOX_PROFILE_INVALID",
+            "whole file system",
+        ),
+        (
+            &["--sandbox", "none", "--allow-read", &existing],
+            "SANDBOX_PROFILE_INVALID",
+            "no effect",
+        ),
+        (
+            &["--scratch-quota", "lots"],
+            "INPUT_INVALID",
+            "is not a size",
+        ),
+        (
+            &["--scratch-quota", "10KiB"],
+            "SANDBOX_PROFILE_INVALID",
+            "below 1 MiB",
+        ),
+        (
+            &["--max-processes", "0"],
+            "SANDBOX_PROFILE_INVALID",
+            "at least 1",
+        ),
+        (
+            &["--max-open-files", "4"],
+            "SANDBOX_PROFILE_INVALID",
+            "too low",
+        ),
+        (
+            &["--max-open-files", "999999999999"],
+            "SANDBOX_PROFILE_INVALID",
+            "hard limit",
+        ),
+    ];
+    for (flags, code, text) in cases {
+        let mut args = vec!["connections", "add", "bad"];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--", "python3", &server]);
+        let f = site.fails(&args);
+        assert_eq!(&f.code, code, "{flags:?}: {}", f.stderr);
+        assert!(f.stderr.contains(text), "{flags:?}: {}", f.stderr);
+        assert!(f.stderr.contains("hint:"), "{flags:?}: {}", f.stderr);
+    }
+    assert_eq!(
+        site.ok_json(&["connections", "list", "--json"]),
+        serde_json::json!([])
+    );
+}
+
+fn bwrap_installed() -> bool {
+    std::path::Path::new("/usr/bin/bwrap").exists() || std::path::Path::new("/bin/bwrap").exists()
+}
+
+#[test]
+fn bwrap_backend_is_chosen_per_connection() {
+    if !bwrap_installed() {
+        assert!(std::env::var_os("CI").is_none(), "bwrap is not installed");
+        eprintln!("SKIPPED: bwrap is not installed");
+        return;
+    }
+    let site = TestSite::new("profile_bwrap");
+    site.ok(&[
+        "connections",
+        "add",
+        "boxed",
+        "--sandbox",
+        "bwrap",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+    let probe = site.ok_json(&["probe", "boxed", "--json"]);
+    assert_eq!(probe["isolation"]["backend"], "bwrap", "{probe}");
+    assert_eq!(probe["isolation"]["network"], false);
+    let call = site.ok_json(&[
+        "call",
+        "boxed",
+        "read_file",
+        "--args",
+        &serde_json::json!({"path": site.path().join("gatehouse.toml")}).to_string(),
+        "--json",
+    ]);
+    let out: serde_json::Value =
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        out["ok"], false,
+        "bwrap child read the site settings: {out}"
+    );
+}
+
+/// Lines of `text` that start like Gatehouse's own.
+fn own_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            let l = l.trim_start();
+            l.starts_with("[gatehouse") || l.starts_with("[stderr truncated")
+        })
+        .collect()
+}
+
+#[test]
+fn child_cannot_forge_gatehouse_lines_or_drive_the_terminal_in_tail() {
+    let site = TestSite::new("forger_tail");
+    site.ok(&[
+        "connections",
+        "add",
+        "forger",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+        "--forge-then-exit",
+    ]);
+    let out = site.ok(&["tail", "forger"]);
+    assert!(
+        !out.contains('\u{1b}') && !out.contains('\u{7}'),
+        "raw terminal escapes reached the terminal: {out:?}"
+    );
+    assert!(out.contains("\\u001b]52;c;"), "the escape is shown: {out}");
+    let own = own_lines(&out);
+    assert_eq!(
+        own.len(),
+        1,
+        "only Gatehouse's own closing line: {own:?}\n{out}"
+    );
+    assert!(own[0].starts_with("[gatehouse: connection ended"), "{out}");
+    assert!(
+        out.contains("\\u005bgatehouse: connection ended (closed)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\\u005bstderr truncated: kept last 10"),
+        "{out}"
+    );
+}
+
+#[test]
+fn child_cannot_forge_the_truncation_marker_in_the_stderr_excerpt() {
+    let site = TestSite::new("forger_excerpt");
+    site.ok(&[
+        "connections",
+        "add",
+        "forger",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+        "--forge",
+    ]);
+    let probe = site.ok_json(&["probe", "forger", "--json"]);
+    let tail = probe["stderr"]["tail"].as_str().unwrap();
+    assert_eq!(probe["stderr"]["truncated"], false);
+    assert!(
+        own_lines(tail).is_empty(),
+        "forged lines kept as is: {tail}"
+    );
+    assert!(tail.contains("\\u005bstderr truncated"), "{tail}");
+}
+
+/// `gatehouse` marks itself non-dumpable first thing: even a child with no
+/// Landlock (`--sandbox none`) cannot read its environment through /proc.
+#[test]
+fn host_environment_is_unreadable_even_without_landlock() {
+    let site = TestSite::new("environ_none");
+    site.ok(&[
+        "connections",
+        "add",
+        "envy",
+        "--sandbox",
+        "none",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+    let call = site.ok_json(&["call", "envy", "environ", "--json"]);
+    let out: serde_json::Value =
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(out["ok"], false, "the host's environment was read: {out}");
+    let tail = call["stderr"]["tail"].as_str().unwrap();
+    assert!(!tail.contains("GATEHOUSE_CONFIG_DIR"), "{tail}");
+}

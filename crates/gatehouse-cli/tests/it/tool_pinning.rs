@@ -1,0 +1,295 @@
+//! Tool pinning (issue 10 §6) through the binary, against `pin_server.py`
+//! whose tool list is chosen by `PIN_VARIANT` (passed through from the
+//! environment of each `gatehouse` run) and which can announce a change
+//! mid-session (`PIN_LIST_CHANGED`).
+
+use serde_json::Value;
+
+use crate::util::{TestSite, failure};
+
+fn fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Adds `pin` whose variant comes from the host's PIN_VARIANT at each connect.
+fn add_pin_server(site: &TestSite, name: &str, list_changed: Option<&str>) {
+    let mut args = vec![
+        "connections".to_string(),
+        "add".into(),
+        name.into(),
+        "--env-from-host".into(),
+        "PIN_VARIANT".into(),
+    ];
+    if let Some(mode) = list_changed {
+        args.push("--env".into());
+        args.push(format!("PIN_LIST_CHANGED={mode}"));
+    }
+    args.extend(["--".into(), "python3".into(), fixture("pin_server.py")]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    site.ok(&args);
+}
+
+fn run_with(site: &TestSite, variant: &str, args: &[&str]) -> std::process::Output {
+    site.command()
+        .env("PIN_VARIANT", variant)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok_json_with(site: &TestSite, variant: &str, args: &[&str]) -> Value {
+    let out = run_with(site, variant, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn audit_actions(site: &TestSite) -> Vec<String> {
+    site.ok_json(&["audit", "list", "--limit", "1000", "--json"])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_string())
+        .filter(|a| a.starts_with("connection.tools_"))
+        .collect()
+}
+
+#[test]
+fn changed_tool_list_is_refused_with_a_diff_until_approved() {
+    let site = TestSite::new("pin_rug_pull");
+    add_pin_server(&site, "notes", None);
+    // First connect pins the list.
+    let probe = ok_json_with(&site, "a", &["probe", "notes", "--json"]);
+    assert_eq!(probe["pin"]["tools"], 2);
+    assert!(probe["pin"]["pending"].is_null());
+    let call = ok_json_with(
+        &site,
+        "a",
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(call["state"], "completed");
+
+    // The server now offers another list: refused, with the diff.
+    let out = run_with(
+        &site,
+        "b",
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
+    );
+    let f = failure(out, &["call"]);
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
+    let err: Value = serde_json::from_str(f.stderr.lines().last().unwrap()).unwrap();
+    let diff = &err["error"]["detail"]["diff"];
+    assert_eq!(diff["added"][0]["name"], "exfiltrate", "{err}");
+    assert_eq!(diff["removed"][0], "read_notes", "{err}");
+    let changed = &diff["changed"][0];
+    assert_eq!(changed["name"], "echo");
+    assert_eq!(changed["changes"][0]["field"], "description");
+    assert_eq!(changed["changes"][0]["before"], "Echoes a message.");
+    assert!(
+        changed["changes"][0]["after"]
+            .as_str()
+            .unwrap()
+            .contains("id_ed25519")
+    );
+    assert_eq!(changed["changes"][1]["field"], "input_schema");
+    // Text output names the differences too.
+    let text = failure(run_with(&site, "b", &["probe", "notes"]), &["probe"]);
+    assert!(
+        text.stderr.contains("+ added exfiltrate"),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        text.stderr.contains("- removed read_notes"),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        text.stderr.contains("connections approve notes"),
+        "{}",
+        text.stderr
+    );
+    // No call reached the server while held.
+    assert_eq!(
+        site.sql("SELECT count(*) FROM mcp_calls WHERE state = 'completed'"),
+        "1"
+    );
+    // Even the old list is refused while the change waits: the hold is sticky.
+    let f = failure(run_with(&site, "a", &["probe", "notes"]), &["probe"]);
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED");
+    let show = site.ok_json(&["connections", "show", "notes", "--json"]);
+    assert_eq!(show["pin"]["pending"], "changed", "{show}");
+
+    // The admin approves what the refusal showed; the new list then works.
+    let approval = site.ok_json(&["connections", "approve", "notes", "--json"]);
+    assert_eq!(approval["diff"]["added"][0]["name"], "exfiltrate");
+    let call = ok_json_with(
+        &site,
+        "b",
+        &[
+            "call",
+            "notes",
+            "echo",
+            "--args",
+            r#"{"message":"again"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(call["state"], "completed");
+    // Going back is a change as well.
+    let f = failure(run_with(&site, "a", &["probe", "notes"]), &["probe"]);
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED");
+    assert_eq!(
+        site.fails(&["connections", "approve", "nosuch"]).code,
+        "CONNECTION_NOT_FOUND"
+    );
+    site.ok(&["connections", "approve", "notes"]);
+    assert_eq!(
+        site.fails(&["connections", "approve", "notes"]).code,
+        "CONNECTION_NOTHING_TO_APPROVE"
+    );
+
+    assert_eq!(
+        audit_actions(&site),
+        [
+            "connection.tools_pinned",
+            "connection.tools_changed",
+            "connection.tools_approved",
+            "connection.tools_changed",
+            "connection.tools_approved",
+        ]
+    );
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
+#[test]
+fn reordered_tools_and_keys_are_not_a_change() {
+    // The same list is the same whatever order a server writes it in: a
+    // second connect with the same variant passes and pins nothing new.
+    let site = TestSite::new("pin_same");
+    add_pin_server(&site, "notes", None);
+    let first = ok_json_with(&site, "a", &["probe", "notes", "--json"]);
+    let second = ok_json_with(&site, "a", &["probe", "notes", "--json"]);
+    assert_eq!(first["pin"]["tools_sha256"], second["pin"]["tools_sha256"]);
+    assert_eq!(audit_actions(&site), ["connection.tools_pinned"]);
+}
+
+#[test]
+fn list_changed_mid_session_puts_the_connection_on_hold() {
+    let site = TestSite::new("pin_list_changed");
+    // Announces the change right after listing its tools: the call is refused.
+    add_pin_server(&site, "early", Some("list"));
+    let out = run_with(
+        &site,
+        "a",
+        &[
+            "call",
+            "early",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
+    );
+    let f = failure(out, &["call"]);
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
+    assert!(
+        f.stderr.contains("exfiltrate"),
+        "the hold names the new list: {}",
+        f.stderr
+    );
+    assert_eq!(
+        site.sql("SELECT count(*) FROM mcp_calls WHERE state = 'completed'"),
+        "0",
+        "no call may reach a held server"
+    );
+
+    // Announces it while answering the first call: that call completes, the
+    // hold then stands for the next connects until approved.
+    add_pin_server(&site, "late", Some("call"));
+    let call = ok_json_with(
+        &site,
+        "a",
+        &[
+            "call",
+            "late",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(call["state"], "completed");
+    let f = failure(
+        run_with(
+            &site,
+            "a",
+            &["call", "late", "echo", "--args", r#"{"message":"x"}"#],
+        ),
+        &["call"],
+    );
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED");
+    let show = site.ok_json(&["connections", "show", "late", "--json"]);
+    assert_eq!(show["pin"]["pending"], "list_changed", "{show}");
+    let approval = site.ok_json(&["connections", "approve", "late", "--json"]);
+    assert_eq!(approval["reason"], "list_changed");
+    assert_eq!(approval["diff"]["added"][0]["name"], "exfiltrate");
+    // Approved: variant b (what the server moved to) is now the pin.
+    let call = ok_json_with(
+        &site,
+        "b",
+        &[
+            "call",
+            "late",
+            "echo",
+            "--args",
+            r#"{"message":"ok"}"#,
+            "--json",
+        ],
+    );
+    assert_eq!(call["state"], "completed");
+    let actions = audit_actions(&site);
+    assert!(
+        actions.contains(&"connection.tools_held".to_string()),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"connection.tools_approved".to_string()),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn removing_a_connection_drops_its_pin() {
+    let site = TestSite::new("pin_remove");
+    add_pin_server(&site, "notes", None);
+    ok_json_with(&site, "a", &["probe", "notes", "--json"]);
+    site.ok(&["connections", "remove", "notes"]);
+    assert_eq!(site.sql("SELECT count(*) FROM mcp_tool_pins"), "0");
+    add_pin_server(&site, "notes", None);
+    let probe = ok_json_with(&site, "b", &["probe", "notes", "--json"]);
+    assert_eq!(probe["pin"]["tools"], 2);
+}
