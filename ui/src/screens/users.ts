@@ -56,7 +56,7 @@ function permissionsTable(rows: PermissionRow[]): HTMLElement {
           h("th", { scope: "row", class: "perm-action" }, h("code", { class: "inline-code" }, row.action), h("div", { class: "muted small" }, row.description)),
           ...ALL_ROLES.map((role) => {
             const yes = rank(role) >= rank(row.min_role);
-            return h("td", { class: "perm-cell", "data-allowed": yes }, yes ? "yes" : "–");
+            return h("td", { class: "perm-cell", "data-allowed": String(yes) }, yes ? "yes" : "–");
           }),
         ),
       ),
@@ -164,7 +164,7 @@ export const users: Screen = {
     });
 
     const perms = h("div", { id: "permissions", class: "table-wrap" }, h("p", { class: "muted" }, "Loading…"));
-    permissionTable()
+    void permissionTable()
       .then((rows) => perms.replaceChildren(permissionsTable(rows)))
       .catch((raw: unknown) => perms.replaceChildren(errorView(toGatehouseError(raw))));
 

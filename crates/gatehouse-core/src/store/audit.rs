@@ -303,17 +303,18 @@ enum Bind {
     Int(i64),
 }
 
-fn bind_all<'q, O>(
-    mut q: sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments>,
-    binds: &[Bind],
-) -> sqlx::query::QueryAs<'q, sqlx::Any, O, sqlx::any::AnyArguments> {
-    for b in binds {
-        q = match b {
-            Bind::Text(s) => q.bind(s.clone()),
-            Bind::Int(i) => q.bind(*i),
-        };
-    }
-    q
+/// Binds `binds` in order to the query `q` (a macro: the query types differ).
+macro_rules! bind_all {
+    ($q:expr, $binds:expr) => {{
+        let mut q = $q;
+        for b in $binds.iter() {
+            q = match b {
+                Bind::Text(s) => q.bind(s.clone()),
+                Bind::Int(i) => q.bind(*i),
+            };
+        }
+        q
+    }};
 }
 
 /// Up to `limit` entries matching `q`, newest first.
@@ -326,7 +327,7 @@ pub async fn query(store: &Store, q: &Query, limit: i64) -> Result<Vec<AuditRow>
     let binds = &binds;
     store
         .read("reading the audit log", |pool| async move {
-            bind_all(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
                 .bind(limit)
                 .fetch_all(&pool)
                 .await
@@ -341,7 +342,7 @@ pub async fn count(store: &Store, q: &Query) -> Result<i64> {
     let binds = &binds;
     let (n,): (i64,) = store
         .read("counting audit entries", |pool| async move {
-            bind_all(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
                 .fetch_one(&pool)
                 .await
         })
@@ -361,7 +362,7 @@ pub async fn activity(store: &Store, prefix: &str) -> Result<Vec<(String, i64, i
     let binds = &binds;
     store
         .read("counting uses in the audit log", |pool| async move {
-            bind_all(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
                 .fetch_all(&pool)
                 .await
         })
