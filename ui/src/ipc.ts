@@ -129,8 +129,8 @@ export function lastScreen(): Promise<string | null> {
   return call<string | null>("last_screen");
 }
 
-export function rememberScreen(id: string): Promise<void> {
-  return call<void>("remember_screen", { id });
+export async function rememberScreen(id: string): Promise<void> {
+  await call<null>("remember_screen", { id });
 }
 
 /** The folder the site field starts with: GATEHOUSE_SITE, else the app's current directory. */

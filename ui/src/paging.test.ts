@@ -8,7 +8,7 @@ function serve(total: number, before: number | null, size: number) {
   for (let s = top; s >= 1 && seqs.length < size; s--) seqs.push(s);
   const last = seqs[seqs.length - 1];
   const more = last !== undefined && last > 1;
-  return { seqs, result: { count: seqs.length, total, nextBefore: more ? (last ?? null) : null } };
+  return { seqs, result: { count: seqs.length, total, nextBefore: more ? last : null } };
 }
 
 describe("Pager", () => {

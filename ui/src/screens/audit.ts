@@ -137,8 +137,8 @@ export const audit: Screen = {
     verify.addEventListener("click", () => {
       verifyResult.replaceChildren();
       void whileBusy(verify, "Verifying…", verifyAudit)
-        .then((report) => verifyResult.replaceChildren(reportView(report)))
-        .catch((raw: unknown) => verifyResult.replaceChildren(errorView(toGatehouseError(raw))));
+        .then((report) => { verifyResult.replaceChildren(reportView(report)); })
+        .catch((raw: unknown) => { verifyResult.replaceChildren(errorView(toGatehouseError(raw))); });
     });
 
     // ---- export ----
@@ -150,7 +150,7 @@ export const audit: Screen = {
           if (path !== null) dir.value = path;
           dir.focus();
         })
-        .catch(() => dir.focus());
+        .catch(() => { dir.focus(); });
     });
     const exportButton = h("button", { id: "audit-export", type: "submit", class: "button" }, "Export JSON");
     const exportResult = h("div", { id: "audit-export-result", class: "result", "aria-live": "polite" });
@@ -166,10 +166,9 @@ export const audit: Screen = {
       event.preventDefault();
       exportResult.replaceChildren();
       void whileBusy(exportButton, "Exporting…", () => exportAudit(filter(), dir.value))
-        .then((done) =>
-          exportResult.replaceChildren(successView(`Exported ${String(done.entries)} entries (the current filter)`, done.path)),
+        .then((done) => { exportResult.replaceChildren(successView(`Exported ${String(done.entries)} entries (the current filter)`, done.path)); },
         )
-        .catch((raw: unknown) => exportResult.replaceChildren(errorView(toGatehouseError(raw))));
+        .catch((raw: unknown) => { exportResult.replaceChildren(errorView(toGatehouseError(raw))); });
     });
 
     void load(apply);

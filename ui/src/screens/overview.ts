@@ -101,7 +101,7 @@ export const overview: Screen = {
       forget.addEventListener("click", () => {
         void forgetSite(site.path)
           .then(renderRecent)
-          .catch((raw: unknown) => status.replaceChildren(errorView(toGatehouseError(raw))));
+          .catch((raw: unknown) => { status.replaceChildren(errorView(toGatehouseError(raw))); });
       });
       return h(
         "li",

@@ -96,7 +96,7 @@ export const users: Screen = {
         disabled ? "Enable" : "Disable",
       );
       const rowError = h("div", { class: "row-error", "aria-live": "polite" });
-      const fail = (raw: unknown) => rowError.replaceChildren(errorView(toGatehouseError(raw)));
+      const fail = (raw: unknown) => { rowError.replaceChildren(errorView(toGatehouseError(raw))); };
       save.addEventListener("click", () => {
         rowError.replaceChildren();
         void whileBusy(save, "Saving…", () => setUserRoles(user.email, roles.selected()))
@@ -165,8 +165,8 @@ export const users: Screen = {
 
     const perms = h("div", { id: "permissions", class: "table-wrap" }, h("p", { class: "muted" }, "Loading…"));
     void permissionTable()
-      .then((rows) => perms.replaceChildren(permissionsTable(rows)))
-      .catch((raw: unknown) => perms.replaceChildren(errorView(toGatehouseError(raw))));
+      .then((rows) => { perms.replaceChildren(permissionsTable(rows)); })
+      .catch((raw: unknown) => { perms.replaceChildren(errorView(toGatehouseError(raw))); });
 
     void refresh();
     return frame(
