@@ -17,7 +17,6 @@ use ts_rs::{Config, TS};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
-use gatehouse_core::mcp::client::LiveState;
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
 use crate::commands::users::PermissionRow;
@@ -26,6 +25,7 @@ use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, A
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 use gatehouse_core::site::users::User;
+use gatehouse_core::mcp::client::LiveState;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";

@@ -88,7 +88,7 @@ impl Error {
 
 /// The cause of a storage failure a person can act on, read from the
 /// driver's error text (SQLite and PostgreSQL wordings and codes).
-pub(crate) fn storage_cause(text: &str) -> Option<(&'static str, &'static str, &'static str)> {
+pub(crate) fn storage_cause(text: &str) -> Option<(Code, &'static str, &'static str)> {
     let t = text.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
     if has(&[
@@ -271,6 +271,10 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
+    /// `config doctor`: the command a client entry starts does not exist.
+    CommandNotFound,
+    /// `config doctor`: the entry's key expires within 7 days.
+    KeyExpiring,
 }
 
 impl Code {
@@ -391,6 +395,8 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
+    pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
+    pub const KEY_EXPIRING: Code = Code::KeyExpiring;
 }
 
 #[cfg(test)]

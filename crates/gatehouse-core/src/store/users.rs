@@ -4,6 +4,7 @@ use sqlx::AssertSqlSafe;
 
 use super::{Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
+use sqlx::Row;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UserRow {
