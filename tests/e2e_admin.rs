@@ -56,8 +56,8 @@ async fn create_scratch_site(client: &Client, dir: &Path) -> Result<()> {
     let header = wait_for_text(client, "#current-site", |t| t.contains("window-site")).await?;
     assert!(header.contains("scratch"), "header: {header}");
     let backend = wait_for(client, "#current-backend[data-kind='sqlite']").await?;
-    let shown = backend.text().await?;
-    assert!(shown.ends_with("/gatehouse.db"), "backend shown: {shown}");
+    let shown = backend.prop("textContent").await?.unwrap_or_default();
+    assert!(shown.starts_with("SQLite /") && shown.ends_with("/made-here/gatehouse.db"), "backend shown: {shown}");
     wait_for(client, &format!("#recent-sites li[data-path='{path}']")).await?;
 
     // The folder really holds a scratch site with sample data.
@@ -162,7 +162,7 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
     wait_for(client, "#keys-rows[data-filter='revoked']").await?;
     assert!(client.find_all(Locator::Css("#keys-rows tr")).await?.is_empty());
     filter.select_by_value("all").await?;
-    wait_for(client, &format!("#keys-rows[data-filter='all'] {row}")).await?;
+    wait_for(client, &format!("#keys-rows[data-filter='all'] tr[data-key-id='{key_id}']")).await?;
     screenshot(client, "e2e-keys.png").await?;
 
     // Revoked elsewhere meanwhile: the window's revoke fails, says why next
