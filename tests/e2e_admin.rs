@@ -57,7 +57,10 @@ async fn create_scratch_site(client: &Client, dir: &Path) -> Result<()> {
     assert!(header.contains("scratch"), "header: {header}");
     let backend = wait_for(client, "#current-backend[data-kind='sqlite']").await?;
     let shown = backend.prop("textContent").await?.unwrap_or_default();
-    assert!(shown.starts_with("SQLite /") && shown.ends_with("/made-here/gatehouse.db"), "backend shown: {shown}");
+    assert!(
+        shown.starts_with("SQLite /") && shown.ends_with("/made-here/gatehouse.db"),
+        "backend shown: {shown}"
+    );
     wait_for(client, &format!("#recent-sites li[data-path='{path}']")).await?;
 
     // The folder really holds a scratch site with sample data.
@@ -125,7 +128,8 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
         .id
         .to_string();
 
-    let ready = "#config-output[data-state='ready'][data-client='claude-desktop'][data-secret-ref='false']";
+    let ready =
+        "#config-output[data-state='ready'][data-client='claude-desktop'][data-secret-ref='false']";
     wait_for(client, ready).await?;
     let doc: serde_json::Value = serde_json::from_str(&text_of(client, "#config-text").await?)?;
     let entry = &doc["mcpServers"]["gatehouse"];
@@ -143,7 +147,11 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
         .args(["whoami", "--json", "--site", &site_str])
         .env("GATEHOUSE_API_KEY", &key)
         .output()?;
-    ensure!(me.status.success(), "whoami: {}", String::from_utf8_lossy(&me.stderr));
+    ensure!(
+        me.status.success(),
+        "whoami: {}",
+        String::from_utf8_lossy(&me.stderr)
+    );
     let me: serde_json::Value = serde_json::from_slice(&me.stdout)?;
     assert_eq!(me["key_id"], key_id.as_str());
 
@@ -157,13 +165,25 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
     assert_eq!(warning, "expires soon");
     filter.select_by_value("expires_soon").await?;
     wait_for(client, "#keys-rows[data-filter='expires_soon']").await?;
-    assert_eq!(client.find_all(Locator::Css("#keys-rows tr")).await?.len(), 1);
+    assert_eq!(
+        client.find_all(Locator::Css("#keys-rows tr")).await?.len(),
+        1
+    );
     filter.select_by_value("revoked").await?;
     wait_for(client, "#keys-rows[data-filter='revoked']").await?;
-    assert!(client.find_all(Locator::Css("#keys-rows tr")).await?.is_empty());
+    assert!(
+        client
+            .find_all(Locator::Css("#keys-rows tr"))
+            .await?
+            .is_empty()
+    );
     filter.select_by_value("all").await?;
-    wait_for(client, &format!("#keys-rows[data-filter='all'] tr[data-key-id='{key_id}']")).await?;
-    screenshot(client, "e2e-keys.png").await?;
+    wait_for(
+        client,
+        &format!("#keys-rows[data-filter='all'] tr[data-key-id='{key_id}']"),
+    )
+    .await?;
+    screenshot_at(client, "e2e-keys.png", "#keys-table").await?;
 
     // Revoked elsewhere meanwhile: the window's revoke fails, says why next
     // to the row, and the button works again (it used to stay disabled,
@@ -171,16 +191,27 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
     let out = Command::new(&cli)
         .args(["keys", "revoke", &key_id, "--site", &site_str])
         .output()?;
-    ensure!(out.status.success(), "CLI revoke: {}", String::from_utf8_lossy(&out.stderr));
+    ensure!(
+        out.status.success(),
+        "CLI revoke: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let revoke = format!("{row} button[data-action='revoke']");
     click(client, &revoke).await?;
     wait_for_text(client, &revoke, |t| t == "Confirm revoke").await?;
     click(client, &revoke).await?;
-    wait_for(client, &format!("{row} .row-error [data-code='KEY_ALREADY_REVOKED']")).await?;
+    wait_for(
+        client,
+        &format!("{row} .row-error [data-code='KEY_ALREADY_REVOKED']"),
+    )
+    .await?;
     let button = client.find(Locator::Css(&revoke)).await?;
     assert_eq!(button.text().await?, "Revoke");
-    assert!(button.is_enabled().await?, "the revoke button stayed disabled");
-    screenshot(client, "e2e-keys-revoke-failed.png").await?;
+    assert!(
+        button.is_enabled().await?,
+        "the revoke button stayed disabled"
+    );
+    screenshot_at(client, "e2e-keys-revoke-failed.png", "#keys-table").await?;
     Ok(())
 }
 
@@ -216,7 +247,7 @@ async fn users(client: &Client, dir: &Path) -> Result<()> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    screenshot(client, "e2e-users.png").await?;
+    screenshot_at(client, "e2e-users.png", "#users-table").await?;
     Ok(())
 }
 
@@ -234,13 +265,25 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     type_into(client, "#audit-actor", "key:").await?;
     click(client, "#audit-apply").await?;
     wait_for_text(client, "#audit-page-label", |t| t == "1–1 of 1").await?;
-    assert!(text_of(client, "#audit-rows").await?.contains("mcp.tool_call"));
-    client.find(Locator::Id("audit-actor")).await?.clear().await?;
+    assert!(
+        text_of(client, "#audit-rows")
+            .await?
+            .contains("mcp.tool_call")
+    );
+    client
+        .find(Locator::Id("audit-actor"))
+        .await?
+        .clear()
+        .await?;
     click(client, "#audit-apply").await?;
 
     click(client, "#audit-verify").await?;
     let ok = wait_for(client, "#audit-verify-result [data-code='OK']").await?;
-    assert!(ok.text().await?.starts_with("Chain intact"), "{}", ok.text().await?);
+    assert!(
+        ok.text().await?.starts_with("Chain intact"),
+        "{}",
+        ok.text().await?
+    );
     screenshot(client, "e2e-audit.png").await?;
 
     // Tamper: rewrite who was created in one entry.
@@ -264,13 +307,20 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     db.close().await;
 
     click(client, "#audit-verify").await?;
-    let broken = wait_for(client, "#audit-verify-result [data-code='AUDIT_CHAIN_BROKEN']").await?;
+    let broken = wait_for(
+        client,
+        "#audit-verify-result [data-code='AUDIT_CHAIN_BROKEN']",
+    )
+    .await?;
     assert_eq!(
         broken.attr("data-first-bad").await?.as_deref(),
         Some(target.to_string().as_str())
     );
     let said = broken.text().await?;
-    assert!(said.contains(&format!("Chain broken at entry {target}")), "{said}");
+    assert!(
+        said.contains(&format!("Chain broken at entry {target}")),
+        "{said}"
+    );
     assert!(said.contains("altered"), "{said}");
     screenshot(client, "e2e-audit-broken.png").await?;
 
@@ -283,7 +333,10 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     let exported: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(files[0].path())?)?;
     assert_eq!(exported["format"], "gatehouse-audit-export");
-    assert_eq!(exported["entries"].as_array().map(Vec::len), Some(rows.len()));
+    assert_eq!(
+        exported["entries"].as_array().map(Vec::len),
+        Some(rows.len())
+    );
     Ok(())
 }
 

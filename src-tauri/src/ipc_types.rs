@@ -23,9 +23,9 @@ use crate::commands::users::PermissionRow;
 use gatehouse_core::access::audit::Report as AuditReport;
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
+use gatehouse_core::mcp::client::LiveState;
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 use gatehouse_core::site::users::User;
-use gatehouse_core::mcp::client::LiveState;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";

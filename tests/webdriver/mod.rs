@@ -156,8 +156,27 @@ pub fn screenshot_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("e2e-screenshots"))
 }
 
+/// Saves what the window shows, for a person to look at (not compared),
+/// after scrolling `css` into view and letting two frames paint (WebKitGTK
+/// under Xvfb otherwise may hand back the last frame it painted).
+pub async fn screenshot_at(client: &Client, name: &str, css: &str) -> Result<()> {
+    client
+        .execute(
+            "document.querySelector(arguments[0])?.scrollIntoView({block: 'start'})",
+            vec![serde_json::json!(css)],
+        )
+        .await?;
+    screenshot(client, name).await
+}
+
 /// Saves what the window shows, for a person to look at (not compared).
 pub async fn screenshot(client: &Client, name: &str) -> Result<()> {
+    client
+        .execute_async(
+            "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done(null)))",
+            vec![],
+        )
+        .await?;
     let dir = screenshot_dir();
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(name);

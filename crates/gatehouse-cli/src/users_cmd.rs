@@ -95,7 +95,12 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                                 u.email.clone(),
                                 format_roles(&u.roles),
                                 rfc3339(u.created_at),
-                                if u.is_disabled() { "disabled" } else { "enabled" }.to_string(),
+                                if u.is_disabled() {
+                                    "disabled"
+                                } else {
+                                    "enabled"
+                                }
+                                .to_string(),
                             ]
                         })
                         .collect(),

@@ -110,8 +110,8 @@ pub struct AuditEntry {
 
 impl From<AuditRow> for AuditEntry {
     fn from(row: AuditRow) -> Self {
-        let detail = serde_json::from_str(&row.detail)
-            .unwrap_or(serde_json::Value::String(row.detail));
+        let detail =
+            serde_json::from_str(&row.detail).unwrap_or(serde_json::Value::String(row.detail));
         Self {
             seq: row.seq,
             ts: row.ts,
@@ -162,7 +162,11 @@ pub async fn page(
     let mut rows = sql::query(store, &query, limit + 1).await?;
     let more = rows.len() as i64 > limit;
     rows.truncate(limit as usize);
-    let next_before = if more { rows.last().map(|r| r.seq) } else { None };
+    let next_before = if more {
+        rows.last().map(|r| r.seq)
+    } else {
+        None
+    };
     Ok(AuditPage {
         entries: rows.into_iter().map(AuditEntry::from).collect(),
         total,
@@ -321,7 +325,10 @@ fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> Result<PathBuf> {
             }
         }
     }
-    Err(Error::new(codes::IO, format!("too many exports named {stem} in {}", dir.display())))
+    Err(Error::new(
+        codes::IO,
+        format!("too many exports named {stem} in {}", dir.display()),
+    ))
 }
 
 #[cfg(test)]
@@ -362,7 +369,13 @@ mod tests {
             until: "2026-01-01T00:00:00Z".into(),
             ..Default::default()
         };
-        assert!(reversed.to_query().unwrap_err().message.contains("not before"));
+        assert!(
+            reversed
+                .to_query()
+                .unwrap_err()
+                .message
+                .contains("not before")
+        );
         let control = AuditFilter {
             actor: "key:\u{7}".into(),
             ..Default::default()
@@ -398,7 +411,10 @@ mod tests {
         let file = tmp.path().join("f");
         std::fs::write(&file, "x").unwrap();
         assert!(check_export_dir(file.to_str().unwrap()).is_err());
-        assert_eq!(check_export_dir(tmp.path().to_str().unwrap()).unwrap(), tmp.path());
+        assert_eq!(
+            check_export_dir(tmp.path().to_str().unwrap()).unwrap(),
+            tmp.path()
+        );
     }
 
     #[test]

@@ -173,7 +173,11 @@ mod tests {
         assert_eq!(w(Some(now)), Some(ExpiryWarning::Expired));
         assert_eq!(w(Some(now - DAY)), Some(ExpiryWarning::Expired));
         let revoked = key("r", Some(now + DAY), Some(now - 1), now);
-        assert_eq!(expiry_warning(&revoked, now), None, "revoked keys are not warned about");
+        assert_eq!(
+            expiry_warning(&revoked, now),
+            None,
+            "revoked keys are not warned about"
+        );
     }
 
     #[test]
@@ -210,14 +214,25 @@ mod tests {
     #[test]
     fn filters_parse_and_refuse() {
         assert_eq!("".parse::<KeyFilter>().unwrap(), KeyFilter::All);
-        assert_eq!("expires_soon".parse::<KeyFilter>().unwrap(), KeyFilter::ExpiresSoon);
-        assert_eq!("nope".parse::<KeyFilter>().unwrap_err().code, codes::INPUT_INVALID);
+        assert_eq!(
+            "expires_soon".parse::<KeyFilter>().unwrap(),
+            KeyFilter::ExpiresSoon
+        );
+        assert_eq!(
+            "nope".parse::<KeyFilter>().unwrap_err().code,
+            codes::INPUT_INVALID
+        );
     }
 
     #[test]
     fn serializes_flat_for_the_page() {
         let now = 100 * DAY;
-        let k = overview(vec![key("aaa", Some(now + DAY), None, now)], &[], now, KeyFilter::All);
+        let k = overview(
+            vec![key("aaa", Some(now + DAY), None, now)],
+            &[],
+            now,
+            KeyFilter::All,
+        );
         let v = serde_json::to_value(&k[0]).unwrap();
         assert_eq!(v["id"], "aaa");
         assert_eq!(v["uses"], 0);

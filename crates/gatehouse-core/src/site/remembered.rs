@@ -60,8 +60,11 @@ impl Remembered {
     /// Writes `dir/desktop.json` atomically (a temporary file, then a rename).
     pub fn save(&self, dir: &Path) -> Result<()> {
         let io = |e: std::io::Error| {
-            Error::new(codes::IO, format!("cannot save the app's settings in {}: {e}", dir.display()))
-                .hint("check that the app's config folder is writable")
+            Error::new(
+                codes::IO,
+                format!("cannot save the app's settings in {}: {e}", dir.display()),
+            )
+            .hint("check that the app's config folder is writable")
         };
         std::fs::create_dir_all(dir).map_err(io)?;
         let tmp = dir.join(format!(".{FILE}.tmp"));
@@ -170,7 +173,10 @@ mod tests {
         assert_eq!(r.recent_sites.len(), MAX_RECENT);
         assert_eq!(r.last_site().unwrap().path, "/s5");
         assert_eq!(r.recent_sites.iter().filter(|s| s.path == "/s5").count(), 1);
-        assert!(!r.recent_sites.iter().any(|s| s.path == "/s0"), "oldest dropped");
+        assert!(
+            !r.recent_sites.iter().any(|s| s.path == "/s0"),
+            "oldest dropped"
+        );
         assert!(r.forget("/s5"));
         assert!(!r.forget("/s5"));
         assert_ne!(r.last_site().unwrap().path, "/s5");
@@ -195,7 +201,11 @@ mod tests {
         let mut r = Remembered::default();
         assert!(r.set_last_screen("client-config").is_ok());
         for bad in ["", "Keys", "../x", "a b", &"x".repeat(33)] {
-            assert_eq!(r.set_last_screen(bad).unwrap_err().code, codes::INPUT_INVALID, "{bad}");
+            assert_eq!(
+                r.set_last_screen(bad).unwrap_err().code,
+                codes::INPUT_INVALID,
+                "{bad}"
+            );
         }
         assert_eq!(r.last_screen.as_deref(), Some("client-config"));
     }

@@ -137,7 +137,11 @@ async fn set_disabled(store: &Store, actor: &str, email: &str, disabled: bool) -
     if !sql::set_disabled(&mut tx, email, disabled.then_some(now), now).await? {
         drop(tx);
         let user = get(store, email).await?.ok_or_else(|| unknown(email))?;
-        let state = if user.is_disabled() { "disabled" } else { "enabled" };
+        let state = if user.is_disabled() {
+            "disabled"
+        } else {
+            "enabled"
+        };
         return Err(Error::invalid(
             codes::INPUT_INVALID,
             format!("user {} is already {state}", user.email),

@@ -271,13 +271,18 @@ impl Query {
             binds.push(b);
             format!("${}", binds.len())
         };
-        for (column, prefix) in [("actor", &self.actor_prefix), ("action", &self.action_prefix)] {
+        for (column, prefix) in [
+            ("actor", &self.actor_prefix),
+            ("action", &self.action_prefix),
+        ] {
             if let Some(p) = prefix {
                 // substr counts characters on both backends; PostgreSQL's
                 // takes an INTEGER, hence the cast of the bound BIGINT.
                 let len = param(Bind::Int(p.chars().count() as i64));
                 let text = param(Bind::Text(p.clone()));
-                parts.push(format!("substr({column}, 1, CAST({len} AS INTEGER)) = {text}"));
+                parts.push(format!(
+                    "substr({column}, 1, CAST({len} AS INTEGER)) = {text}"
+                ));
             }
         }
         if let Some(t) = self.since {

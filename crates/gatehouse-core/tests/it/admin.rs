@@ -38,9 +38,19 @@ async fn a_disabled_user_no_longer_resolves_as_an_actor() {
     assert_eq!(err.code, codes::USER_DISABLED);
     assert!(err.hint.unwrap().contains("enable"));
     let err = actor::refresh(&site, &before).await.unwrap_err();
-    assert_eq!(err.code, codes::USER_DISABLED, "a running server drops it too");
-    let again = users::disable(&site.store, "test", email).await.unwrap_err();
-    assert!(again.message.contains("already disabled"), "{}", again.message);
+    assert_eq!(
+        err.code,
+        codes::USER_DISABLED,
+        "a running server drops it too"
+    );
+    let again = users::disable(&site.store, "test", email)
+        .await
+        .unwrap_err();
+    assert!(
+        again.message.contains("already disabled"),
+        "{}",
+        again.message
+    );
 
     users::enable(&site.store, "test", email).await.unwrap();
     actor::resolve(&site, &as_email(email)).await.unwrap();
@@ -52,7 +62,10 @@ async fn a_disabled_user_no_longer_resolves_as_an_actor() {
         .collect();
     assert_eq!(
         actions[1..],
-        [format!("user.disable {email}"), format!("user.enable {email}")]
+        [
+            format!("user.disable {email}"),
+            format!("user.enable {email}")
+        ]
     );
     site.store.close().await;
 }
@@ -74,7 +87,11 @@ async fn an_export_cannot_quietly_re_enable_a_user() {
     row.disabled_at = None;
     let err = replay::check(&dump).unwrap_err();
     assert_eq!(err.code, codes::IMPORT_TAMPERED);
-    assert!(err.message.contains("enabled in the export but disabled"), "{}", err.message);
+    assert!(
+        err.message.contains("enabled in the export but disabled"),
+        "{}",
+        err.message
+    );
     site.store.close().await;
 }
 
@@ -110,10 +127,18 @@ async fn key_uses_are_counted_from_its_audited_calls() {
     assert_eq!(find(&busy.info.id).uses, 3);
     assert!(find(&busy.info.id).info.last_used_at.is_some());
     assert_eq!(find(&soon.info.id).uses, 0, "minting is not a use");
-    assert_eq!(find(&soon.info.id).warning, Some(ExpiryWarning::ExpiresSoon));
-    let soon_only = key_overview::list(store, KeyFilter::ExpiresSoon).await.unwrap();
     assert_eq!(
-        soon_only.iter().map(|k| k.info.id.as_str()).collect::<Vec<_>>(),
+        find(&soon.info.id).warning,
+        Some(ExpiryWarning::ExpiresSoon)
+    );
+    let soon_only = key_overview::list(store, KeyFilter::ExpiresSoon)
+        .await
+        .unwrap();
+    assert_eq!(
+        soon_only
+            .iter()
+            .map(|k| k.info.id.as_str())
+            .collect::<Vec<_>>(),
         [soon.info.id.as_str()]
     );
     keys::revoke(store, "test", &busy.info.id).await.unwrap();
@@ -130,12 +155,20 @@ async fn audit_pages_are_newest_first_and_filtered() {
     let (_tmp, site) = fresh_site("admin_audit_pages").await;
     let store = &site.store;
     for i in 0..25 {
-        let actor = if i % 5 == 0 { "user:ada@example.com" } else { "key:abc" };
+        let actor = if i % 5 == 0 {
+            "user:ada@example.com"
+        } else {
+            "key:abc"
+        };
         audit::record(
             store,
             Entry {
                 actor,
-                action: if i % 2 == 0 { "tool.call" } else { "tool.refused" },
+                action: if i % 2 == 0 {
+                    "tool.call"
+                } else {
+                    "tool.refused"
+                },
                 subject: &format!("s{i}"),
                 detail: serde_json::json!({"i": i}),
             },
@@ -144,29 +177,48 @@ async fn audit_pages_are_newest_first_and_filtered() {
         .unwrap();
     }
     let everything = AuditFilter::default();
-    let first = audit_view::page(store, &everything, None, 10).await.unwrap();
+    let first = audit_view::page(store, &everything, None, 10)
+        .await
+        .unwrap();
     let total = first.total;
     assert!(total >= 25, "{total}");
     let mut seen = Vec::new();
     let mut page = first;
     loop {
-        assert!(page.entries.windows(2).all(|w| w[0].seq > w[1].seq), "newest first");
+        assert!(
+            page.entries.windows(2).all(|w| w[0].seq > w[1].seq),
+            "newest first"
+        );
         assert_eq!(page.total, total, "the total does not depend on the page");
         seen.extend(page.entries.iter().map(|e| e.seq));
-        let Some(cursor) = page.next_before else { break };
-        page = audit_view::page(store, &everything, Some(cursor), 10).await.unwrap();
+        let Some(cursor) = page.next_before else {
+            break;
+        };
+        page = audit_view::page(store, &everything, Some(cursor), 10)
+            .await
+            .unwrap();
     }
     assert_eq!(seen.len() as i64, total);
-    assert_eq!(seen, (1..=total).rev().collect::<Vec<_>>(), "no gap, no repeat");
+    assert_eq!(
+        seen,
+        (1..=total).rev().collect::<Vec<_>>(),
+        "no gap, no repeat"
+    );
 
     let keys_only = AuditFilter {
         actor: "key:".into(),
         action: "tool.call".into(),
         ..AuditFilter::default()
     };
-    let page = audit_view::page(store, &keys_only, None, 200).await.unwrap();
+    let page = audit_view::page(store, &keys_only, None, 200)
+        .await
+        .unwrap();
     assert_eq!(page.total, 10, "i even and not a multiple of 5: 10 of 25");
-    assert!(page.entries.iter().all(|e| e.actor == "key:abc" && e.action == "tool.call"));
+    assert!(
+        page.entries
+            .iter()
+            .all(|e| e.actor == "key:abc" && e.action == "tool.call")
+    );
     assert_eq!(page.entries[0].detail["i"], 24, "detail arrives parsed");
 
     let later = AuditFilter {
@@ -174,8 +226,13 @@ async fn audit_pages_are_newest_first_and_filtered() {
         ..AuditFilter::default()
     };
     let none = audit_view::page(store, &later, None, 10).await.unwrap();
-    assert_eq!((none.total, none.entries.len(), none.next_before), (0, 0, None));
-    let err = audit_view::page(store, &everything, None, 0).await.unwrap_err();
+    assert_eq!(
+        (none.total, none.entries.len(), none.next_before),
+        (0, 0, None)
+    );
+    let err = audit_view::page(store, &everything, None, 0)
+        .await
+        .unwrap_err();
     assert_eq!(err.code, codes::INPUT_INVALID);
     site.store.close().await;
 }
