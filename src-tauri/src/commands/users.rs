@@ -69,7 +69,7 @@ pub fn permission_table() -> Vec<PermissionRow> {
         .iter()
         .map(|(action, min_role, description)| PermissionRow {
             action: action.as_str(),
-            description: *description,
+            description,
             min_role: *min_role,
         })
         .collect()
