@@ -34,9 +34,14 @@ impl Driver {
     /// (the app must find the CLI next to itself).
     fn start(default_site: &Path) -> Result<Self> {
         let exe = find_tauri_driver()?;
+        // What the app remembers (recent sites, last screen) starts empty
+        // and is never the developer's own.
+        let config_home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-config");
+        let _ = std::fs::remove_dir_all(&config_home);
         let child = Command::new(&exe)
             .args(["--port", &DRIVER_PORT.to_string()])
             .env(gatehouse_core::site::ENV_SITE, default_site)
+            .env("XDG_CONFIG_HOME", &config_home)
             .env_remove("GATEHOUSE_BIN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -19,7 +19,13 @@ use crate::commands::client_config::ClientChoice;
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
+use crate::commands::users::PermissionRow;
+use gatehouse_core::access::audit::Report as AuditReport;
+use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
+use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
 use gatehouse_core::mcp::client::LiveState;
+use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
+use gatehouse_core::site::users::User;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";
@@ -54,12 +60,24 @@ pub fn render() -> String {
     );
     // Window frame and site.
     decl::<AppInfo>(&cfg, &mut out);
+    decl::<BackendInfo>(&cfg, &mut out);
     decl::<SiteSummary>(&cfg, &mut out);
+    decl::<RecentSite>(&cfg, &mut out);
     // Keys.
     decl::<Role>(&cfg, &mut out);
     decl::<KeyStatus>(&cfg, &mut out);
     decl::<KeyInfo>(&cfg, &mut out);
     decl::<MintedKey>(&cfg, &mut out);
+    decl::<ExpiryWarning>(&cfg, &mut out);
+    decl::<KeyOverview>(&cfg, &mut out);
+    // Users and audit.
+    decl::<User>(&cfg, &mut out);
+    decl::<PermissionRow>(&cfg, &mut out);
+    decl::<AuditFilter>(&cfg, &mut out);
+    decl::<AuditEntry>(&cfg, &mut out);
+    decl::<AuditPage>(&cfg, &mut out);
+    decl::<AuditReport>(&cfg, &mut out);
+    decl::<AuditExport>(&cfg, &mut out);
     // Client config.
     decl::<Client>(&cfg, &mut out);
     decl::<ClientChoice>(&cfg, &mut out);

@@ -6,23 +6,49 @@
 //! error; [`error`] is the `{code, message, hint}` object that crosses IPC;
 //! [`state`] is what the app remembers between commands; [`ipc_types`]
 //! generates the page's TypeScript types from the Rust ones; [`cli_binary`] finds
-//! the `gatehouse` CLI that generated client configs start. A new command is also
+//! the `gatehouse` CLI that generated client configs start; [`prefs`] is what
+//! the app remembers between runs (recent sites, last screen; the window's
+//! size and position are kept by the window-state plugin). A new command is also
 //! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
 
 pub mod cli_binary;
 pub mod commands;
 pub mod error;
 pub mod ipc_types;
+pub mod prefs;
 pub mod state;
 
 /// Builds and runs the app until the last window closes.
 pub fn run() -> tauri::Result<()> {
     tauri::Builder::default()
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_window_state::Builder::default().build())
         .manage(state::AppState::default())
+        .setup(|app| {
+            use tauri::Manager as _;
+            let dir = app.path().app_config_dir().ok();
+            app.manage(prefs::Prefs::load(dir));
+            Ok(())
+        })
         .invoke_handler(tauri::generate_handler![
             commands::app::app_info,
+            commands::app::last_screen,
+            commands::app::remember_screen,
             commands::site::open_site,
+            commands::site::create_site,
+            commands::site::pick_folder,
+            commands::site::recent_sites,
+            commands::site::forget_site,
             commands::site::default_site_path,
+            commands::keys::key_overview,
+            commands::users::list_users,
+            commands::users::create_user,
+            commands::users::set_user_roles,
+            commands::users::set_user_disabled,
+            commands::users::permission_table,
+            commands::audit::audit_page,
+            commands::audit::verify_audit,
+            commands::audit::export_audit,
             commands::keys::list_keys,
             commands::keys::mint_key,
             commands::keys::revoke_key,

@@ -11,6 +11,14 @@ import { Channel, invoke, type InvokeArgs } from "@tauri-apps/api/core";
 import {
   CODES,
   type AppInfo,
+  type AuditExport,
+  type AuditFilter,
+  type AuditPage,
+  type AuditReport,
+  type KeyOverview,
+  type PermissionRow,
+  type RecentSite,
+  type User,
   type ClientChoice,
   type Code,
   type ConnectionView,
@@ -97,6 +105,34 @@ export function openSite(path: string): Promise<SiteSummary> {
   return call<SiteSummary>("open_site", { path });
 }
 
+/** Creates a site in folder `path` (sample data when `scratch`) and opens it. */
+export function createSite(path: string, name: string, scratch: boolean): Promise<SiteSummary> {
+  return call<SiteSummary>("create_site", { path, name, scratch });
+}
+
+/** Asks for a folder with the native picker; null when cancelled. */
+export function pickFolder(title: string): Promise<string | null> {
+  return call<string | null>("pick_folder", { title });
+}
+
+/** Sites opened lately, newest first. */
+export function recentSites(): Promise<RecentSite[]> {
+  return call<RecentSite[]>("recent_sites");
+}
+
+export function forgetSite(path: string): Promise<RecentSite[]> {
+  return call<RecentSite[]>("forget_site", { path });
+}
+
+/** The screen shown when the app last ran, if any. */
+export function lastScreen(): Promise<string | null> {
+  return call<string | null>("last_screen");
+}
+
+export async function rememberScreen(id: string): Promise<void> {
+  await call<null>("remember_screen", { id });
+}
+
 /** The folder the site field starts with: GATEHOUSE_SITE, else the app's current directory. */
 export function defaultSitePath(): Promise<string> {
   return call<string>("default_site_path");
@@ -114,6 +150,14 @@ export function listKeys(): Promise<KeyInfo[]> {
 /** `expires` is empty for never, a duration such as `30d`, or an RFC 3339 time. */
 export function mintKey(label: string, roles: Role[], expires: string): Promise<MintedKey> {
   return call<MintedKey>("mint_key", { label, roles, expires });
+}
+
+/** How the Keys screen filters its list. */
+export type KeyFilterName = "all" | "active" | "expires_soon" | "expired" | "revoked";
+
+/** Keys with their uses and expiry warnings, filtered. */
+export function keyOverview(filter: KeyFilterName): Promise<KeyOverview[]> {
+  return call<KeyOverview[]>("key_overview", { filter });
 }
 
 export function revokeKey(id: string): Promise<KeyInfo> {
@@ -168,4 +212,43 @@ export function watchStderr(name: string, onMessage: (message: TailMessage) => v
   const channel = new Channel<TailMessage>();
   channel.onmessage = onMessage;
   return call<boolean>("watch_stderr", { name, on_event: channel });
+}
+
+// ---- users (Users screen) ---------------------------------------------------
+
+export function listUsers(): Promise<User[]> {
+  return call<User[]>("list_users");
+}
+
+export function createUser(email: string, roles: Role[]): Promise<User> {
+  return call<User>("create_user", { email, roles });
+}
+
+export function setUserRoles(email: string, roles: Role[]): Promise<User> {
+  return call<User>("set_user_roles", { email, roles });
+}
+
+export function setUserDisabled(email: string, disabled: boolean): Promise<User> {
+  return call<User>("set_user_disabled", { email, disabled });
+}
+
+export function permissionTable(): Promise<PermissionRow[]> {
+  return call<PermissionRow[]>("permission_table");
+}
+
+// ---- audit (Audit screen) ---------------------------------------------------
+
+/** A page of entries matching `filter`, older than `beforeSeq` (newest page when null). */
+export function auditPage(filter: AuditFilter, beforeSeq: number | null, limit: number): Promise<AuditPage> {
+  return call<AuditPage>("audit_page", { filter, before_seq: beforeSeq, limit });
+}
+
+/** Checks the whole chain; `ok: false` names the first broken entry. */
+export function verifyAudit(): Promise<AuditReport> {
+  return call<AuditReport>("verify_audit");
+}
+
+/** Writes the entries matching `filter` to a new JSON file in folder `dir`. */
+export function exportAudit(filter: AuditFilter, dir: string): Promise<AuditExport> {
+  return call<AuditExport>("export_audit", { filter, dir });
 }

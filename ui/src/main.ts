@@ -1,18 +1,24 @@
 /**
  * The app shell: header, sidebar and the current screen, chosen by the URL
- * hash (`#/connections`) so a reload keeps the place.
+ * hash (`#/connections`) so a reload keeps the place. At start it returns to
+ * the screen shown last and reopens the most recent site (both remembered
+ * on the Rust side, in the app's config directory).
  */
 import "./styles.css";
 import { h, required } from "./dom";
-import { type SiteSummary, appInfo, toGatehouseError } from "./ipc";
+import { errorView } from "./components/error-view";
+import { type SiteSummary, appInfo, lastScreen, openSite, recentSites, rememberScreen, toGatehouseError } from "./ipc";
+import { audit } from "./screens/audit";
 import { clientConfig } from "./screens/client-config";
+import { backendText } from "./screens/common";
 import { connections } from "./screens/connections";
 import { keys } from "./screens/keys";
 import { overview } from "./screens/overview";
 import type { Screen } from "./screens/screen";
-import { onSiteChange } from "./session";
+import { users } from "./screens/users";
+import { onSiteChange, setCurrentSite } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, connections, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, users, audit, connections, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");
@@ -30,7 +36,7 @@ function renderNav(): void {
   );
 }
 
-function show(): void {
+function show(focus = false): void {
   const current = screenFromHash();
   for (const link of nav.querySelectorAll<HTMLAnchorElement>(".nav-link")) {
     if (link.id === `nav-${current.id}`) link.setAttribute("aria-current", "page");
@@ -40,6 +46,18 @@ function show(): void {
   leaving = new AbortController();
   main.replaceChildren(current.render(leaving.signal));
   main.dataset.screen = current.id;
+  if (focus) {
+    // Keyboard users land on the new screen's heading, not back at the top.
+    const heading = main.querySelector("h1");
+    heading?.setAttribute("tabindex", "-1");
+    heading?.focus();
+  }
+}
+
+function remember(): void {
+  rememberScreen(screenFromHash().id).catch(() => {
+    // Not remembering the screen is no reason to bother the user.
+  });
 }
 
 function showSite(site: SiteSummary | null): void {
@@ -50,8 +68,35 @@ function showSite(site: SiteSummary | null): void {
     el.replaceChildren("No site open");
     return;
   }
-  el.replaceChildren(h("span", {}, site.name));
+  el.replaceChildren(h("span", { id: "current-site-name" }, site.name));
   if (site.scratch) el.append(h("span", { class: "badge badge-warn" }, "scratch"));
+  el.append(
+    h("span", { id: "current-backend", class: "topbar-backend mono", "data-kind": site.backend.kind }, backendText(site.backend)),
+  );
+}
+
+/** Returns to the last screen and reopens the most recent site. */
+async function restore(): Promise<void> {
+  if (!location.hash) {
+    const id = await lastScreen().catch(() => null);
+    if (id && SCREENS.some((s) => s.id === id)) history.replaceState(null, "", `#/${id}`);
+  }
+  show();
+  const last = (await recentSites().catch(() => []))[0];
+  if (!last) return;
+  try {
+    setCurrentSite(await openSite(last.path));
+    show();
+  } catch (raw) {
+    // Say so where the site is chosen, with the reason.
+    if (screenFromHash() !== overview) history.replaceState(null, "", `#/${overview.id}`);
+    show();
+    const err = toGatehouseError(raw);
+    document.getElementById("site-result")?.replaceChildren(
+      h("p", { class: "muted" }, `Could not reopen the last site, “${last.name}” (${last.path}):`),
+      errorView(err),
+    );
+  }
 }
 
 async function showAppInfo(): Promise<void> {
@@ -80,7 +125,10 @@ required("about-button").addEventListener("click", () => {
 });
 
 renderNav();
-show();
-window.addEventListener("hashchange", show);
 onSiteChange(showSite);
+window.addEventListener("hashchange", () => {
+  show(true);
+  remember();
+});
+void restore();
 void showAppInfo();

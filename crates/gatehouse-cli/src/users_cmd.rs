@@ -1,4 +1,4 @@
-//! `gatehouse users create|list|update|delete`.
+//! `gatehouse users create|list|update|disable|enable|delete`.
 
 use clap::Subcommand;
 use gatehouse_core::Result;
@@ -42,6 +42,16 @@ pub enum UsersCommand {
         #[arg(long)]
         clear_display_name: bool,
     },
+    /// Disable a user: it keeps its history but no longer resolves as an actor.
+    Disable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Enable a disabled user again.
+    Enable {
+        #[arg(long)]
+        email: String,
+    },
     /// Remove a user.
     Delete {
         #[arg(long)]
@@ -78,13 +88,19 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                 to_json(&list)
             } else {
                 table(
-                    &["email", "roles", "created"],
+                    &["email", "roles", "created", "state"],
                     list.iter()
                         .map(|u| {
                             vec![
                                 u.email.clone(),
                                 format_roles(&u.roles),
                                 rfc3339(u.created_at),
+                                if u.is_disabled() {
+                                    "disabled"
+                                } else {
+                                    "enabled"
+                                }
+                                .to_string(),
                             ]
                         })
                         .collect(),
@@ -122,6 +138,14 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                 "
 ",
             )
+        }
+        UsersCommand::Disable { email } => {
+            let u = users::disable(store, CLI_ACTOR, &email).await?;
+            format!("disabled user {}", u.email)
+        }
+        UsersCommand::Enable { email } => {
+            let u = users::enable(store, CLI_ACTOR, &email).await?;
+            format!("enabled user {}", u.email)
         }
         UsersCommand::Delete { email } => {
             users::delete(store, CLI_ACTOR, &email).await?;

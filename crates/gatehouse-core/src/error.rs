@@ -193,6 +193,7 @@ pub enum Code {
     EmailInvalid,
     UserExists,
     UserNotFound,
+    UserDisabled,
     KeyNotFound,
     KeyAlreadyRevoked,
     LabelInvalid,
@@ -319,6 +320,7 @@ pub mod codes {
     pub const EMAIL_INVALID: Code = Code::EmailInvalid;
     pub const USER_EXISTS: Code = Code::UserExists;
     pub const USER_NOT_FOUND: Code = Code::UserNotFound;
+    pub const USER_DISABLED: Code = Code::UserDisabled;
     pub const KEY_NOT_FOUND: Code = Code::KeyNotFound;
     pub const KEY_ALREADY_REVOKED: Code = Code::KeyAlreadyRevoked;
     pub const LABEL_INVALID: Code = Code::LabelInvalid;

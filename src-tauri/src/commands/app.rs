@@ -35,3 +35,18 @@ pub fn app_info() -> AppInfo {
         cli_error,
     }
 }
+
+/// The screen shown last, to show again at start.
+#[tauri::command(rename_all = "snake_case")]
+pub fn last_screen(prefs: tauri::State<'_, crate::prefs::Prefs>) -> Option<String> {
+    prefs.get().last_screen
+}
+
+/// Remembers `id` as the screen shown last.
+#[tauri::command(rename_all = "snake_case")]
+pub fn remember_screen(
+    id: String,
+    prefs: tauri::State<'_, crate::prefs::Prefs>,
+) -> crate::error::IpcResult<()> {
+    Ok(prefs.update(|r| r.set_last_screen(&id))?)
+}

@@ -81,3 +81,15 @@ pub async fn roll_key(
     let minted = keys::roll(&site.store, DESKTOP_ACTOR, &id, grace).await?;
     Ok(shown_once(&state, minted))
 }
+
+/// The Keys screen's list: every key matching `filter` (`all`, `active`,
+/// `expires_soon`, `expired`, `revoked`) with its uses and expiry warning.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn key_overview(
+    filter: String,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<gatehouse_core::access::key_overview::KeyOverview>> {
+    let site = state.site()?;
+    let filter = filter.parse()?;
+    Ok(gatehouse_core::access::key_overview::list(&site.store, filter).await?)
+}

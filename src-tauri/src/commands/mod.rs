@@ -2,7 +2,9 @@
 //! the inputs, call one core function, convert the error.
 
 pub mod app;
+pub mod audit;
 pub mod client_config;
 pub mod connections;
 pub mod keys;
 pub mod site;
+pub mod users;

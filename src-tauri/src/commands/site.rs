@@ -1,14 +1,18 @@
-//! Commands for the site picker (the Overview screen).
+//! Commands for the Sites screen: open a folder (typed or picked in the
+//! native dialog), create a site, and the list of recent sites.
 
 use std::path::PathBuf;
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::site::{self, Flags, Settings};
+use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
+use gatehouse_core::site::{self, Flags, Settings, Site};
 use serde::Serialize;
 use tauri::State;
+use tauri_plugin_dialog::DialogExt;
 
 use crate::error::IpcResult;
+use crate::prefs::Prefs;
 use crate::state::AppState;
 
 /// What the page shows about the open site.
@@ -17,6 +21,44 @@ pub struct SiteSummary {
     pub path: String,
     pub name: String,
     pub scratch: bool,
+    /// The SQLite file or the PostgreSQL URL (never with a password).
+    pub backend: BackendInfo,
+}
+
+fn path_arg(path: &str, what: &str) -> Result<PathBuf, Error> {
+    let path = path.trim();
+    if path.is_empty() {
+        return Err(Error::invalid(
+            codes::INPUT_INVALID,
+            "no folder given",
+            format!("enter the path of {what}, or choose one with “Choose folder…”"),
+        ));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// Makes `site` the one every screen uses and puts it first among the recent ones.
+fn use_site(site: Site, state: &AppState, prefs: &Prefs) -> SiteSummary {
+    let summary = SiteSummary {
+        path: site.dir.display().to_string(),
+        name: site.file.name.clone(),
+        scratch: site.is_scratch(),
+        backend: BackendInfo::of(&site),
+    };
+    state.set_site(site);
+    let recent = RecentSite {
+        path: summary.path.clone(),
+        name: summary.name.clone(),
+        scratch: summary.scratch,
+    };
+    if let Err(e) = prefs.update(|r| {
+        r.opened(recent);
+        Ok(())
+    }) {
+        // The site is open; only the memory of it failed.
+        tracing::warn!(error = %e.message, "cannot remember the recent site");
+    }
+    summary
 }
 
 /// Opens the site in folder `path` and makes it the one every screen uses.
@@ -25,28 +67,82 @@ pub struct SiteSummary {
 /// SQLite file); the app takes no `GATEHOUSE_*` environment overrides, so what
 /// the window shows is what the folder says.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn open_site(path: String, state: State<'_, AppState>) -> IpcResult<SiteSummary> {
-    let path = path.trim();
-    if path.is_empty() {
-        return Err(Error::invalid(
-            codes::INPUT_INVALID,
-            "no folder given",
-            "enter the path of a site folder",
-        )
-        .into());
-    }
+pub async fn open_site(
+    path: String,
+    state: State<'_, AppState>,
+    prefs: State<'_, Prefs>,
+) -> IpcResult<SiteSummary> {
     let settings = Settings {
-        dir: PathBuf::from(path),
+        dir: path_arg(&path, "a site folder")?,
         database_url: None,
     };
     let site = site::open(&settings).await?;
-    let summary = SiteSummary {
-        path: site.dir.display().to_string(),
-        name: site.file.name.clone(),
-        scratch: site.is_scratch(),
+    Ok(use_site(site, &state, &prefs))
+}
+
+/// Creates a site in folder `path` (made if missing, refused if it already
+/// holds one) and opens it. `scratch` sites get sample data and allow
+/// synthetic role actors; the others start empty.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn create_site(
+    path: String,
+    name: Option<String>,
+    scratch: bool,
+    state: State<'_, AppState>,
+    prefs: State<'_, Prefs>,
+) -> IpcResult<SiteSummary> {
+    let dir = path_arg(&path, "the new site's folder")?;
+    if !dir.is_absolute() {
+        return Err(Error::invalid(
+            codes::INPUT_INVALID,
+            format!("{} is not a full path", dir.display()),
+            "give the folder's full path (starting with /), or choose one",
+        )
+        .into());
+    }
+    let name = name.as_deref().map(str::trim).filter(|n| !n.is_empty());
+    let site = site::init(&dir, name, scratch, None).await?;
+    Ok(use_site(site, &state, &prefs))
+}
+
+/// Asks for a folder with the native picker; `None` when cancelled.
+///
+/// The dialog runs on the Rust side, so the page needs no dialog permission
+/// and cannot open pickers with options of its own.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn pick_folder(app: tauri::AppHandle, title: String) -> IpcResult<Option<String>> {
+    let title = title.trim();
+    let title = if title.is_empty() || title.chars().count() > 80 {
+        "Choose a folder"
+    } else {
+        title
     };
-    state.set_site(site);
-    Ok(summary)
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title(title)
+        .pick_folder(move |picked| {
+            let _ = tx.send(picked);
+        });
+    let picked = rx.await.ok().flatten();
+    Ok(picked
+        .and_then(|p| p.into_path().ok())
+        .map(|p| p.display().to_string()))
+}
+
+/// The recent sites, newest first (the first is reopened at start).
+#[tauri::command(rename_all = "snake_case")]
+pub fn recent_sites(prefs: State<'_, Prefs>) -> Vec<RecentSite> {
+    prefs.get().recent_sites
+}
+
+/// Drops `path` from the recent sites.
+#[tauri::command(rename_all = "snake_case")]
+pub fn forget_site(path: String, prefs: State<'_, Prefs>) -> IpcResult<Vec<RecentSite>> {
+    Ok(prefs.update(|r| {
+        r.forget(&path);
+        Ok(r.recent_sites.clone())
+    })?)
 }
 
 /// The folder the site field starts with: `GATEHOUSE_SITE`, else the current

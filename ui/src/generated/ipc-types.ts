@@ -8,7 +8,7 @@
  * (`SCREAMING_SNAKE_CASE` of the variant name), and the page's TypeScript union
  * of codes is generated from this enum.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "IMPORT_TAMPERED" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "DISPLAY_NAME_INVALID" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "HOST_KILLED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "KEY_EXPIRING";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "IMPORT_TAMPERED" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "DISPLAY_NAME_INVALID" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "HOST_KILLED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "KEY_EXPIRING";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -37,6 +37,7 @@ export const CODES: readonly Code[] = [
   "EMAIL_INVALID",
   "USER_EXISTS",
   "USER_NOT_FOUND",
+  "USER_DISABLED",
   "KEY_NOT_FOUND",
   "KEY_ALREADY_REVOKED",
   "LABEL_INVALID",
@@ -135,9 +136,23 @@ cli: string | null,
 cli_error: string | null, };
 
 /**
+ * Where a site's data lives, as the header shows it.
+ */
+export type BackendInfo = { "kind": "sqlite", path: string, } | { "kind": "postgres", url: string, };
+
+/**
  * What the page shows about the open site.
  */
-export type SiteSummary = { path: string, name: string, scratch: boolean, };
+export type SiteSummary = { path: string, name: string, scratch: boolean, 
+/**
+ * The SQLite file or the PostgreSQL URL (never with a password).
+ */
+backend: BackendInfo, };
+
+/**
+ * A site opened lately.
+ */
+export type RecentSite = { path: string, name: string, scratch: boolean, };
 
 /**
  * A role. `Public` is the anonymous actor's role and cannot be granted.
@@ -163,6 +178,109 @@ status: KeyStatus, };
  * A freshly minted key, shown once. No `Debug`: it holds the raw key.
  */
 export type MintedKey = { key: string, info: KeyInfo, };
+
+/**
+ * What the Keys screen warns about.
+ */
+export type ExpiryWarning = "expired" | "expires_soon";
+
+/**
+ * One key with its uses and warning.
+ */
+export type KeyOverview = { 
+/**
+ * Audited calls made with the key.
+ */
+uses: number, warning: ExpiryWarning | null, id: string, label: string, roles: Array<Role>, created_at: string, expires_at: string | null, last_used_at: string | null, revoked_at: string | null, replaced_by: string | null, 
+/**
+ * At the time of listing.
+ */
+status: KeyStatus, };
+
+/**
+ * A user; times are Unix milliseconds, RFC 3339 text when serialized.
+ */
+export type User = { email: string, roles: Array<Role>, created_at: string, updated_at: string, 
+/**
+ * When an admin disabled the user (who then resolves as no actor at
+ * all); `null` while enabled.
+ */
+disabled_at: string | null, };
+
+/**
+ * One row of core's permission table.
+ */
+export type PermissionRow = { action: string, description: string, 
+/**
+ * The lowest role allowed; every higher role is too.
+ */
+min_role: Role, };
+
+/**
+ * What the Audit screen filters by. Empty text means "any".
+ */
+export type AuditFilter = { 
+/**
+ * The start of the actor (`key:` for every key, `user:a@b.c` for one user).
+ */
+actor: string, 
+/**
+ * The start of the action (`key.` for every key action).
+ */
+action: string, 
+/**
+ * Entries at or after this RFC 3339 time.
+ */
+since: string, 
+/**
+ * Entries before this RFC 3339 time.
+ */
+until: string, };
+
+/**
+ * One entry as the page shows it.
+ */
+export type AuditEntry = { seq: number, ts: string, actor: string, action: string, subject: string, 
+/**
+ * The recorded detail, parsed (it is JSON text in the store).
+ */
+detail: unknown, hash: string, };
+
+/**
+ * One page of the log, newest first.
+ */
+export type AuditPage = { entries: Array<AuditEntry>, 
+/**
+ * How many entries match the filter, on every page.
+ */
+total: number, 
+/**
+ * The cursor of the next (older) page; `null` on the last page.
+ */
+next_before: number | null, };
+
+/**
+ * The result of checking the whole chain.
+ */
+export type AuditReport = { entries: number, ok: boolean, 
+/**
+ * The first entry found altered, removed or out of order.
+ */
+first_bad_seq?: number, problem?: string, 
+/**
+ * The newest entry a trusted signed checkpoint vouches for (see
+ * [`crate::access::checkpoint::verify`]); `None` from the bare chain check.
+ */
+anchored_at?: number, 
+/**
+ * Validly signed checkpoints from keys this machine does not hold.
+ */
+unverified_checkpoints?: number, };
+
+/**
+ * Where an export went.
+ */
+export type AuditExport = { path: string, entries: number, };
 
 /**
  * The MCP clients Gatehouse can write configuration for.

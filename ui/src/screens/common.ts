@@ -1,4 +1,5 @@
 import { h } from "../dom";
+import type { BackendInfo } from "../ipc";
 import { panel } from "./screen";
 
 /** Shown by every screen that needs a site when none is open. */
@@ -27,4 +28,9 @@ export function formatTime(rfc3339: string | null, none = "—"): string {
   const d = new Date(rfc3339);
   const date = `${String(d.getFullYear())}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
   return `${date} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** The header's and the Sites screen's name for where a site's data lives. */
+export function backendText(backend: BackendInfo): string {
+  return backend.kind === "sqlite" ? `SQLite ${backend.path}` : `PostgreSQL ${backend.url}`;
 }

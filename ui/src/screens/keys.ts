@@ -2,12 +2,15 @@ import { ConfigPanel } from "../components/config-panel";
 import { copyButton } from "../components/copy-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
+import { whileBusy } from "../components/busy";
 import {
   GRANTABLE_ROLES,
+  type KeyFilterName,
   type KeyInfo,
+  type KeyOverview,
   type MintedKey,
   type Role,
-  listKeys,
+  keyOverview,
   mintKey,
   revokeKey,
   rollKey,
@@ -22,6 +25,28 @@ const STATUS_TONE: Record<KeyInfo["status"], string> = {
   revoked: "error",
   expired: "muted",
 };
+
+const FILTERS: readonly (readonly [KeyFilterName, string])[] = [
+  ["all", "All keys"],
+  ["active", "Active"],
+  ["expires_soon", "Expiring within 7 days"],
+  ["expired", "Expired"],
+  ["revoked", "Revoked"],
+];
+
+/** The status cell: the status, and a warning for an expired or expiring key. */
+function statusCell(key: KeyOverview): HTMLElement {
+  const cell = h("td", {}, h("span", { class: "pill key-status", "data-tone": STATUS_TONE[key.status] }, key.status));
+  if (key.warning === "expires_soon") {
+    cell.append(
+      " ",
+      h("span", { class: "pill key-warning", "data-tone": "warn", title: "this key stops working within 7 days: roll it" }, "expires soon"),
+    );
+  } else if (key.warning === "expired") {
+    cell.append(" ", h("span", { class: "pill key-warning", "data-tone": "error", title: "this key no longer works" }, "expired"));
+  }
+  return cell;
+}
 
 /**
  * The raw key, once: a copy button, the warning, and the Client config panel
@@ -110,35 +135,58 @@ export const keys: Screen = {
       listStatus.replaceChildren(errorView(toGatehouseError(raw)));
     };
 
-    const row = (key: KeyInfo): HTMLTableRowElement => {
-      const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke" }, "Revoke");
-      const roll = h("button", { type: "button", class: "button button-small", "data-action": "roll" }, "Roll");
-      // Revoking is immediate and final: the first click only arms the button.
+    const row = (key: KeyOverview): HTMLTableRowElement => {
+      const revoke = h(
+        "button",
+        { type: "button", class: "button button-small button-danger", "data-action": "revoke", "aria-label": `Revoke key ${key.label} (${key.id})` },
+        "Revoke",
+      );
+      const roll = h(
+        "button",
+        { type: "button", class: "button button-small", "data-action": "roll", "aria-label": `Roll key ${key.label} (${key.id})` },
+        "Roll",
+      );
+      const rowError = h("div", { class: "row-error", "aria-live": "polite" });
+      const disarm = () => {
+        delete revoke.dataset.armed;
+        revoke.textContent = "Revoke";
+      };
+      // Revoking is immediate and final: the first click only arms the button
+      // (Escape or leaving it disarms it).
+      revoke.addEventListener("keydown", (event) => {
+        if (event.key === "Escape") disarm();
+      });
+      revoke.addEventListener("blur", () => {
+        if (!revoke.disabled) disarm();
+      });
       revoke.addEventListener("click", () => {
         if (revoke.dataset.armed !== "true") {
           revoke.dataset.armed = "true";
           revoke.textContent = "Confirm revoke";
+          rowError.replaceChildren();
           return;
         }
-        revoke.disabled = true;
-        revokeKey(key.id)
+        void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
           .then(() => {
             // A config for a revoked key is useless: stop offering it.
             if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
             return refresh();
           })
-          .catch(actionError);
+          .catch((raw: unknown) => {
+            // Back to a usable button, with the reason next to it.
+            disarm();
+            rowError.replaceChildren(errorView(toGatehouseError(raw)));
+          });
       });
       roll.addEventListener("click", () => {
-        roll.disabled = true;
-        rollKey(key.id)
+        rowError.replaceChildren();
+        void whileBusy(roll, "Rolling…", () => rollKey(key.id))
           .then((minted) => {
             showMinted(minted, "rolled: the old key keeps working for 24 hours");
             return refresh();
           })
-          .catch(actionError)
-          .finally(() => {
-            roll.disabled = false;
+          .catch((raw: unknown) => {
+            rowError.replaceChildren(errorView(toGatehouseError(raw)));
           });
       });
       const live = key.status === "active";
@@ -148,20 +196,31 @@ export const keys: Screen = {
         h("td", { class: "mono nowrap" }, key.id),
         h("td", {}, key.label),
         h("td", {}, key.roles.join(", ")),
-        h("td", {}, h("span", { class: "pill key-status", "data-tone": STATUS_TONE[key.status] }, key.status)),
+        statusCell(key),
         h("td", { class: "nowrap" }, formatTime(key.created_at)),
         h("td", { class: "nowrap" }, formatTime(key.expires_at, "never")),
+        h("td", { class: "nowrap key-uses", "data-uses": key.uses }, String(key.uses)),
         h("td", { class: "nowrap" }, formatTime(key.last_used_at, "never")),
-        h("td", { class: "row-actions" }, live ? roll : null, live ? revoke : null),
+        h("td", { class: "row-actions" }, live ? roll : null, live ? revoke : null, rowError),
       );
     };
 
+    const filter = h(
+      "select",
+      { id: "keys-filter", class: "input select" },
+      ...FILTERS.map(([value, text]) => h("option", { value }, text)),
+    );
+    filter.addEventListener("change", () => void refresh());
+
     const refresh = async (): Promise<void> => {
       try {
-        const list = await listKeys();
+        const list = await keyOverview(filter.value as KeyFilterName);
         tbody.replaceChildren(...list.map(row));
+        tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
-          list.length === 0 ? h("p", { class: "muted" }, "No keys yet: mint one above.") : "",
+          list.length === 0
+            ? h("p", { class: "muted" }, filter.value === "all" ? "No keys yet: mint one above." : "No keys match this filter.")
+            : "",
         );
       } catch (raw) {
         actionError(raw);
@@ -200,9 +259,8 @@ export const keys: Screen = {
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      submit.disabled = true;
       mintResult.replaceChildren();
-      mintKey(label.value, roles.selected(), expires.value)
+      void whileBusy(submit, "Minting…", () => mintKey(label.value, roles.selected(), expires.value))
         .then((minted) => {
           label.value = "";
           expires.value = "";
@@ -211,9 +269,6 @@ export const keys: Screen = {
         })
         .catch((raw: unknown) => {
           mintResult.replaceChildren(errorView(toGatehouseError(raw)));
-        })
-        .finally(() => {
-          submit.disabled = false;
         });
     });
 
@@ -223,7 +278,13 @@ export const keys: Screen = {
       once,
       panel(
         "Keys",
-        h("span", { class: "muted" }, "secrets are never listed"),
+        h(
+          "div",
+          { class: "field-pair" },
+          h("span", { class: "muted" }, "secrets are never listed"),
+          h("label", { for: "keys-filter", class: "field-label" }, "Show"),
+          filter,
+        ),
         h(
           "div",
           { class: "table-wrap" },
@@ -236,7 +297,9 @@ export const keys: Screen = {
               h(
                 "tr",
                 {},
-                ...["Id", "Label", "Roles", "Status", "Created", "Expires", "Last used", ""].map((t) => h("th", {}, t)),
+                ...["Id", "Label", "Roles", "Status", "Created", "Expires", "Uses", "Last used", "Actions"].map((t) =>
+                  h("th", { scope: "col" }, t),
+                ),
               ),
             ),
             tbody,

@@ -43,7 +43,7 @@ fn audit_chain_verifies_after_pipelined_calls_from_several_servers() {
     };
     // Each server gets IN_FLIGHT calls at a time, all servers at once, while
     // the CLI mints keys in between: three processes writing one database.
-    let mut sent = vec![0i64; SERVERS];
+    let mut sent = [0i64; SERVERS];
     let mut answered: Vec<HashSet<i64>> = vec![HashSet::new(); SERVERS];
     for (s, mcp) in servers.iter_mut().enumerate() {
         while sent[s] < IN_FLIGHT {

@@ -194,6 +194,9 @@ pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
             let user = users::get(&site.store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
+            if user.is_disabled() {
+                return Err(users::disabled_error(&user.email));
+            }
             Ok(Actor::User {
                 email: user.email,
                 roles: user.roles,
@@ -238,6 +241,9 @@ pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
             let user = users::get(&site.store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
+            if user.is_disabled() {
+                return Err(users::disabled_error(&user.email));
+            }
             Ok(Actor::User {
                 email: user.email,
                 roles: user.roles,

@@ -48,21 +48,26 @@ pub async fn record(store: &Store, entry: Entry<'_>) -> Result<i64> {
 }
 
 /// The result of checking the whole chain.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
+#[ts(rename = "AuditReport")]
 pub struct Report {
     pub entries: i64,
     pub ok: bool,
     /// The first entry found altered, removed or out of order.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub first_bad_seq: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub problem: Option<String>,
     /// The newest entry a trusted signed checkpoint vouches for (see
     /// [`crate::access::checkpoint::verify`]); `None` from the bare chain check.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub anchored_at: Option<i64>,
     /// Validly signed checkpoints from keys this machine does not hold.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub unverified_checkpoints: Option<usize>,
 }
 

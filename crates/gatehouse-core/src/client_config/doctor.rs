@@ -236,7 +236,10 @@ async fn check_entry(
         }
         Some(dir) => {
             let opened = match sites.get(dir) {
-                Some(known) => known.clone().map_err(|e| clone_error(&e)),
+                Some(known) => match known {
+                    Ok(site) => Ok(site.clone()),
+                    Err(e) => Err(clone_error(e)),
+                },
                 None => {
                     let result = open_site(dir).await;
                     let copy = result.as_ref().map(Clone::clone).map_err(clone_error);

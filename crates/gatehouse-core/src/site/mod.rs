@@ -8,12 +8,15 @@
 //! [`config`] and [`users`] are the permission-checked APIs over what the site
 //! holds; [`seed`] fills scratch sites with sample data; [`portable`] exports
 //! and imports a whole site, refusing one whose keys or users differ from
-//! what its audit log says ([`replay`]).
+//! what its audit log says ([`replay`]); [`remembered`] is what the desktop
+//! app keeps between runs (recent sites, last screen) and how it names a
+//! site's database.
 
 pub mod config;
 pub mod content;
 pub mod media;
 pub mod portable;
+pub mod remembered;
 pub mod replay;
 pub mod seed;
 pub mod users;

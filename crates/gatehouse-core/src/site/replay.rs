@@ -5,7 +5,8 @@
 //! roles raised, a revocation cleared): the chain has no secret and the
 //! tables are not in it. Replaying the security actions (`key.mint`,
 //! `key.roll`, `key.revoke`, `site.seed`, `user.create`, `user.set_roles`,
-//! `user.delete`) gives the state each key and user must have; [`check`]
+//! `user.delete`, `user.disable`, `user.enable`) gives the state each key and
+//! user must have; [`check`]
 //! names the first that differs.
 
 use std::collections::BTreeMap;
@@ -29,6 +30,8 @@ struct KeyState {
 struct State {
     keys: BTreeMap<String, KeyState>,
     users: BTreeMap<String, String>,
+    /// Users the log says are disabled now.
+    disabled: std::collections::BTreeSet<String>,
 }
 
 fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
@@ -88,7 +91,15 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                 );
             }
             "user.delete" => {
-                s.users.remove(&e.subject.trim().to_lowercase());
+                let email = e.subject.trim().to_lowercase();
+                s.users.remove(&email);
+                s.disabled.remove(&email);
+            }
+            "user.disable" => {
+                s.disabled.insert(e.subject.trim().to_lowercase());
+            }
+            "user.enable" => {
+                s.disabled.remove(&e.subject.trim().to_lowercase());
             }
             _ => {}
         }
@@ -167,6 +178,15 @@ pub fn check(d: &Dump) -> Result<()> {
                 )));
             }
             Some(_) => {}
+        }
+        let says = |d: bool| if d { "disabled" } else { "enabled" };
+        let logged = want.disabled.contains(&email);
+        if logged != u.disabled_at.is_some() {
+            return Err(tampered(format!(
+                "user {email} is {} in the export but {} by the audit log",
+                says(u.disabled_at.is_some()),
+                says(logged)
+            )));
         }
     }
     if let Some(email) = want.users.keys().next() {

@@ -9,14 +9,27 @@ use crate::store::users as sql;
 use crate::store::{Store, now_ms};
 
 /// A user; times are Unix milliseconds, RFC 3339 text when serialized.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 pub struct User {
     pub email: String,
     pub roles: Vec<Role>,
     #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
     pub created_at: i64,
     #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
     pub updated_at: i64,
+    /// When an admin disabled the user (who then resolves as no actor at
+    /// all); `null` while enabled.
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
+    pub disabled_at: Option<i64>,
+}
+
+impl User {
+    pub fn is_disabled(&self) -> bool {
+        self.disabled_at.is_some()
+    }
 }
 
 fn to_user(row: sql::UserRow) -> Result<User> {
@@ -25,6 +38,7 @@ fn to_user(row: sql::UserRow) -> Result<User> {
         email: row.email,
         created_at: row.created_at,
         updated_at: row.updated_at,
+        disabled_at: row.disabled_at,
     })
 }
 
@@ -74,6 +88,7 @@ pub async fn create(store: &Store, actor: &str, email: &str, roles: &[Role]) -> 
         roles: roles.to_vec(),
         created_at: now,
         updated_at: now,
+        disabled_at: None,
     })
 }
 
@@ -102,6 +117,63 @@ pub async fn set_roles(store: &Store, actor: &str, email: &str, roles: &[Role]) 
         .await
         .map_err(|e| Error::storage("committing a role change", e))?;
     get(store, email).await?.ok_or_else(|| unknown(email))
+}
+
+/// Disables a user: the account stays (with its history) but no longer
+/// resolves as an actor, in this process or any other (the access
+/// generation moves, so running servers re-read it on their next call).
+pub async fn disable(store: &Store, actor: &str, email: &str) -> Result<User> {
+    set_disabled(store, actor, email, true).await
+}
+
+/// Enables a disabled user again.
+pub async fn enable(store: &Store, actor: &str, email: &str) -> Result<User> {
+    set_disabled(store, actor, email, false).await
+}
+
+async fn set_disabled(store: &Store, actor: &str, email: &str, disabled: bool) -> Result<User> {
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    if !sql::set_disabled(&mut tx, email, disabled.then_some(now), now).await? {
+        drop(tx);
+        let user = get(store, email).await?.ok_or_else(|| unknown(email))?;
+        let state = if user.is_disabled() {
+            "disabled"
+        } else {
+            "enabled"
+        };
+        return Err(Error::invalid(
+            codes::INPUT_INVALID,
+            format!("user {} is already {state}", user.email),
+            "nothing to do",
+        ));
+    }
+    let (action, subject) = if disabled {
+        ("user.disable", email)
+    } else {
+        ("user.enable", email)
+    };
+    audit::append(
+        &mut tx,
+        Entry {
+            actor,
+            action,
+            subject,
+            detail: serde_json::json!({}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a user's disabled state", e))?;
+    get(store, email).await?.ok_or_else(|| unknown(email))
+}
+
+/// The refusal for a disabled user, wherever an actor is resolved.
+pub fn disabled_error(email: &str) -> Error {
+    Error::new(codes::USER_DISABLED, format!("user {email} is disabled")).hint(format!(
+        "an admin can enable the user again on the Users screen or with `gatehouse users enable --email {email}`"
+    ))
 }
 
 pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {

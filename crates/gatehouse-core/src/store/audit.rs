@@ -260,3 +260,129 @@ pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
         })
         .await
 }
+
+/// Which entries a page of the log holds (see [`query`]). Prefixes match the
+/// start of the field exactly (case-sensitive), so `key:` selects every key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    pub actor_prefix: Option<String>,
+    pub action_prefix: Option<String>,
+    /// Entries at or after this time (Unix milliseconds).
+    pub since: Option<i64>,
+    /// Entries before this time.
+    pub until: Option<i64>,
+    /// Entries older than this seq (the page cursor).
+    pub before_seq: Option<i64>,
+}
+
+impl Query {
+    /// The WHERE clause (`$1`… numbered from 1) and the values it binds.
+    fn clause(&self, with_cursor: bool) -> (String, Vec<Bind>) {
+        let mut parts = Vec::new();
+        let mut binds = Vec::new();
+        let mut param = |b: Bind| {
+            binds.push(b);
+            format!("${}", binds.len())
+        };
+        for (column, prefix) in [
+            ("actor", &self.actor_prefix),
+            ("action", &self.action_prefix),
+        ] {
+            if let Some(p) = prefix {
+                // substr counts characters on both backends; PostgreSQL's
+                // takes an INTEGER, hence the cast of the bound BIGINT.
+                let len = param(Bind::Int(p.chars().count() as i64));
+                let text = param(Bind::Text(p.clone()));
+                parts.push(format!(
+                    "substr({column}, 1, CAST({len} AS INTEGER)) = {text}"
+                ));
+            }
+        }
+        if let Some(t) = self.since {
+            parts.push(format!("ts >= {}", param(Bind::Int(t))));
+        }
+        if let Some(t) = self.until {
+            parts.push(format!("ts < {}", param(Bind::Int(t))));
+        }
+        if with_cursor && let Some(seq) = self.before_seq {
+            parts.push(format!("seq < {}", param(Bind::Int(seq))));
+        }
+        if parts.is_empty() {
+            (String::new(), binds)
+        } else {
+            (format!(" WHERE {}", parts.join(" AND ")), binds)
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Bind {
+    Text(String),
+    Int(i64),
+}
+
+/// Binds `binds` in order to the query `q` (a macro: the query types differ).
+macro_rules! bind_all {
+    ($q:expr, $binds:expr) => {{
+        let mut q = $q;
+        for b in $binds.iter() {
+            q = match b {
+                Bind::Text(s) => q.bind(s.clone()),
+                Bind::Int(i) => q.bind(*i),
+            };
+        }
+        q
+    }};
+}
+
+/// Up to `limit` entries matching `q`, newest first.
+pub async fn query(store: &Store, q: &Query, limit: i64) -> Result<Vec<AuditRow>> {
+    let (clause, binds) = q.clause(true);
+    let sql = &format!(
+        "SELECT {COLUMNS} FROM audit_log{clause} ORDER BY seq DESC LIMIT ${}",
+        binds.len() + 1
+    );
+    let binds = &binds;
+    store
+        .read("reading the audit log", |pool| async move {
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}
+
+/// How many entries match `q`, ignoring its cursor.
+pub async fn count(store: &Store, q: &Query) -> Result<i64> {
+    let (clause, binds) = q.clause(false);
+    let sql = &format!("SELECT COUNT(*) FROM audit_log{clause}");
+    let binds = &binds;
+    let (n,): (i64,) = store
+        .read("counting audit entries", |pool| async move {
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+                .fetch_one(&pool)
+                .await
+        })
+        .await?;
+    Ok(n)
+}
+
+/// For every actor starting with `prefix`: how many entries it has and the
+/// time of its newest one.
+pub async fn activity(store: &Store, prefix: &str) -> Result<Vec<(String, i64, i64)>> {
+    let q = Query {
+        actor_prefix: Some(prefix.to_string()),
+        ..Query::default()
+    };
+    let (clause, binds) = q.clause(false);
+    let sql = &format!("SELECT actor, COUNT(*), MAX(ts) FROM audit_log{clause} GROUP BY actor");
+    let binds = &binds;
+    store
+        .read("counting uses in the audit log", |pool| async move {
+            bind_all!(sqlx::query_as(AssertSqlSafe(sql.as_str())), binds)
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}

@@ -20,6 +20,9 @@ pub struct UserRecord {
     pub roles: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Absent in exports made before users could be disabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -119,7 +122,7 @@ where
 pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
     let users = all(
         tx,
-        "SELECT email, roles, created_at, updated_at FROM users ORDER BY email_norm",
+        "SELECT email, roles, created_at, updated_at, disabled_at FROM users ORDER BY email_norm",
         "exporting users",
     )
     .await?;
@@ -213,13 +216,14 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
     super::access::bump(tx).await?;
     for u in &t.users {
         sqlx::query(
-            "INSERT INTO users (email, email_norm, roles, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO users (email, email_norm, roles, created_at, updated_at, disabled_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&u.email)
         .bind(u.email.to_lowercase())
         .bind(&u.roles)
         .bind(u.created_at)
         .bind(u.updated_at)
+        .bind(u.disabled_at)
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing users", e))?;

@@ -1,5 +1,7 @@
 //! SQL for users. Emails are unique case-insensitively through `email_norm`.
 
+use sqlx::AssertSqlSafe;
+
 use super::{Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 use sqlx::Row;
@@ -11,7 +13,11 @@ pub struct UserRow {
     pub roles: String,
     pub created_at: i64,
     pub updated_at: i64,
+    /// When an admin disabled the user; `None` while enabled.
+    pub disabled_at: Option<i64>,
 }
+
+const COLUMNS: &str = "id, email, roles, created_at, updated_at, disabled_at";
 
 pub async fn insert(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Result<i64> {
     let id: i64 = sqlx::query_scalar(
@@ -39,9 +45,9 @@ pub async fn by_email(store: &Store, email: &str) -> Result<Option<UserRow>> {
     let norm = &email.trim().to_lowercase();
     store
         .read("looking up a user", |pool| async move {
-            sqlx::query_as(
-                "SELECT id, email, roles, created_at, updated_at FROM users WHERE email_norm = $1",
-            )
+            sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM users WHERE email_norm = $1"
+            )))
             .bind(norm)
             .fetch_optional(&pool)
             .await
@@ -52,9 +58,9 @@ pub async fn by_email(store: &Store, email: &str) -> Result<Option<UserRow>> {
 pub async fn list(store: &Store) -> Result<Vec<UserRow>> {
     store
         .read("listing users", |pool| async move {
-            sqlx::query_as(
-                "SELECT id, email, roles, created_at, updated_at FROM users ORDER BY email_norm",
-            )
+            sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT {COLUMNS} FROM users ORDER BY email_norm"
+            )))
             .fetch_all(&pool)
             .await
         })
@@ -71,6 +77,25 @@ pub async fn set_roles(tx: &mut Tx, email: &str, roles: &str, now: i64) -> Resul
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("changing a user's roles", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Disables (`Some(at)`) or enables (`None`) a user; false when no such user
+/// or it already was in that state.
+pub async fn set_disabled(tx: &mut Tx, email: &str, at: Option<i64>, now: i64) -> Result<bool> {
+    super::access::bump(tx).await?;
+    let sql = if at.is_some() {
+        "UPDATE users SET disabled_at = $1, updated_at = $2 WHERE email_norm = $3 AND disabled_at IS NULL"
+    } else {
+        "UPDATE users SET disabled_at = $1, updated_at = $2 WHERE email_norm = $3 AND disabled_at IS NOT NULL"
+    };
+    let done = sqlx::query(sql)
+        .bind(at)
+        .bind(now)
+        .bind(email.trim().to_lowercase())
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("disabling or enabling a user", e))?;
     Ok(done.rows_affected() == 1)
 }
 

@@ -2,6 +2,7 @@
 //! PostgreSQL (when `GATEHOUSE_TEST_PG_URL` is set), real SDK servers. One
 //! binary, one module per area; [`common`] and [`pg_util`] are the shared harness.
 
+mod admin;
 mod client;
 mod client_interop;
 mod client_store;
