@@ -5,6 +5,7 @@
 import "./styles.css";
 import { h, required } from "./dom";
 import { type SiteSummary, appInfo, toGatehouseError } from "./ipc";
+import { actorPreview } from "./screens/actor-preview";
 import { clientConfig } from "./screens/client-config";
 import { connections } from "./screens/connections";
 import { keys } from "./screens/keys";
@@ -12,7 +13,7 @@ import { overview } from "./screens/overview";
 import type { Screen } from "./screens/screen";
 import { onSiteChange } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, connections, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, connections, actorPreview, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");

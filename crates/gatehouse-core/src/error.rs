@@ -270,6 +270,11 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
+    // Desktop Connections and Actor preview screens (issue 12).
+    ConsentRequired,
+    ConsentStale,
+    CallResultNotKept,
+    PreviewKeyUnavailable,
 }
 
 impl Code {
@@ -389,6 +394,11 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
+    // Desktop Connections and Actor preview screens (issue 12).
+    pub const CONSENT_REQUIRED: Code = Code::ConsentRequired;
+    pub const CONSENT_STALE: Code = Code::ConsentStale;
+    pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
+    pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
 }
 
 #[cfg(test)]
