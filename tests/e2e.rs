@@ -352,6 +352,8 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         "#conn-rows tr[data-connection='numbered'] button[data-action='open']",
     )
     .await?;
+    // First start of a stored definition: the consent dialog (issue 12).
+    click(client, "#consent-dialog[open] #consent-accept").await?;
     let row = wait_for(
         client,
         "#conn-rows tr[data-connection='numbered'][data-state='connected']",
@@ -410,6 +412,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         "#conn-rows tr[data-connection='flood'] button[data-action='open']",
     )
     .await?;
+    click(client, "#consent-dialog[open] #consent-accept").await?;
     wait_for(
         client,
         "#conn-rows tr[data-connection='flood'][data-state='connected']",

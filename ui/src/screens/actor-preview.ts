@@ -1,3 +1,4 @@
+import "../styles/connections.css";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import {

@@ -1,6 +1,8 @@
+import "../styles/connections.css";
 import { askConsent } from "../components/consent-dialog";
 import { connectionDetail } from "../components/connection-detail";
 import { connectionForm } from "../components/connection-form";
+import "../styles/connections.css";
 import { errorView } from "../components/error-view";
 import { TailTabs } from "../components/tail-tabs";
 import { h } from "../dom";

@@ -11,6 +11,7 @@ mod concurrency;
 mod config;
 mod connections;
 mod crash;
+mod desk_connections;
 mod database_errors;
 mod import_tamper;
 mod fetch_guard;
