@@ -136,11 +136,9 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
             { id: "call-state", "data-state": res.state, class: "small" },
             `${res.state} in ${String(res.duration_ms)} ms · ${res.call_id}`,
           );
-          out.replaceChildren(
-            head,
-            res.error ? errorView(toGatehouseError(res.error)) : null,
-            res.view ? resultView(res.view, () => saveCallResult(res.call_id)) : null,
-          );
+          out.replaceChildren(head);
+          if (res.error) out.append(errorView(toGatehouseError(res.error)));
+          if (res.view) out.append(resultView(res.view, () => saveCallResult(res.call_id)));
         })
         .catch((raw: unknown) => {
           out.replaceChildren(errorView(toGatehouseError(raw)));

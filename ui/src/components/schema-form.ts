@@ -66,7 +66,7 @@ export class SchemaForm {
   /** The arguments to send, or the problems (shown next to their fields). */
   read(): { ok: true; value: Record<string, unknown> } | { ok: false; problems: Problem[] } {
     for (const el of this.errors.values()) el.textContent = "";
-    const value = this.rawToggle.checked ? parseJson(this.raw.value) ?? {} : this.read_() ?? {};
+    const value: unknown = (this.rawToggle.checked ? parseJson(this.raw.value) : this.read_()) ?? {};
     const problems = validate(this.schema, value);
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       problems.unshift({ path: "", message: "the arguments must be a JSON object" });

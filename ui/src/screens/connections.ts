@@ -120,7 +120,9 @@ export const connections: Screen = {
               status.replaceChildren(h("p", { class: "muted", role: "status" }, `Saved ${name}. It asks for consent at its next start.`));
               void refresh();
             },
-            () => formSlot.replaceChildren(),
+            () => {
+              formSlot.replaceChildren();
+            },
           ),
         ),
       );
