@@ -160,7 +160,11 @@ async fn actor_preview(client: &Client) -> Result<()> {
 async fn connections_tools_calls_and_actor_preview() -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let site = tmp.path().join("site");
-    gatehouse_core::site::init(&site, Some("e2e-desk"), true, None).await?;
+    gatehouse_core::site::init(&site, Some("e2e-desk"), true, None)
+        .await?
+        .store
+        .close()
+        .await;
     store_flood(&site).await?;
     let mut driver = Driver::start(&site)?;
     let client = driver.connect().await?;

@@ -35,7 +35,6 @@ export class SchemaForm {
       { class: "field" },
       h("label", { for: this.raw.id }, "Arguments (JSON)"),
       this.raw,
-      rawError,
     );
     const formOnly = this.root.kind === "object";
     this.read_ = formOnly ? this.build(this.root) : () => parseJson(this.raw.value);
@@ -60,6 +59,7 @@ export class SchemaForm {
       h("label", { class: "check" }, this.rawToggle, " Edit as JSON"),
       this.fields,
       rawBox,
+      rawError,
     );
   }
 

@@ -103,8 +103,7 @@ fn consent_is_asked_again_when_the_definition_changes() {
         saved::update(&site.store, "desktop", "echo", &edited).await.unwrap();
         let again = consent::require(&site, &edited).await.unwrap_err();
         assert_eq!(again.code, codes::CONSENT_REQUIRED);
-        assert_eq!(again.detail.unwrap()["changed_since_consent"], json!(false),
-            "an edit drops the old consent: the dialog shows a new definition");
+        assert_eq!(again.detail.unwrap()["changed_since_consent"], json!(true));
 
         // A copy is a new connection: it needs its own consent.
         let copy = saved::duplicate(&site.store, "desktop", "echo", "echo-copy").await.unwrap();

@@ -256,7 +256,8 @@ pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<(
 
 /// Replaces stored connection `old_name` with `conn` (a rename when the names
 /// differ), audited as `connection.edit`. The consent given for the old
-/// definition is dropped, so the next start asks again.
+/// definition no longer matches its hash, so the next start asks again (and
+/// says it changed); a rename drops it.
 pub async fn update(store: &Store, actor: &str, old_name: &str, conn: &SavedConnection) -> Result<()> {
     validate(conn)?;
     let row = definition_row(conn, store::now_ms());
@@ -267,7 +268,9 @@ pub async fn update(store: &Store, actor: &str, old_name: &str, conn: &SavedConn
     if !store::connections::update_definition_in(&mut tx, old_name, &row).await? {
         return Err(not_found(old_name));
     }
-    store::consents::delete_in(&mut tx, old_name).await?;
+    if conn.name != old_name {
+        store::consents::delete_in(&mut tx, old_name).await?;
+    }
     let mut detail = audit_detail(conn);
     if conn.name != old_name {
         detail["renamed_from"] = json!(old_name);
