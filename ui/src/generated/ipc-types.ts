@@ -8,7 +8,7 @@
  * (`SCREAMING_SNAKE_CASE` of the variant name), and the page's TypeScript union
  * of codes is generated from this enum.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "PREVIEW_KEY_UNAVAILABLE";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -217,32 +217,10 @@ export type LiveState = "connected" | "exited" | "closed";
 /**
  * What this window knows of a connection it started.
  */
-export type LiveView = { id: string, pid: number, state: LiveState, server_name: string | null, server_version: string | null, protocol_version: string, exit: ExitInfo | null, end_reason: string | null, end_message: string | null, counters: TailCounters, usage: LiveUsage | null, };
+export type LiveView = { id: string, pid: number, state: LiveState, server_name: string | null, server_version: string | null, protocol_version: string, exit: ExitInfo | null, end_reason: string | null, counters: TailCounters, };
 
 /**
  * A connection as the list shows it. Env values are never included: a
  * stored connection may name host variables that hold secrets.
  */
 export type ConnectionView = { name: string, program: string, args: Array<string>, live: LiveView | null, };
-
-export type LiveUsage = { uptime_ms: number, rss_bytes: number, cpu_ms: number, processes: number, calls_in_flight: number, };
-export type EnvKind = "plain" | "host" | "secret";
-export type EnvRow = { name: string, kind: EnvKind, value: string, };
-export type DefinitionForm = { name: string, command: string, args: Array<string>, env: Array<EnvRow>, timeout: string, max_rss: string, max_cpu: string, };
-export type EnvSource = "plain" | "host" | "secret";
-export type ConsentEnv = { name: string, source: EnvSource, host_variable: string | null, };
-export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: string, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
-export type ConsentRequest = { name: string, definition_sha256: string, argv: Array<string>, program_path: string | null, env: Array<ConsentEnv>, working_directory: string, limits: ConsentLimits, changed_since_consent: boolean, };
-export type ToolView = { name: string, title: string | null, description: string | null, input_schema: unknown, annotations: unknown, effect: string, };
-export type ViewItem = { "kind": "text", text: string, cut: boolean, } | { "kind": "image", mime_type: string, data: string, } | { "kind": "image_omitted", mime_type: string, bytes: number, } | { "kind": "json", label: string, text: string, cut: boolean, };
-export type ResultView = { is_error: boolean, items: Array<ViewItem>, total_bytes: number, cut: boolean, };
-export type CallView = { call_id: string, state: string, view: ResultView | null, error: ErrorBody | null, duration_ms: number, };
-export type CallRecordView = { call_id: string, tool: string, state: string, effect: string | null, duration_ms: number | null, error: ErrorBody | null, received_at: string, };
-export type ActorChoice = { "kind": "public" } | { "kind": "roles", roles: Array<Role>, } | { "kind": "user", email: string, } | { "kind": "key", key_id: string, };
-export type PreviewKey = { id: string, label: string, roles: Array<Role>, available: boolean, };
-export type PreviewChoices = { scratch: boolean, roles: Array<Role>, users: Array<string>, keys: Array<PreviewKey>, };
-export type PreviewTool = { name: string, title: string | null, description: string | null, annotations: unknown, };
-export type ActorManifest = { actor: string, server_name: string | null, server_version: string | null, protocol_version: string, tools: Array<PreviewTool>, stderr: string, granted_paths: Array<string>, isolation_warnings: Array<string>, };
-export type Presence = "both" | "only_left" | "only_right";
-export type ComparedTool = { name: string, presence: Presence, differs: boolean, };
-export type ActorComparison = { left: ActorManifest, right: ActorManifest | null, rows: Array<ComparedTool>, };
