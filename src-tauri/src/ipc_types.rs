@@ -19,13 +19,15 @@ use crate::commands::client_config::ClientChoice;
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::connection_calls::{CallRecordView, CallView, ToolView};
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
-use gatehouse_core::mcp::client::actor_preview::{ActorManifest, ComparedTool, Presence, PreviewTool};
+use crate::commands::keys::MintedKey;
+use crate::commands::site::SiteSummary;
+use gatehouse_core::mcp::client::actor_preview::{
+    ActorManifest, ComparedTool, Presence, PreviewTool,
+};
 use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
 use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
 use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
 use gatehouse_core::mcp::client::{LiveState, LiveUsage};
-use crate::commands::keys::MintedKey;
-use crate::commands::site::SiteSummary;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";

@@ -88,7 +88,7 @@ impl Error {
 
 /// The cause of a storage failure a person can act on, read from the
 /// driver's error text (SQLite and PostgreSQL wordings and codes).
-pub(crate) fn storage_cause(text: &str) -> Option<(&'static str, &'static str, &'static str)> {
+pub(crate) fn storage_cause(text: &str) -> Option<(Code, &'static str, &'static str)> {
     let t = text.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
     if has(&[
@@ -270,11 +270,18 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
+<<<<<<< HEAD
     // Desktop Connections and Actor preview screens (issue 12).
     ConsentRequired,
     ConsentStale,
     CallResultNotKept,
     PreviewKeyUnavailable,
+=======
+    /// `config doctor`: the command a client entry starts does not exist.
+    CommandNotFound,
+    /// `config doctor`: the entry's key expires within 7 days.
+    KeyExpiring,
+>>>>>>> main
 }
 
 impl Code {
@@ -394,11 +401,16 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
+<<<<<<< HEAD
     // Desktop Connections and Actor preview screens (issue 12).
     pub const CONSENT_REQUIRED: Code = Code::ConsentRequired;
     pub const CONSENT_STALE: Code = Code::ConsentStale;
     pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
     pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
+=======
+    pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
+    pub const KEY_EXPIRING: Code = Code::KeyExpiring;
+>>>>>>> main
 }
 
 #[cfg(test)]

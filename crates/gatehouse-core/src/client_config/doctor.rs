@@ -30,7 +30,7 @@ use super::validate::EntryView;
 use super::{API_KEY_ENV, Client};
 use crate::access::actor::{self, ActorFlags};
 use crate::access::keys::{self, RawKey};
-use crate::error::Error;
+use crate::error::{Code, Error};
 use crate::site::{self, Settings, Site};
 
 /// A key expiring sooner than this many days is reported as a warning.
@@ -84,7 +84,7 @@ pub struct Check {
     pub status: Status,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub code: Option<&'static str>,
+    pub code: Option<Code>,
 }
 
 impl Check {
@@ -128,10 +128,9 @@ pub async fn doctor(home: &Home, project: &Path) -> DoctorReport {
             files.push(examine(client, &target, &mut sites).await);
         }
     }
-    let ok = files.iter().all(|f| {
-        f.error.is_none()
-            && f.entries.iter().all(|e| e.ok)
-    });
+    let ok = files
+        .iter()
+        .all(|f| f.error.is_none() && f.entries.iter().all(|e| e.ok));
     DoctorReport { files, ok }
 }
 
@@ -213,7 +212,7 @@ async fn check_entry(
         Check::new("command", Status::Pass, format!("{} exists", view.command))
     } else {
         Check {
-            code: Some("COMMAND_NOT_FOUND"),
+            code: Some(Code::CommandNotFound),
             ..Check::new(
                 "command",
                 Status::Fail,
@@ -295,7 +294,9 @@ async fn check_entry(
                 env_api_key: inline_key.clone(),
             };
             checks.push(match actor::resolve(site, &flags).await {
-                Ok(actor) => Check::new("actor", Status::Pass, format!("runs as {}", actor.label())),
+                Ok(actor) => {
+                    Check::new("actor", Status::Pass, format!("runs as {}", actor.label()))
+                }
                 Err(e) => Check::failed("actor", &e),
             });
         }
@@ -351,13 +352,13 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
         return Check::failed("key", &keys::Refusal::Unknown.error(Some(&id)));
     };
     match info.status {
-        "revoked" => Check::failed("key", &keys::Refusal::Revoked.error(Some(&id))),
-        "expired" => Check::failed("key", &keys::Refusal::Expired.error(Some(&id))),
+        keys::KeyStatus::Revoked => Check::failed("key", &keys::Refusal::Revoked.error(Some(&id))),
+        keys::KeyStatus::Expired => Check::failed("key", &keys::Refusal::Expired.error(Some(&id))),
         _ => {
             let soon = now_ms() + EXPIRY_WARNING_DAYS * 24 * 3600 * 1000;
             match info.expires_at {
                 Some(at) if at <= soon => Check {
-                    code: Some("KEY_EXPIRING"),
+                    code: Some(Code::KeyExpiring),
                     ..Check::new(
                         "key",
                         Status::Warn,

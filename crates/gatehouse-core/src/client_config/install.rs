@@ -109,8 +109,9 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
             })?;
             main.text.clone()
         }
-        _ => merge::apply(target.syntax, old_text, &edits)
-            .map_err(|e| with_path(e, &target.path))?,
+        _ => {
+            merge::apply(target.syntax, old_text, &edits).map_err(|e| with_path(e, &target.path))?
+        }
     };
     let changed = old.as_deref() != Some(new.as_str());
     let mut diff = unified_diff(&target.path, old_text, &new);
@@ -136,7 +137,11 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     }
     if let Some(old) = &old {
         let backup = sibling(&target.path, ".gatehouse.bak");
-        write_atomically(&backup, old.as_bytes(), raw_key.is_some() || old.contains("gatehouse_sk_"))?;
+        write_atomically(
+            &backup,
+            old.as_bytes(),
+            raw_key.is_some() || old.contains("gatehouse_sk_"),
+        )?;
         outcome.backup = Some(backup);
     }
     write_atomically(&target.path, new.as_bytes(), raw_key.is_some())?;
