@@ -270,18 +270,15 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
-<<<<<<< HEAD
+    /// `config doctor`: the command a client entry starts does not exist.
+    CommandNotFound,
+    /// `config doctor`: the entry's key expires within 7 days.
+    KeyExpiring,
     // Desktop Connections and Actor preview screens (issue 12).
     ConsentRequired,
     ConsentStale,
     CallResultNotKept,
     PreviewKeyUnavailable,
-=======
-    /// `config doctor`: the command a client entry starts does not exist.
-    CommandNotFound,
-    /// `config doctor`: the entry's key expires within 7 days.
-    KeyExpiring,
->>>>>>> main
 }
 
 impl Code {
@@ -401,16 +398,13 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
-<<<<<<< HEAD
+    pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
+    pub const KEY_EXPIRING: Code = Code::KeyExpiring;
     // Desktop Connections and Actor preview screens (issue 12).
     pub const CONSENT_REQUIRED: Code = Code::ConsentRequired;
     pub const CONSENT_STALE: Code = Code::ConsentStale;
     pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
     pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
-=======
-    pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
-    pub const KEY_EXPIRING: Code = Code::KeyExpiring;
->>>>>>> main
 }
 
 #[cfg(test)]
