@@ -1,5 +1,5 @@
 -- Permissions and data exposure (issue 10). Keep in step with the other
--- backend's 0010_policy.sql.
+-- backend's 0011_policy.sql.
 
 -- A config entry the admin marked secret is never shown in clear to a client.
 ALTER TABLE site_config ADD COLUMN secret BIGINT NOT NULL DEFAULT 0;
