@@ -13,11 +13,16 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
-use webdriver::{Driver, click, fill, open_site, python3, screenshot, text_of, wait_for, wait_for_text};
+use webdriver::{
+    Driver, click, fill, open_site, python3, screenshot, text_of, wait_for, wait_for_text,
+};
 
 fn fixture() -> Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
-    Ok(path.to_str().context("fixture path is not UTF-8")?.to_string())
+    Ok(path
+        .to_str()
+        .context("fixture path is not UTF-8")?
+        .to_string())
 }
 
 /// Stores the `flood` connection (1 MiB of stderr at start) the way the CLI would.
@@ -47,13 +52,28 @@ async fn store_flood(site: &Path) -> Result<()> {
 /// Clicks Connect on `name`'s row, checks the consent dialog shows the exact
 /// argv, accepts, and waits until the row says connected.
 async fn connect_with_consent(client: &Client, name: &str, argv_has: &str) -> Result<()> {
-    click(client, &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']")).await?;
-    wait_for(client, &format!("#consent-dialog[data-connection='{name}'][open]")).await?;
+    click(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']"),
+    )
+    .await?;
+    wait_for(
+        client,
+        &format!("#consent-dialog[data-connection='{name}'][open]"),
+    )
+    .await?;
     let argv = text_of(client, "#consent-argv").await?;
-    ensure!(argv.contains(argv_has), "consent argv {argv:?} lacks {argv_has}");
+    ensure!(
+        argv.contains(argv_has),
+        "consent argv {argv:?} lacks {argv_has}"
+    );
     screenshot(client, &format!("e2e-desk-consent-{name}.png")).await?;
     click(client, "#consent-accept").await?;
-    wait_for(client, &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']")).await?;
+    wait_for(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']"),
+    )
+    .await?;
     Ok(())
 }
 
@@ -70,11 +90,22 @@ async fn connections(client: &Client) -> Result<()> {
     fill(client, "#conn-form-args", &fixture).await?;
     fill(client, "#conn-form-timeout", "20s").await?;
     click(client, "#conn-form-save").await?;
-    wait_for(client, "[data-error-for='name'] [data-code='CONNECTION_NAME_INVALID']").await?;
+    wait_for(
+        client,
+        "[data-error-for='name'] [data-code='CONNECTION_NAME_INVALID']",
+    )
+    .await?;
     fill(client, "#conn-form-name", "echo").await?;
     click(client, "#conn-form-save").await?;
-    wait_for(client, "#conn-rows tr[data-connection='echo'][data-state='idle']").await?;
-    ensure!(client.find(Locator::Id("conn-form")).await.is_err(), "the form closes once saved");
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='idle']",
+    )
+    .await?;
+    ensure!(
+        client.find(Locator::Id("conn-form")).await.is_err(),
+        "the form closes once saved"
+    );
 
     // First start: consent, then the server's facts and tools.
     connect_with_consent(client, "echo", &fixture).await?;
@@ -83,48 +114,117 @@ async fn connections(client: &Client) -> Result<()> {
     wait_for(client, "#conn-facts [data-fact='rss']").await?;
     let tool = wait_for(client, "#tool-list li[data-tool='echo']").await?;
     let tool_text = tool.text().await?;
-    ensure!(tool_text.contains("readOnlyHint: true"), "annotations shown: {tool_text}");
+    ensure!(
+        tool_text.contains("readOnlyHint: true"),
+        "annotations shown: {tool_text}"
+    );
 
     // The generated form: the required field is checked before anything is sent.
-    click(client, "#tool-list li[data-tool='echo'] button[data-action='call']").await?;
-    wait_for(client, "#call-form[data-tool='echo'] [data-field='message'] input").await?;
+    click(
+        client,
+        "#tool-list li[data-tool='echo'] button[data-action='call']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#call-form[data-tool='echo'] [data-field='message'] input",
+    )
+    .await?;
     click(client, "#call-send").await?;
-    wait_for_text(client, "#call-form [data-field='message'] .field-error", |t| t.contains("required")).await?;
+    wait_for_text(
+        client,
+        "#call-form [data-field='message'] .field-error",
+        |t| t.contains("required"),
+    )
+    .await?;
     ensure!(
-        client.find_all(Locator::Css("#call-records tr")).await?.is_empty(),
+        client
+            .find_all(Locator::Css("#call-records tr"))
+            .await?
+            .is_empty(),
         "an invalid form sent a call"
     );
-    fill(client, "#call-form [data-field='message'] input", "hello from the desk").await?;
+    fill(
+        client,
+        "#call-form [data-field='message'] input",
+        "hello from the desk",
+    )
+    .await?;
     click(client, "#call-send").await?;
     wait_for(client, "#call-state[data-state='completed']").await?;
     let result = text_of(client, "#call-result .result-text").await?;
     assert_eq!(result, "hello from the desk");
-    let record = wait_for(client, "#call-records tr[data-tool='echo'][data-state='completed']").await?;
+    let record = wait_for(
+        client,
+        "#call-records tr[data-tool='echo'][data-state='completed']",
+    )
+    .await?;
     let record_text = record.text().await?;
-    ensure!(record_text.contains("read_only"), "effect class in the record: {record_text}");
+    ensure!(
+        record_text.contains("read_only"),
+        "effect class in the record: {record_text}"
+    );
     screenshot(client, "e2e-desk-connections-tools.png").await?;
 
     // Editing asks for consent again.
-    click(client, "#conn-rows tr[data-connection='echo'] button[data-action='close']").await?;
-    wait_for(client, "#conn-rows tr[data-connection='echo'][data-state='closed']").await?;
-    click(client, "#conn-rows tr[data-connection='echo'] button[data-action='edit']").await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='close']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='closed']",
+    )
+    .await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
+    )
+    .await?;
     fill(client, "#conn-form-timeout", "25s").await?;
     click(client, "#conn-form-save").await?;
-    wait_for(client, "#conn-rows tr[data-connection='echo'] button[data-action='open']").await?;
-    click(client, "#conn-rows tr[data-connection='echo'] button[data-action='open']").await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='open']",
+    )
+    .await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='open']",
+    )
+    .await?;
     wait_for(client, "#consent-dialog[open]").await?;
     click(client, "#consent-cancel").await?;
     ensure!(
-        client.find(Locator::Css("#conn-rows tr[data-connection='echo'][data-state='connected']")).await.is_err(),
+        client
+            .find(Locator::Css(
+                "#conn-rows tr[data-connection='echo'][data-state='connected']"
+            ))
+            .await
+            .is_err(),
         "declined consent started the server"
     );
 
     // A flood: its tail shows Gatehouse's gap markers, in its own tab.
     connect_with_consent(client, "flood", "--flood-mb").await?;
-    wait_for(client, "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']").await?;
-    let markers = client.find_all(Locator::Css("#tail-lines .tail-marker")).await?;
-    ensure!(!markers.is_empty(), "a 1 MiB flood shown without any gap marker");
-    wait_for(client, "#tail-tabs .tab[data-tail='flood'][aria-selected='true']").await?;
+    wait_for(
+        client,
+        "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",
+    )
+    .await?;
+    let markers = client
+        .find_all(Locator::Css("#tail-lines .tail-marker"))
+        .await?;
+    ensure!(
+        !markers.is_empty(),
+        "a 1 MiB flood shown without any gap marker"
+    );
+    wait_for(
+        client,
+        "#tail-tabs .tab[data-tail='flood'][aria-selected='true']",
+    )
+    .await?;
     // Pause freezes the view; resume brings it back.
     click(client, "#tail-pause").await?;
     wait_for(client, ".tail-panel[data-paused='true']").await?;
@@ -144,12 +244,20 @@ async fn actor_preview(client: &Client) -> Result<()> {
         .await?;
     click(client, "#preview-right-role-editor").await?;
     click(client, "#preview-run").await?;
-    wait_for(client, "#preview-result #preview-right[data-actor='roles:editor']").await?;
+    wait_for(
+        client,
+        "#preview-result #preview-right[data-actor='roles:editor']",
+    )
+    .await?;
     let left = text_of(client, "#preview-left").await?;
     ensure!(left.starts_with("public"), "{left}");
-    let only_editor = client.find_all(Locator::Css("#preview-right-tools li[data-only='true']")).await?;
+    let only_editor = client
+        .find_all(Locator::Css("#preview-right-tools li[data-only='true']"))
+        .await?;
     ensure!(!only_editor.is_empty(), "editor has no tool public lacks");
-    let only_public = client.find_all(Locator::Css("#preview-left-tools li[data-only='true']")).await?;
+    let only_public = client
+        .find_all(Locator::Css("#preview-left-tools li[data-only='true']"))
+        .await?;
     ensure!(only_public.is_empty(), "public has a tool editor lacks");
     screenshot(client, "e2e-desk-actor-preview.png").await?;
     Ok(())

@@ -14,9 +14,9 @@ use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::ExitInfo;
 use ts_rs::{Config, TS};
 
+use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
-use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::connection_calls::{CallRecordView, CallView, ToolView};
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;

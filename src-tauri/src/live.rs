@@ -77,7 +77,11 @@ impl Handles {
     /// Forgets `id` once it ended by itself, unless a newer one took the id.
     pub fn end(&self, id: &str, handle: &Handle) {
         let mut inner = lock(&self.0);
-        if inner.1.get(id).is_some_and(|(g, _)| *g == handle.generation) {
+        if inner
+            .1
+            .get(id)
+            .is_some_and(|(g, _)| *g == handle.generation)
+        {
             inner.1.remove(id);
         }
     }
@@ -120,7 +124,9 @@ impl Results {
                 Error::invalid(
                     codes::CALL_RESULT_NOT_KEPT,
                     format!("the result of {call_id} is no longer kept"),
-                    format!("the window keeps the last {KEPT_RESULTS} results; call the tool again"),
+                    format!(
+                        "the window keeps the last {KEPT_RESULTS} results; call the tool again"
+                    ),
                 )
             })
     }
@@ -167,7 +173,13 @@ mod tests {
         for i in 0..=KEPT_RESULTS {
             r.keep(&format!("call_{i}"), json!(i));
         }
-        assert_eq!(r.get("call_0").unwrap_err().code, codes::CALL_RESULT_NOT_KEPT);
-        assert_eq!(r.get(&format!("call_{KEPT_RESULTS}")).unwrap(), json!(KEPT_RESULTS));
+        assert_eq!(
+            r.get("call_0").unwrap_err().code,
+            codes::CALL_RESULT_NOT_KEPT
+        );
+        assert_eq!(
+            r.get(&format!("call_{KEPT_RESULTS}")).unwrap(),
+            json!(KEPT_RESULTS)
+        );
     }
 }

@@ -102,7 +102,11 @@ pub fn python3() -> Result<PathBuf> {
 }
 
 /// Polls the text of `css` until `done` accepts it; returns that text.
-pub async fn wait_for_text(client: &Client, css: &str, done: impl Fn(&str) -> bool) -> Result<String> {
+pub async fn wait_for_text(
+    client: &Client,
+    css: &str,
+    done: impl Fn(&str) -> bool,
+) -> Result<String> {
     let deadline = Instant::now() + PATIENCE;
     let mut last = String::new();
     loop {
@@ -158,7 +162,10 @@ pub async fn open_site(client: &Client, path: &str) -> Result<String> {
     click(client, "#nav-overview").await?;
     fill(client, "#site-path", path).await?;
     client
-        .execute("document.getElementById('site-result')?.replaceChildren()", vec![])
+        .execute(
+            "document.getElementById('site-result')?.replaceChildren()",
+            vec![],
+        )
         .await?;
     click(client, "#site-check").await?;
     let notice = wait_for(client, "#site-result [data-code]").await?;

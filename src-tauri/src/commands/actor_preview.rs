@@ -6,9 +6,7 @@ use gatehouse_core::Error;
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::{Role, parse_roles};
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::actor_preview::{
-    self, ActorManifest, ComparedTool, PreviewActor,
-};
+use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
 use gatehouse_core::site::users;
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -22,10 +20,16 @@ use crate::state::AppState;
 pub enum ActorChoice {
     Public,
     /// Synthetic roles (scratch sites only).
-    Roles { roles: Vec<Role> },
-    User { email: String },
+    Roles {
+        roles: Vec<Role>,
+    },
+    User {
+        email: String,
+    },
     /// A key minted or rolled in this window (its raw key is in memory only).
-    Key { key_id: String },
+    Key {
+        key_id: String,
+    },
 }
 
 /// A key the page may pick, and whether this window still holds its raw key.
@@ -81,7 +85,11 @@ fn resolve(state: &AppState, choice: ActorChoice) -> Result<PreviewActor, Error>
     Ok(match choice {
         ActorChoice::Public => PreviewActor::Public,
         ActorChoice::Roles { roles } => {
-            let list = roles.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(",");
+            let list = roles
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
             parse_roles(&list)?;
             PreviewActor::Roles(list)
         }
@@ -111,15 +119,12 @@ pub async fn preview_actors(
     let cli = crate::cli_binary::locate()?;
     let left = resolve(&state, left)?;
     let right = right.map(|r| resolve(&state, r)).transpose()?;
-    let (left, right) = tokio::join!(
-        actor_preview::preview(&site, &cli, &left),
-        async {
-            match &right {
-                Some(r) => Some(actor_preview::preview(&site, &cli, r).await),
-                None => None,
-            }
+    let (left, right) = tokio::join!(actor_preview::preview(&site, &cli, &left), async {
+        match &right {
+            Some(r) => Some(actor_preview::preview(&site, &cli, r).await),
+            None => None,
         }
-    );
+    });
     let left = left?;
     let right = right.transpose()?;
     let rows = actor_preview::compare(&left.tools, right.as_ref().map_or(&[][..], |r| &r.tools));

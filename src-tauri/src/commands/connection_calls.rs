@@ -117,7 +117,9 @@ pub async fn call_tool(
     if size > MAX_ARGUMENTS_BYTES {
         return Err(Error::invalid(
             codes::CALL_INVALID,
-            format!("the arguments are {size} bytes; the window sends at most {MAX_ARGUMENTS_BYTES}"),
+            format!(
+                "the arguments are {size} bytes; the window sends at most {MAX_ARGUMENTS_BYTES}"
+            ),
             "use the CLI (`gatehouse call`) for very large arguments",
         )
         .into());
@@ -214,13 +216,20 @@ pub async fn save_call_result(
     check_id(&call_id)?;
     let result = state.results.get(&call_id)?;
     let text = serde_json::to_vec_pretty(&result).expect("a JSON value serialises");
-    Ok(write(downloads(&app)?.join(format!("gatehouse-{call_id}.json")), &text)?)
+    Ok(write(
+        downloads(&app)?.join(format!("gatehouse-{call_id}.json")),
+        &text,
+    )?)
 }
 
 /// Writes what connection `name`'s stderr tail kept (core's marker included,
 /// secrets redacted) to the downloads folder; returns the file's path.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn save_stderr(name: String, app: AppHandle, state: State<'_, AppState>) -> IpcResult<String> {
+pub async fn save_stderr(
+    name: String,
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> IpcResult<String> {
     let live = state.connections.get(&name).ok_or_else(|| {
         Error::invalid(
             codes::CONNECTION_NOT_OPEN,
@@ -229,6 +238,9 @@ pub async fn save_stderr(name: String, app: AppHandle, state: State<'_, AppState
         )
     })?;
     let text = live.conn.stderr().snapshot().text;
-    let file = format!("gatehouse-stderr-{name}-{}.log", gatehouse_core::store::now_ms());
+    let file = format!(
+        "gatehouse-stderr-{name}-{}.log",
+        gatehouse_core::store::now_ms()
+    );
     Ok(write(downloads(&app)?.join(file), text.as_bytes())?)
 }

@@ -16,7 +16,10 @@ use crate::state::AppState;
 
 /// Stored connection `name` as the form shows it (secrets as host variable names).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn connection_form(name: String, state: State<'_, AppState>) -> IpcResult<DefinitionForm> {
+pub async fn connection_form(
+    name: String,
+    state: State<'_, AppState>,
+) -> IpcResult<DefinitionForm> {
     let site = state.site()?;
     Ok(DefinitionForm::of(&saved::get(&site.store, &name).await?))
 }
@@ -59,7 +62,11 @@ pub async fn duplicate_connection(
     state: State<'_, AppState>,
 ) -> IpcResult<String> {
     let site = state.site()?;
-    Ok(saved::duplicate(&site.store, DESKTOP_ACTOR, &name, &new_name).await?.name)
+    Ok(
+        saved::duplicate(&site.store, DESKTOP_ACTOR, &name, &new_name)
+            .await?
+            .name,
+    )
 }
 
 /// Removes connection `name`, closing it first if it runs here.
@@ -74,7 +81,10 @@ pub async fn remove_connection(name: String, state: State<'_, AppState>) -> IpcR
 
 /// What the consent dialog shows for connection `name` (values masked).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn consent_request(name: String, state: State<'_, AppState>) -> IpcResult<ConsentRequest> {
+pub async fn consent_request(
+    name: String,
+    state: State<'_, AppState>,
+) -> IpcResult<ConsentRequest> {
     let site = state.site()?;
     let conn = saved::get(&site.store, &name).await?;
     Ok(consent::request(&site, &conn).await?)

@@ -58,7 +58,7 @@ async fn actions(site: &Site) -> Vec<(String, String)> {
     let mut rows = gatehouse_core::access::audit::list(&site.store, 1000)
         .await
         .unwrap();
-    rows.reverse();
+    rows.sort_by_key(|e| e.seq);
     rows.into_iter()
         .map(|e| (e.action, e.subject))
         .filter(|(a, _)| a.starts_with("connection."))
@@ -141,15 +141,28 @@ fn edits_are_validated_by_field_and_renames_refuse_a_taken_name() {
     let t = TestSite::new("desk_edit");
     rt().block_on(async {
         let site = open(&t).await;
-        saved::add(&site.store, "desktop", &echo("a")).await.unwrap();
-        saved::add(&site.store, "desktop", &echo("b")).await.unwrap();
+        saved::add(&site.store, "desktop", &echo("a"))
+            .await
+            .unwrap();
+        saved::add(&site.store, "desktop", &echo("b"))
+            .await
+            .unwrap();
         let mut renamed = echo("b");
-        let taken = saved::update(&site.store, "desktop", "a", &renamed).await.unwrap_err();
+        let taken = saved::update(&site.store, "desktop", "a", &renamed)
+            .await
+            .unwrap_err();
         assert_eq!(taken.code, codes::CONNECTION_EXISTS);
         assert_eq!(taken.detail.unwrap()["field"], "name");
         renamed.name = "c".into();
-        saved::update(&site.store, "desktop", "a", &renamed).await.unwrap();
-        let names: Vec<String> = saved::list(&site.store).await.unwrap().into_iter().map(|c| c.name).collect();
+        saved::update(&site.store, "desktop", "a", &renamed)
+            .await
+            .unwrap();
+        let names: Vec<String> = saved::list(&site.store)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
         assert_eq!(names, ["b", "c"]);
         let mut bad = echo("c");
         bad.spec.env.insert(
@@ -158,9 +171,16 @@ fn edits_are_validated_by_field_and_renames_refuse_a_taken_name() {
                 value: gatehouse_core::sandbox::SecretValue::new("hunter2"),
             },
         );
-        let err = saved::update(&site.store, "desktop", "c", &bad).await.unwrap_err();
-        assert_eq!((err.code, err.detail.unwrap()["field"].clone()), (codes::ENV_INVALID, json!("env.SECRET")));
-        let missing = saved::update(&site.store, "desktop", "zzz", &echo("zzz")).await.unwrap_err();
+        let err = saved::update(&site.store, "desktop", "c", &bad)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (err.code, err.detail.unwrap()["field"].clone()),
+            (codes::ENV_INVALID, json!("env.SECRET"))
+        );
+        let missing = saved::update(&site.store, "desktop", "zzz", &echo("zzz"))
+            .await
+            .unwrap_err();
         assert_eq!(missing.code, codes::CONNECTION_NOT_FOUND);
         site.store.close().await;
     });
@@ -183,17 +203,40 @@ fn call_records_of_a_connection_come_newest_first() {
         let tools = live.list_tools().await.unwrap();
         let echo_tool = tools.iter().find(|t| t.name == "echo").unwrap();
         assert_eq!(echo_tool.description.as_deref(), Some("echo"));
-        assert!(echo_tool.input_schema["properties"]["message"].is_object(), "{:?}", echo_tool.input_schema);
-        let first = live.call_tool("echo", json!({"message": "one"}), CallOptions::default()).await;
-        let second = live.call_tool("write", json!({"key": "k"}), CallOptions::default()).await;
+        assert!(
+            echo_tool.input_schema["properties"]["message"].is_object(),
+            "{:?}",
+            echo_tool.input_schema
+        );
+        let first = live
+            .call_tool("echo", json!({"message": "one"}), CallOptions::default())
+            .await;
+        let second = live
+            .call_tool("write", json!({"key": "k"}), CallOptions::default())
+            .await;
         live.clone().close().await;
         assert!(live.usage().is_none(), "no usage once ended");
         assert!(live.end_message().is_some());
         let records = saved::call_records(&site.store, "echo", 10).await.unwrap();
-        let got: Vec<(&str, &str)> = records.iter().map(|r| (r.call_id.as_str(), r.tool.as_str())).collect();
-        assert_eq!(got, [(second.call_id.as_str(), "write"), (first.call_id.as_str(), "echo")]);
+        let got: Vec<(&str, &str)> = records
+            .iter()
+            .map(|r| (r.call_id.as_str(), r.tool.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (second.call_id.as_str(), "write"),
+                (first.call_id.as_str(), "echo")
+            ]
+        );
         assert!(records.iter().all(|r| r.finished_at_ms.is_some()));
-        assert_eq!(saved::call_records(&site.store, "other", 10).await.unwrap().len(), 0);
+        assert_eq!(
+            saved::call_records(&site.store, "other", 10)
+                .await
+                .unwrap()
+                .len(),
+            0
+        );
         site.store.close().await;
     });
 }
@@ -204,7 +247,9 @@ fn actor_preview_serves_public_and_editor_different_tools() {
     rt().block_on(async {
         let site = open(&t).await;
         let cli = std::path::Path::new(BIN);
-        let public = actor_preview::preview(&site, cli, &PreviewActor::Public).await.unwrap();
+        let public = actor_preview::preview(&site, cli, &PreviewActor::Public)
+            .await
+            .unwrap();
         let editor = actor_preview::preview(&site, cli, &PreviewActor::Roles("editor".into()))
             .await
             .unwrap();
@@ -217,21 +262,36 @@ fn actor_preview_serves_public_and_editor_different_tools() {
             .filter(|r| r.presence == Presence::OnlyRight)
             .map(|r| r.name.as_str())
             .collect();
-        assert!(!only_editor.is_empty(), "editor sees more than public: {rows:?}");
-        assert!(rows.iter().all(|r| r.presence != Presence::OnlyLeft), "{rows:?}");
+        assert!(
+            !only_editor.is_empty(),
+            "editor sees more than public: {rows:?}"
+        );
+        assert!(
+            rows.iter().all(|r| r.presence != Presence::OnlyLeft),
+            "{rows:?}"
+        );
 
         // A key: its raw value goes in the child's environment, never argv,
         // and the manifest is the key's roles'.
-        let minted = gatehouse_core::access::keys::mint(&site.store, "test", "viewer key", &[Role::Viewer], None)
-            .await
-            .unwrap();
+        let minted = gatehouse_core::access::keys::mint(
+            &site.store,
+            "test",
+            "viewer key",
+            &[Role::Viewer],
+            None,
+        )
+        .await
+        .unwrap();
         let actor = PreviewActor::Key {
             key_id: minted.info.id.clone(),
             raw: minted.key.clone(),
         };
         let (spec, profile) = actor_preview::spec(&site, cli, &actor).unwrap();
         assert!(!spec.args.iter().any(|a| a.contains(minted.key.expose())));
-        assert!(matches!(spec.env.get("GATEHOUSE_API_KEY"), Some(EnvValue::Secret { .. })));
+        assert!(matches!(
+            spec.env.get("GATEHOUSE_API_KEY"),
+            Some(EnvValue::Secret { .. })
+        ));
         assert_eq!(profile.read_write, [t.dir.canonicalize().unwrap()]);
         assert!(profile.read_only.is_empty());
         let by_key = actor_preview::preview(&site, cli, &actor).await.unwrap();
@@ -239,7 +299,9 @@ fn actor_preview_serves_public_and_editor_different_tools() {
             .await
             .unwrap();
         assert_eq!(by_key.actor, format!("key:{}", minted.info.id));
-        let names = |m: &actor_preview::ActorManifest| m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let names = |m: &actor_preview::ActorManifest| {
+            m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+        };
         assert_eq!(names(&by_key), names(&viewer));
         assert!(!by_key.stderr.contains(minted.key.expose()));
         site.store.close().await;
@@ -251,8 +313,12 @@ fn roles_preview_is_refused_on_a_site_that_is_not_scratch() {
     let t = TestSite::plain("desk_preview_plain");
     rt().block_on(async {
         let site = open(&t).await;
-        let err = actor_preview::spec(&site, std::path::Path::new(BIN), &PreviewActor::Roles("editor".into()))
-            .unwrap_err();
+        let err = actor_preview::spec(
+            &site,
+            std::path::Path::new(BIN),
+            &PreviewActor::Roles("editor".into()),
+        )
+        .unwrap_err();
         assert_eq!(err.code, codes::INPUT_INVALID);
         site.store.close().await;
     });

@@ -50,7 +50,11 @@ pub async fn insert_definition_in(tx: &mut Tx, row: &DefinitionRow) -> Result<bo
 /// the caller's write transaction; false when `old_name` does not exist.
 /// `created_at` is kept; a rename onto a taken name is a storage conflict the
 /// caller checks first.
-pub async fn update_definition_in(tx: &mut Tx, old_name: &str, row: &DefinitionRow) -> Result<bool> {
+pub async fn update_definition_in(
+    tx: &mut Tx,
+    old_name: &str,
+    row: &DefinitionRow,
+) -> Result<bool> {
     let done = sqlx::query(
         "UPDATE mcp_connections SET name = $1, spec = $2, limits = $3, updated_at = $4 WHERE name = $5",
     )
@@ -67,11 +71,12 @@ pub async fn update_definition_in(tx: &mut Tx, old_name: &str, row: &DefinitionR
 
 /// Whether a definition named `name` exists, read in the caller's transaction.
 pub async fn definition_exists_in(tx: &mut Tx, name: &str) -> Result<bool> {
-    let found: Option<(String,)> = sqlx::query_as("SELECT name FROM mcp_connections WHERE name = $1")
-        .bind(name)
-        .fetch_optional(&mut **tx)
-        .await
-        .map_err(|e| Error::storage("looking up a connection", e))?;
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT name FROM mcp_connections WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("looking up a connection", e))?;
     Ok(found.is_some())
 }
 

@@ -240,23 +240,74 @@ mod tests {
     #[test]
     fn every_error_names_its_field() {
         let cases: Vec<(Box<dyn Fn(&mut DefinitionForm)>, &str, Code)> = vec![
-            (Box::new(|f| f.name = "Bad Name".into()), "name", codes::CONNECTION_NAME_INVALID),
-            (Box::new(|f| f.command = "  ".into()), "command", codes::CALL_INVALID),
-            (Box::new(|f| f.args.push("a\0b".into())), "args.2", codes::INPUT_INVALID),
-            (Box::new(|f| f.env[0].name = "1BAD".into()), "env.0", codes::ENV_INVALID),
-            (Box::new(|f| f.env[2].value = "not a var".into()), "env.2", codes::ENV_INVALID),
-            (Box::new(|f| f.env[1].name = "LOG".into()), "env.1", codes::ENV_INVALID),
-            (Box::new(|f| f.timeout = "soon".into()), "limits.timeout_ms", codes::DURATION_INVALID),
-            (Box::new(|f| f.timeout = "3d".into()), "limits.timeout_ms", codes::DURATION_INVALID),
-            (Box::new(|f| f.max_rss = "lots".into()), "limits.max_rss_bytes", codes::INPUT_INVALID),
-            (Box::new(|f| f.max_rss = "1MiB".into()), "limits.max_rss_bytes", codes::INPUT_INVALID),
-            (Box::new(|f| f.max_cpu = "0s".into()), "limits.max_cpu_ms", codes::DURATION_INVALID),
+            (
+                Box::new(|f| f.name = "Bad Name".into()),
+                "name",
+                codes::CONNECTION_NAME_INVALID,
+            ),
+            (
+                Box::new(|f| f.command = "  ".into()),
+                "command",
+                codes::CALL_INVALID,
+            ),
+            (
+                Box::new(|f| f.args.push("a\0b".into())),
+                "args.2",
+                codes::INPUT_INVALID,
+            ),
+            (
+                Box::new(|f| f.env[0].name = "1BAD".into()),
+                "env.0",
+                codes::ENV_INVALID,
+            ),
+            (
+                Box::new(|f| f.env[2].value = "not a var".into()),
+                "env.2",
+                codes::ENV_INVALID,
+            ),
+            (
+                Box::new(|f| f.env[1].name = "LOG".into()),
+                "env.1",
+                codes::ENV_INVALID,
+            ),
+            (
+                Box::new(|f| f.timeout = "soon".into()),
+                "limits.timeout_ms",
+                codes::DURATION_INVALID,
+            ),
+            (
+                Box::new(|f| f.timeout = "3d".into()),
+                "limits.timeout_ms",
+                codes::DURATION_INVALID,
+            ),
+            (
+                Box::new(|f| f.max_rss = "lots".into()),
+                "limits.max_rss_bytes",
+                codes::INPUT_INVALID,
+            ),
+            (
+                Box::new(|f| f.max_rss = "1MiB".into()),
+                "limits.max_rss_bytes",
+                codes::INPUT_INVALID,
+            ),
+            (
+                Box::new(|f| f.max_cpu = "0s".into()),
+                "limits.max_cpu_ms",
+                codes::DURATION_INVALID,
+            ),
         ];
         for (edit, want_field, want_code) in cases {
             let mut f = form();
             edit(&mut f);
-            let err = f.clone().into_saved(Profile::default(), None, 0).unwrap_err();
-            assert_eq!((field_of(&err).as_str(), err.code), (want_field, want_code), "{f:?}: {err}");
+            let err = f
+                .clone()
+                .into_saved(Profile::default(), None, 0)
+                .unwrap_err();
+            assert_eq!(
+                (field_of(&err).as_str(), err.code),
+                (want_field, want_code),
+                "{f:?}: {err}"
+            );
         }
     }
 

@@ -20,7 +20,11 @@ pub enum ViewItem {
     /// An image too large for the view, or of a type the page does not show.
     ImageOmitted { mime_type: String, bytes: u64 },
     /// Structured content or an item of another type, pretty-printed.
-    Json { label: String, text: String, cut: bool },
+    Json {
+        label: String,
+        text: String,
+        cut: bool,
+    },
 }
 
 /// A result as shown, plus what was cut.
@@ -70,7 +74,12 @@ pub fn view(result: &Value, budget: usize) -> ResultView {
     let mut left = budget;
     let mut items = Vec::new();
     let mut cut = false;
-    for (i, item) in result["content"].as_array().into_iter().flatten().enumerate() {
+    for (i, item) in result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
         match (item["type"].as_str(), item["text"].as_str()) {
             (Some("text"), Some(t)) => {
                 let (text, was_cut) = cut_text(t, &mut left);
@@ -101,7 +110,12 @@ pub fn view(result: &Value, budget: usize) -> ResultView {
         }
     }
     if let Some(structured) = result.get("structuredContent") {
-        cut |= json_item("structuredContent".into(), structured, &mut left, &mut items);
+        cut |= json_item(
+            "structuredContent".into(),
+            structured,
+            &mut left,
+            &mut items,
+        );
     }
     if items.is_empty() {
         cut |= json_item("result".into(), result, &mut left, &mut items);
@@ -129,13 +143,29 @@ mod tests {
         ], "structuredContent": {"n": 1}});
         let v = view(&r, 1 << 20);
         assert!(!v.is_error);
-        assert_eq!(v.items[0], ViewItem::Text { text: "hello".into(), cut: false });
-        assert!(matches!(&v.items[1], ViewItem::Image { mime_type, .. } if mime_type == "image/png"));
-        assert!(matches!(&v.items[2], ViewItem::ImageOmitted { mime_type, .. } if mime_type == "image/svg+xml"));
-        assert!(matches!(&v.items[3], ViewItem::Json { label, .. } if label == "content[3] (resource_link)"));
+        assert_eq!(
+            v.items[0],
+            ViewItem::Text {
+                text: "hello".into(),
+                cut: false
+            }
+        );
+        assert!(
+            matches!(&v.items[1], ViewItem::Image { mime_type, .. } if mime_type == "image/png")
+        );
+        assert!(
+            matches!(&v.items[2], ViewItem::ImageOmitted { mime_type, .. } if mime_type == "image/svg+xml")
+        );
+        assert!(
+            matches!(&v.items[3], ViewItem::Json { label, .. } if label == "content[3] (resource_link)")
+        );
         assert_eq!(
             v.items[4],
-            ViewItem::Json { label: "structuredContent".into(), text: "{\n  \"n\": 1\n}".into(), cut: false }
+            ViewItem::Json {
+                label: "structuredContent".into(),
+                text: "{\n  \"n\": 1\n}".into(),
+                cut: false
+            }
         );
         assert!(v.cut, "the SVG was omitted");
         assert_eq!(v.total_bytes, serde_json::to_vec(&r).unwrap().len() as u64);
@@ -149,13 +179,27 @@ mod tests {
         ]});
         let v = view(&r, 5);
         assert!(v.is_error && v.cut);
-        assert_eq!(v.items[0], ViewItem::Text { text: "éé".into(), cut: true });
-        assert_eq!(v.items[1], ViewItem::Text { text: String::new(), cut: true });
+        assert_eq!(
+            v.items[0],
+            ViewItem::Text {
+                text: "éé".into(),
+                cut: true
+            }
+        );
+        assert_eq!(
+            v.items[1],
+            ViewItem::Text {
+                text: String::new(),
+                cut: true
+            }
+        );
     }
 
     #[test]
     fn a_result_without_content_is_shown_whole() {
         let v = view(&json!({"other": 1}), 100);
-        assert!(matches!(&v.items[..], [ViewItem::Json { label, cut: false, .. }] if label == "result"));
+        assert!(
+            matches!(&v.items[..], [ViewItem::Json { label, cut: false, .. }] if label == "result")
+        );
     }
 }

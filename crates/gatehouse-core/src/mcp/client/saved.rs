@@ -258,11 +258,18 @@ pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<(
 /// differ), audited as `connection.edit`. The consent given for the old
 /// definition no longer matches its hash, so the next start asks again (and
 /// says it changed); a rename drops it.
-pub async fn update(store: &Store, actor: &str, old_name: &str, conn: &SavedConnection) -> Result<()> {
+pub async fn update(
+    store: &Store,
+    actor: &str,
+    old_name: &str,
+    conn: &SavedConnection,
+) -> Result<()> {
     validate(conn)?;
     let row = definition_row(conn, store::now_ms());
     let mut tx = store.begin_write().await?;
-    if conn.name != old_name && store::connections::definition_exists_in(&mut tx, &conn.name).await? {
+    if conn.name != old_name
+        && store::connections::definition_exists_in(&mut tx, &conn.name).await?
+    {
         return Err(exists_error(&conn.name));
     }
     if !store::connections::update_definition_in(&mut tx, old_name, &row).await? {
@@ -292,7 +299,12 @@ pub async fn update(store: &Store, actor: &str, old_name: &str, conn: &SavedConn
 
 /// Stores a copy of connection `name` as `new_name` (audited as
 /// `connection.add`); a copy is a new definition, so it needs its own consent.
-pub async fn duplicate(store: &Store, actor: &str, name: &str, new_name: &str) -> Result<SavedConnection> {
+pub async fn duplicate(
+    store: &Store,
+    actor: &str,
+    name: &str,
+    new_name: &str,
+) -> Result<SavedConnection> {
     let mut copy = get(store, name).await?;
     copy.name = new_name.to_string();
     copy.created_at = store::now_ms();
