@@ -91,7 +91,14 @@ fn find_tauri_driver() -> Result<PathBuf> {
         .context("tauri-driver not found on PATH or in ~/.cargo/bin; install it with `cargo install tauri-driver --locked --version ^2`")
 }
 
+/// The system `python3` when there is one (a version manager's shim is a
+/// script that needs its own folders, which the sandbox does not grant),
+/// else the first on `PATH`.
 pub fn python3() -> Result<PathBuf> {
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.is_file() {
+        return Ok(system);
+    }
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .unwrap_or_default()
