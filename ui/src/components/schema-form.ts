@@ -117,7 +117,8 @@ export class SchemaForm {
       case "string": {
         const input = h("input", { id, class: "input", type: "text", name: f.path });
         if (typeof f.schema.default === "string") input.value = f.schema.default;
-        return wrap(input, () => (input.value === "" && !f.required ? undefined : input.value));
+        // Empty is "not given": a required one is then reported missing.
+        return wrap(input, () => (input.value === "" ? undefined : input.value));
       }
       case "number":
       case "integer": {
