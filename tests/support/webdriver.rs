@@ -139,9 +139,19 @@ pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements
         .with_context(|| format!("{css} never appeared"))
 }
 
+/// Clicks `css`, finding it again when the page re-drew it in between.
 pub async fn click(client: &Client, css: &str) -> Result<()> {
-    wait_for(client, css).await?.click().await?;
-    Ok(())
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let err = match wait_for(client, css).await?.click().await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if Instant::now() > deadline {
+            return Err(err).with_context(|| format!("clicking {css}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Replaces the value of the input `css` with `text`.
