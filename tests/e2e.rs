@@ -225,6 +225,11 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
 /// The absolute path of `python3` (a stored connection's program runs with a
 /// cleared environment, so it must not rely on `PATH`).
 fn python3() -> Result<PathBuf> {
+    // A version manager's shim cannot start inside the sandbox: prefer the system one.
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.is_file() {
+        return Ok(system);
+    }
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .unwrap_or_default()
