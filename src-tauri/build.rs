@@ -37,6 +37,23 @@ fn main() {
         "open_connection",
         "close_connection",
         "watch_stderr",
+        // Connections and Actor preview screens (issue 12).
+        "unwatch_stderr",
+        "connection_status",
+        "connection_form",
+        "save_connection",
+        "duplicate_connection",
+        "remove_connection",
+        "consent_request",
+        "grant_consent",
+        "list_tools",
+        "call_tool",
+        "cancel_call",
+        "call_records",
+        "save_call_result",
+        "save_stderr",
+        "preview_choices",
+        "preview_actors",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

@@ -230,6 +230,11 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
 /// The absolute path of `python3` (a stored connection's program runs with a
 /// cleared environment, so it must not rely on `PATH`).
 fn python3() -> Result<PathBuf> {
+    // A version manager's shim cannot start inside the sandbox: prefer the system one.
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.is_file() {
+        return Ok(system);
+    }
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
         .unwrap_or_default()
@@ -357,6 +362,8 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         "#conn-rows tr[data-connection='numbered'] button[data-action='open']",
     )
     .await?;
+    // First start of a stored definition: the consent dialog (issue 12).
+    click(client, "#consent-dialog[open] #consent-accept").await?;
     let row = wait_for(
         client,
         "#conn-rows tr[data-connection='numbered'][data-state='connected']",
@@ -415,6 +422,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         "#conn-rows tr[data-connection='flood'] button[data-action='open']",
     )
     .await?;
+    click(client, "#consent-dialog[open] #consent-accept").await?;
     wait_for(
         client,
         "#conn-rows tr[data-connection='flood'][data-state='connected']",

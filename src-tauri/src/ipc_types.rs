@@ -14,8 +14,10 @@ use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::ExitInfo;
 use ts_rs::{Config, TS};
 
+use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
+use crate::commands::connection_calls::{CallRecordView, CallView, ToolView};
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
@@ -23,9 +25,15 @@ use crate::commands::users::PermissionRow;
 use gatehouse_core::access::audit::Report as AuditReport;
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
-use gatehouse_core::mcp::client::LiveState;
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 use gatehouse_core::site::users::User;
+use gatehouse_core::mcp::client::actor_preview::{
+    ActorManifest, ComparedTool, Presence, PreviewTool,
+};
+use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
+use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
+use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
+use gatehouse_core::mcp::client::{LiveState, LiveUsage};
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";
@@ -90,8 +98,31 @@ pub fn render() -> String {
     decl::<TailMessage>(&cfg, &mut out);
     decl::<ExitInfo>(&cfg, &mut out);
     decl::<LiveState>(&cfg, &mut out);
+    decl::<LiveUsage>(&cfg, &mut out);
     decl::<LiveView>(&cfg, &mut out);
     decl::<ConnectionView>(&cfg, &mut out);
+    // Connection editing, consent, tools and calls (issue 12).
+    decl::<EnvKind>(&cfg, &mut out);
+    decl::<EnvRow>(&cfg, &mut out);
+    decl::<DefinitionForm>(&cfg, &mut out);
+    decl::<EnvSource>(&cfg, &mut out);
+    decl::<ConsentEnv>(&cfg, &mut out);
+    decl::<ConsentLimits>(&cfg, &mut out);
+    decl::<ConsentRequest>(&cfg, &mut out);
+    decl::<ToolView>(&cfg, &mut out);
+    decl::<ViewItem>(&cfg, &mut out);
+    decl::<ResultView>(&cfg, &mut out);
+    decl::<CallView>(&cfg, &mut out);
+    decl::<CallRecordView>(&cfg, &mut out);
+    // Actor preview (issue 12).
+    decl::<ActorChoice>(&cfg, &mut out);
+    decl::<PreviewKey>(&cfg, &mut out);
+    decl::<PreviewChoices>(&cfg, &mut out);
+    decl::<PreviewTool>(&cfg, &mut out);
+    decl::<ActorManifest>(&cfg, &mut out);
+    decl::<Presence>(&cfg, &mut out);
+    decl::<ComparedTool>(&cfg, &mut out);
+    decl::<ActorComparison>(&cfg, &mut out);
     out
 }
 

@@ -15,6 +15,7 @@ pub mod cli_binary;
 pub mod commands;
 pub mod error;
 pub mod ipc_types;
+pub mod live;
 pub mod prefs;
 pub mod state;
 
@@ -59,6 +60,24 @@ pub fn run() -> tauri::Result<()> {
             commands::connections::open_connection,
             commands::connections::close_connection,
             commands::connections::watch_stderr,
+            // Connections screen (issue 12): live state, editing, consent, tools, calls.
+            commands::connections::unwatch_stderr,
+            commands::connections::connection_status,
+            commands::connection_edit::connection_form,
+            commands::connection_edit::save_connection,
+            commands::connection_edit::duplicate_connection,
+            commands::connection_edit::remove_connection,
+            commands::connection_edit::consent_request,
+            commands::connection_edit::grant_consent,
+            commands::connection_calls::list_tools,
+            commands::connection_calls::call_tool,
+            commands::connection_calls::cancel_call,
+            commands::connection_calls::call_records,
+            commands::connection_calls::save_call_result,
+            commands::connection_calls::save_stderr,
+            // Actor preview screen (issue 12).
+            commands::actor_preview::preview_choices,
+            commands::actor_preview::preview_actors,
         ])
         .run(tauri::generate_context!())
 }

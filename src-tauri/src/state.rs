@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use tokio::sync::watch;
-
 use gatehouse_core::Error;
 use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::Registry;
 use gatehouse_core::site::Site;
+
+use crate::live::{Handles, Results};
 
 /// Shared by every command through `tauri::State`.
 ///
@@ -27,37 +27,12 @@ pub struct AppState {
     minted: Mutex<HashMap<String, RawKey>>,
     /// Connections started from this window, by stored name (core's registry).
     pub connections: Registry,
-    /// The page shows one stderr stream at a time: a new watch ends the last.
-    pub watch: WatchSlot,
-}
-
-/// Which stderr watch is current (a generation number); the others stop forwarding.
-#[derive(Debug)]
-pub struct WatchSlot(watch::Sender<u64>);
-
-impl Default for WatchSlot {
-    fn default() -> Self {
-        Self(watch::Sender::new(0))
-    }
-}
-
-impl WatchSlot {
-    /// Starts a watch, superseding every earlier one; returns its generation.
-    pub fn begin(&self) -> u64 {
-        let mut mine = 0;
-        self.0.send_modify(|g| {
-            *g += 1;
-            mine = *g;
-        });
-        mine
-    }
-
-    /// Resolves once a later watch began.
-    pub async fn superseded(&self, mine: u64) {
-        let mut rx = self.0.subscribe();
-        // The sender lives as long as `self`, so this cannot fail while awaited.
-        let _ = rx.wait_for(|g| *g != mine).await;
-    }
+    /// stderr streams the page opened, by the page's stream id.
+    pub streams: Handles,
+    /// Running calls started from the page, by the page's call token.
+    pub calls: Handles,
+    /// Full results of recent calls, for "save to a file".
+    pub results: Results,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,7 +45,10 @@ impl AppState {
     pub fn set_site(&self, site: Site) {
         *lock(&self.site) = Some(site);
         lock(&self.minted).clear();
-        // The old site's servers go with it.
+        // The old site's servers, streams, calls and results go with it.
+        self.streams.cancel_all();
+        self.calls.cancel_all();
+        self.results.clear();
         self.connections.clear();
     }
 
@@ -96,37 +74,5 @@ impl AppState {
     /// The raw key minted in this session with id `id`, if any.
     pub fn minted_key(&self, id: &str) -> Option<RawKey> {
         lock(&self.minted).get(id).cloned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_new_watch_supersedes_the_old_one_only() {
-        let slot = WatchSlot::default();
-        let first = slot.begin();
-        let waiting = slot.superseded(first);
-        tokio::pin!(waiting);
-        // Still current: not resolved.
-        assert!(futures_poll_once(waiting.as_mut()).await.is_none());
-        let second = slot.begin();
-        waiting.await;
-        let still = slot.superseded(second);
-        tokio::pin!(still);
-        assert!(futures_poll_once(still.as_mut()).await.is_none());
-    }
-
-    /// Polls `fut` once; `Some` if it was ready.
-    async fn futures_poll_once<F: std::future::Future + Unpin>(fut: F) -> Option<F::Output> {
-        let mut fut = fut;
-        std::future::poll_fn(|cx| {
-            std::task::Poll::Ready(match std::pin::Pin::new(&mut fut).poll(cx) {
-                std::task::Poll::Ready(v) => Some(v),
-                std::task::Poll::Pending => None,
-            })
-        })
-        .await
     }
 }

@@ -10,6 +10,8 @@
 import { Channel, invoke, type InvokeArgs } from "@tauri-apps/api/core";
 import {
   CODES,
+  type ActorChoice,
+  type ActorComparison,
   type AppInfo,
   type AuditExport,
   type AuditFilter,
@@ -19,6 +21,12 @@ import {
   type PermissionRow,
   type RecentSite,
   type User,
+  type CallRecordView,
+  type CallView,
+  type ConsentRequest,
+  type DefinitionForm,
+  type PreviewChoices,
+  type ToolView,
   type ClientChoice,
   type Code,
   type ConnectionView,
@@ -208,10 +216,93 @@ export function closeConnection(name: string): Promise<LiveView> {
  * what was kept, then live messages until `end`. Resolves when the stream is
  * over (true) or the page stopped listening (false).
  */
-export function watchStderr(name: string, onMessage: (message: TailMessage) => void): Promise<boolean> {
+export function watchStderr(
+  name: string,
+  stream: string,
+  onMessage: (message: TailMessage) => void,
+): Promise<boolean> {
   const channel = new Channel<TailMessage>();
   channel.onmessage = onMessage;
-  return call<boolean>("watch_stderr", { name, on_event: channel });
+  return call<boolean>("watch_stderr", { name, stream, on_event: channel });
+}
+
+/** Stops stream `stream` opened by {@link watchStderr}. */
+export function unwatchStderr(stream: string): Promise<boolean> {
+  return call<boolean>("unwatch_stderr", { stream });
+}
+
+/** A connection started in this window, now (uptime, memory, CPU, calls, end). */
+export function connectionStatus(name: string): Promise<LiveView> {
+  return call<LiveView>("connection_status", { name });
+}
+
+/** A stored connection as the form edits it (secrets as host variable names). */
+export function connectionForm(name: string): Promise<DefinitionForm> {
+  return call<DefinitionForm>("connection_form", { name });
+}
+
+/**
+ * Stores `form` as a new connection, or in place of `original`; returns the
+ * name stored. An invalid field fails with `detail.field` naming it.
+ */
+export function saveConnection(original: string | null, form: DefinitionForm): Promise<string> {
+  return call<string>("save_connection", { original, form });
+}
+
+export function duplicateConnection(name: string, newName: string): Promise<string> {
+  return call<string>("duplicate_connection", { name, new_name: newName });
+}
+
+export function removeConnection(name: string): Promise<null> {
+  return call<null>("remove_connection", { name });
+}
+
+/** What the consent dialog shows before `name` is first started (values masked). */
+export function consentRequest(name: string): Promise<ConsentRequest> {
+  return call<ConsentRequest>("consent_request", { name });
+}
+
+export function grantConsent(name: string, definitionSha256: string): Promise<null> {
+  return call<null>("grant_consent", { name, definition_sha256: definitionSha256 });
+}
+
+export function listTools(name: string): Promise<ToolView[]> {
+  return call<ToolView[]>("list_tools", { name });
+}
+
+/** Calls `tool`; `token` is the handle {@link cancelCall} stops it with. */
+export function callTool(name: string, tool: string, args: Record<string, unknown>, token: string): Promise<CallView> {
+  return call<CallView>("call_tool", { name, tool, arguments: args, token });
+}
+
+export function cancelCall(token: string): Promise<boolean> {
+  return call<boolean>("cancel_call", { token });
+}
+
+/** The newest call records of connection `name`, newest first. */
+export function callRecords(name: string, limit = 50): Promise<CallRecordView[]> {
+  return call<CallRecordView[]>("call_records", { name, limit });
+}
+
+/** Writes a call's full result to the downloads folder; returns the path. */
+export function saveCallResult(callId: string): Promise<string> {
+  return call<string>("save_call_result", { call_id: callId });
+}
+
+/** Writes what a connection's stderr tail kept to the downloads folder; returns the path. */
+export function saveStderr(name: string): Promise<string> {
+  return call<string>("save_stderr", { name });
+}
+
+// ---- actor preview (Actor preview screen) -----------------------------------
+
+export function previewChoices(): Promise<PreviewChoices> {
+  return call<PreviewChoices>("preview_choices");
+}
+
+/** The manifests `gatehouse mcp` serves `left` (and `right`), tools lined up. */
+export function previewActors(left: ActorChoice, right: ActorChoice | null): Promise<ActorComparison> {
+  return call<ActorComparison>("preview_actors", { left, right });
 }
 
 // ---- users (Users screen) ---------------------------------------------------

@@ -9,6 +9,7 @@ import { h, required } from "./dom";
 import { errorView } from "./components/error-view";
 import { type SiteSummary, appInfo, lastScreen, openSite, recentSites, rememberScreen, toGatehouseError } from "./ipc";
 import { audit } from "./screens/audit";
+import { actorPreview } from "./screens/actor-preview";
 import { clientConfig } from "./screens/client-config";
 import { backendText } from "./screens/common";
 import { connections } from "./screens/connections";
@@ -18,7 +19,7 @@ import type { Screen } from "./screens/screen";
 import { users } from "./screens/users";
 import { onSiteChange, setCurrentSite } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, users, audit, connections, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, users, audit, connections, actorPreview, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");

@@ -278,6 +278,11 @@ pub enum Code {
     CommandNotFound,
     /// `config doctor`: the entry's key expires within 7 days.
     KeyExpiring,
+    // Desktop Connections and Actor preview screens (issue 12).
+    ConsentRequired,
+    ConsentStale,
+    CallResultNotKept,
+    PreviewKeyUnavailable,
 }
 
 impl Code {
@@ -403,6 +408,11 @@ pub mod codes {
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
     pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
     pub const KEY_EXPIRING: Code = Code::KeyExpiring;
+    // Desktop Connections and Actor preview screens (issue 12).
+    pub const CONSENT_REQUIRED: Code = Code::ConsentRequired;
+    pub const CONSENT_STALE: Code = Code::ConsentStale;
+    pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
+    pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
 }
 
 #[cfg(test)]

@@ -1,16 +1,20 @@
 //! Commands for the Connections screen: the site's stored MCP connections,
-//! connect and disconnect, and each one's live stderr.
+//! connect (after consent, see `connection_edit`) and disconnect, their live
+//! state, and each one's live stderr, several streams at once.
 //!
 //! Live stderr reaches the page through a `tauri::ipc::Channel`, which keeps
 //! messages in order (events do not promise that). [`watch_stderr`] first sends
 //! what the connection's [`StderrTail`] kept (with core's truncation marker
 //! split out, so the page can show it as Gatehouse's note and not the child's),
 //! then forwards a core [`Subscription`]: coalesced lines, "missed" gaps when the
-//! page is slow, and byte counters with every message.
+//! page is slow, and byte counters with every message. Each stream has an id
+//! the page chose; [`unwatch_stderr`] stops it (the screen does so when left).
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{LiveConnection, LiveState, saved};
+use gatehouse_core::mcp::client::{
+    Connection, LiveConnection, LiveState, LiveUsage, consent, saved,
+};
 use gatehouse_core::sandbox::ExitInfo;
 use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
@@ -18,6 +22,7 @@ use tauri::State;
 use tauri::ipc::Channel;
 
 use crate::error::IpcResult;
+use crate::live::check_id;
 use crate::state::AppState;
 
 /// A tail's byte counters at one moment.
@@ -148,8 +153,13 @@ pub struct LiveView {
     pub server_version: Option<String>,
     pub protocol_version: String,
     pub exit: Option<ExitInfo>,
+    /// Why it ended (timeout, memory, CPU, cancelled, end of input, crash…).
     pub end_reason: Option<String>,
+    /// The same in words: which deadline, ceiling or exit.
+    pub end_message: Option<String>,
     pub counters: Counters,
+    /// Uptime, memory, CPU and calls in flight while it runs.
+    pub usage: Option<LiveUsage>,
 }
 
 impl LiveView {
@@ -163,8 +173,14 @@ impl LiveView {
             server_version: server.version,
             protocol_version: server.protocol_version,
             exit: live.record.as_ref().and_then(|r| r.exit),
-            end_reason: live.record.as_ref().and_then(|r| r.end_reason.clone()),
+            end_reason: live
+                .record
+                .as_ref()
+                .and_then(|r| r.end_reason.clone())
+                .or_else(|| live.conn.record().end_reason),
+            end_message: live.conn.end_message(),
             counters: Counters::of(live.conn.stderr()),
+            usage: live.conn.usage(),
         }
     }
 }
@@ -194,12 +210,16 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
 }
 
 /// Starts stored connection `name` (or returns it if it is still running).
+/// `CONSENT_REQUIRED` (what to show in its detail) until the admin agreed to
+/// spawn exactly this definition.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     let live = state
         .connections
         .open(&name, async {
             let site = state.site()?;
+            let stored = saved::get(&site.store, &name).await?;
+            consent::require(&site, &stored).await?;
             // Checked against the connection's tool pin (CONNECTION_TOOLS_CHANGED).
             saved::open(&site, &name).await
         })
@@ -219,30 +239,48 @@ pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcRe
     Ok(LiveView::of(&live))
 }
 
-/// Streams connection `name`'s stderr to `on_event`: what was kept, then live
-/// lines until the server's stderr ends, the page goes away or it watches
-/// another connection.
+/// Connection `name` as this window knows it now (state, usage, end).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn watch_stderr(
-    name: String,
-    on_event: Channel<TailMessage>,
-    state: State<'_, AppState>,
-) -> IpcResult<bool> {
+pub async fn connection_status(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
     let live = state
         .connections
         .get(&name)
         .ok_or_else(|| not_open(&name))?;
-    let mine = state.watch.begin();
+    Ok(LiveView::of(&live))
+}
+
+/// Streams connection `name`'s stderr to `on_event` as stream `stream` (an id
+/// the page chose): what was kept, then live lines until the server's stderr
+/// ends, the page goes away, or [`unwatch_stderr`] stops it.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn watch_stderr(
+    name: String,
+    stream: String,
+    on_event: Channel<TailMessage>,
+    state: State<'_, AppState>,
+) -> IpcResult<bool> {
+    check_id(&stream)?;
+    let live = state
+        .connections
+        .get(&name)
+        .ok_or_else(|| not_open(&name))?;
+    let handle = state.streams.begin(&stream);
     let tail = live.conn.stderr().clone();
     // One step: no line written in between shows twice or goes missing.
     let (snapshot, subscription) = tail.follow();
-    if on_event
+    let delivered = on_event
         .send(snapshot_message(&snapshot, Counters::of(&tail)))
-        .is_err()
-    {
-        return Ok(false);
-    }
-    Ok(forward_tail(&tail, subscription, &on_event, state.watch.superseded(mine)).await)
+        .is_ok()
+        && forward_tail(&tail, subscription, &on_event, handle.token.cancelled()).await;
+    state.streams.end(&stream, &handle);
+    Ok(delivered)
+}
+
+/// Stops stream `stream`; false if it was not running.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn unwatch_stderr(stream: String, state: State<'_, AppState>) -> IpcResult<bool> {
+    check_id(&stream)?;
+    Ok(state.streams.cancel(&stream))
 }
 
 #[cfg(test)]

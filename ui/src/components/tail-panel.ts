@@ -1,94 +1,165 @@
 import { h } from "../dom";
 import type { TailCounters, TailMessage } from "../ipc";
+import { TailModel, n } from "../lib/tail-model";
+import { copyButton } from "./copy-button";
 
-const numbers = new Intl.NumberFormat("en");
-const n = (value: number) => numbers.format(value);
+let panels = 0;
 
 /**
- * A live, bounded view of a connection's stderr.
+ * A live, bounded view of one connection's stderr, drawn from a
+ * {@link TailModel}: messages go into the model as they arrive, the list is
+ * drawn at most once per animation frame. Controls: pause/resume (the view
+ * stops moving; the stream and counters go on), a filter, copy, and save
+ * (through `onSave`, which writes what core kept to a file).
  *
- * Messages arrive through {@link push}. The panel keeps at most `maxLines`
- * lines in the page and marks every gap where it shows one: core's truncation
- * marker (pinned on top once the kept head scrolls away), lines the page was
- * too slow to receive (`missed`, told by the Rust side) and lines it dropped
- * itself to stay small. Truncation is never silent. The header shows the
- * tail's byte counters as of the last message.
+ * Only the active panel carries the element ids (`tail-lines`, …) the tests
+ * and labels use, so several panels can sit side by side.
  */
 export class TailPanel {
   readonly element: HTMLElement;
+  readonly model: TailModel;
   private readonly list: HTMLOListElement;
   private readonly status: HTMLElement;
   private readonly counters: HTMLElement;
-  private readonly maxLines: number;
-  private lines = 0;
-  private missed = 0;
-  private dropped = 0;
-  private droppedMarker: HTMLLIElement | null = null;
-  private pinned: HTMLLIElement | null = null;
+  private readonly heading: HTMLHeadingElement;
+  private readonly filter: HTMLInputElement;
+  private readonly pause: HTMLButtonElement;
+  private readonly note: HTMLElement;
+  private paused = false;
+  private frame = 0;
+  private active = false;
 
-  constructor(title: string, maxLines = 2000) {
-    this.maxLines = maxLines;
-    this.status = h("span", { id: "tail-status", class: "tail-status", "data-state": "idle" }, "idle");
-    this.counters = h("div", { id: "tail-counters", class: "tail-counters muted" });
-    this.list = h("ol", { id: "tail-lines", class: "tail-lines mono", "aria-live": "off" });
+  constructor(title: string, onSave: (() => Promise<string>) | null = null, maxLines = 2000) {
+    this.model = new TailModel(maxLines);
+    this.status = h("span", { class: "tail-status", "data-state": "idle" }, "idle");
+    this.counters = h("div", { class: "tail-counters muted" });
+    this.list = h("ol", { class: "tail-lines mono", "aria-live": "off" });
+    this.heading = h("h2", {}, title);
+    this.filter = h("input", { type: "search", class: "input input-small", placeholder: "filter lines" });
+    this.filter.addEventListener("input", () => {
+      this.render();
+    });
+    this.pause = h("button", { type: "button", class: "button button-small", "aria-pressed": "false" }, "Pause");
+    this.pause.addEventListener("click", () => {
+      this.setPaused(!this.paused);
+    });
+    this.note = h("span", { class: "muted small", role: "status" });
+    const save = onSave
+      ? h("button", { type: "button", class: "button button-small", "data-action": "save-tail" }, "Save")
+      : null;
+    save?.addEventListener("click", () => {
+      save.disabled = true;
+      onSave?.()
+        .then((path) => {
+          this.note.textContent = `saved to ${path}`;
+        })
+        .catch((raw: unknown) => {
+          this.note.textContent = raw instanceof Error ? raw.message : String(raw);
+        })
+        .finally(() => {
+          save.disabled = false;
+        });
+    });
+    const filterLabel = h("label", { class: "tail-filter" }, h("span", { class: "visually-hidden" }, "Filter stderr lines"), this.filter);
     this.element = h(
       "section",
       { class: "panel tail-panel" },
-      h("header", { class: "panel-header" }, h("h2", { id: "tail-title" }, title), this.status),
+      h("header", { class: "panel-header" }, this.heading, this.status),
+      h(
+        "div",
+        { class: "tail-tools" },
+        filterLabel,
+        this.pause,
+        copyButton(`tail-copy-${String(++panels)}`, () => this.model.text(this.filter.value), "Copy"),
+        save,
+        this.note,
+      ),
       this.counters,
       this.list,
     );
+    this.setActive(true);
   }
 
-  /** Starts over for a new stream titled `title`. */
-  reset(title?: string): void {
-    if (title !== undefined) {
-      const heading = this.element.querySelector("h2");
-      if (heading) heading.textContent = title;
+  /** Gives this panel the ids the page's tests and labels use (one panel at a time). */
+  setActive(active: boolean): void {
+    this.active = active;
+    const ids: [HTMLElement, string][] = [
+      [this.list, "tail-lines"],
+      [this.status, "tail-status"],
+      [this.counters, "tail-counters"],
+      [this.heading, "tail-title"],
+      [this.filter, "tail-filter"],
+      [this.pause, "tail-pause"],
+    ];
+    for (const [el, id] of ids) {
+      if (active) el.id = id;
+      else el.removeAttribute("id");
     }
-    this.list.replaceChildren();
-    this.counters.replaceChildren();
-    delete this.counters.dataset.truncated;
-    this.lines = 0;
-    this.missed = 0;
-    this.dropped = 0;
-    this.droppedMarker = null;
-    this.pinned = null;
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  setTitle(title: string): void {
+    this.heading.textContent = title;
+  }
+
+  start(): void {
     this.setStatus("streaming", "streaming…");
   }
 
   push(message: TailMessage): void {
-    switch (message.kind) {
-      case "snapshot":
-        this.appendLines(message.before);
-        if (message.marker !== null) {
-          this.pinned = this.marker(message.marker, "tail-origin");
-          this.list.append(this.pinned);
-        }
-        this.appendLines(message.after);
-        break;
-      case "lines":
-        this.appendLines(message.lines);
-        break;
-      case "missed":
-        this.missed += message.lines;
-        this.list.append(
-          this.marker(`[missed ${n(message.lines)} lines, ${n(message.bytes)} bytes: the page fell behind]`, "tail-missed"),
-        );
-        this.trim();
-        break;
-      case "end": {
-        const parts = [`ended: ${n(this.lines)} lines`, `${n(message.counters.bytes_seen)} bytes`];
-        if (this.missed > 0) parts.push(`${n(this.missed)} missed`);
-        this.setStatus(this.missed > 0 || message.counters.truncated ? "warn" : "ended", parts.join(", "));
-        break;
-      }
+    this.model.push(message);
+    if (message.kind === "end") {
+      const m = this.model;
+      const parts = [`ended: ${n(m.lines)} lines`, `${n(message.counters.bytes_seen)} bytes`];
+      if (m.missed > 0) parts.push(`${n(m.missed)} missed`);
+      this.setStatus(m.missed > 0 || message.counters.truncated ? "warn" : "ended", parts.join(", "));
     }
-    this.showCounters(message.counters);
+    this.schedule();
   }
 
   fail(message: string): void {
     this.setStatus("error", message);
+  }
+
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+    this.pause.textContent = paused ? "Resume" : "Pause";
+    this.pause.setAttribute("aria-pressed", String(paused));
+    this.element.dataset.paused = String(paused);
+    if (!paused) this.render();
+  }
+
+  /** Stops drawing (the screen was left). */
+  dispose(): void {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+  }
+
+  private schedule(): void {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this.model.takeDirty()) this.render();
+    });
+  }
+
+  private render(): void {
+    const counters = this.model.counters;
+    if (counters) this.showCounters(counters);
+    if (this.paused) {
+      this.model.takeDirty();
+      return;
+    }
+    const stick = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
+    this.list.replaceChildren(
+      ...this.model
+        .entries(this.filter.value)
+        .map((e) => (e.kind === "line" ? h("li", {}, e.text) : h("li", { class: `tail-marker ${e.marker}` }, e.text))),
+    );
+    if (stick) this.list.scrollTop = this.list.scrollHeight;
   }
 
   private showCounters(c: TailCounters): void {
@@ -97,48 +168,6 @@ export class TailPanel {
     this.counters.textContent = parts.join(" · ");
     this.counters.dataset.bytesSeen = String(c.bytes_seen);
     this.counters.dataset.truncated = String(c.truncated);
-  }
-
-  private marker(text: string, kind: string): HTMLLIElement {
-    return h("li", { class: `tail-marker ${kind}` }, text);
-  }
-
-  private appendLines(lines: string[]): void {
-    if (lines.length === 0) return;
-    const stick = this.atBottom();
-    this.list.append(...lines.map((line) => h("li", {}, line)));
-    this.lines += lines.length;
-    this.trim();
-    if (stick) this.list.scrollTop = this.list.scrollHeight;
-  }
-
-  /**
-   * Drops the oldest entries past the cap, counting the lines in one marker
-   * where they were; core's truncation marker is never dropped.
-   */
-  private trim(): void {
-    const fixed = (this.pinned ? 1 : 0) + (this.droppedMarker ? 1 : 0);
-    let excess = this.list.childElementCount - fixed - this.maxLines;
-    if (excess <= 0) return;
-    this.droppedMarker?.remove();
-    let node = this.list.firstElementChild;
-    while (excess > 0 && node) {
-      const next = node.nextElementSibling;
-      if (node !== this.pinned) {
-        if (!node.classList.contains("tail-marker")) this.dropped += 1;
-        node.remove();
-        excess -= 1;
-      }
-      node = next;
-    }
-    this.droppedMarker = this.marker(`[${n(this.dropped)} older lines not shown here]`, "tail-dropped");
-    if (this.pinned && this.list.firstElementChild === this.pinned) this.pinned.after(this.droppedMarker);
-    else this.list.prepend(this.droppedMarker);
-  }
-
-  /** Follow new lines only while the reader has not scrolled up. */
-  private atBottom(): boolean {
-    return this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
   }
 
   private setStatus(state: string, text: string): void {

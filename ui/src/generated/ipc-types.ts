@@ -367,12 +367,218 @@ signal: number | null, };
 export type LiveState = "connected" | "exited" | "closed";
 
 /**
+ * What a running connection uses and does at one moment.
+ */
+export type LiveUsage = { uptime_ms: number, 
+/**
+ * Resident memory of the whole process group.
+ */
+rss_bytes: number, 
+/**
+ * User + system CPU time of the group.
+ */
+cpu_ms: number, 
+/**
+ * Live members of the group.
+ */
+processes: number, 
+/**
+ * Calls holding a slot (dispatched, waiting for their answer).
+ */
+calls_in_flight: number, };
+
+/**
  * What this window knows of a connection it started.
  */
-export type LiveView = { id: string, pid: number, state: LiveState, server_name: string | null, server_version: string | null, protocol_version: string, exit: ExitInfo | null, end_reason: string | null, counters: TailCounters, };
+export type LiveView = { id: string, pid: number, state: LiveState, server_name: string | null, server_version: string | null, protocol_version: string, exit: ExitInfo | null, 
+/**
+ * Why it ended (timeout, memory, CPU, cancelled, end of input, crash…).
+ */
+end_reason: string | null, 
+/**
+ * The same in words: which deadline, ceiling or exit.
+ */
+end_message: string | null, counters: TailCounters, 
+/**
+ * Uptime, memory, CPU and calls in flight while it runs.
+ */
+usage: LiveUsage | null, };
 
 /**
  * A connection as the list shows it. Env values are never included: a
  * stored connection may name host variables that hold secrets.
  */
 export type ConnectionView = { name: string, program: string, args: Array<string>, live: LiveView | null, };
+
+/**
+ * Where an environment row's value comes from.
+ */
+export type EnvKind = "plain" | "host" | "secret";
+
+/**
+ * One environment row of the form.
+ */
+export type EnvRow = { name: string, kind: EnvKind, value: string, };
+
+/**
+ * The connection form. Empty limit fields take the client's defaults.
+ */
+export type DefinitionForm = { name: string, command: string, args: Array<string>, env: Array<EnvRow>, 
+/**
+ * A duration such as `30s`; empty: 30 s.
+ */
+timeout: string, 
+/**
+ * A size such as `512MiB`; empty: no limit.
+ */
+max_rss: string, 
+/**
+ * A duration of CPU time such as `60s`; empty: no limit.
+ */
+max_cpu: string, };
+
+/**
+ * Where one variable's value comes from; the value itself is never shown.
+ */
+export type EnvSource = "plain" | "host" | "secret";
+
+/**
+ * One variable of the child's environment, value masked.
+ */
+export type ConsentEnv = { name: string, source: EnvSource, host_variable: string | null, };
+
+/**
+ * The limits the child runs under, defaults filled in.
+ */
+export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: string, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
+
+/**
+ * What the consent dialog shows: exactly what will be spawned.
+ */
+export type ConsentRequest = { name: string, 
+/**
+ * What [`grant`] must be given back, so a definition changed while the
+ * dialog was open is not consented by mistake.
+ */
+definition_sha256: string, 
+/**
+ * The program and its arguments, exactly as passed to `exec`.
+ */
+argv: Array<string>, 
+/**
+ * Where `exec` finds the program with the child's `PATH`, if it does.
+ */
+program_path: string | null, env: Array<ConsentEnv>, 
+/**
+ * The child's working directory: a fresh directory under this root per run.
+ */
+working_directory: string, limits: ConsentLimits, 
+/**
+ * A consent exists for an earlier version of this definition.
+ */
+changed_since_consent: boolean, };
+
+/**
+ * A tool as the page shows it and builds its call form from.
+ */
+export type ToolView = { name: string, title: string | null, description: string | null, input_schema: unknown, annotations: unknown, 
+/**
+ * `read_only` or `may_write`, from the tool's `readOnlyHint`.
+ */
+effect: string, };
+
+/**
+ * One piece of a result as shown.
+ */
+export type ViewItem = { "kind": "text", text: string, cut: boolean, } | { "kind": "image", mime_type: string, data: string, } | { "kind": "image_omitted", mime_type: string, bytes: number, } | { "kind": "json", label: string, text: string, cut: boolean, };
+
+/**
+ * A result as shown, plus what was cut.
+ */
+export type ResultView = { 
+/**
+ * The server flagged the result as a tool error (`isError`).
+ */
+is_error: boolean, items: Array<ViewItem>, 
+/**
+ * Bytes of the whole result as JSON.
+ */
+total_bytes: number, 
+/**
+ * Something was cut or omitted: the full result must be saved to be seen.
+ */
+cut: boolean, };
+
+/**
+ * How a call from the page ended.
+ */
+export type CallView = { call_id: string, state: string, 
+/**
+ * The result cut for the view (the full one can be saved).
+ */
+view: ResultView | null, error: ErrorBody | null, duration_ms: number, };
+
+/**
+ * One call record, newest first in lists.
+ */
+export type CallRecordView = { call_id: string, tool: string, state: string, effect: string | null, duration_ms: number | null, error: ErrorBody | null, 
+/**
+ * RFC 3339.
+ */
+received_at: string, };
+
+/**
+ * An actor the page picked.
+ */
+export type ActorChoice = { "kind": "public" } | { "kind": "roles", roles: Array<Role>, } | { "kind": "user", email: string, } | { "kind": "key", key_id: string, };
+
+/**
+ * A key the page may pick, and whether this window still holds its raw key.
+ */
+export type PreviewKey = { id: string, label: string, roles: Array<Role>, available: boolean, };
+
+/**
+ * Who can be previewed on the open site.
+ */
+export type PreviewChoices = { 
+/**
+ * Roles can be previewed only on a scratch site.
+ */
+scratch: boolean, roles: Array<Role>, users: Array<string>, keys: Array<PreviewKey>, };
+
+/**
+ * One tool as served to the actor.
+ */
+export type PreviewTool = { name: string, title: string | null, description: string | null, annotations: unknown, };
+
+/**
+ * The manifest one actor gets, and how the server ran.
+ */
+export type ActorManifest = { actor: string, server_name: string | null, server_version: string | null, protocol_version: string, tools: Array<PreviewTool>, 
+/**
+ * What the server wrote to stderr (bounded excerpt, secrets redacted).
+ */
+stderr: string, 
+/**
+ * The sandbox profile's grant, for the page to show: the site folder.
+ */
+granted_paths: Array<string>, isolation_warnings: Array<string>, };
+
+/**
+ * Which side of a comparison has a tool.
+ */
+export type Presence = "both" | "only_left" | "only_right";
+
+/**
+ * One row of a side-by-side comparison.
+ */
+export type ComparedTool = { name: string, presence: Presence, 
+/**
+ * Both have it but describe or annotate it differently.
+ */
+differs: boolean, };
+
+/**
+ * One or two manifests and, for two, the tools lined up.
+ */
+export type ActorComparison = { left: ActorManifest, right: ActorManifest | null, rows: Array<ComparedTool>, };

@@ -1,14 +1,24 @@
+import "../styles/connections.css";
+import { askConsent } from "../components/consent-dialog";
+import { connectionDetail } from "../components/connection-detail";
+import { connectionForm } from "../components/connection-form";
+import "../styles/connections.css";
 import { errorView } from "../components/error-view";
-import { TailPanel } from "../components/tail-panel";
+import { TailTabs } from "../components/tail-tabs";
 import { h } from "../dom";
 import {
   type ConnectionView,
+  type ConsentRequest,
+  type DefinitionForm,
   type LiveView,
   closeConnection,
+  connectionForm as loadForm,
+  duplicateConnection,
+  grantConsent,
   listConnections,
   openConnection,
+  removeConnection,
   toGatehouseError,
-  watchStderr,
 } from "../ipc";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -19,6 +29,8 @@ const STATE_TONE: Record<LiveView["state"], string> = {
   exited: "error",
   closed: "muted",
 };
+
+const EMPTY_FORM: DefinitionForm = { name: "", command: "", args: [], env: [], timeout: "", max_rss: "", max_cpu: "" };
 
 function exitText(live: LiveView): string {
   if (!live.exit) return live.state;
@@ -32,7 +44,30 @@ function serverText(live: LiveView | null): string {
   return `${name} · ${live.protocol_version} · pid ${String(live.pid)}`;
 }
 
-/** The site's stored MCP servers, started from here, each with its live stderr. */
+/**
+ * Starts `name`, asking for consent first when the definition is new or
+ * changed (the Rust side refuses with `CONSENT_REQUIRED` and what to show).
+ * False when the admin declined.
+ */
+async function connect(name: string): Promise<boolean> {
+  try {
+    await openConnection(name);
+    return true;
+  } catch (raw) {
+    const err = toGatehouseError(raw);
+    if (err.code !== "CONSENT_REQUIRED") throw err;
+    const req = err.body.detail as ConsentRequest;
+    if (!(await askConsent(req))) return false;
+    await grantConsent(name, req.definition_sha256);
+    await openConnection(name);
+    return true;
+  }
+}
+
+/**
+ * The site's stored MCP servers: add, edit, duplicate, remove; start one
+ * (after consent) and see its state, tools, calls and stderr tails.
+ */
 export const connections: Screen = {
   id: "connections",
   title: "Connections",
@@ -40,83 +75,137 @@ export const connections: Screen = {
     const frame = (...body: HTMLElement[]) =>
       screenFrame(
         "Connections",
-        [
-          "MCP servers stored in this site (add them with ",
-          code("gatehouse connections add"),
-          "), with each server's stderr as it happens.",
-        ],
+        ["MCP servers stored in this site, each started sandboxed after you agree to what it runs (also from the CLI: ", code("gatehouse connections add"), ")."],
         ...body,
       );
     if (!currentSite()) return frame(noSitePanel());
 
-    const tail = new TailPanel("stderr");
+    const tails = new TailTabs();
     const rows = h("tbody", { id: "conn-rows" });
     const status = h("div", { id: "conn-status", class: "result" });
-    let watching: string | null = null;
-    /** Messages of a stream the page stopped showing are dropped here. */
-    let watchToken = 0;
+    const formSlot = h("div", { id: "conn-form-slot" });
+    const detailSlot = h("div", { id: "conn-detail-slot" });
+    let detailAbort: AbortController | null = null;
+    let selected: string | null = null;
+    signal.addEventListener("abort", () => {
+      tails.stopAll();
+      detailAbort?.abort();
+    });
 
     const fail = (raw: unknown) => {
       status.replaceChildren(errorView(toGatehouseError(raw)));
     };
 
-    const watch = (name: string) => {
-      const token = ++watchToken;
-      watching = name;
-      tail.reset(`stderr · ${name}`);
-      for (const row of rows.querySelectorAll("tr")) row.toggleAttribute("aria-selected", row.dataset.connection === name);
-      watchStderr(name, (message) => {
-        if (token === watchToken && !signal.aborted) tail.push(message);
-      })
-        .then(() => (token === watchToken ? refresh() : undefined))
-        .catch((raw: unknown) => {
-          if (token === watchToken) tail.fail(toGatehouseError(raw).message);
-        });
+    const showDetail = (name: string | null) => {
+      detailAbort?.abort();
+      selected = name;
+      if (!name) {
+        detailSlot.replaceChildren();
+        return;
+      }
+      detailAbort = new AbortController();
+      detailSlot.replaceChildren(connectionDetail(name, detailAbort.signal, () => void refresh()));
     };
+
+    const edit = (original: string | null, initial: DefinitionForm) => {
+      formSlot.replaceChildren(
+        panel(
+          original ? `Edit ${original}` : "Add a connection",
+          null,
+          connectionForm(
+            original,
+            initial,
+            (name) => {
+              formSlot.replaceChildren();
+              status.replaceChildren(h("p", { class: "muted", role: "status" }, `Saved ${name}. It asks for consent at its next start.`));
+              void refresh();
+            },
+            () => {
+              formSlot.replaceChildren();
+            },
+          ),
+        ),
+      );
+      formSlot.querySelector<HTMLInputElement>("#conn-form-name")?.focus();
+    };
+
+    const button = (label: string, action: string, primary = false) =>
+      h("button", { type: "button", class: `button button-small${primary ? " button-primary" : ""}`, "data-action": action }, label);
 
     const row = (c: ConnectionView): HTMLTableRowElement => {
       const live = c.live;
       const running = live?.state === "connected";
-      const action = running
-        ? h("button", { type: "button", class: "button button-small", "data-action": "close" }, "Disconnect")
-        : h("button", { type: "button", class: "button button-small button-primary", "data-action": "open" }, "Connect");
+      const action = running ? button("Disconnect", "close") : button("Connect", "open", true);
       action.addEventListener("click", () => {
         action.disabled = true;
         status.replaceChildren();
-        const done = running ? closeConnection(c.name) : openConnection(c.name);
+        const done = running ? closeConnection(c.name).then(() => true) : connect(c.name);
         done
-          .then(async () => {
+          .then(async (started) => {
             await refresh();
-            if (!running) watch(c.name);
+            if (!running && started) {
+              tails.watch(c.name, () => void refresh());
+              showDetail(c.name);
+            } else if (selected === c.name) showDetail(c.name);
           })
           .catch(fail)
           .finally(() => {
             action.disabled = false;
           });
       });
-      const view = h("button", { type: "button", class: "button button-small", "data-action": "watch" }, "stderr");
+      const view = button("stderr", "watch");
       view.addEventListener("click", () => {
-        watch(c.name);
+        tails.watch(c.name, () => void refresh());
+      });
+      const details = button("Details", "details");
+      details.addEventListener("click", () => {
+        showDetail(c.name);
+      });
+      const editButton = button("Edit", "edit");
+      editButton.addEventListener("click", () => {
+        loadForm(c.name)
+          .then((form) => {
+            edit(c.name, form);
+          })
+          .catch(fail);
+      });
+      const dup = button("Duplicate", "duplicate");
+      dup.addEventListener("click", () => {
+        duplicateConnection(c.name, `${c.name}-copy`.slice(0, 64))
+          .then(async (copy) => {
+            await refresh();
+            edit(copy, await loadForm(copy));
+          })
+          .catch(fail);
+      });
+      const remove = button("Remove", "remove");
+      remove.addEventListener("click", () => {
+        if (remove.dataset.confirm !== "true") {
+          remove.dataset.confirm = "true";
+          remove.textContent = "Confirm remove";
+          return;
+        }
+        remove.disabled = true;
+        removeConnection(c.name)
+          .then(() => {
+            tails.stop(c.name);
+            if (selected === c.name) showDetail(null);
+            return refresh();
+          })
+          .catch((raw: unknown) => {
+            fail(raw);
+            remove.disabled = false;
+            remove.dataset.confirm = "false";
+            remove.textContent = "Remove";
+          });
       });
       return h(
         "tr",
-        {
-          "data-connection": c.name,
-          "data-state": live?.state ?? "idle",
-          "aria-selected": watching === c.name,
-        },
+        { "data-connection": c.name, "data-state": live?.state ?? "idle", "aria-selected": selected === c.name },
         h("td", {}, h("div", { class: "conn-name" }, c.name), h("div", { class: "muted small" }, serverText(live))),
         h("td", { class: "mono small conn-command", title: [c.program, ...c.args].join(" ") }, [c.program, ...c.args].join(" ")),
-        h(
-          "td",
-          {},
-          h(
-            "span",
-            { class: "pill conn-state", "data-tone": live ? STATE_TONE[live.state] : "muted" },
-            live ? exitText(live) : "not started",
-          ),
-        ),
-        h("td", { class: "row-actions" }, action, live ? view : null),
+        h("td", {}, h("span", { class: "pill conn-state", "data-tone": live ? STATE_TONE[live.state] : "muted" }, live ? exitText(live) : "not started")),
+        h("td", { class: "row-actions" }, action, live ? view : null, live ? details : null, editButton, dup, remove),
       );
     };
 
@@ -125,20 +214,24 @@ export const connections: Screen = {
         const list = await listConnections();
         rows.replaceChildren(...list.map(row));
         if (list.length === 0) {
-          status.replaceChildren(
-            h("p", { class: "muted" }, "No connections stored in this site yet: add one with ", code("gatehouse connections add"), "."),
-          );
+          status.replaceChildren(h("p", { class: "muted" }, "No connections stored in this site yet: add one above."));
         }
       } catch (raw) {
         fail(raw);
       }
     };
 
+    const add = h("button", { type: "button", id: "conn-add", class: "button button-small button-primary" }, "Add connection");
+    add.addEventListener("click", () => {
+      edit(null, EMPTY_FORM);
+    });
+
     void refresh();
     return frame(
+      formSlot,
       panel(
         "Stored connections",
-        null,
+        add,
         h(
           "div",
           { class: "table-wrap" },
@@ -151,7 +244,8 @@ export const connections: Screen = {
         ),
         status,
       ),
-      tail.element,
+      detailSlot,
+      tails.element,
     );
   },
 };

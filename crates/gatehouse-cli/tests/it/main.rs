@@ -12,6 +12,7 @@ mod config;
 mod connections;
 mod crash;
 mod database_errors;
+mod desk_connections;
 mod fetch_guard;
 mod import_tamper;
 mod keys;

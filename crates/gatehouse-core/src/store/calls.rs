@@ -107,6 +107,28 @@ pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<V
         .await
 }
 
+/// The newest `limit` calls of every run of stored connection `name`, newest first.
+pub async fn list_for_name(store: &Store, name: &str, limit: i64) -> Result<Vec<CallRow>> {
+    let columns = COLUMNS
+        .split(", ")
+        .map(|c| format!("c.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = &format!(
+        "SELECT {columns} FROM mcp_calls c JOIN mcp_connection_runs r ON r.connection_id = c.connection_id \
+         WHERE r.name = $1 ORDER BY c.received_at DESC, c.call_id DESC LIMIT $2"
+    );
+    store
+        .read("listing calls", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(name)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}
+
 /// Closes the run of a child whose host was killed (matched by the child's PID
 /// and a start time within a minute of its spawn) and every call of it left
 /// unfinished, as `outcome_unknown` with `error` (JSON), inside the caller's

@@ -46,6 +46,40 @@ pub async fn insert_definition_in(tx: &mut Tx, row: &DefinitionRow) -> Result<bo
     Ok(done.rows_affected() == 1)
 }
 
+/// Replaces definition `old_name` with `row` (which may carry a new name) in
+/// the caller's write transaction; false when `old_name` does not exist.
+/// `created_at` is kept; a rename onto a taken name is a storage conflict the
+/// caller checks first.
+pub async fn update_definition_in(
+    tx: &mut Tx,
+    old_name: &str,
+    row: &DefinitionRow,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE mcp_connections SET name = $1, spec = $2, limits = $3, updated_at = $4 WHERE name = $5",
+    )
+    .bind(&row.name)
+    .bind(&row.spec)
+    .bind(&row.limits)
+    .bind(row.updated_at)
+    .bind(old_name)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("updating a connection", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Whether a definition named `name` exists, read in the caller's transaction.
+pub async fn definition_exists_in(tx: &mut Tx, name: &str) -> Result<bool> {
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT name FROM mcp_connections WHERE name = $1")
+            .bind(name)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("looking up a connection", e))?;
+    Ok(found.is_some())
+}
+
 /// Removes a definition; false when there was none.
 pub async fn delete_definition(store: &Store, name: &str) -> Result<bool> {
     let mut tx = store.begin_write().await?;

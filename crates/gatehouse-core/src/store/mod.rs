@@ -23,6 +23,7 @@ pub mod audit;
 pub mod calls;
 pub mod checkpoints;
 pub mod connections;
+pub mod consents;
 pub mod content;
 pub mod content_pending;
 pub mod keys;

@@ -99,6 +99,20 @@ impl Shared {
     }
 }
 
+/// What a running connection uses and does at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+pub struct LiveUsage {
+    pub uptime_ms: u64,
+    /// Resident memory of the whole process group.
+    pub rss_bytes: u64,
+    /// User + system CPU time of the group.
+    pub cpu_ms: u64,
+    /// Live members of the group.
+    pub processes: u64,
+    /// Calls holding a slot (dispatched, waiting for their answer).
+    pub calls_in_flight: u64,
+}
+
 /// A live connection. Cheap to clone; calls may run concurrently from clones.
 /// Dropping the last clone kills the server's process group.
 #[derive(Clone)]
@@ -248,6 +262,37 @@ impl Connection {
     pub fn record(&self) -> ConnectionRun {
         self.shared
             .connection_record(self.shared.rpc.closed().as_ref())
+    }
+
+    /// Uptime, memory, CPU and calls in flight; `None` once the connection
+    /// ended (its group id may already belong to someone else).
+    pub fn usage(&self) -> Option<LiveUsage> {
+        if self.is_closed() {
+            return None;
+        }
+        let group = sandbox::ProcessGroup {
+            pgid: self.shared.pid,
+        }
+        .usage();
+        let slots = self.shared.limits.max_in_flight.max(1);
+        Some(LiveUsage {
+            uptime_ms: (now_ms() - self.shared.started_at_ms).max(0) as u64,
+            rss_bytes: group.rss_bytes,
+            cpu_ms: group.cpu_ms,
+            processes: group.members as u64,
+            calls_in_flight: slots.saturating_sub(self.shared.slots.available_permits()) as u64,
+        })
+    }
+
+    /// Why the connection ended, in words (which ceiling, which deadline,
+    /// which exit); `None` while it runs.
+    pub fn end_message(&self) -> Option<String> {
+        self.shared.rpc.closed().map(|c| c.error().message)
+    }
+
+    /// When the connection was made (Unix milliseconds).
+    pub fn started_at_ms(&self) -> i64 {
+        self.shared.started_at_ms
     }
 
     /// Whether the connection has ended (no call can succeed any more).

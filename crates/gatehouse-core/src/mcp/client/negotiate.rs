@@ -37,7 +37,9 @@ pub struct ServerInfo {
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolInfo {
     pub name: String,
+    pub title: Option<String>,
     pub description: Option<String>,
+    /// The JSON Schema of its arguments as the server sent it (an object).
     pub input_schema: Value,
     pub annotations: Value,
     pub effect: EffectClass,
@@ -226,6 +228,7 @@ impl Connection {
                 };
                 tools.push(ToolInfo {
                     name: t.name,
+                    title: t.title,
                     description: t.description,
                     input_schema: t.input_schema,
                     annotations: t.annotations,

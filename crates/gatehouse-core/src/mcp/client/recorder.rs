@@ -106,6 +106,15 @@ pub async fn load_calls(store: &Store, connection_id: &str) -> Result<Vec<CallRe
         .collect()
 }
 
+/// The newest `limit` calls of every run of stored connection `name`, newest first.
+pub async fn load_calls_of(store: &Store, name: &str, limit: i64) -> Result<Vec<CallRecord>> {
+    store::calls::list_for_name(store, name, limit)
+        .await?
+        .into_iter()
+        .map(call_record)
+        .collect()
+}
+
 /// The stored record of one connection run, if any.
 pub async fn load_run(store: &Store, connection_id: &str) -> Result<Option<ConnectionRun>> {
     Ok(store::connections::get_run(store, connection_id)

@@ -110,12 +110,15 @@ pub struct ListToolsResult {
     pub next_cursor: Option<String>,
 }
 
-/// A tool as listed: its name, and its description, input schema and
-/// annotations kept whole (for display and for tool pinning).
+/// A tool as listed: its name, what a person reads about it, its input
+/// schema and its annotations, kept whole for display
+/// and for tool pinning.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListedTool {
     pub name: String,
+    #[serde(default, deserialize_with = "lenient")]
+    pub title: Option<String>,
     #[serde(default, deserialize_with = "lenient")]
     pub description: Option<String>,
     #[serde(default = "empty_object")]

@@ -1,0 +1,255 @@
+//! What `gatehouse mcp` really serves one actor: the server is spawned
+//! through this client, sandboxed, with a profile that grants the open site
+//! and nothing else, and its tool list is read as any client would read it.
+//! [`compare`] lines two manifests up and marks the tools only one has.
+//!
+//! The actor is chosen as the CLI chooses it: no flag (anonymous `public`),
+//! `--role` (scratch sites only), `--email`, or an API key, which goes to the
+//! child as the secret variable `GATEHOUSE_API_KEY`, never in argv.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::connection::Connection;
+use super::lifecycle::MemoryRecorder;
+use super::options::ConnectOptions;
+use super::saved;
+use crate::access::actor::ENV_API_KEY;
+use crate::access::keys::RawKey;
+use crate::access::permissions::parse_roles;
+use crate::error::{Error, Result, codes};
+use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
+use crate::site::{ENV_DATABASE_URL, Site};
+use crate::store::Backend;
+
+/// Who to preview.
+#[derive(Debug, Clone)]
+pub enum PreviewActor {
+    /// The anonymous actor (no flag).
+    Public,
+    /// Synthetic roles, comma-separated (`--role`; scratch sites only).
+    Roles(String),
+    /// A user of the site (`--email`).
+    User(String),
+    /// An API key: its id for the label, the raw key for the child.
+    Key { key_id: String, raw: RawKey },
+}
+
+impl PreviewActor {
+    /// How the preview names the actor.
+    pub fn label(&self) -> String {
+        match self {
+            PreviewActor::Public => "public".into(),
+            PreviewActor::Roles(roles) => format!("roles:{roles}"),
+            PreviewActor::User(email) => format!("user:{email}"),
+            PreviewActor::Key { key_id, .. } => format!("key:{key_id}"),
+        }
+    }
+}
+
+/// One tool as served to the actor.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+pub struct PreviewTool {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[ts(type = "unknown")]
+    pub annotations: Value,
+}
+
+/// The manifest one actor gets, and how the server ran.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+pub struct ActorManifest {
+    pub actor: String,
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+    pub protocol_version: String,
+    pub tools: Vec<PreviewTool>,
+    /// What the server wrote to stderr (bounded excerpt, secrets redacted).
+    pub stderr: String,
+    /// The sandbox profile's grant, for the page to show: the site folder.
+    pub granted_paths: Vec<String>,
+    pub isolation_warnings: Vec<String>,
+}
+
+/// What to spawn to preview `actor` on `site` with the CLI at `cli`, and the
+/// profile to spawn it under: the site folder read-write, nothing else
+/// (network only when the site's database is PostgreSQL).
+pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec, Profile)> {
+    let dir = site.dir.canonicalize().unwrap_or_else(|_| site.dir.clone());
+    let mut spec = ChildSpec::new(cli.to_string_lossy())
+        .arg("--site")
+        .arg(dir.to_string_lossy())
+        .arg("mcp");
+    match actor {
+        PreviewActor::Public => {}
+        PreviewActor::Roles(roles) => {
+            // Checked here so a bad list or a non-scratch site fails with
+            // core's error, not as a server that exited.
+            parse_roles(roles)?;
+            if !site.is_scratch() {
+                return Err(Error::invalid(
+                    codes::INPUT_INVALID,
+                    "roles can be previewed on a scratch site only",
+                    "pick a user or a key of this site, or open a scratch site",
+                ));
+            }
+            spec = spec.arg("--role").arg(roles);
+        }
+        PreviewActor::User(email) => spec = spec.arg("--email").arg(email),
+        PreviewActor::Key { raw, .. } => {
+            spec = spec.env(
+                ENV_API_KEY,
+                EnvValue::Secret {
+                    value: SecretValue::new(raw.expose()),
+                },
+            );
+        }
+    }
+    if std::env::var_os(ENV_DATABASE_URL).is_some() {
+        spec = spec.env(
+            ENV_DATABASE_URL,
+            EnvValue::SecretFromHost {
+                name: ENV_DATABASE_URL.into(),
+            },
+        );
+    }
+    let profile = Profile {
+        read_write: vec![dir],
+        network: site.store.backend() == Backend::Postgres,
+        ..Profile::default()
+    };
+    Ok((spec, profile))
+}
+
+/// Spawns `gatehouse mcp` as `actor` (see [`spec`]), reads its manifest and
+/// tool list, and shuts it down. Records stay in memory: a preview is not a
+/// stored connection.
+pub async fn preview(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<ActorManifest> {
+    let (spec, profile) = spec(site, cli, actor)?;
+    let granted_paths = profile
+        .read_write
+        .iter()
+        .map(|p: &PathBuf| p.display().to_string())
+        .collect();
+    let mut opts = ConnectOptions::new(
+        spec,
+        saved::scratch_root(site)?,
+        Arc::new(MemoryRecorder::default()),
+    );
+    opts.name = Some(format!("preview {}", actor.label()));
+    opts.profile = profile;
+    let conn = Connection::connect(opts).await?;
+    let isolation: Isolation = conn.isolation().clone();
+    let server = conn.server();
+    let tools = conn.list_tools().await;
+    let stderr = conn.stderr().excerpt().text;
+    conn.close().await;
+    let mut tools: Vec<PreviewTool> = tools?
+        .into_iter()
+        .map(|t| PreviewTool {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            annotations: t.annotations,
+        })
+        .collect();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(ActorManifest {
+        actor: actor.label(),
+        server_name: server.name,
+        server_version: server.version,
+        protocol_version: server.protocol_version,
+        tools,
+        stderr,
+        granted_paths,
+        isolation_warnings: isolation.warnings,
+    })
+}
+
+/// Which side of a comparison has a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Presence {
+    Both,
+    OnlyLeft,
+    OnlyRight,
+}
+
+/// One row of a side-by-side comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct ComparedTool {
+    pub name: String,
+    pub presence: Presence,
+    /// Both have it but describe or annotate it differently.
+    pub differs: bool,
+}
+
+/// Every tool of `left` and `right` by name, in name order, each marked with
+/// the side(s) that have it.
+pub fn compare(left: &[PreviewTool], right: &[PreviewTool]) -> Vec<ComparedTool> {
+    use std::collections::BTreeMap;
+    let mut rows: BTreeMap<&str, (Option<&PreviewTool>, Option<&PreviewTool>)> = BTreeMap::new();
+    for t in left {
+        rows.entry(&t.name).or_default().0 = Some(t);
+    }
+    for t in right {
+        rows.entry(&t.name).or_default().1 = Some(t);
+    }
+    rows.into_iter()
+        .map(|(name, sides)| {
+            let (presence, differs) = match sides {
+                (Some(l), Some(r)) => (Presence::Both, l != r),
+                (Some(_), None) => (Presence::OnlyLeft, false),
+                _ => (Presence::OnlyRight, false),
+            };
+            ComparedTool {
+                name: name.to_string(),
+                presence,
+                differs,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, desc: &str) -> PreviewTool {
+        PreviewTool {
+            name: name.into(),
+            title: None,
+            description: Some(desc.into()),
+            annotations: json!({}),
+        }
+    }
+
+    #[test]
+    fn compare_marks_the_tools_only_one_side_has() {
+        let public = [tool("content_read", "read"), tool("search", "find")];
+        let editor = [
+            tool("content_publish", "publish"),
+            tool("content_read", "read"),
+            tool("search", "find more"),
+        ];
+        let rows = compare(&public, &editor);
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.name.as_str(), r.presence, r.differs))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("content_publish", Presence::OnlyRight, false),
+                ("content_read", Presence::Both, false),
+                ("search", Presence::Both, true),
+            ]
+        );
+        assert_eq!(compare(&editor, &public)[0].presence, Presence::OnlyLeft);
+    }
+}

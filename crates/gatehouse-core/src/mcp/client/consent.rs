@@ -1,0 +1,264 @@
+//! Consent to spawn a stored connection: what an admin is shown before the
+//! first start of a new or changed definition ([`request`]), and the record
+//! that they agreed ([`grant`]), kept per connection as the SHA-256 of the
+//! exact definition ([`definition_hash`]). Editing the definition changes the
+//! hash, so [`require`] refuses until the admin agrees again.
+//!
+//! Values of environment variables never appear here: the request names each
+//! variable, where its value comes from and, for a host variable, which one.
+
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::options::ClientLimits;
+use super::saved::{self, SavedConnection};
+use crate::access::audit;
+use crate::error::{Error, Result, codes};
+use crate::sandbox::{EnvValue, isolation};
+use crate::site::Site;
+use crate::store::{self, Store};
+
+/// The SHA-256 (hex) of what a definition runs and under which limits: its
+/// spec (program, args, environment sources) and its limits, as canonical
+/// JSON. The name is not part of it: a renamed or copied connection is a new
+/// connection and asks anyway (consent is stored by name).
+pub fn definition_hash(conn: &SavedConnection) -> String {
+    let canonical = serde_json::to_string(&json!({"spec": conn.spec, "limits": conn.limits}))
+        .expect("definition serialises");
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
+/// Where one variable's value comes from; the value itself is never shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvSource {
+    /// A literal stored with the connection.
+    Plain,
+    /// Copied from the host's variable `host_variable` at connect time.
+    Host,
+    /// A secret read from the host's variable `host_variable` at connect time.
+    Secret,
+}
+
+/// One variable of the child's environment, value masked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct ConsentEnv {
+    pub name: String,
+    pub source: EnvSource,
+    pub host_variable: Option<String>,
+}
+
+/// The limits the child runs under, defaults filled in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct ConsentLimits {
+    pub call_timeout_ms: u64,
+    pub inactivity_ms: Option<u64>,
+    pub max_rss_bytes: Option<u64>,
+    pub max_cpu_ms: Option<u64>,
+    pub sandbox_backend: String,
+    pub network: bool,
+    pub read_only: Vec<String>,
+    pub read_write: Vec<String>,
+    pub scratch_quota_bytes: u64,
+}
+
+/// What the consent dialog shows: exactly what will be spawned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct ConsentRequest {
+    pub name: String,
+    /// What [`grant`] must be given back, so a definition changed while the
+    /// dialog was open is not consented by mistake.
+    pub definition_sha256: String,
+    /// The program and its arguments, exactly as passed to `exec`.
+    pub argv: Vec<String>,
+    /// Where `exec` finds the program with the child's `PATH`, if it does.
+    pub program_path: Option<String>,
+    pub env: Vec<ConsentEnv>,
+    /// The child's working directory: a fresh directory under this root per run.
+    pub working_directory: String,
+    pub limits: ConsentLimits,
+    /// A consent exists for an earlier version of this definition.
+    pub changed_since_consent: bool,
+}
+
+/// What an admin must agree to before `conn` is spawned.
+pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentRequest> {
+    let stored = store::consents::get(&site.store, &conn.name).await?;
+    let hash = definition_hash(conn);
+    let defaults = ClientLimits::default();
+    let path = match conn.spec.env.get("PATH") {
+        Some(EnvValue::Plain { value }) => value.clone(),
+        _ => crate::sandbox::DEFAULT_PATH.to_string(),
+    };
+    let root = saved::scratch_root(site)?;
+    let profile = &conn.limits.sandbox;
+    let paths = |list: &[std::path::PathBuf]| {
+        list.iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    Ok(ConsentRequest {
+        name: conn.name.clone(),
+        argv: std::iter::once(conn.spec.program.clone())
+            .chain(conn.spec.args.iter().cloned())
+            .collect(),
+        program_path: isolation::resolve_program(&conn.spec.program, &path)
+            .map(|p| p.display().to_string()),
+        env: conn
+            .spec
+            .env
+            .iter()
+            .map(|(name, value)| {
+                let (source, host_variable) = match value {
+                    EnvValue::Plain { .. } => (EnvSource::Plain, None),
+                    EnvValue::FromHost { name } => (EnvSource::Host, Some(name.clone())),
+                    EnvValue::Secret { .. } => (EnvSource::Secret, None),
+                    EnvValue::SecretFromHost { name } => (EnvSource::Secret, Some(name.clone())),
+                };
+                ConsentEnv {
+                    name: name.clone(),
+                    source,
+                    host_variable,
+                }
+            })
+            .collect(),
+        working_directory: root.path().display().to_string(),
+        limits: ConsentLimits {
+            call_timeout_ms: conn
+                .limits
+                .timeout_ms
+                .unwrap_or(defaults.call_timeout.as_millis() as u64),
+            inactivity_ms: conn.limits.inactivity_ms,
+            max_rss_bytes: conn.limits.max_rss_bytes,
+            max_cpu_ms: conn.limits.max_cpu_ms,
+            sandbox_backend: profile.backend.as_str().to_string(),
+            network: profile.network,
+            read_only: paths(&profile.read_only),
+            read_write: paths(&profile.read_write),
+            scratch_quota_bytes: profile.scratch_quota(),
+        },
+        changed_since_consent: stored.is_some_and(|s| s.definition_sha256 != hash),
+        definition_sha256: hash,
+    })
+}
+
+/// Whether the admin agreed to spawn exactly this definition.
+pub async fn is_granted(store: &Store, conn: &SavedConnection) -> Result<bool> {
+    Ok(store::consents::get(store, &conn.name)
+        .await?
+        .is_some_and(|c| c.definition_sha256 == definition_hash(conn)))
+}
+
+/// Refuses with `CONSENT_REQUIRED` (the [`ConsentRequest`] in its detail)
+/// unless the admin agreed to spawn exactly this definition.
+pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
+    if is_granted(&site.store, conn).await? {
+        return Ok(());
+    }
+    let req = request(site, conn).await?;
+    let what = if req.changed_since_consent {
+        "changed since you agreed to run it"
+    } else {
+        "has not been started from here before"
+    };
+    Err(Error::invalid(
+        codes::CONSENT_REQUIRED,
+        format!("connection {} {what}", conn.name),
+        "review the command, environment and limits, then agree to start it",
+    )
+    .detail(serde_json::to_value(&req).expect("request serialises")))
+}
+
+/// Records that `actor` agreed to spawn connection `name` as it is now,
+/// audited as `connection.consent`. `definition_sha256` is the hash the admin
+/// was shown: if the definition changed since, nothing is stored
+/// (`CONSENT_STALE`).
+pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &str) -> Result<()> {
+    let conn = saved::get(store, name).await?;
+    let hash = definition_hash(&conn);
+    if hash != definition_sha256 {
+        return Err(Error::invalid(
+            codes::CONSENT_STALE,
+            format!("connection {name} changed after the consent dialog was shown"),
+            "review the new definition and agree again",
+        ));
+    }
+    let mut tx = store.begin_write().await?;
+    store::consents::upsert_in(
+        &mut tx,
+        &store::consents::ConsentRow {
+            name: name.to_string(),
+            definition_sha256: hash.clone(),
+            granted_by: actor.to_string(),
+            granted_at: store::now_ms(),
+        },
+    )
+    .await?;
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.consent",
+            subject: name,
+            detail: json!({
+                "definition_sha256": hash,
+                "program": conn.spec.program,
+                "env": conn.spec.env.keys().collect::<Vec<_>>(),
+            }),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("recording a consent", e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::ChildSpec;
+
+    fn conn(spec: ChildSpec) -> SavedConnection {
+        SavedConnection {
+            name: "echo".into(),
+            spec,
+            limits: saved::SavedLimits::default(),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn the_hash_changes_with_anything_that_runs_and_not_with_the_name() {
+        let base = conn(ChildSpec::new("python3").arg("server.py"));
+        let h = definition_hash(&base);
+        assert_eq!(h.len(), 64);
+        assert_eq!(h, definition_hash(&base.clone()), "stable");
+        let mut renamed = base.clone();
+        renamed.name = "other".into();
+        assert_eq!(h, definition_hash(&renamed));
+        let changed = [
+            conn(ChildSpec::new("python3").arg("evil.py")),
+            conn(ChildSpec::new("python").arg("server.py")),
+            conn(ChildSpec::new("python3").arg("server.py").env(
+                "TOKEN",
+                EnvValue::SecretFromHost {
+                    name: "GH_TOKEN".into(),
+                },
+            )),
+            {
+                let mut c = base.clone();
+                c.limits.max_rss_bytes = Some(1 << 30);
+                c
+            },
+            {
+                let mut c = base.clone();
+                c.limits.sandbox.network = true;
+                c
+            },
+        ];
+        for c in changed {
+            assert_ne!(h, definition_hash(&c), "{c:?}");
+        }
+    }
+}

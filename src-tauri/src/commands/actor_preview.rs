@@ -1,0 +1,132 @@
+//! Commands for the Actor preview screen: who can be previewed, and the
+//! manifest `gatehouse mcp` really serves one or two actors, side by side
+//! (core spawns the CLI sandboxed, see `mcp::client::actor_preview`).
+
+use gatehouse_core::Error;
+use gatehouse_core::access::keys;
+use gatehouse_core::access::permissions::{Role, parse_roles};
+use gatehouse_core::error::codes;
+use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
+use gatehouse_core::site::users;
+use serde::{Deserialize, Serialize};
+use tauri::State;
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+
+/// An actor the page picked.
+#[derive(Debug, Clone, Deserialize, ts_rs::TS)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ActorChoice {
+    Public,
+    /// Synthetic roles (scratch sites only).
+    Roles {
+        roles: Vec<Role>,
+    },
+    User {
+        email: String,
+    },
+    /// A key minted or rolled in this window (its raw key is in memory only).
+    Key {
+        key_id: String,
+    },
+}
+
+/// A key the page may pick, and whether this window still holds its raw key.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct PreviewKey {
+    pub id: String,
+    pub label: String,
+    pub roles: Vec<Role>,
+    pub available: bool,
+}
+
+/// Who can be previewed on the open site.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct PreviewChoices {
+    /// Roles can be previewed only on a scratch site.
+    pub scratch: bool,
+    pub roles: Vec<Role>,
+    pub users: Vec<String>,
+    pub keys: Vec<PreviewKey>,
+}
+
+/// One or two manifests and, for two, the tools lined up.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct ActorComparison {
+    pub left: ActorManifest,
+    pub right: Option<ActorManifest>,
+    pub rows: Vec<ComparedTool>,
+}
+
+#[tauri::command(rename_all = "snake_case")]
+pub async fn preview_choices(state: State<'_, AppState>) -> IpcResult<PreviewChoices> {
+    let site = state.site()?;
+    let users = users::list(&site.store).await?;
+    let keys = keys::list(&site.store).await?;
+    Ok(PreviewChoices {
+        scratch: site.is_scratch(),
+        roles: Role::GRANTABLE.to_vec(),
+        users: users.into_iter().map(|u| u.email).collect(),
+        keys: keys
+            .into_iter()
+            .filter(|k| k.revoked_at.is_none())
+            .map(|k| PreviewKey {
+                available: state.minted_key(&k.id).is_some(),
+                id: k.id,
+                label: k.label,
+                roles: k.roles,
+            })
+            .collect(),
+    })
+}
+
+fn resolve(state: &AppState, choice: ActorChoice) -> Result<PreviewActor, Error> {
+    Ok(match choice {
+        ActorChoice::Public => PreviewActor::Public,
+        ActorChoice::Roles { roles } => {
+            let list = roles
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
+            parse_roles(&list)?;
+            PreviewActor::Roles(list)
+        }
+        ActorChoice::User { email } => PreviewActor::User(email),
+        ActorChoice::Key { key_id } => {
+            let raw = state.minted_key(&key_id).ok_or_else(|| {
+                Error::invalid(
+                    codes::PREVIEW_KEY_UNAVAILABLE,
+                    format!("this window does not hold the secret of key {key_id}"),
+                    "only keys minted or rolled in this window can be previewed: roll the key on the Keys screen, then preview it",
+                )
+            })?;
+            PreviewActor::Key { key_id, raw }
+        }
+    })
+}
+
+/// Spawns `gatehouse mcp` as `left` (and as `right`, at the same time) and
+/// returns what each is served, tools lined up when there are two.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn preview_actors(
+    left: ActorChoice,
+    right: Option<ActorChoice>,
+    state: State<'_, AppState>,
+) -> IpcResult<ActorComparison> {
+    let site = state.site()?;
+    let cli = crate::cli_binary::locate()?;
+    let left = resolve(&state, left)?;
+    let right = right.map(|r| resolve(&state, r)).transpose()?;
+    let (left, right) = tokio::join!(actor_preview::preview(&site, &cli, &left), async {
+        match &right {
+            Some(r) => Some(actor_preview::preview(&site, &cli, r).await),
+            None => None,
+        }
+    });
+    let left = left?;
+    let right = right.transpose()?;
+    let rows = actor_preview::compare(&left.tools, right.as_ref().map_or(&[][..], |r| &r.tools));
+    Ok(ActorComparison { left, right, rows })
+}

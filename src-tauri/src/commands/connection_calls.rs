@@ -1,0 +1,246 @@
+//! Commands for a connected server's tools on the Connections screen: the
+//! tool list, a call (cancellable by the token the page chose) with its
+//! result cut for the view, the call records, and saving a full result or a
+//! stderr tail to a file in the user's downloads folder.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use gatehouse_core::Error;
+use gatehouse_core::ErrorBody;
+use gatehouse_core::error::codes;
+use gatehouse_core::mcp::client::result_view::{self, ResultView};
+use gatehouse_core::mcp::client::{CallOptions, LiveConnection, saved};
+use serde::Serialize;
+use serde_json::Value;
+use tauri::{AppHandle, Manager, State};
+
+use crate::error::IpcResult;
+use crate::live::check_id;
+use crate::state::AppState;
+
+/// Largest arguments object the page may send (bytes of JSON).
+const MAX_ARGUMENTS_BYTES: usize = 1 << 20;
+
+/// A tool as the page shows it and builds its call form from.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct ToolView {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    #[ts(type = "unknown")]
+    pub input_schema: Value,
+    #[ts(type = "unknown")]
+    pub annotations: Value,
+    /// `read_only` or `may_write`, from the tool's `readOnlyHint`.
+    pub effect: String,
+}
+
+/// How a call from the page ended.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct CallView {
+    pub call_id: String,
+    pub state: String,
+    /// The result cut for the view (the full one can be saved).
+    pub view: Option<ResultView>,
+    pub error: Option<ErrorBody>,
+    pub duration_ms: u64,
+}
+
+/// One call record, newest first in lists.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct CallRecordView {
+    pub call_id: String,
+    pub tool: String,
+    pub state: String,
+    pub effect: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub error: Option<ErrorBody>,
+    /// RFC 3339.
+    pub received_at: String,
+}
+
+fn running(state: &AppState, name: &str) -> Result<LiveConnection, Error> {
+    state
+        .connections
+        .get(name)
+        .filter(|l| !l.conn.is_closed())
+        .ok_or_else(|| {
+            Error::invalid(
+                codes::CONNECTION_NOT_OPEN,
+                format!("connection {name} is not running in this window"),
+                "press Connect first",
+            )
+        })
+}
+
+/// The tools connection `name` lists now.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn list_tools(name: String, state: State<'_, AppState>) -> IpcResult<Vec<ToolView>> {
+    let live = running(&state, &name)?;
+    Ok(live
+        .conn
+        .list_tools()
+        .await?
+        .into_iter()
+        .map(|t| ToolView {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            input_schema: t.input_schema,
+            annotations: t.annotations,
+            effect: t.effect.as_str().to_string(),
+        })
+        .collect())
+}
+
+/// Calls `tool` on connection `name` with `arguments` (an object); `token`
+/// is the page's handle for [`cancel_call`].
+#[tauri::command(rename_all = "snake_case")]
+pub async fn call_tool(
+    name: String,
+    tool: String,
+    arguments: Value,
+    token: String,
+    state: State<'_, AppState>,
+) -> IpcResult<CallView> {
+    check_id(&token)?;
+    if !arguments.is_object() {
+        return Err(Error::invalid(
+            codes::CALL_INVALID,
+            "a tool's arguments are a JSON object",
+            "fill the form, or write an object such as {\"message\": \"hi\"} in the JSON editor",
+        )
+        .into());
+    }
+    let size = serde_json::to_vec(&arguments).map_or(0, |v| v.len());
+    if size > MAX_ARGUMENTS_BYTES {
+        return Err(Error::invalid(
+            codes::CALL_INVALID,
+            format!(
+                "the arguments are {size} bytes; the window sends at most {MAX_ARGUMENTS_BYTES}"
+            ),
+            "use the CLI (`gatehouse call`) for very large arguments",
+        )
+        .into());
+    }
+    let live = running(&state, &name)?;
+    let handle = state.calls.begin(&token);
+    let started = Instant::now();
+    let out = live
+        .conn
+        .call_tool(
+            &tool,
+            arguments,
+            CallOptions {
+                cancel: Some(handle.token.clone()),
+                ..CallOptions::default()
+            },
+        )
+        .await;
+    state.calls.end(&token, &handle);
+    let view = out
+        .result
+        .as_ref()
+        .map(|r| result_view::view(r, result_view::DEFAULT_VIEW_BYTES));
+    if let Some(result) = out.result {
+        state.results.keep(&out.call_id, result);
+    }
+    Ok(CallView {
+        call_id: out.call_id,
+        state: out.state.as_str().to_string(),
+        view,
+        error: out.error,
+        duration_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// Cancels the running call the page started with `token`; false if none runs.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn cancel_call(token: String, state: State<'_, AppState>) -> IpcResult<bool> {
+    check_id(&token)?;
+    Ok(state.calls.cancel(&token))
+}
+
+/// The newest `limit` (at most 1000) call records of connection `name`, newest first.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn call_records(
+    name: String,
+    limit: u32,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<CallRecordView>> {
+    let site = state.site()?;
+    Ok(saved::call_records(&site.store, &name, limit)
+        .await?
+        .into_iter()
+        .map(|r| CallRecordView {
+            duration_ms: r
+                .finished_at_ms
+                .map(|end| (end - r.received_at_ms).max(0) as u64),
+            received_at: gatehouse_core::time::rfc3339(r.received_at_ms),
+            call_id: r.call_id,
+            tool: r.tool,
+            state: r.state.as_str().to_string(),
+            effect: r.effect.map(|e| e.as_str().to_string()),
+            error: r.error,
+        })
+        .collect())
+}
+
+/// The user's downloads folder (created if missing), else their home.
+fn downloads(app: &AppHandle) -> Result<PathBuf, Error> {
+    let dir = app
+        .path()
+        .download_dir()
+        .or_else(|_| app.path().home_dir())
+        .map_err(|e| Error::new(codes::IO, format!("cannot find a folder to save to: {e}")))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::new(codes::IO, format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+fn write(path: PathBuf, bytes: &[u8]) -> Result<String, Error> {
+    std::fs::write(&path, bytes)
+        .map_err(|e| Error::new(codes::IO, format!("cannot write {}: {e}", path.display())))?;
+    Ok(path.display().to_string())
+}
+
+/// Writes the full result of call `call_id` as JSON to the downloads folder;
+/// returns the file's path.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_call_result(
+    call_id: String,
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> IpcResult<String> {
+    check_id(&call_id)?;
+    let result = state.results.get(&call_id)?;
+    let text = serde_json::to_vec_pretty(&result).expect("a JSON value serialises");
+    Ok(write(
+        downloads(&app)?.join(format!("gatehouse-{call_id}.json")),
+        &text,
+    )?)
+}
+
+/// Writes what connection `name`'s stderr tail kept (core's marker included,
+/// secrets redacted) to the downloads folder; returns the file's path.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn save_stderr(
+    name: String,
+    app: AppHandle,
+    state: State<'_, AppState>,
+) -> IpcResult<String> {
+    let live = state.connections.get(&name).ok_or_else(|| {
+        Error::invalid(
+            codes::CONNECTION_NOT_OPEN,
+            format!("connection {name} was not started in this window"),
+            "press Connect first",
+        )
+    })?;
+    let text = live.conn.stderr().snapshot().text;
+    let file = format!(
+        "gatehouse-stderr-{name}-{}.log",
+        gatehouse_core::store::now_ms()
+    );
+    Ok(write(downloads(&app)?.join(file), text.as_bytes())?)
+}

@@ -1,0 +1,298 @@
+//! WebDriver end-to-end tests of the Connections and Actor preview screens
+//! (issue 12) in the real webview, against real fixture servers and the real
+//! `gatehouse` CLI. `#[ignore]`d like `e2e.rs`; run under Xvfb with
+//! `--include-ignored` (one WebDriver test at a time on a machine: port 4444).
+//!
+//! Screenshots land in `<target>/tmp/e2e-desk-*.png`.
+
+#[path = "support/webdriver.rs"]
+mod webdriver;
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+use fantoccini::{Client, Locator};
+use webdriver::{
+    Driver, click, fill, open_site, python3, screenshot, text_of, wait_for, wait_for_text,
+};
+
+fn fixture() -> Result<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
+    Ok(path
+        .to_str()
+        .context("fixture path is not UTF-8")?
+        .to_string())
+}
+
+/// Stores the `flood` connection (1 MiB of stderr at start) the way the CLI would.
+async fn store_flood(site: &Path) -> Result<()> {
+    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::sandbox::ChildSpec;
+    let python = python3()?;
+    let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
+        dir: site.to_path_buf(),
+        database_url: None,
+    })
+    .await?;
+    let conn = SavedConnection {
+        name: "flood".into(),
+        spec: ChildSpec::new(python.to_string_lossy())
+            .arg(fixture()?)
+            .arg("--flood-mb")
+            .arg("1"),
+        limits: SavedLimits::default(),
+        created_at: gatehouse_core::store::now_ms(),
+    };
+    saved::add(&opened.store, "e2e", &conn).await?;
+    opened.store.close().await;
+    Ok(())
+}
+
+/// Clicks Connect on `name`'s row, checks the consent dialog shows the exact
+/// argv, accepts, and waits until the row says connected.
+async fn connect_with_consent(client: &Client, name: &str, argv_has: &str) -> Result<()> {
+    click(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']"),
+    )
+    .await?;
+    wait_for(
+        client,
+        &format!("#consent-dialog[data-connection='{name}'][open]"),
+    )
+    .await?;
+    let argv = text_of(client, "#consent-argv").await?;
+    ensure!(
+        argv.contains(argv_has),
+        "consent argv {argv:?} lacks {argv_has}"
+    );
+    screenshot(client, &format!("e2e-desk-consent-{name}.png")).await?;
+    click(client, "#consent-accept").await?;
+    wait_for(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']"),
+    )
+    .await?;
+    Ok(())
+}
+
+async fn connections(client: &Client) -> Result<()> {
+    let python = python3()?;
+    let python = python.to_str().context("python3 path is not UTF-8")?;
+    let fixture = fixture()?;
+    click(client, "#nav-connections").await?;
+
+    // Add a connection through the form: a bad name is refused next to its field.
+    click(client, "#conn-add").await?;
+    fill(client, "#conn-form-name", "Echo Server").await?;
+    fill(client, "#conn-form-command", python).await?;
+    fill(client, "#conn-form-args", &fixture).await?;
+    fill(client, "#conn-form-timeout", "20s").await?;
+    click(client, "#conn-form-save").await?;
+    wait_for(
+        client,
+        "[data-error-for='name'] [data-code='CONNECTION_NAME_INVALID']",
+    )
+    .await?;
+    fill(client, "#conn-form-name", "echo").await?;
+    click(client, "#conn-form-save").await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='idle']",
+    )
+    .await?;
+    ensure!(
+        client.find(Locator::Id("conn-form")).await.is_err(),
+        "the form closes once saved"
+    );
+
+    // First start: consent, then the server's facts and tools.
+    connect_with_consent(client, "echo", &fixture).await?;
+    let facts = wait_for_text(client, "#conn-facts", |t| t.contains("gatehouse-fixture")).await?;
+    ensure!(facts.contains("Calls in flight"), "{facts}");
+    wait_for(client, "#conn-facts [data-fact='rss']").await?;
+    let tool = wait_for(client, "#tool-list li[data-tool='echo']").await?;
+    let tool_text = tool.text().await?;
+    ensure!(
+        tool_text.contains("readOnlyHint: true"),
+        "annotations shown: {tool_text}"
+    );
+
+    // The generated form: the required field is checked before anything is sent.
+    click(
+        client,
+        "#tool-list li[data-tool='echo'] button[data-action='call']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#call-form[data-tool='echo'] [data-field='message'] input",
+    )
+    .await?;
+    click(client, "#call-send").await?;
+    wait_for_text(
+        client,
+        "#call-form [data-field='message'] .field-error",
+        |t| t.contains("required"),
+    )
+    .await?;
+    ensure!(
+        client
+            .find_all(Locator::Css("#call-records tr"))
+            .await?
+            .is_empty(),
+        "an invalid form sent a call"
+    );
+    fill(
+        client,
+        "#call-form [data-field='message'] input",
+        "hello from the desk",
+    )
+    .await?;
+    click(client, "#call-send").await?;
+    wait_for(client, "#call-state[data-state='completed']").await?;
+    let result = text_of(client, "#call-result .result-text").await?;
+    assert_eq!(result, "hello from the desk");
+    let record = wait_for(
+        client,
+        "#call-records tr[data-tool='echo'][data-state='completed']",
+    )
+    .await?;
+    let record_text = record.text().await?;
+    ensure!(
+        record_text.contains("read_only"),
+        "effect class in the record: {record_text}"
+    );
+    screenshot(client, "e2e-desk-connections-tools.png").await?;
+
+    // Editing asks for consent again.
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='close']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='closed']",
+    )
+    .await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
+    )
+    .await?;
+    fill(client, "#conn-form-timeout", "25s").await?;
+    click(client, "#conn-form-save").await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='open']",
+    )
+    .await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='open']",
+    )
+    .await?;
+    wait_for(client, "#consent-dialog[open]").await?;
+    click(client, "#consent-cancel").await?;
+    ensure!(
+        client
+            .find(Locator::Css(
+                "#conn-rows tr[data-connection='echo'][data-state='connected']"
+            ))
+            .await
+            .is_err(),
+        "declined consent started the server"
+    );
+
+    // A flood: its tail shows Gatehouse's gap markers, in its own tab.
+    connect_with_consent(client, "flood", "--flood-mb").await?;
+    wait_for(
+        client,
+        "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",
+    )
+    .await?;
+    let markers = client
+        .find_all(Locator::Css("#tail-lines .tail-marker"))
+        .await?;
+    ensure!(
+        !markers.is_empty(),
+        "a 1 MiB flood shown without any gap marker"
+    );
+    wait_for(
+        client,
+        "#tail-tabs .tab[data-tail='flood'][aria-selected='true']",
+    )
+    .await?;
+    // Pause freezes the view; resume brings it back.
+    click(client, "#tail-pause").await?;
+    wait_for(client, ".tail-panel[data-paused='true']").await?;
+    click(client, "#tail-pause").await?;
+    wait_for(client, ".tail-panel[data-paused='false']").await?;
+    screenshot(client, "e2e-desk-connections-flood.png").await?;
+    Ok(())
+}
+
+async fn actor_preview(client: &Client) -> Result<()> {
+    click(client, "#nav-actor-preview").await?;
+    wait_for(client, "#preview-left-kind").await?;
+    client
+        .find(Locator::Id("preview-right-kind"))
+        .await?
+        .select_by_value("roles")
+        .await?;
+    click(client, "#preview-right-role-editor").await?;
+    click(client, "#preview-run").await?;
+    wait_for(
+        client,
+        "#preview-result #preview-right[data-actor='roles:editor']",
+    )
+    .await?;
+    let left = text_of(client, "#preview-left").await?;
+    ensure!(left.starts_with("public"), "{left}");
+    let only_editor = client
+        .find_all(Locator::Css("#preview-right-tools li[data-only='true']"))
+        .await?;
+    ensure!(!only_editor.is_empty(), "editor has no tool public lacks");
+    let only_public = client
+        .find_all(Locator::Css("#preview-left-tools li[data-only='true']"))
+        .await?;
+    ensure!(only_public.is_empty(), "public has a tool editor lacks");
+    screenshot(client, "e2e-desk-actor-preview.png").await?;
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
+async fn connections_tools_calls_and_actor_preview() -> Result<()> {
+    let tmp = tempfile::tempdir()?;
+    let site = tmp.path().join("site");
+    gatehouse_core::site::init(&site, Some("e2e-desk"), true, None)
+        .await?
+        .store
+        .close()
+        .await;
+    store_flood(&site).await?;
+    let mut driver = Driver::start(&site)?;
+    let client = driver.connect().await?;
+    let started = Instant::now();
+    let outcome = async {
+        let path = site.to_str().context("temp path is not UTF-8")?;
+        let code = open_site(&client, path).await?;
+        ensure!(code == "OK", "opening the site: {code}");
+        connections(&client).await?;
+        eprintln!("connections done after {:?}", started.elapsed());
+        actor_preview(&client).await?;
+        Ok::<(), anyhow::Error>(())
+    }
+    .await;
+    if outcome.is_err() {
+        let _ = screenshot(&client, "e2e-desk-failure.png").await;
+    }
+    let closed = client.close().await;
+    drop(driver);
+    outcome?;
+    ensure!(closed.is_ok(), "closing the WebDriver session: {closed:?}");
+    Ok(())
+}

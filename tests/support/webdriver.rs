@@ -1,0 +1,190 @@
+//! The WebDriver harness shared by the desktop E2E tests: start
+//! `tauri-driver`, open a session on the app, wait for elements and text,
+//! take screenshots. (A copy of what `e2e.rs` grew inline; new E2E files
+//! include this one with `#[path = "support/webdriver.rs"] mod webdriver;`.)
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use fantoccini::{Client, ClientBuilder, Locator};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+pub const DRIVER_PORT: u16 = 4444;
+/// How long to wait for something the page should do soon. Not an assertion
+/// on speed: only a bound so a broken build fails instead of hanging.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// A running `tauri-driver`, stopped with SIGTERM on drop (SIGKILL would leave
+/// its `WebKitWebDriver` child holding the native port for the next run).
+pub struct Driver(Child);
+
+impl Driver {
+    /// Starts the driver; the app it launches inherits its environment:
+    /// `GATEHOUSE_SITE` is `default_site`, `GATEHOUSE_BIN` removed.
+    pub fn start(default_site: &Path) -> Result<Self> {
+        let exe = find_tauri_driver()?;
+        let child = Command::new(&exe)
+            .args(["--port", &DRIVER_PORT.to_string()])
+            .env(gatehouse_core::site::ENV_SITE, default_site)
+            .env_remove("GATEHOUSE_BIN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting {}", exe.display()))?;
+        Ok(Self(child))
+    }
+
+    /// Connects a session that launches the app, retrying until the driver listens.
+    pub async fn connect(&mut self) -> Result<Client> {
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), "wry".into());
+        caps.insert(
+            "tauri:options".into(),
+            serde_json::json!({ "application": env!("CARGO_BIN_EXE_gatehouse-desktop") }),
+        );
+        let url = format!("http://127.0.0.1:{DRIVER_PORT}");
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            match ClientBuilder::native()
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
+                Ok(client) => return Ok(client),
+                Err(err) => {
+                    if let Some(status) = self.0.try_wait()? {
+                        bail!("tauri-driver exited with {status} before accepting a session");
+                    }
+                    if Instant::now() > deadline {
+                        return Err(err).context("connecting to tauri-driver");
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let pid = Pid::from_raw(self.0.id() as i32);
+        if self.0.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
+            let _ = self.0.wait();
+        }
+    }
+}
+
+fn find_tauri_driver() -> Result<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let in_cargo_home = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
+    on_path
+        .into_iter()
+        .chain(in_cargo_home)
+        .map(|dir| dir.join("tauri-driver"))
+        .find(|candidate| candidate.is_file())
+        .context("tauri-driver not found on PATH or in ~/.cargo/bin; install it with `cargo install tauri-driver --locked --version ^2`")
+}
+
+/// The system `python3` when there is one (a version manager's shim is a
+/// script that needs its own folders, which the sandbox does not grant),
+/// else the first on `PATH`.
+pub fn python3() -> Result<PathBuf> {
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.is_file() {
+        return Ok(system);
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .context("python3 not found on PATH (the MCP fixture server needs it)")
+}
+
+/// Polls the text of `css` until `done` accepts it; returns that text.
+pub async fn wait_for_text(
+    client: &Client,
+    css: &str,
+    done: impl Fn(&str) -> bool,
+) -> Result<String> {
+    let deadline = Instant::now() + PATIENCE;
+    let mut last = String::new();
+    loop {
+        if let Ok(el) = client.find(Locator::Css(css)).await {
+            last = el.text().await.unwrap_or_default();
+            if done(&last) {
+                return Ok(last);
+            }
+        }
+        if Instant::now() > deadline {
+            bail!("{css} never showed the expected text; last text: {last:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements::Element> {
+    client
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(css))
+        .await
+        .with_context(|| format!("{css} never appeared"))
+}
+
+/// Clicks `css`, finding it again when the page re-drew it in between.
+pub async fn click(client: &Client, css: &str) -> Result<()> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let err = match wait_for(client, css).await?.click().await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if Instant::now() > deadline {
+            return Err(err).with_context(|| format!("clicking {css}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Replaces the value of the input `css` with `text`.
+pub async fn fill(client: &Client, css: &str, text: &str) -> Result<()> {
+    let input = wait_for(client, css).await?;
+    input.clear().await?;
+    input.send_keys(text).await?;
+    Ok(())
+}
+
+pub async fn text_of(client: &Client, css: &str) -> Result<String> {
+    Ok(client.find(Locator::Css(css)).await?.text().await?)
+}
+
+/// Saves what the window shows, for a person to look at (not compared).
+pub async fn screenshot(client: &Client, name: &str) -> Result<()> {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, client.screenshot().await?)?;
+    eprintln!("screenshot: {}", path.display());
+    Ok(())
+}
+
+/// Opens the site in `path` from the Overview screen; returns the code shown.
+pub async fn open_site(client: &Client, path: &str) -> Result<String> {
+    click(client, "#nav-overview").await?;
+    fill(client, "#site-path", path).await?;
+    client
+        .execute(
+            "document.getElementById('site-result')?.replaceChildren()",
+            vec![],
+        )
+        .await?;
+    click(client, "#site-check").await?;
+    let notice = wait_for(client, "#site-result [data-code]").await?;
+    Ok(notice.attr("data-code").await?.unwrap_or_default())
+}

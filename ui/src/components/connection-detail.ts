@@ -1,0 +1,220 @@
+import { h } from "../dom";
+import {
+  type CallRecordView,
+  type LiveView,
+  type ToolView,
+  callRecords,
+  callTool,
+  cancelCall,
+  connectionStatus,
+  listTools,
+  saveCallResult,
+  toGatehouseError,
+} from "../ipc";
+import { formatTime } from "../screens/common";
+import { errorView } from "./error-view";
+import { resultView } from "./result-view";
+import { SchemaForm } from "./schema-form";
+
+const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+
+function duration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${String(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${String(m)} min ${String(s % 60)} s`;
+  return `${String(Math.floor(m / 60))} h ${String(m % 60)} min`;
+}
+
+/** The facts of a live or ended connection, as a definition list. */
+export function liveFacts(live: LiveView): HTMLElement {
+  const facts: [string, string, string][] = [
+    ["server", "Server", [live.server_name ?? "unnamed server", live.server_version].filter(Boolean).join(" ")],
+    ["revision", "Protocol revision", live.protocol_version],
+    ["pid", "PID", String(live.pid)],
+  ];
+  if (live.usage) {
+    facts.push(
+      ["uptime", "Uptime", duration(live.usage.uptime_ms)],
+      ["rss", "Memory (RSS)", mib(live.usage.rss_bytes)],
+      ["cpu", "CPU time", `${(live.usage.cpu_ms / 1000).toFixed(2)} s`],
+      ["processes", "Processes", String(live.usage.processes)],
+      ["in-flight", "Calls in flight", String(live.usage.calls_in_flight)],
+    );
+  }
+  if (live.state !== "connected") {
+    const exit = live.exit
+      ? live.exit.signal !== null
+        ? `signal ${String(live.exit.signal)}`
+        : `exit code ${String(live.exit.code)}`
+      : "not observed";
+    facts.push(["exit", "Exit", exit], ["reason", "Reason", [live.end_reason, live.end_message].filter(Boolean).join(": ") || "—"]);
+  }
+  return h(
+    "dl",
+    { id: "conn-facts", class: "facts", "data-state": live.state },
+    ...facts.flatMap(([key, k, v]) => [h("dt", {}, k), h("dd", { "data-fact": key }, v)]),
+  );
+}
+
+function annotations(tool: ToolView): string {
+  const a = tool.annotations;
+  if (typeof a !== "object" || a === null) return "";
+  return Object.entries(a as Record<string, unknown>)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join(" · ");
+}
+
+let tokens = 0;
+
+/**
+ * Everything about one connection started in this window: its live facts
+ * (refreshed every second while it runs), its tools with a call form each,
+ * the last result, and its call records newest first. `signal` stops the
+ * refresh when the screen is left.
+ */
+export function connectionDetail(name: string, signal: AbortSignal, onChange: () => void): HTMLElement {
+  const facts = h("div", { id: "conn-live" });
+  const tools = h("ul", { id: "tool-list", class: "tool-list", "aria-label": `Tools of ${name}` });
+  const callBox = h("div", { id: "call-box" });
+  const records = h("tbody", { id: "call-records" });
+  const status = h("div", { class: "result" });
+  let timer = 0;
+
+  const refreshRecords = async () => {
+    const list = await callRecords(name, 50);
+    records.replaceChildren(...list.map(recordRow));
+  };
+  const refreshFacts = async () => {
+    try {
+      const live = await connectionStatus(name);
+      facts.replaceChildren(liveFacts(live));
+      if (live.state !== "connected") {
+        window.clearInterval(timer);
+        onChange();
+      }
+    } catch (raw) {
+      window.clearInterval(timer);
+      facts.replaceChildren(errorView(toGatehouseError(raw)));
+    }
+  };
+
+  const openCall = (tool: ToolView) => {
+    for (const li of tools.querySelectorAll("li")) li.toggleAttribute("aria-current", li.dataset.tool === tool.name);
+    const form = new SchemaForm(tool.input_schema);
+    const send = h("button", { type: "submit", id: "call-send", class: "button button-primary" }, `Call ${tool.name}`);
+    const cancel = h("button", { type: "button", id: "call-cancel", class: "button", disabled: true }, "Cancel call");
+    const out = h("div", { id: "call-output", "aria-live": "polite" });
+    let token = "";
+    cancel.addEventListener("click", () => {
+      if (token) void cancelCall(token);
+    });
+    const el = h(
+      "form",
+      { id: "call-form", class: "call-form", "data-tool": tool.name, "aria-label": `Call ${tool.name}` },
+      h("h3", {}, `Call ${tool.name}`),
+      tool.effect === "may_write" ? h("p", { class: "badge badge-warn" }, "may write") : null,
+      form.element,
+      h("div", { class: "row" }, send, cancel),
+      out,
+    );
+    el.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const args = form.read();
+      if (!args.ok) {
+        out.replaceChildren(h("p", { class: "field-error", role: "alert" }, "Fix the fields marked above before sending."));
+        return;
+      }
+      token = `call-${String(++tokens)}-${String(Date.now())}`;
+      send.disabled = true;
+      cancel.disabled = false;
+      out.replaceChildren(h("p", { class: "muted", id: "call-running" }, "calling…"));
+      callTool(name, tool.name, args.value, token)
+        .then((res) => {
+          const head = h(
+            "p",
+            { id: "call-state", "data-state": res.state, class: "small" },
+            `${res.state} in ${String(res.duration_ms)} ms · ${res.call_id}`,
+          );
+          out.replaceChildren(head);
+          if (res.error) out.append(errorView(toGatehouseError(res.error)));
+          if (res.view) out.append(resultView(res.view, () => saveCallResult(res.call_id)));
+        })
+        .catch((raw: unknown) => {
+          out.replaceChildren(errorView(toGatehouseError(raw)));
+        })
+        .finally(() => {
+          send.disabled = false;
+          cancel.disabled = true;
+          token = "";
+          void refreshRecords().catch(() => undefined);
+        });
+    });
+    callBox.replaceChildren(el);
+  };
+
+  const load = async () => {
+    await refreshFacts();
+    try {
+      const list = await listTools(name);
+      tools.replaceChildren(
+        ...list.map((t) => {
+          const open = h("button", { type: "button", class: "button button-small", "data-action": "call" }, "Call…");
+          open.addEventListener("click", () => {
+            openCall(t);
+          });
+          return h(
+            "li",
+            { "data-tool": t.name, "data-effect": t.effect },
+            h("div", { class: "tool-head" }, h("span", { class: "tool-name mono" }, t.name), t.title ? h("span", {}, ` ${t.title}`) : null, open),
+            t.description ? h("div", { class: "muted small tool-description" }, t.description) : null,
+            h("div", { class: "muted small mono tool-annotations" }, annotations(t)),
+          );
+        }),
+      );
+    } catch (raw) {
+      status.replaceChildren(errorView(toGatehouseError(raw)));
+    }
+    await refreshRecords().catch((raw: unknown) => {
+      status.replaceChildren(errorView(toGatehouseError(raw)));
+    });
+  };
+  timer = window.setInterval(() => void refreshFacts(), 1000);
+  signal.addEventListener("abort", () => {
+    window.clearInterval(timer);
+  });
+  void load();
+
+  return h(
+    "section",
+    { id: "conn-detail", class: "panel", "data-connection": name },
+    h("header", { class: "panel-header" }, h("h2", {}, name)),
+    facts,
+    status,
+    h("div", { class: "detail-grid" }, h("div", {}, h("h3", {}, "Tools"), tools), callBox),
+    h("h3", {}, "Call records (newest first)"),
+    h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "table table-compact", id: "call-table" },
+        h("thead", {}, h("tr", {}, ...["Received", "Tool", "State", "Effect", "Duration", "Error"].map((t) => h("th", {}, t)))),
+        records,
+      ),
+    ),
+  );
+}
+
+function recordRow(r: CallRecordView): HTMLTableRowElement {
+  return h(
+    "tr",
+    { "data-call": r.call_id, "data-state": r.state, "data-tool": r.tool },
+    h("td", {}, formatTime(r.received_at)),
+    h("td", { class: "mono" }, r.tool),
+    h("td", {}, h("span", { class: "pill", "data-tone": r.state === "completed" ? "ok" : "error" }, r.state)),
+    h("td", {}, r.effect ?? "—"),
+    h("td", {}, r.duration_ms === null ? "—" : `${String(r.duration_ms)} ms`),
+    h("td", { class: "small" }, r.error ? `${r.error.code}: ${r.error.message}` : ""),
+  );
+}
