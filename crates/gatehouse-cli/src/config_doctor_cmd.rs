@@ -26,10 +26,11 @@ pub struct DoctorArgs {
 pub async fn run(args: DoctorArgs) -> Result<String> {
     let project = match args.project {
         Some(dir) => dir,
-        None => std::env::current_dir()
-            .map_err(|e| Error::new(codes::IO, format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir().map_err(|e| {
+            Error::new(codes::IO, format!("cannot read the current directory: {e}"))
+        })?,
     };
-    let report = client_config::doctor(&Home::from_env()?, &project).await;
+    let report = client_config::doctor(&Home::from_env()?, Some(&project)).await;
     let text = if args.json {
         output::to_json(&report)
     } else {
@@ -66,7 +67,11 @@ fn render(report: &DoctorReport) -> String {
             out.push_str("  no Gatehouse entry\n");
         }
         for entry in &file.entries {
-            out.push_str(&format!("  {}: {}\n", entry.name, if entry.ok { "ok" } else { "PROBLEM" }));
+            out.push_str(&format!(
+                "  {}: {}\n",
+                entry.name,
+                if entry.ok { "ok" } else { "PROBLEM" }
+            ));
             for check in &entry.checks {
                 let mark = match check.status {
                     Status::Pass => "ok  ",

@@ -43,14 +43,15 @@ pub struct InstallArgs {
 pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
     let project = match args.project {
         Some(dir) => dir,
-        None => std::env::current_dir()
-            .map_err(|e| Error::new(codes::IO, format!("cannot read the current directory: {e}")))?,
+        None => std::env::current_dir().map_err(|e| {
+            Error::new(codes::IO, format!("cannot read the current directory: {e}"))
+        })?,
     };
     let request = InstallRequest {
         config: crate::config_cmd::request(ctx, &args.client, &args.who)?,
         scope: args.scope.as_deref().map(str::parse).transpose()?,
         home: Home::from_env()?,
-        project: client_config::client_path(&project)?,
+        project: Some(client_config::client_path(&project)?),
         dry_run: args.dry_run,
     };
     let outcome = client_config::install(&request)?;
@@ -59,7 +60,14 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
     }
     let path = outcome.path.display();
     let what = if outcome.dry_run {
-        format!("dry run: {path} would {}", if outcome.changed { "change as shown" } else { "stay as it is" })
+        format!(
+            "dry run: {path} would {}",
+            if outcome.changed {
+                "change as shown"
+            } else {
+                "stay as it is"
+            }
+        )
     } else if !outcome.changed {
         format!("{path} already holds this entry; nothing written")
     } else {
@@ -68,7 +76,10 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
             .as_ref()
             .map(|b| format!(" (previous version kept as {})", b.display()))
             .unwrap_or_default();
-        format!("wrote {} \"{}\" into {path}{backup}", outcome.client_name, outcome.server_name)
+        format!(
+            "wrote {} \"{}\" into {path}{backup}",
+            outcome.client_name, outcome.server_name
+        )
     };
     eprintln!("# {what}");
     eprintln!("# {}: {}", outcome.client_name, outcome.instructions);

@@ -30,8 +30,9 @@ pub fn run(ctx: &Ctx, args: McpbArgs) -> Result<String> {
     let out = match args.out {
         Some(out) => out,
         None => mcpb::default_out(
-            &std::env::current_dir()
-                .map_err(|e| Error::new(codes::IO, format!("cannot read the current directory: {e}")))?,
+            &std::env::current_dir().map_err(|e| {
+                Error::new(codes::IO, format!("cannot read the current directory: {e}"))
+            })?,
             &site.name,
         ),
     };

@@ -270,6 +270,9 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
+    ConfigCommandNotFound,
+    KeyExpiringSoon,
+    ConfigProjectRequired,
 }
 
 impl Code {
@@ -389,6 +392,9 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
+    pub const CONFIG_COMMAND_NOT_FOUND: Code = Code::ConfigCommandNotFound;
+    pub const KEY_EXPIRING_SOON: Code = Code::KeyExpiringSoon;
+    pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
 }
 
 #[cfg(test)]

@@ -144,7 +144,10 @@ pub fn write_bundle(req: &McpbRequest) -> Result<McpbOutcome> {
         zip.start_file(entry_point(), options.unix_permissions(0o755))
             .map_err(|e| io(&e))?;
         zip.write_all(&binary).map_err(|e| io(&e))?;
-        zip.finish().map_err(|e| io(&e))?.sync_all().map_err(|e| io(&e))?;
+        zip.finish()
+            .map_err(|e| io(&e))?
+            .sync_all()
+            .map_err(|e| io(&e))?;
         std::fs::rename(&tmp, &req.out).map_err(|e| io(&e))
     })();
     if let Err(e) = result {
@@ -169,7 +172,13 @@ pub fn write_bundle(req: &McpbRequest) -> Result<McpbOutcome> {
 pub fn default_out(dir: &Path, site_name: &str) -> PathBuf {
     let safe: String = site_name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     dir.join(format!("gatehouse-{safe}.mcpb"))
 }

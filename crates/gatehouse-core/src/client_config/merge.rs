@@ -45,8 +45,10 @@ pub fn parse(syntax: Syntax, text: &str) -> std::result::Result<Value, Unparsabl
     let bad = |e: &dyn std::fmt::Display| Unparsable(e.to_string());
     match syntax {
         Syntax::Json => serde_json::from_str(text).map_err(|e| bad(&e)),
-        Syntax::Jsonc => jsonc_parser::parse_to_serde_value::<Value>(text, &ParseOptions::default())
-            .map_err(|e| bad(&e)),
+        Syntax::Jsonc => {
+            jsonc_parser::parse_to_serde_value::<Value>(text, &ParseOptions::default())
+                .map_err(|e| bad(&e))
+        }
         Syntax::Toml => toml::from_str(text).map_err(|e| bad(&e)),
         Syntax::Yaml | Syntax::YamlFile => serde_yaml_ng::from_str(text).map_err(|e| bad(&e)),
     }
@@ -102,10 +104,15 @@ fn object<'a>(
 /// verifies the result. `Err` with `CONFIG_FILE_UNPARSABLE` when `old` cannot be
 /// edited; the caller then leaves the file alone.
 pub fn apply(syntax: Syntax, old: &str, edits: &[Edit]) -> Result<String> {
+    // A parser's message may quote the offending line, which may hold a key.
     let refuse = |Unparsable(why): Unparsable| {
         Error::invalid(
             codes::CONFIG_FILE_UNPARSABLE,
-            format!("the file does not parse as {}: {why}", syntax_name(syntax)),
+            format!(
+                "the file does not parse as {}: {}",
+                syntax_name(syntax),
+                crate::redact::redact_keys(&why)
+            ),
             "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
         )
     };
@@ -216,19 +223,16 @@ fn cst_value(value: &Value) -> CstInputValue {
         Value::Number(n) => CstInputValue::Number(n.to_string()),
         Value::String(s) => CstInputValue::String(s.clone()),
         Value::Array(list) => CstInputValue::Array(list.iter().map(cst_value).collect()),
-        Value::Object(map) => CstInputValue::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), cst_value(v)))
-                .collect(),
-        ),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), cst_value(v))).collect())
+        }
     }
 }
 
 // TOML -----------------------------------------------------------------------
 
 fn edit_toml(old: &str, edits: &[Edit]) -> std::result::Result<String, Unparsable> {
-    let mut doc =
-        toml_edit::DocumentMut::from_str(old).map_err(|e| Unparsable(e.to_string()))?;
+    let mut doc = toml_edit::DocumentMut::from_str(old).map_err(|e| Unparsable(e.to_string()))?;
     for edit in edits {
         let Edit::Set { path, value } = edit else {
             return Err(Unparsable("TOML files take no list edits".into()));
@@ -318,7 +322,10 @@ fn edit_yaml(old: &str, edits: &[Edit]) -> std::result::Result<String, Unparsabl
                     .cloned()
                     .ok_or_else(|| Unparsable(format!("\"{key}\" is not a map")))?,
                 None => {
-                    map.set(key.as_str(), yaml_value(&Value::Object(Default::default()))?);
+                    map.set(
+                        key.as_str(),
+                        yaml_value(&Value::Object(Default::default()))?,
+                    );
                     map.get_mapping(key.as_str())
                         .ok_or_else(|| Unparsable(format!("cannot create \"{key}\"")))?
                 }
@@ -362,7 +369,11 @@ mod tests {
     #[test]
     fn jsonc_keeps_comments_and_other_servers() {
         let old = "{\n  // my servers\n  \"theme\": \"dark\", /* inline */\n  \"servers\": {\n    \"other\": { \"command\": \"x\" }, // keep me\n  },\n}\n";
-        let new = apply_twice(Syntax::Jsonc, old, &[set(&["servers", "gatehouse"], entry())]);
+        let new = apply_twice(
+            Syntax::Jsonc,
+            old,
+            &[set(&["servers", "gatehouse"], entry())],
+        );
         for kept in ["// my servers", "/* inline */", "// keep me", "\"other\""] {
             assert!(new.contains(kept), "{kept} lost:\n{new}");
         }
@@ -374,7 +385,11 @@ mod tests {
     #[test]
     fn json_replaces_an_old_entry_in_place() {
         let old = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\"},\n    \"gatehouse\": {\"command\": \"old\"},\n    \"z\": {\"command\": \"z\"}\n  }\n}\n";
-        let new = apply_twice(Syntax::Json, old, &[set(&["mcpServers", "gatehouse"], entry())]);
+        let new = apply_twice(
+            Syntax::Json,
+            old,
+            &[set(&["mcpServers", "gatehouse"], entry())],
+        );
         let a = new.find("\"a\"").unwrap();
         let g = new.find("\"gatehouse\"").unwrap();
         let z = new.find("\"z\"").unwrap();
@@ -401,35 +416,65 @@ mod tests {
         };
         let new = apply_twice(Syntax::Jsonc, old, std::slice::from_ref(&edit));
         let doc = parse(Syntax::Jsonc, &new).unwrap();
-        assert_eq!(doc["inputs"], json!([{"id": "x", "type": "promptString"}, item]));
+        assert_eq!(
+            doc["inputs"],
+            json!([{"id": "x", "type": "promptString"}, item])
+        );
         let fresh = apply_twice(Syntax::Jsonc, "", &[edit]);
-        assert_eq!(parse(Syntax::Jsonc, &fresh).unwrap()["inputs"][0]["id"], "g");
+        assert_eq!(
+            parse(Syntax::Jsonc, &fresh).unwrap()["inputs"][0]["id"],
+            "g"
+        );
     }
 
     #[test]
     fn toml_keeps_comments_and_tables() {
         let old = "# Codex settings\nmodel = \"o3\" # favourite\n\n[mcp_servers.other]\ncommand = \"x\"\n";
-        let new = apply_twice(Syntax::Toml, old, &[set(&["mcp_servers", "gatehouse"], entry())]);
-        assert!(new.contains("# Codex settings") && new.contains("# favourite"), "{new}");
+        let new = apply_twice(
+            Syntax::Toml,
+            old,
+            &[set(&["mcp_servers", "gatehouse"], entry())],
+        );
+        assert!(
+            new.contains("# Codex settings") && new.contains("# favourite"),
+            "{new}"
+        );
         assert!(new.contains("[mcp_servers.gatehouse]"), "{new}");
         let doc = parse(Syntax::Toml, &new).unwrap();
         assert_eq!(doc["mcp_servers"]["gatehouse"], entry());
         assert_eq!(doc["mcp_servers"]["other"]["command"], "x");
-        assert_eq!(apply(Syntax::Toml, "a = ", &[]).unwrap_err().code, codes::CONFIG_FILE_UNPARSABLE);
+        assert_eq!(
+            apply(Syntax::Toml, "a = ", &[]).unwrap_err().code,
+            codes::CONFIG_FILE_UNPARSABLE
+        );
     }
 
     #[test]
     fn yaml_keeps_comments_and_other_extensions() {
         let old = "# goose config\nGOOSE_PROVIDER: openai # provider\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n    name: developer\n";
-        let new = apply_twice(Syntax::Yaml, old, &[set(&["extensions", "gatehouse"], entry())]);
-        assert!(new.contains("# goose config") && new.contains("# provider"), "{new}");
+        let new = apply_twice(
+            Syntax::Yaml,
+            old,
+            &[set(&["extensions", "gatehouse"], entry())],
+        );
+        assert!(
+            new.contains("# goose config") && new.contains("# provider"),
+            "{new}"
+        );
         let doc = parse(Syntax::Yaml, &new).unwrap();
         assert_eq!(doc["extensions"]["gatehouse"], entry());
         assert_eq!(doc["extensions"]["developer"]["type"], "builtin");
         assert_eq!(doc["GOOSE_PROVIDER"], "openai");
 
-        let fresh = apply_twice(Syntax::Yaml, "", &[set(&["extensions", "gatehouse"], entry())]);
-        assert_eq!(parse(Syntax::Yaml, &fresh).unwrap()["extensions"]["gatehouse"], entry());
+        let fresh = apply_twice(
+            Syntax::Yaml,
+            "",
+            &[set(&["extensions", "gatehouse"], entry())],
+        );
+        assert_eq!(
+            parse(Syntax::Yaml, &fresh).unwrap()["extensions"]["gatehouse"],
+            entry()
+        );
         let err = apply(Syntax::Yaml, "a: [1,\n", &[]).unwrap_err();
         assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE);
     }

@@ -40,7 +40,7 @@ impl Os {
 /// Which of a client's files: every project (`user`), this project's
 /// (`project`, usually committed), or this project's kept outside it (`local`,
 /// Claude Code only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     User,
@@ -224,7 +224,9 @@ pub fn target(
     let (path, syntax, servers) = match (client, scope) {
         (Client::ClaudeDesktop, User) => (claude_desktop(home), Json, servers(default_servers)),
         (Client::ClaudeCode, User) => (h.join(".claude.json"), Json, servers(default_servers)),
-        (Client::ClaudeCode, Project) => (project.join(".mcp.json"), Json, servers(default_servers)),
+        (Client::ClaudeCode, Project) => {
+            (project.join(".mcp.json"), Json, servers(default_servers))
+        }
         (Client::ClaudeCode, Local) => {
             let key = project.to_string_lossy();
             (
@@ -234,9 +236,21 @@ pub fn target(
             )
         }
         (Client::Cursor, User) => (h.join(".cursor/mcp.json"), Json, servers(default_servers)),
-        (Client::Cursor, Project) => (project.join(".cursor/mcp.json"), Json, servers(default_servers)),
-        (Client::VsCode, User) => (home.vscode_user().join("mcp.json"), Jsonc, servers(default_servers)),
-        (Client::VsCode, Project) => (project.join(".vscode/mcp.json"), Jsonc, servers(default_servers)),
+        (Client::Cursor, Project) => (
+            project.join(".cursor/mcp.json"),
+            Json,
+            servers(default_servers),
+        ),
+        (Client::VsCode, User) => (
+            home.vscode_user().join("mcp.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
+        (Client::VsCode, Project) => (
+            project.join(".vscode/mcp.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
         (Client::Windsurf, User) => (
             h.join(".codeium/windsurf/mcp_config.json"),
             Json,
@@ -250,12 +264,20 @@ pub fn target(
             };
             (dir.join("settings.json"), Jsonc, servers(default_servers))
         }
-        (Client::Zed, Project) => (project.join(".zed/settings.json"), Jsonc, servers(default_servers)),
+        (Client::Zed, Project) => (
+            project.join(".zed/settings.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
         (Client::Codex, User) => {
             let dir = home.var("CODEX_HOME").unwrap_or_else(|| h.join(".codex"));
             (dir.join("config.toml"), Toml, servers(default_servers))
         }
-        (Client::Codex, Project) => (project.join(".codex/config.toml"), Toml, servers(default_servers)),
+        (Client::Codex, Project) => (
+            project.join(".codex/config.toml"),
+            Toml,
+            servers(default_servers),
+        ),
         (Client::Continue, User | Project) => {
             let base = if scope == User { h } else { project };
             let file = format!("{}.yaml", name.unwrap_or(super::DEFAULT_SERVER_NAME));
@@ -265,8 +287,16 @@ pub fn target(
                 Vec::new(),
             )
         }
-        (Client::Gemini, User) => (h.join(".gemini/settings.json"), Jsonc, servers(default_servers)),
-        (Client::Gemini, Project) => (project.join(".gemini/settings.json"), Jsonc, servers(default_servers)),
+        (Client::Gemini, User) => (
+            h.join(".gemini/settings.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
+        (Client::Gemini, Project) => (
+            project.join(".gemini/settings.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
         (Client::Cline, User) => (cline(home), Json, servers(default_servers)),
         (Client::RooCode, User) => (
             home.vscode_user()
@@ -274,7 +304,11 @@ pub fn target(
             Json,
             servers(default_servers),
         ),
-        (Client::RooCode, Project) => (project.join(".roo/mcp.json"), Json, servers(default_servers)),
+        (Client::RooCode, Project) => (
+            project.join(".roo/mcp.json"),
+            Json,
+            servers(default_servers),
+        ),
         (Client::Goose, User) => {
             let dir = if windows {
                 home.appdata().join("Block/goose/config")
@@ -288,11 +322,25 @@ pub fn target(
             Jsonc,
             servers(default_servers),
         ),
-        (Client::Opencode, Project) => (project.join("opencode.json"), Jsonc, servers(default_servers)),
-        (Client::Kiro, User) => (h.join(".kiro/settings/mcp.json"), Json, servers(default_servers)),
-        (Client::Kiro, Project) => (project.join(".kiro/settings/mcp.json"), Json, servers(default_servers)),
+        (Client::Opencode, Project) => (
+            project.join("opencode.json"),
+            Jsonc,
+            servers(default_servers),
+        ),
+        (Client::Kiro, User) => (
+            h.join(".kiro/settings/mcp.json"),
+            Json,
+            servers(default_servers),
+        ),
+        (Client::Kiro, Project) => (
+            project.join(".kiro/settings/mcp.json"),
+            Json,
+            servers(default_servers),
+        ),
         (Client::Copilot, User) => {
-            let dir = home.var("COPILOT_HOME").unwrap_or_else(|| h.join(".copilot"));
+            let dir = home
+                .var("COPILOT_HOME")
+                .unwrap_or_else(|| h.join(".copilot"));
             (dir.join("mcp-config.json"), Json, servers(default_servers))
         }
         (Client::Copilot, Project) => (project.join(".mcp.json"), Json, servers(default_servers)),
@@ -308,11 +356,12 @@ pub fn target(
         (client, scope) => {
             return Err(Error::invalid(
                 codes::CONFIG_SCOPE_UNSUPPORTED,
-                format!("{} has no {} configuration file", client.display_name(), scope.as_str()),
                 format!(
-                    "use --scope {}",
-                    default_scope(client).as_str()
+                    "{} has no {} configuration file",
+                    client.display_name(),
+                    scope.as_str()
                 ),
+                format!("use --scope {}", default_scope(client).as_str()),
             ));
         }
     };
@@ -363,7 +412,9 @@ fn cline(home: &Home) -> PathBuf {
     if let Some(dir) = home.var("CLINE_DATA_DIR") {
         return dir.join("settings").join(FILE);
     }
-    let root = home.var("CLINE_DIR").unwrap_or_else(|| home.dir.join(".cline"));
+    let root = home
+        .var("CLINE_DIR")
+        .unwrap_or_else(|| home.dir.join(".cline"));
     root.join("data/settings").join(FILE)
 }
 
@@ -380,7 +431,9 @@ mod tests {
     }
 
     fn path(client: Client, scope: Scope, home: &Home) -> PathBuf {
-        target(client, scope, home, Path::new("/p"), None).unwrap().path
+        target(client, scope, home, Path::new("/p"), None)
+            .unwrap()
+            .path
     }
 
     #[test]
@@ -395,12 +448,17 @@ mod tests {
             ],
         );
         let legacy = path(Client::ClaudeDesktop, Scope::User, &h);
-        assert!(legacy.starts_with("C:\\Users\\u\\AppData\\Roaming"), "{legacy:?}");
+        assert!(
+            legacy.starts_with("C:\\Users\\u\\AppData\\Roaming"),
+            "{legacy:?}"
+        );
         std::fs::create_dir_all(local.join("Packages/Claude_pzs8sxrjxfjjc")).unwrap();
         let msix = path(Client::ClaudeDesktop, Scope::User, &h);
         assert_eq!(
             msix,
-            local.join("Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude/claude_desktop_config.json")
+            local.join(
+                "Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude/claude_desktop_config.json"
+            )
         );
     }
 
@@ -415,14 +473,26 @@ mod tests {
                 ("XDG_CONFIG_HOME", "/x"),
             ],
         );
-        assert_eq!(path(Client::Codex, Scope::User, &h), Path::new("/c/config.toml"));
-        assert_eq!(path(Client::Copilot, Scope::User, &h), Path::new("/k/mcp-config.json"));
+        assert_eq!(
+            path(Client::Codex, Scope::User, &h),
+            Path::new("/c/config.toml")
+        );
+        assert_eq!(
+            path(Client::Copilot, Scope::User, &h),
+            Path::new("/k/mcp-config.json")
+        );
         assert_eq!(
             path(Client::Cline, Scope::User, &h),
             Path::new("/d/settings/cline_mcp_settings.json")
         );
-        assert_eq!(path(Client::Goose, Scope::User, &h), Path::new("/x/goose/config.yaml"));
-        assert_eq!(path(Client::Zed, Scope::User, &h), Path::new("/x/zed/settings.json"));
+        assert_eq!(
+            path(Client::Goose, Scope::User, &h),
+            Path::new("/x/goose/config.yaml")
+        );
+        assert_eq!(
+            path(Client::Zed, Scope::User, &h),
+            Path::new("/x/zed/settings.json")
+        );
     }
 
     #[test]

@@ -195,7 +195,6 @@ pub(super) fn env_reference_note(client: &str) -> String {
     )
 }
 
-
 pub(super) fn project(path: &str) -> Location {
     Location {
         scope: "project",

@@ -133,8 +133,7 @@ fn cursor_and_windsurf_use_env_interpolation() {
             ConfigActor::ApiKey(KeyDelivery::Reference),
         ));
         assert_eq!(
-            doc["mcpServers"]["gatehouse"]["env"]["GATEHOUSE_API_KEY"],
-            "${env:GATEHOUSE_API_KEY}",
+            doc["mcpServers"]["gatehouse"]["env"]["GATEHOUSE_API_KEY"], "${env:GATEHOUSE_API_KEY}",
             "{client}"
         );
     }
@@ -169,7 +168,10 @@ fn zed_uses_context_servers() {
         ConfigActor::Roles(vec![Role::Viewer]),
     ));
     let entry = &doc["context_servers"]["gatehouse"];
-    assert!(entry.get("source").is_none(), "Zed's migration deletes \"source\"");
+    assert!(
+        entry.get("source").is_none(),
+        "Zed's migration deletes \"source\""
+    );
     assert_eq!(entry["command"], BIN);
     assert_eq!(
         entry["args"],
@@ -432,8 +434,7 @@ fn arb_actor() -> impl Strategy<Value = ConfigActor> {
     prop_oneof![
         Just(ConfigActor::Public),
         "[a-z0-9.+_-]{1,12}@[a-z0-9.-]{1,12}".prop_map(ConfigActor::Email),
-        proptest::sample::subsequence(Role::GRANTABLE.to_vec(), 1..=4)
-            .prop_map(ConfigActor::Roles),
+        proptest::sample::subsequence(Role::GRANTABLE.to_vec(), 1..=4).prop_map(ConfigActor::Roles),
         Just(()).prop_map(|()| ConfigActor::ApiKey(KeyDelivery::Inline(fake_key()))),
         Just(ConfigActor::ApiKey(KeyDelivery::Reference)),
     ]

@@ -54,7 +54,10 @@ fn gemini_settings_and_mcp_add_line() {
 #[test]
 fn cline_and_roo_code_use_env_colon_references() {
     let cline = &json_of(&reference(Client::Cline).snippets[0])["mcpServers"]["gatehouse"];
-    assert_eq!(cline["env"]["GATEHOUSE_API_KEY"], "${env:GATEHOUSE_API_KEY}");
+    assert_eq!(
+        cline["env"]["GATEHOUSE_API_KEY"],
+        "${env:GATEHOUSE_API_KEY}"
+    );
     assert_eq!(cline["disabled"], false);
     let roo = &json_of(&reference(Client::RooCode).snippets[0])["mcpServers"]["gatehouse"];
     assert_eq!(roo["type"], "stdio");
@@ -68,7 +71,10 @@ fn jetbrains_and_lm_studio_are_plain_and_have_no_reference() {
         let o = out(client, ConfigActor::Email("ed@example.org".into()));
         let e = &json_of(&o.snippets[0])["mcpServers"]["gatehouse"];
         assert_eq!(e["command"], BIN);
-        assert_eq!(e["args"], json!(["mcp", "--site", SITE, "--email", "ed@example.org"]));
+        assert_eq!(
+            e["args"],
+            json!(["mcp", "--site", SITE, "--email", "ed@example.org"])
+        );
         assert!(!client.supports_secret_ref());
     }
     assert!(!Client::JetBrains.installable());
@@ -87,7 +93,10 @@ fn goose_extension_has_every_required_key() {
     assert_eq!(e["env_keys"][0].as_str(), Some("GATEHOUSE_API_KEY"));
     assert!(e.get("envs").is_none());
     let key = keys::generate().1;
-    let o = out(Client::Goose, ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())));
+    let o = out(
+        Client::Goose,
+        ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+    );
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&o.snippets[0].text).unwrap();
     let e = &doc["extensions"]["gatehouse"];
     assert_eq!(e["envs"]["GATEHOUSE_API_KEY"].as_str(), Some(key.expose()));
@@ -102,7 +111,10 @@ fn opencode_command_is_one_array_and_env_is_environment() {
     assert_eq!(e["type"], "local");
     assert_eq!(e["command"], json!([BIN, "mcp", "--site", SITE]));
     assert!(e.get("args").is_none());
-    assert_eq!(e["environment"]["GATEHOUSE_API_KEY"], "{env:GATEHOUSE_API_KEY}");
+    assert_eq!(
+        e["environment"]["GATEHOUSE_API_KEY"],
+        "{env:GATEHOUSE_API_KEY}"
+    );
     assert_eq!(e["enabled"], true);
 }
 
@@ -131,24 +143,38 @@ fn claude_desktop_lists_both_windows_installers() {
         .collect();
     assert!(paths.iter().any(|(os, p)| os.contains("MSIX")
         && p.contains("Packages\\Claude_pzs8sxrjxfjjc\\LocalCache\\Roaming\\Claude")));
-    assert!(paths.iter().any(|(os, p)| os.contains(".exe") && p.starts_with("%APPDATA%\\Claude")));
+    assert!(
+        paths
+            .iter()
+            .any(|(os, p)| os.contains(".exe") && p.starts_with("%APPDATA%\\Claude"))
+    );
 }
 
 #[test]
 fn claude_code_inline_key_targets_local_scope_and_continue_names_env_files() {
     let key = keys::generate().1;
-    let o = out(Client::ClaudeCode, ConfigActor::ApiKey(KeyDelivery::Inline(key)));
+    let o = out(
+        Client::ClaudeCode,
+        ConfigActor::ApiKey(KeyDelivery::Inline(key)),
+    );
     assert_eq!(o.snippets[0].locations[0].scope, "local");
     assert!(o.snippets[0].instructions.contains("--scope local"));
     let words = shlex::split(&o.snippets[1].text).unwrap();
     let scope = words.iter().position(|w| w == "--scope").unwrap();
     assert_eq!(words[scope + 1], "local");
     let r = reference(Client::ClaudeCode);
-    assert!(r.snippets[0].instructions.contains("desktop app does not expand"));
+    assert!(
+        r.snippets[0]
+            .instructions
+            .contains("desktop app does not expand")
+    );
 
     let c = reference(Client::Continue);
     let text = &c.snippets[0].instructions;
-    assert!(text.contains("~/.continue/.env") && !text.contains("Hub"), "{text}");
+    assert!(
+        text.contains("~/.continue/.env") && !text.contains("Hub"),
+        "{text}"
+    );
     let w = reference(Client::Windsurf);
     assert!(w.snippets[0].instructions.contains("Cascade → MCP Servers"));
 }
@@ -176,7 +202,8 @@ fn golden_text(client: Client) -> String {
 
 #[test]
 fn golden_files_match_every_client() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/client_config/golden");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/client_config/golden");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut stale = Vec::new();
     for client in Client::ALL {
@@ -189,5 +216,8 @@ fn golden_files_match_every_client() {
             stale.push(client.id());
         }
     }
-    assert!(stale.is_empty(), "golden files differ for {stale:?}; review and rerun with UPDATE_GOLDEN=1");
+    assert!(
+        stale.is_empty(),
+        "golden files differ for {stale:?}; review and rerun with UPDATE_GOLDEN=1"
+    );
 }

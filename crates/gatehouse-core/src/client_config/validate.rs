@@ -180,9 +180,8 @@ impl Shape {
         };
         let env = match entry.get(self.env) {
             None | Some(Value::Null) => BTreeMap::new(),
-            Some(v) => {
-                serde_json::from_value(v.clone()).map_err(|_| "has an env that is not a string map")?
-            }
+            Some(v) => serde_json::from_value(v.clone())
+                .map_err(|_| "has an env that is not a string map")?,
         };
         let forwarded = match self.forward.and_then(|k| entry.get(k)) {
             None => Vec::new(),
@@ -306,9 +305,7 @@ fn validate_shell(spec: &ServerSpec, text: &str) -> Result<()> {
     let ok = match &spec.key {
         None => env.is_empty(),
         Some(_) => {
-            env.len() == 1
-                && env[0].starts_with(&format!("{API_KEY_ENV}="))
-                && env[0].contains('$')
+            env.len() == 1 && env[0].starts_with(&format!("{API_KEY_ENV}=")) && env[0].contains('$')
         }
     };
     if !ok {

@@ -23,7 +23,9 @@ pub(super) fn json(spec: &ServerSpec) -> Result<Snippet> {
     )?;
     let (locations, mut what) = if spec.inline_key().is_some() {
         (
-            vec![local("~/.claude.json (projects → this project → mcpServers)")],
+            vec![local(
+                "~/.claude.json (projects → this project → mcpServers)",
+            )],
             String::from(
                 "With the key inline, keep this out of the committed .mcp.json: run `gatehouse \
                  config install claude-code --scope local` in the project (it writes \

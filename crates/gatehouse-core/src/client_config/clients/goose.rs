@@ -48,10 +48,7 @@ pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
             Vec::new()
         },
     };
-    let file = BTreeMap::from([(
-        "extensions",
-        BTreeMap::from([(key(&spec.name), extension)]),
-    )]);
+    let file = BTreeMap::from([("extensions", BTreeMap::from([(key(&spec.name), extension)]))]);
     let text = serde_yaml_ng::to_string(&file)
         .map_err(|e| internal(format!("YAML rendering failed: {e}")))?;
     let locations = vec![

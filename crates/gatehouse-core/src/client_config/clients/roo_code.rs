@@ -6,7 +6,9 @@
 //! `src/services/mcp/McpHub.ts`, `src/utils/config.ts`; Roo-Code-Docs
 //! `docs/features/mcp/using-mcp-in-roo.mdx`.
 
-use super::super::spec::{ServerSpec, StdioEntry, env_reference_note, project, servers_file, user_os};
+use super::super::spec::{
+    ServerSpec, StdioEntry, env_reference_note, project, servers_file, user_os,
+};
 use super::super::{Format, Snippet};
 use crate::error::Result;
 
