@@ -270,8 +270,11 @@ pub enum Code {
     ConfigKeyInProject,
     ConfigHomeUnknown,
     ConfigDoctorProblems,
-    ConfigCommandNotFound,
-    KeyExpiringSoon,
+    /// `config doctor`: the command a client entry starts does not exist.
+    CommandNotFound,
+    /// `config doctor`: the entry's key expires within 7 days.
+    KeyExpiring,
+    /// `config install`: a project or local scope without a project folder.
     ConfigProjectRequired,
 }
 
@@ -392,8 +395,8 @@ pub mod codes {
     pub const CONFIG_KEY_IN_PROJECT: Code = Code::ConfigKeyInProject;
     pub const CONFIG_HOME_UNKNOWN: Code = Code::ConfigHomeUnknown;
     pub const CONFIG_DOCTOR_PROBLEMS: Code = Code::ConfigDoctorProblems;
-    pub const CONFIG_COMMAND_NOT_FOUND: Code = Code::ConfigCommandNotFound;
-    pub const KEY_EXPIRING_SOON: Code = Code::KeyExpiringSoon;
+    pub const COMMAND_NOT_FOUND: Code = Code::CommandNotFound;
+    pub const KEY_EXPIRING: Code = Code::KeyExpiring;
     pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
 }
 

@@ -156,7 +156,7 @@ fn doctor_reports_each_entry_for_what_it_is() {
 
     assert_eq!(
         status(&report, "windsurf", "key"),
-        ("warn".into(), "KEY_EXPIRING_SOON".into())
+        ("warn".into(), "KEY_EXPIRING".into())
     );
     assert_eq!(status(&report, "windsurf", "actor"), pass());
 
@@ -168,7 +168,7 @@ fn doctor_reports_each_entry_for_what_it_is() {
 
     assert_eq!(
         status(&report, "codex", "command"),
-        ("fail".into(), "CONFIG_COMMAND_NOT_FOUND".into())
+        ("fail".into(), "COMMAND_NOT_FOUND".into())
     );
     assert_eq!(status(&report, "codex", "site"), pass());
 

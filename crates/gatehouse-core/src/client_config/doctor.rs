@@ -229,7 +229,7 @@ async fn check_entry(
         Check::new("command", Status::Pass, format!("{} exists", view.command))
     } else {
         Check {
-            code: Some(codes::CONFIG_COMMAND_NOT_FOUND),
+            code: Some(codes::COMMAND_NOT_FOUND),
             ..Check::new(
                 "command",
                 Status::Fail,
@@ -386,7 +386,7 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
             let soon = now_ms() + EXPIRY_WARNING_DAYS * 24 * 3600 * 1000;
             match info.expires_at {
                 Some(at) if at <= soon => Check {
-                    code: Some(codes::KEY_EXPIRING_SOON),
+                    code: Some(codes::KEY_EXPIRING),
                     ..Check::new(
                         "key",
                         Status::Warn,
