@@ -13,7 +13,17 @@ use sqlx::{Executor, Pool};
 const SQL: &str = "SELECT c.id, c.slug, c.title, c.body, c.status, c.author, c.created_at, c.updated_at, c.published_at FROM content c WHERE c.slug = $1";
 const N: usize = 20_000;
 
-type Row = (i64, String, String, String, String, String, i64, i64, Option<i64>);
+type Row = (
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    i64,
+    i64,
+    Option<i64>,
+);
 
 async fn run<DB: sqlx::Database>(label: &str, pool: Pool<DB>)
 where

@@ -152,7 +152,11 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             read_only: a.allow_read,
             read_write: a.allow_write,
             network: a.network,
-            scratch_quota_bytes: a.scratch_quota.as_deref().map(saved::parse_size).transpose()?,
+            scratch_quota_bytes: a
+                .scratch_quota
+                .as_deref()
+                .map(saved::parse_size)
+                .transpose()?,
             max_processes: a.max_processes,
             max_open_files: a.max_open_files,
             max_memory_bytes: None,

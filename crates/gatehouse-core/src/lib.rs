@@ -22,8 +22,8 @@ pub mod redact;
 pub mod sandbox;
 pub mod site;
 pub mod store;
-pub mod time;
 pub mod text;
+pub mod time;
 
 pub use error::{Error, ErrorBody, Result};
 

@@ -7,7 +7,7 @@
 //! display as something else, so new labels with them are refused
 //! ([`check_no_bidi`]) and old ones are shown escaped ([`escape_controls`]).
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// Whether `c` changes the display order of the text around it.
 pub fn is_bidi_control(c: char) -> bool {
@@ -18,7 +18,7 @@ pub fn is_bidi_control(c: char) -> bool {
 }
 
 /// Refuses a label holding a bidirectional control, with `code` and `hint`.
-pub fn check_no_bidi(what: &str, text: &str, code: &'static str, hint: &str) -> Result<()> {
+pub fn check_no_bidi(what: &str, text: &str, code: Code, hint: &str) -> Result<()> {
     match text.chars().find(|c| is_bidi_control(*c)) {
         Some(c) => Err(Error::invalid(
             code,
@@ -75,9 +75,9 @@ mod tests {
 
     #[test]
     fn bidi_controls_are_found() {
-        assert!(check_no_bidi("label", "ok label", "X", "h").is_ok());
+        assert!(check_no_bidi("label", "ok label", Code::LabelInvalid, "h").is_ok());
         for c in ['\u{202e}', '\u{2067}', '\u{200f}', '\u{061c}'] {
-            let e = check_no_bidi("label", &format!("a{c}b"), "X", "h").unwrap_err();
+            let e = check_no_bidi("label", &format!("a{c}b"), Code::LabelInvalid, "h").unwrap_err();
             assert!(e.message.contains("U+"), "{}", e.message);
         }
     }

@@ -95,7 +95,10 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         kill9(pid);
     }
     assert!(orphaned, "the server should have outlived the SIGKILL");
-    assert!(!survived, "server {pid} of the killed call is still running");
+    assert!(
+        !survived,
+        "server {pid} of the killed call is still running"
+    );
     let row = site.sql("SELECT state || '|' || error FROM mcp_calls WHERE tool = 'hang'");
     assert!(row.starts_with("outcome_unknown|"), "{row}");
     assert!(row.contains("killed"), "the record names the reason: {row}");

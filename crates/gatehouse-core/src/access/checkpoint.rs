@@ -308,7 +308,7 @@ pub async fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
         return;
     }
     if let Err(e) = checkpoint(site).await {
-        tracing::warn!(code = e.code, message = %e.message, "could not write an audit checkpoint");
+        tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
     }
 }
 
@@ -325,7 +325,7 @@ pub async fn on_close(site: &Site) {
         return;
     }
     if let Err(e) = checkpoint(site).await {
-        tracing::warn!(code = e.code, message = %e.message, "could not write an audit checkpoint at shutdown");
+        tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint at shutdown");
     }
 }
 

@@ -39,7 +39,11 @@ pub fn wrap(
     }
     let mut bind = |flag: &str, p: &Path| {
         if p.exists() {
-            a.extend([flag.into(), p.display().to_string(), p.display().to_string()]);
+            a.extend([
+                flag.into(),
+                p.display().to_string(),
+                p.display().to_string(),
+            ]);
         }
     };
     for p in SYSTEM_READ_ONLY
@@ -51,10 +55,20 @@ pub fn wrap(
     for p in runtime.iter().chain(&profile.read_only) {
         bind("--ro-bind", p);
     }
-    for p in profile.read_write.iter().map(PathBuf::as_path).chain([scratch]) {
+    for p in profile
+        .read_write
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([scratch])
+    {
         bind("--bind", p);
     }
-    a.extend(["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir"].map(String::from));
+    a.extend(
+        [
+            "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir",
+        ]
+        .map(String::from),
+    );
     a.push(scratch.display().to_string());
     a.push("--".into());
     a.push(program.into());

@@ -26,12 +26,24 @@ fn drop_capabilities(last: i32) {
     for cap in 0..=last {
         // SAFETY: prctl with integer arguments only; async-signal-safe.
         unsafe {
-            prctl(PR_CAPBSET_DROP, cap as c_ulong, 0 as c_ulong, 0 as c_ulong, 0 as c_ulong);
+            prctl(
+                PR_CAPBSET_DROP,
+                cap as c_ulong,
+                0 as c_ulong,
+                0 as c_ulong,
+                0 as c_ulong,
+            );
         }
     }
     // SAFETY: as above.
     unsafe {
-        prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL as c_ulong, 0 as c_ulong, 0 as c_ulong, 0 as c_ulong);
+        prctl(
+            PR_CAP_AMBIENT,
+            PR_CAP_AMBIENT_CLEAR_ALL as c_ulong,
+            0 as c_ulong,
+            0 as c_ulong,
+            0 as c_ulong,
+        );
     }
 }
 

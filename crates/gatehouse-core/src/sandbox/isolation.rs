@@ -249,7 +249,12 @@ pub fn ruleset(
     for p in runtime.iter().chain(&profile.read_only) {
         r = add_path(r, p, read)?;
     }
-    for p in profile.read_write.iter().map(PathBuf::as_path).chain([scratch]) {
+    for p in profile
+        .read_write
+        .iter()
+        .map(PathBuf::as_path)
+        .chain([scratch])
+    {
         r = add_path(r, p, all)?;
     }
     Ok(Some(r))
@@ -281,11 +286,7 @@ mod tests {
         fs::create_dir_all(&pkg).unwrap();
         fs::write(pkg.join("index.js"), "").unwrap();
         let script = pkg.join("index.js").to_string_lossy().into_owned();
-        let paths = runtime_paths(
-            "tool",
-            &["--flag".into(), script],
-            &bin.to_string_lossy(),
-        );
+        let paths = runtime_paths("tool", &["--flag".into(), script], &bin.to_string_lossy());
         assert!(paths.contains(&bin.join("tool")));
         assert!(paths.contains(&tmp.path().join("venv")), "{paths:?}");
         assert!(paths.contains(&PathBuf::from("/bin/sh")));

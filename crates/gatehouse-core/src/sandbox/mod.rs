@@ -42,7 +42,5 @@ pub use procfs::{GroupUsage, ProcId, ProcessGroup};
 pub use profile::{Backend, Profile};
 pub use reaper::become_subreaper;
 pub use scratch::{DeadRun, Owner, ScratchDir, ScratchRoot, SweepReport};
-pub use spawn::{
-    ExitInfo, Grace, QuotaExceeded, Sandboxed, TeardownReport, spawn, spawn_with,
-};
+pub use spawn::{ExitInfo, Grace, QuotaExceeded, Sandboxed, TeardownReport, spawn, spawn_with};
 pub use spec::{ChildSpec, DEFAULT_PATH, EnvValue, ResolvedValue, SecretValue};

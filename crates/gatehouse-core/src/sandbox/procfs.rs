@@ -146,7 +146,11 @@ pub(crate) fn count_of_user(uid: u32) -> u64 {
         return 0;
     };
     dir.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.parse::<i32>().is_ok()))
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<i32>().is_ok())
+        })
         .filter(|e| {
             fs::read_to_string(e.path().join("status"))
                 .ok()

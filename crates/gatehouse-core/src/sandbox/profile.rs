@@ -122,7 +122,10 @@ mod tests {
         assert_eq!(p.backend, Backend::Landlock);
         assert!(!p.network);
         assert_eq!(p.scratch_quota(), DEFAULT_SCRATCH_QUOTA);
-        assert_eq!(serde_json::to_string(&p).unwrap(), r#"{"backend":"landlock","network":false}"#);
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            r#"{"backend":"landlock","network":false}"#
+        );
         assert!(Backend::parse("bwrap").is_ok());
         assert!(Backend::parse("docker").is_err());
         let rel = Profile {

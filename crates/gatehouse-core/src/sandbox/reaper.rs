@@ -88,7 +88,9 @@ impl Tracker {
             let id = s.id();
             let others = || live.iter().filter(|l| l.leader != self.leader.pid);
             let theirs = others().any(|l| {
-                l.leader == s.pid || l.tracked.contains(&id) || procfs::cwd_within(s.pid, &l.scratch)
+                l.leader == s.pid
+                    || l.tracked.contains(&id)
+                    || procfs::cwd_within(s.pid, &l.scratch)
             });
             let shared = others().any(|l| l.start <= s.start);
             if !theirs

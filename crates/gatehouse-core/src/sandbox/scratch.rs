@@ -364,9 +364,12 @@ impl ScratchDir {
 
     fn write_owner(&self) -> Result<()> {
         let tmp = self.owner_path.with_extension("json.tmp");
-        fs::write(&tmp, serde_json::to_vec(&self.owner).expect("owner serialises"))
-            .and_then(|()| fs::rename(&tmp, &self.owner_path))
-            .map_err(|e| io_error("recording a scratch owner", &self.owner_path, e))
+        fs::write(
+            &tmp,
+            serde_json::to_vec(&self.owner).expect("owner serialises"),
+        )
+        .and_then(|()| fs::rename(&tmp, &self.owner_path))
+        .map_err(|e| io_error("recording a scratch owner", &self.owner_path, e))
     }
 
     /// Disk the directory uses (allocated blocks), symlinks not followed.

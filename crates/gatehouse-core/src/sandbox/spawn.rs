@@ -18,6 +18,7 @@ use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
+use super::bwrap;
 use super::child::{self, ChildSetup};
 use super::isolation::{self, Isolation};
 use super::procfs::{self, ProcId, ProcessGroup};
@@ -25,7 +26,6 @@ use super::profile::{Backend, Profile};
 use super::reaper::Tracker;
 use super::scratch::{ScratchDir, ScratchRoot};
 use super::spec::ChildSpec;
-use super::bwrap;
 use crate::error::{Error, Result, codes};
 
 /// How a child ended, as observed (never invented).
@@ -106,7 +106,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     profile.validate()?;
     let mut scratch = root.create()?;
     let env = spec.resolve_env(scratch.path())?;
-    let child_path = env.get("PATH").map(|v| v.expose().to_string()).unwrap_or_default();
+    let child_path = env
+        .get("PATH")
+        .map(|v| v.expose().to_string())
+        .unwrap_or_default();
     let runtime = isolation::runtime_paths(&spec.program, &spec.args, &child_path);
     let support = isolation::probe();
     let mut warnings = Vec::new();
@@ -116,7 +119,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             if ruleset.is_none() {
                 warnings.push("Landlock is not available on this kernel: the server runs with resource limits and no_new_privs only (files and network are not confined)".to_string());
             } else if !profile.network && !support.network() {
-                warnings.push(format!("Landlock ABI {} cannot restrict TCP (needs 4): the server can use the network", support.abi));
+                warnings.push(format!(
+                    "Landlock ABI {} cannot restrict TCP (needs 4): the server can use the network",
+                    support.abi
+                ));
             }
             (spec.program.clone(), spec.args.clone(), ruleset)
         }
@@ -126,7 +132,9 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             (bwrap.to_string_lossy().into_owned(), args, None)
         }
         Backend::None => {
-            warnings.push("sandbox backend none: the server can reach anything this user can".to_string());
+            warnings.push(
+                "sandbox backend none: the server can reach anything this user can".to_string(),
+            );
             (spec.program.clone(), spec.args.clone(), None)
         }
     };
@@ -144,7 +152,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     let mut rlimits = vec![
         (Resource::RLIMIT_NOFILE, profile.max_open_files()),
         // RLIMIT_NPROC counts every process of the user: allow this many more.
-        (Resource::RLIMIT_NPROC, procfs::count_of_user(uid) + profile.max_processes()),
+        (
+            Resource::RLIMIT_NPROC,
+            procfs::count_of_user(uid) + profile.max_processes(),
+        ),
         // No single file may pass the scratch quota.
         (Resource::RLIMIT_FSIZE, profile.scratch_quota()),
         (Resource::RLIMIT_CORE, 0),
@@ -344,4 +355,3 @@ impl Drop for Sandboxed {
         self.tracker.kill_all_now();
     }
 }
-

@@ -180,7 +180,6 @@ fn validate_env_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

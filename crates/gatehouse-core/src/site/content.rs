@@ -118,7 +118,7 @@ fn check_owner(actor: &Actor, entry: &Entry) -> Result<()> {
         return Ok(());
     }
     Err(
-        crate::access::permissions::check(&actor.roles, Action::ContentEditOthers)
+        crate::access::permissions::check(actor.roles(), Action::ContentEditOthers)
             .unwrap_err()
             .hint(format!(
                 "{:?} was written by someone else: authors edit their own entries; ask an editor, or write a new entry",

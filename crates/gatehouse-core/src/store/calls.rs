@@ -4,6 +4,7 @@
 //! the client's `CallRecord`.
 
 use sqlx::AssertSqlSafe;
+use sqlx::Row;
 
 use super::{Store, Tx};
 use crate::error::{Error, Result};

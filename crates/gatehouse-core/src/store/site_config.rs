@@ -2,6 +2,7 @@
 
 use super::{Store, Tx};
 use crate::error::{Error, Result};
+use sqlx::Row;
 
 pub async fn all(store: &Store) -> Result<Vec<(String, String)>> {
     store

@@ -2,6 +2,7 @@
 
 use super::{Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
+use sqlx::Row;
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UserRow {

@@ -24,7 +24,7 @@ async fn add_hostile(site: &Site, name: &str, limits: SavedLimits) {
         limits,
         created_at: 0,
     };
-    saved::add(&site.store, &conn).await.unwrap();
+    saved::add(&site.store, "test", &conn).await.unwrap();
 }
 
 /// Runs one attack; its JSON outcome (`{"ok": …}`), or the call's error.
@@ -86,7 +86,11 @@ async fn child_cannot_tamper_with_site_database_by_absolute_path() {
     .await
     .unwrap();
     assert_eq!(out["ok"], false, "{out}");
-    assert!(roles_of(&site, "viewer@example.com").await.contains("Viewer"));
+    assert!(
+        roles_of(&site, "viewer@example.com")
+            .await
+            .contains("Viewer")
+    );
 }
 
 #[tokio::test]
@@ -136,9 +140,7 @@ async fn child_cannot_read_the_host_environment_through_proc() {
     assert!(!gatehouse_core::sandbox::host::is_dumpable());
     let (_tmp, site) = fresh_site("iso_environ").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
-    let report = saved::call(&site, "h", "environ", json!({}))
-        .await
-        .unwrap();
+    let report = saved::call(&site, "h", "environ", json!({})).await.unwrap();
     let text = report.result.unwrap()["content"][0]["text"]
         .as_str()
         .unwrap()
@@ -294,17 +296,32 @@ async fn profile_paths_widen_what_the_child_may_touch() {
         }),
     )
     .await;
-    let read = attack(&site, "h", "read_file", json!({"path": data.join("in.txt")}))
-        .await
-        .unwrap();
+    let read = attack(
+        &site,
+        "h",
+        "read_file",
+        json!({"path": data.join("in.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(read["ok"], true, "{read}");
-    let write_ro = attack(&site, "h", "write_file", json!({"path": data.join("x.txt")}))
-        .await
-        .unwrap();
+    let write_ro = attack(
+        &site,
+        "h",
+        "write_file",
+        json!({"path": data.join("x.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(write_ro["ok"], false, "read-only path written: {write_ro}");
-    let write = attack(&site, "h", "write_file", json!({"path": out_dir.join("x.txt")}))
-        .await
-        .unwrap();
+    let write = attack(
+        &site,
+        "h",
+        "write_file",
+        json!({"path": out_dir.join("x.txt")}),
+    )
+    .await
+    .unwrap();
     assert_eq!(write["ok"], true, "{write}");
 }
 

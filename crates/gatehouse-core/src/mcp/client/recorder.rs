@@ -12,8 +12,8 @@
 use serde_json::json;
 
 use super::lifecycle::{
-    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, RecordFuture,
-    StderrCounters, StreamEnd,
+    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, RecordFuture, StderrCounters,
+    StreamEnd,
 };
 use crate::access::audit;
 use crate::error::{Error, Result};

@@ -243,7 +243,12 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
             super::lifecycle::now_ms(),
         )
         .await?;
-        tracing::warn!(pid = child.pid, killed = run.killed.len(), calls = ids.len(), "settled a run whose host was killed");
+        tracing::warn!(
+            pid = child.pid,
+            killed = run.killed.len(),
+            calls = ids.len(),
+            "settled a run whose host was killed"
+        );
         closed.extend(ids);
     }
     Ok(closed)

@@ -22,7 +22,7 @@ use tokio::time::Instant;
 
 use super::tools;
 use crate::access::checkpoint;
-use crate::error::{Error, Result, codes};
+use crate::error::{Code, Error, Result, codes};
 use crate::site::Site;
 
 /// The most one call (its work and its entry) may take, above the longest tool
@@ -74,7 +74,7 @@ pub struct CallRecord {
     late: Late,
     deadline: Instant,
     /// The tool's code once it finished (`Some(None)`: it succeeded).
-    reached: Option<Option<&'static str>>,
+    reached: Option<Option<Code>>,
     written: bool,
 }
 
@@ -105,7 +105,7 @@ impl CallRecord {
 
     /// Commits the entry of a finished call with `code` (`None`: success).
     /// The error, when it could not be committed, is what the caller must get.
-    pub async fn finish(mut self, code: Option<&'static str>) -> Result<()> {
+    pub async fn finish(mut self, code: Option<Code>) -> Result<()> {
         self.reached = Some(code);
         let verdict = if code.is_some() { "error" } else { "ok" };
         let deadline = if code == Some(codes::DATABASE_UNREACHABLE) {
@@ -193,7 +193,7 @@ impl Drop for CallRecord {
             match tokio::time::timeout(CALL_BOUND, write).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {
-                    tracing::error!(tool, code = e.code, "could not record a cut-short call")
+                    tracing::error!(tool, code = %e.code, "could not record a cut-short call")
                 }
                 Err(_) => tracing::error!(tool, "could not record a cut-short call in time"),
             }

@@ -344,7 +344,7 @@ impl State {
             if let Err(e) =
                 tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await
             {
-                tracing::error!(code = e.code, "could not record a call of an unknown tool");
+                tracing::error!(code = %e.code, "could not record a call of an unknown tool");
             }
             return Err(invalid_params(format!(
                 "Unknown tool: {}",
@@ -352,13 +352,7 @@ impl State {
             )));
         };
         // From here on the call gets its entry however it ends (see call_record).
-        let record = CallRecord::new(
-            &self.site,
-            &label,
-            spec.name,
-            args,
-            self.late.clone(),
-        );
+        let record = CallRecord::new(&self.site, &label, spec.name, args, self.late.clone());
         let work = async {
             match &actor {
                 Ok(actor) => tools::call(&self.site, actor, spec, args).await,
