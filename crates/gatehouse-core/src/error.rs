@@ -88,7 +88,7 @@ impl Error {
 
 /// The cause of a storage failure a person can act on, read from the
 /// driver's error text (SQLite and PostgreSQL wordings and codes).
-pub(crate) fn storage_cause(text: &str) -> Option<(&'static str, &'static str, &'static str)> {
+pub(crate) fn storage_cause(text: &str) -> Option<(Code, &'static str, &'static str)> {
     let t = text.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
     if has(&[
