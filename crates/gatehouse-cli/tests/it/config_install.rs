@@ -443,7 +443,7 @@ fn concurrent_installs_never_produce_a_torn_file() {
         .map(|i| {
             (
                 format!("other{i}"),
-                serde_json::json!({"command": format!("/usr/bin/tool{i}"), "args": ["--a-long-argument-to-make-the-file-bigger"; 4]}),
+                serde_json::json!({"command": format!("/usr/bin/tool{i}"), "args": vec!["--a-long-argument-to-make-the-file-bigger"; 4]}),
             )
         })
         .collect();
