@@ -8,7 +8,7 @@
  * (`SCREAMING_SNAKE_CASE` of the variant name), and the page's TypeScript union
  * of codes is generated from this enum.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "IMPORT_TAMPERED" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "DISPLAY_NAME_INVALID" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "HOST_KILLED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "KEY_EXPIRING" | "CONFIG_PROJECT_REQUIRED";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -90,16 +90,50 @@ export const CODES: readonly Code[] = [
   "CONNECTION_NAME_INVALID",
   "CONNECTION_EXISTS",
   "CONNECTION_NOT_FOUND",
+  "IMPORT_TAMPERED",
+  "AUDIT_CHECKPOINT_INVALID",
+  "AUDIT_KEY_INVALID",
+  "DATABASE_LOCKED",
+  "DISK_FULL",
+  "DATABASE_READONLY",
+  "SITE_CONFIG_KEY_INVALID",
+  "SITE_CONFIG_KEY_NOT_FOUND",
+  "DISPLAY_NAME_INVALID",
+  "SCRATCH_UNSAFE",
+  "SANDBOX_UNAVAILABLE",
+  "HOST_KILLED",
+  "CONFIG_FILE_UNPARSABLE",
+  "CONFIG_INSTALL_UNSUPPORTED",
+  "CONFIG_SCOPE_UNSUPPORTED",
+  "CONFIG_KEY_IN_PROJECT",
+  "CONFIG_HOME_UNKNOWN",
+  "CONFIG_DOCTOR_PROBLEMS",
+  "COMMAND_NOT_FOUND",
+  "KEY_EXPIRING",
+  "CONFIG_PROJECT_REQUIRED",
 ];
 
 /**
- * Who is running: shown in the header so a screenshot names the version.
+ * Who is running: shown in the header so a screenshot names the version, and
+ * in the About view with the commit and the CLI that configs will name.
  */
 export type AppInfo = { name: string, 
 /**
  * The version of `gatehouse-core`, which holds all the logic.
  */
-version: string, };
+version: string, 
+/**
+ * The git commit the app was built from (`unknown` without git).
+ */
+commit: string, license: string, 
+/**
+ * The `gatehouse` CLI generated configs start…
+ */
+cli: string | null, 
+/**
+ * …or why there is none.
+ */
+cli_error: string | null, };
 
 /**
  * What the page shows about the open site.
@@ -134,7 +168,7 @@ export type MintedKey = { key: string, info: KeyInfo, };
 /**
  * The MCP clients Gatehouse can write configuration for.
  */
-export type Client = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "zed" | "codex" | "continue";
+export type Client = "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "zed" | "codex" | "continue" | "gemini" | "cline" | "roo-code" | "jetbrains" | "goose" | "opencode" | "kiro" | "copilot" | "lm-studio";
 
 /**
  * One entry of the client picker.
@@ -155,11 +189,12 @@ export type Format = "json" | "toml" | "yaml" | "shell";
  */
 export type Location = { 
 /**
- * `project` (inside the repository or workspace) or `user` (all projects).
+ * `project` (inside the repository or workspace), `user` (all projects) or
+ * `local` (this project, kept outside it: Claude Code).
  */
-scope: "project" | "user", 
+scope: "project" | "user" | "local", 
 /**
- * Set when the path differs per operating system.
+ * Set when the path differs per operating system or installer.
  */
 os?: string, path: string, };
 
@@ -181,10 +216,83 @@ instructions: string,
 contains_secret: boolean, };
 
 /**
- * The result of [`generate`]: the main snippet first, then alternatives (Claude
- * Code's `claude mcp add` line).
+ * The result of [`generate`]: the main snippet first (the one `install`
+ * writes), then alternatives such as a client's own `mcp add` command line.
  */
 export type GeneratedConfig = { client: Client, client_name: string, server_name: string, snippets: Array<Snippet>, };
+
+/**
+ * Which of a client's files: every project (`user`), this project's
+ * (`project`, usually committed), or this project's kept outside it (`local`,
+ * Claude Code only).
+ */
+export type Scope = "user" | "project" | "local";
+
+/**
+ * What an install did (or, in a dry run, would do).
+ */
+export type InstallOutcome = { client: Client, client_name: string, server_name: string, scope: Scope, path: string, 
+/**
+ * Whether the file existed before.
+ */
+existed: boolean, 
+/**
+ * Whether the file's text differs from what it was.
+ */
+changed: boolean, 
+/**
+ * Whether anything was written (false in a dry run or when unchanged).
+ */
+written: boolean, dry_run: boolean, 
+/**
+ * A unified diff of the file, any raw key replaced by a marker.
+ */
+diff: string, 
+/**
+ * The copy of the previous file, when one was written.
+ */
+backup?: string, 
+/**
+ * What to do next in the client (restart, approve, trust).
+ */
+instructions: string, };
+
+/**
+ * A check's outcome: `warn` (a key about to expire) counts as a problem.
+ */
+export type Status = "pass" | "warn" | "fail" | "skip";
+
+/**
+ * One check's result, with the error code when it failed on one.
+ */
+export type Check = { 
+/**
+ * `command`, `site`, `key` or `actor`.
+ */
+name: string, status: Status, message: string, code?: Code, };
+
+/**
+ * One Gatehouse entry and its checks.
+ */
+export type EntryReport = { name: string, command: string, site?: string, checks: Array<Check>, ok: boolean, };
+
+/**
+ * One client file that exists.
+ */
+export type FileReport = { client: Client, client_name: string, scope: Scope, path: string, 
+/**
+ * Set when the file could not be read or parsed (any key in it masked).
+ */
+error?: string, entries: Array<EntryReport>, };
+
+/**
+ * Everything the doctor found.
+ */
+export type DoctorReport = { files: Array<FileReport>, 
+/**
+ * True when every check passed or was skipped.
+ */
+ok: boolean, };
 
 /**
  * A tail's byte counters at one moment.
@@ -210,7 +318,7 @@ code: number | null,
 signal: number | null, };
 
 /**
- * Where a connection started in this window stands.
+ * Where a registered connection is.
  */
 export type LiveState = "connected" | "exited" | "closed";
 
