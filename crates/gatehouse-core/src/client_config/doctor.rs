@@ -166,7 +166,7 @@ async fn examine(
     let doc = match std::fs::read_to_string(&target.path)
         .map_err(|e| e.to_string())
         .and_then(|t| super::merge::parse(target.syntax, &t).map_err(|e| e.0))
-        .map_err(|e| crate::redact::redact_keys(&e))
+        .map_err(|e| super::merge::mask_keys(&e))
     {
         Ok(doc) => doc,
         Err(e) => {

@@ -117,7 +117,7 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
                     format!(
                         "{} does not parse as YAML: {}",
                         target.path.display(),
-                        crate::redact::redact_keys(&why)
+                        super::merge::mask_keys(&why)
                     ),
                     "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
                 )
