@@ -33,6 +33,8 @@ fn main() {
         "roll_key",
         "config_clients",
         "generate_client_config",
+        "install_client_config",
+        "doctor_client_configs",
         "list_connections",
         "open_connection",
         "close_connection",

@@ -19,6 +19,9 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+#[path = "e2e/client_config.rs"]
+mod client_config;
+
 const DRIVER_PORT: u16 = 4444;
 /// How long to wait for something the page should do soon. Not an assertion
 /// on speed: only a bound so a broken build fails instead of hanging.
@@ -30,18 +33,26 @@ struct Driver(Child);
 
 impl Driver {
     /// Starts the driver; the app it launches inherits its environment, so
-    /// `GATEHOUSE_SITE` is set to `default_site` and `GATEHOUSE_BIN` removed
-    /// (the app must find the CLI next to itself).
-    fn start(default_site: &Path) -> Result<Self> {
+    /// `GATEHOUSE_SITE` is set to `default_site`, `GATEHOUSE_BIN` removed
+    /// (the app must find the CLI next to itself), and `HOME` is `home` with
+    /// the variables clients' paths honour removed (the app installs into
+    /// client files there, never into the real ones).
+    fn start(default_site: &Path, home: &Path) -> Result<Self> {
         let exe = find_tauri_driver()?;
         // What the app remembers (recent sites, last screen) starts empty
         // and is never the developer's own.
-        let config_home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-config");
+        let config_home = home.join(".config");
         let _ = std::fs::remove_dir_all(&config_home);
         let child = Command::new(&exe)
             .args(["--port", &DRIVER_PORT.to_string()])
             .env(gatehouse_core::site::ENV_SITE, default_site)
+            .env("HOME", home)
             .env("XDG_CONFIG_HOME", &config_home)
+            .env_remove("CODEX_HOME")
+            .env_remove("COPILOT_HOME")
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_MCP_SETTINGS_PATH")
             .env_remove("GATEHOUSE_BIN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -728,11 +739,17 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
 async fn smoke_window_ipc_errors_and_stream() -> Result<()> {
     let real = tempfile::tempdir()?;
     gatehouse_core::site::init(real.path(), Some("e2e-site"), true, None).await?;
-    let mut driver = Driver::start(real.path())?;
+    let home = tempfile::tempdir()?;
+    let mut driver = Driver::start(real.path(), home.path())?;
     let client = driver.connect().await?;
     let outcome = match smoke(&client, real.path()).await {
         Ok(()) => match keys_and_config(&client, real.path()).await {
-            Ok(()) => connections(&client, real.path()).await,
+            Ok(()) => match connections(&client, real.path()).await {
+                Ok(()) => {
+                    client_config::install_and_doctor(&client, real.path(), home.path()).await
+                }
+                Err(err) => Err(err),
+            },
             Err(err) => Err(err),
         },
         Err(err) => Err(err),

@@ -9,7 +9,10 @@ use std::fmt::Write as _;
 
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::permissions::Role;
-use gatehouse_core::client_config::{Client, Format, GeneratedConfig, Location, Snippet};
+use gatehouse_core::client_config::doctor::{Check, EntryReport, FileReport, Status};
+use gatehouse_core::client_config::{
+    Client, DoctorReport, Format, GeneratedConfig, InstallOutcome, Location, Scope, Snippet,
+};
 use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::ExitInfo;
 use ts_rs::{Config, TS};
@@ -93,6 +96,13 @@ pub fn render() -> String {
     decl::<Location>(&cfg, &mut out);
     decl::<Snippet>(&cfg, &mut out);
     decl::<GeneratedConfig>(&cfg, &mut out);
+    decl::<Scope>(&cfg, &mut out);
+    decl::<InstallOutcome>(&cfg, &mut out);
+    decl::<Status>(&cfg, &mut out);
+    decl::<Check>(&cfg, &mut out);
+    decl::<EntryReport>(&cfg, &mut out);
+    decl::<FileReport>(&cfg, &mut out);
+    decl::<DoctorReport>(&cfg, &mut out);
     // Connections and the stderr channel.
     decl::<Counters>(&cfg, &mut out);
     decl::<TailMessage>(&cfg, &mut out);

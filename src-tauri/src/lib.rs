@@ -56,6 +56,8 @@ pub fn run() -> tauri::Result<()> {
             commands::keys::roll_key,
             commands::client_config::config_clients,
             commands::client_config::generate_client_config,
+            commands::client_config::install_client_config,
+            commands::client_config::doctor_client_configs,
             commands::connections::list_connections,
             commands::connections::open_connection,
             commands::connections::close_connection,

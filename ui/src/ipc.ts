@@ -30,8 +30,10 @@ import {
   type ClientChoice,
   type Code,
   type ConnectionView,
+  type DoctorReport,
   type ErrorBody as CoreErrorBody,
   type GeneratedConfig,
+  type InstallOutcome,
   type KeyInfo,
   type LiveView,
   type MintedKey,
@@ -194,6 +196,39 @@ export function generateClientConfig(
   secretRef: boolean,
 ): Promise<GeneratedConfig> {
   return call<GeneratedConfig>("generate_client_config", { client, key_id: keyId, secret_ref: secretRef });
+}
+
+/** Where and how {@link installClientConfig} writes; `null` means the client's default. */
+export interface InstallTarget {
+  scope: "user" | "project" | null;
+  project: string | null;
+}
+
+/**
+ * Puts the entry {@link generateClientConfig} shows into the client's own
+ * file. With `dryRun` nothing is written: the outcome's `diff` is what would
+ * change, for the page to show before the admin confirms.
+ */
+export function installClientConfig(
+  client: string,
+  keyId: string | null,
+  secretRef: boolean,
+  target: InstallTarget,
+  dryRun: boolean,
+): Promise<InstallOutcome> {
+  return call<InstallOutcome>("install_client_config", {
+    client,
+    key_id: keyId,
+    secret_ref: secretRef,
+    scope: target.scope,
+    project: target.project,
+    dry_run: dryRun,
+  });
+}
+
+/** Every MCP client file of this user (and of `project`) and the checks of each Gatehouse entry. */
+export function doctorClientConfigs(project: string | null): Promise<DoctorReport> {
+  return call<DoctorReport>("doctor_client_configs", { project });
 }
 
 // ---- connections (Connections screen) ---------------------------------------

@@ -30,7 +30,7 @@ pub async fn run(args: DoctorArgs) -> Result<String> {
             Error::new(codes::IO, format!("cannot read the current directory: {e}"))
         })?,
     };
-    let report = client_config::doctor(&Home::from_env()?, &project).await;
+    let report = client_config::doctor(&Home::from_env()?, Some(&project)).await;
     let text = if args.json {
         output::to_json(&report)
     } else {

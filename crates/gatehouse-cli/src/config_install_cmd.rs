@@ -51,7 +51,7 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
         config: crate::config_cmd::request(ctx, &args.client, &args.who)?,
         scope: args.scope.as_deref().map(str::parse).transpose()?,
         home: Home::from_env()?,
-        project: client_config::client_path(&project)?,
+        project: Some(client_config::client_path(&project)?),
         dry_run: args.dry_run,
     };
     let outcome = client_config::install(&request)?;

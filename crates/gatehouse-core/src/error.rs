@@ -283,6 +283,8 @@ pub enum Code {
     ConsentStale,
     CallResultNotKept,
     PreviewKeyUnavailable,
+    /// `config install`: a project or local scope without a project folder.
+    ConfigProjectRequired,
 }
 
 impl Code {
@@ -413,6 +415,7 @@ pub mod codes {
     pub const CONSENT_STALE: Code = Code::ConsentStale;
     pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
     pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
+    pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
 }
 
 #[cfg(test)]

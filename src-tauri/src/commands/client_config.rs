@@ -1,9 +1,14 @@
 //! Commands for the Client config panel: the same generator as
-//! `gatehouse config`, pointed at the open site and the `gatehouse` CLI.
+//! `gatehouse config`, pointed at the open site and the `gatehouse` CLI; the
+//! same install (a dry run first, so the page shows the diff before writing)
+//! and the same doctor as `gatehouse config install` and `gatehouse config doctor`.
+
+use std::path::PathBuf;
 
 use gatehouse_core::Error;
 use gatehouse_core::client_config::{
-    self, Client, ConfigActor, ConfigRequest, GeneratedConfig, KeyDelivery,
+    self, Client, ConfigActor, ConfigRequest, DoctorReport, GeneratedConfig, Home, InstallOutcome,
+    InstallRequest, KeyDelivery,
 };
 use gatehouse_core::error::codes;
 use serde::Serialize;
@@ -55,6 +60,58 @@ pub async fn generate_client_config(
         actor,
     };
     Ok(client_config::generate(&request)?)
+}
+
+/// Puts `client`'s entry into the client's own file for this user (or the
+/// `project` folder's file with `scope` "project"). With `dry_run` nothing is
+/// written and the outcome carries the diff the page shows before writing.
+#[tauri::command(rename_all = "snake_case")]
+#[allow(clippy::too_many_arguments)]
+pub async fn install_client_config(
+    client: String,
+    key_id: Option<String>,
+    secret_ref: bool,
+    scope: Option<String>,
+    project: Option<String>,
+    dry_run: bool,
+    state: State<'_, AppState>,
+) -> IpcResult<InstallOutcome> {
+    let site = state.site()?;
+    let actor = actor(&state, key_id.as_deref(), secret_ref)?;
+    let request = InstallRequest {
+        config: ConfigRequest {
+            client: client.parse()?,
+            binary: cli_binary::locate()?,
+            site_dir: client_config::check_site(&site.dir, &actor)?,
+            server_name: None,
+            actor,
+        },
+        scope: scope.as_deref().map(str::parse).transpose()?,
+        home: Home::from_env()?,
+        project: project
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| client_config::client_path(&PathBuf::from(p)))
+            .transpose()?,
+        dry_run,
+    };
+    Ok(
+        tauri::async_runtime::spawn_blocking(move || client_config::install(&request))
+            .await
+            .map_err(|e| {
+                Error::new(
+                    gatehouse_core::error::codes::IO,
+                    format!("install task failed: {e}"),
+                )
+            })??,
+    )
+}
+
+/// Every MCP client file of this user (and of `project`, when given) and the
+/// checks of each Gatehouse entry in them.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn doctor_client_configs(project: Option<String>) -> IpcResult<DoctorReport> {
+    let project = project.filter(|p| !p.trim().is_empty()).map(PathBuf::from);
+    Ok(client_config::doctor(&Home::from_env()?, project.as_deref()).await)
 }
 
 /// The raw key is only at hand for keys minted in this window (the store

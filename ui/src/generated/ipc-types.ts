@@ -339,6 +339,79 @@ contains_secret: boolean, };
 export type GeneratedConfig = { client: Client, client_name: string, server_name: string, snippets: Array<Snippet>, };
 
 /**
+ * Which of a client's files: every project (`user`), this project's
+ * (`project`, usually committed), or this project's kept outside it (`local`,
+ * Claude Code only).
+ */
+export type Scope = "user" | "project" | "local";
+
+/**
+ * What an install did (or, in a dry run, would do).
+ */
+export type InstallOutcome = { client: Client, client_name: string, server_name: string, scope: Scope, path: string, 
+/**
+ * Whether the file existed before.
+ */
+existed: boolean, 
+/**
+ * Whether the file's text differs from what it was.
+ */
+changed: boolean, 
+/**
+ * Whether anything was written (false in a dry run or when unchanged).
+ */
+written: boolean, dry_run: boolean, 
+/**
+ * A unified diff of the file, any raw key replaced by a marker.
+ */
+diff: string, 
+/**
+ * The copy of the previous file, when one was written.
+ */
+backup?: string, 
+/**
+ * What to do next in the client (restart, approve, trust).
+ */
+instructions: string, };
+
+/**
+ * A check's outcome: `warn` (a key about to expire) counts as a problem.
+ */
+export type Status = "pass" | "warn" | "fail" | "skip";
+
+/**
+ * One check's result, with the error code when it failed on one.
+ */
+export type Check = { 
+/**
+ * `command`, `site`, `key` or `actor`.
+ */
+name: string, status: Status, message: string, code?: Code, };
+
+/**
+ * One Gatehouse entry and its checks.
+ */
+export type EntryReport = { name: string, command: string, site?: string, checks: Array<Check>, ok: boolean, };
+
+/**
+ * One client file that exists.
+ */
+export type FileReport = { client: Client, client_name: string, scope: Scope, path: string, 
+/**
+ * Set when the file could not be read or parsed (any key in it masked).
+ */
+error?: string, entries: Array<EntryReport>, };
+
+/**
+ * Everything the doctor found.
+ */
+export type DoctorReport = { files: Array<FileReport>, 
+/**
+ * True when every check passed or was skipped.
+ */
+ok: boolean, };
+
+/**
  * A tail's byte counters at one moment.
  */
 export type TailCounters = { bytes_seen: number, bytes_retained: number, truncated: boolean, };

@@ -3,6 +3,7 @@ import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { listKeys, toGatehouseError } from "../ipc";
 import { currentSite } from "../session";
+import { doctorPanel, installPanel } from "./client-config-install";
 import { noSitePanel } from "./common";
 import { type Screen, screenFrame } from "./screen";
 
@@ -41,9 +42,25 @@ export const clientConfig: Screen = {
       ),
     );
     const labels = new Map<string, string>();
+    // The install writes what the panel shows: read its client and secret
+    // reference from its own controls, and drop a preview when they change.
+    const clientPicker = config.element.querySelector<HTMLSelectElement>("#config-client");
+    const secretRef = config.element.querySelector<HTMLInputElement>("#config-secret-ref");
+    const install = installPanel(() =>
+      clientPicker?.value
+        ? {
+            client: clientPicker.value,
+            keyId: keyPicker.value === PUBLIC ? null : keyPicker.value,
+            secretRef: secretRef?.checked ?? false,
+          }
+        : null,
+    );
+    clientPicker?.addEventListener("change", install.reset);
+    secretRef?.addEventListener("change", install.reset);
     keyPicker.addEventListener("change", () => {
       const id = keyPicker.value;
       config.setKey(id === PUBLIC ? null : { id, label: labels.get(id) ?? id });
+      install.reset();
     });
     listKeys()
       .then((list) => {
@@ -55,6 +72,6 @@ export const clientConfig: Screen = {
       .catch((raw: unknown) => {
         status.replaceChildren(errorView(toGatehouseError(raw)));
       });
-    return frame(config.element, status);
+    return frame(config.element, status, install.element, doctorPanel());
   },
 };

@@ -12,7 +12,8 @@ use std::process::Command;
 use crate::util::{BIN, TestSite};
 use serde_json::Value;
 
-const CLIENTS: [&str; 8] = [
+/// Every client, as `gatehouse config --help` lists them.
+pub const CLIENTS: [&str; 17] = [
     "claude-desktop",
     "claude-code",
     "cursor",
@@ -21,26 +22,81 @@ const CLIENTS: [&str; 8] = [
     "zed",
     "codex",
     "continue",
+    "gemini",
+    "cline",
+    "roo-code",
+    "jetbrains",
+    "goose",
+    "opencode",
+    "kiro",
+    "copilot",
+    "lm-studio",
 ];
 
-/// The server entry of a client's main snippet, parsed by the format's own parser.
-fn entry(client: &str, format: &str, text: &str) -> Value {
-    let doc: Value = match format {
+/// A document parsed by its format's own parser.
+pub fn parse_doc(format: &str, text: &str) -> Value {
+    match format {
         "json" => serde_json::from_str(text).unwrap(),
         "toml" => toml::from_str(text).unwrap(),
         "yaml" => serde_yaml_ng::from_str(text).unwrap(),
         other => panic!("unexpected format {other}"),
-    };
-    match client {
-        "vscode" => doc["servers"]["gatehouse"].clone(),
-        "zed" => doc["context_servers"]["gatehouse"].clone(),
-        "codex" => doc["mcp_servers"]["gatehouse"].clone(),
-        "continue" => doc["mcpServers"][0].clone(),
-        _ => doc["mcpServers"]["gatehouse"].clone(),
     }
 }
 
-fn strings(v: &Value) -> Vec<String> {
+/// The entry called `name` in a client's document, where that client's docs
+/// put it (written out here, independently of core's table).
+pub fn entry_in(client: &str, doc: &Value, name: &str) -> Value {
+    match client {
+        "vscode" => doc["servers"][name].clone(),
+        "zed" => doc["context_servers"][name].clone(),
+        "codex" => doc["mcp_servers"][name].clone(),
+        "goose" => doc["extensions"][name.to_lowercase()].clone(),
+        "opencode" => doc["mcp"][name].clone(),
+        "continue" => doc["mcpServers"]
+            .as_array()
+            .and_then(|l| l.iter().find(|e| e["name"] == name))
+            .cloned()
+            .unwrap_or(Value::Null),
+        _ => doc["mcpServers"][name].clone(),
+    }
+}
+
+/// The server entry of a client's main snippet, parsed by the format's own parser.
+fn entry(client: &str, format: &str, text: &str) -> Value {
+    entry_in(client, &parse_doc(format, text), "gatehouse")
+}
+
+/// `(program, args)` of an entry: opencode's `command` is one array, Goose's
+/// program is `cmd`.
+pub fn program_and_args(client: &str, e: &Value) -> (String, Vec<String>) {
+    match client {
+        "opencode" => {
+            let mut all = strings(&e["command"]);
+            let program = all.remove(0);
+            (program, all)
+        }
+        "goose" => (e["cmd"].as_str().unwrap().to_string(), strings(&e["args"])),
+        _ => (
+            e["command"].as_str().unwrap().to_string(),
+            strings(&e["args"]),
+        ),
+    }
+}
+
+/// The env block of an entry under the client's own key.
+pub fn env_of(client: &str, e: &Value) -> BTreeMap<String, String> {
+    let key = match client {
+        "opencode" => "environment",
+        "goose" => "envs",
+        _ => "env",
+    };
+    e.get(key)
+        .filter(|v| !v.is_null())
+        .map(|v| serde_json::from_value(v.clone()).unwrap())
+        .unwrap_or_default()
+}
+
+pub fn strings(v: &Value) -> Vec<String> {
     serde_json::from_value(v.clone()).unwrap()
 }
 
@@ -58,17 +114,13 @@ fn every_client_config_points_at_this_binary_and_site() {
             main["format"].as_str().unwrap(),
             main["text"].as_str().unwrap(),
         );
-        let command = e["command"].as_str().unwrap();
-        assert_eq!(Path::new(command), bin, "{client}");
+        let (command, args) = program_and_args(client, &e);
+        assert_eq!(Path::new(&command), bin, "{client}");
         assert!(
-            Path::new(command).is_file(),
+            Path::new(&command).is_file(),
             "{client}: {command} does not exist"
         );
-        assert_eq!(
-            strings(&e["args"]),
-            ["mcp", "--site", dir.to_str().unwrap()],
-            "{client}"
-        );
+        assert_eq!(args, ["mcp", "--site", dir.to_str().unwrap()], "{client}");
     }
 }
 
@@ -154,15 +206,13 @@ fn client_command(client: &str, site: &TestSite, flags: &[&str], key: Option<&st
         main["text"].as_str().unwrap(),
     );
 
-    let mut env: BTreeMap<String, String> = e
-        .get("env")
-        .map(|v| serde_json::from_value(v.clone()).unwrap())
-        .unwrap_or_default();
+    let mut env = env_of(client, &e);
     for value in env.values_mut() {
         // What each client substitutes at spawn time.
         for reference in [
             "${GATEHOUSE_API_KEY}",
             "${env:GATEHOUSE_API_KEY}",
+            "{env:GATEHOUSE_API_KEY}",
             "${input:gatehouse-api-key}",
             "${{ secrets.GATEHOUSE_API_KEY }}",
         ] {
@@ -171,12 +221,16 @@ fn client_command(client: &str, site: &TestSite, flags: &[&str], key: Option<&st
             }
         }
     }
-    if e.get("env_vars").is_some() {
-        env.insert("GATEHOUSE_API_KEY".into(), key.unwrap().to_string());
+    // Codex and Goose name the variable they forward instead of a value.
+    for forward in ["env_vars", "env_keys"] {
+        if let Some(names) = e.get(forward) {
+            assert_eq!(strings(names), ["GATEHOUSE_API_KEY"], "{client}");
+            env.insert("GATEHOUSE_API_KEY".into(), key.unwrap().to_string());
+        }
     }
-    let args = strings(&e["args"]);
+    let (program, args) = program_and_args(client, &e);
     assert_eq!(args[0], "mcp");
-    let mut cmd = Command::new(e["command"].as_str().unwrap());
+    let mut cmd = Command::new(program);
     cmd.args(&args)
         .env_clear()
         .envs(&env)
@@ -256,8 +310,17 @@ fn every_generated_command_line_starts_a_server_that_answers_initialize() {
             "{client}"
         );
     }
-    let answer = initialize_as_client("vscode", &site, &["--secret-ref"], Some(&key));
-    assert_eq!(answer["result"]["serverInfo"]["name"], "gatehouse");
+    // By reference too, wherever the client has a way to reference the key.
+    for client in CLIENTS {
+        if matches!(client, "claude-desktop" | "zed" | "jetbrains" | "lm-studio") {
+            continue;
+        }
+        let answer = initialize_as_client(client, &site, &["--secret-ref"], Some(&key));
+        assert_eq!(
+            answer["result"]["serverInfo"]["name"], "gatehouse",
+            "{client} by reference: {answer}"
+        );
+    }
 }
 
 #[test]
@@ -294,6 +357,13 @@ fn generated_command_line_starts_gatehouse_as_the_chosen_actor() {
         "windsurf",
         "codex",
         "continue",
+        "gemini",
+        "cline",
+        "roo-code",
+        "goose",
+        "opencode",
+        "kiro",
+        "copilot",
     ] {
         let who = run_as_client(client, &site, &["--secret-ref"], Some(&key));
         assert_eq!(who["key_id"], id.as_str(), "{client} by reference");

@@ -29,15 +29,15 @@ use super::paths::{self, Home, Scope};
 use super::validate::EntryView;
 use super::{API_KEY_ENV, Client};
 use crate::access::actor::{self, ActorFlags};
-use crate::access::keys::{self, RawKey};
-use crate::error::{Code, Error};
+use crate::access::keys::{self, KeyStatus, RawKey};
+use crate::error::{Code, Error, codes};
 use crate::site::{self, Settings, Site};
 
 /// A key expiring sooner than this many days is reported as a warning.
 pub const EXPIRY_WARNING_DAYS: i64 = 7;
 
 /// Everything the doctor found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct DoctorReport {
     pub files: Vec<FileReport>,
     /// True when every check passed or was skipped.
@@ -45,30 +45,34 @@ pub struct DoctorReport {
 }
 
 /// One client file that exists.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct FileReport {
     pub client: Client,
     pub client_name: &'static str,
     pub scope: Scope,
+    #[ts(type = "string")]
     pub path: PathBuf,
-    /// Set when the file could not be read or parsed.
+    /// Set when the file could not be read or parsed (any key in it masked).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub error: Option<String>,
     pub entries: Vec<EntryReport>,
 }
 
 /// One Gatehouse entry and its checks.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct EntryReport {
     pub name: String,
     pub command: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "string")]
     pub site: Option<PathBuf>,
     pub checks: Vec<Check>,
     pub ok: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// A check's outcome: `warn` (a key about to expire) counts as a problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
@@ -78,12 +82,14 @@ pub enum Status {
 }
 
 /// One check's result, with the error code when it failed on one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Check {
+    /// `command`, `site`, `key` or `actor`.
     pub name: &'static str,
     pub status: Status,
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub code: Option<Code>,
 }
 
@@ -111,13 +117,20 @@ impl Check {
     }
 }
 
-/// Examines every client file under `home` and in `project`.
-pub async fn doctor(home: &Home, project: &Path) -> DoctorReport {
+/// Examines every client file under `home` and, when given, in `project`.
+pub async fn doctor(home: &Home, project: Option<&Path>) -> DoctorReport {
     let mut sites: BTreeMap<PathBuf, std::result::Result<Site, Error>> = BTreeMap::new();
     let mut files = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for client in Client::ALL {
-        for target in paths::targets(client, home, project) {
+        let targets = match project {
+            Some(dir) => paths::targets(client, home, dir),
+            None => paths::targets(client, home, &home.dir)
+                .into_iter()
+                .filter(|t| t.scope == Scope::User)
+                .collect(),
+        };
+        for target in targets {
             if !target.path.is_file() {
                 continue;
             }
@@ -127,6 +140,9 @@ pub async fn doctor(home: &Home, project: &Path) -> DoctorReport {
             }
             files.push(examine(client, &target, &mut sites).await);
         }
+    }
+    for site in sites.into_values().flatten() {
+        site.close().await;
     }
     let ok = files
         .iter()
@@ -150,6 +166,7 @@ async fn examine(
     let doc = match std::fs::read_to_string(&target.path)
         .map_err(|e| e.to_string())
         .and_then(|t| super::merge::parse(target.syntax, &t).map_err(|e| e.0))
+        .map_err(|e| super::merge::mask_keys(&e))
     {
         Ok(doc) => doc,
         Err(e) => {
@@ -212,7 +229,7 @@ async fn check_entry(
         Check::new("command", Status::Pass, format!("{} exists", view.command))
     } else {
         Check {
-            code: Some(Code::CommandNotFound),
+            code: Some(codes::COMMAND_NOT_FOUND),
             ..Check::new(
                 "command",
                 Status::Fail,
@@ -271,8 +288,13 @@ async fn check_entry(
         .map(|v| RawKey::new(v.clone()));
     let referenced = view.env.get(API_KEY_ENV).is_some_and(|v| is_reference(v))
         || view.forwarded.iter().any(|k| k == API_KEY_ENV);
+    let mut key_failed = false;
     match (&inline_key, &site) {
-        (Some(key), Some(site)) => checks.push(check_key(site, key).await),
+        (Some(key), Some(site)) => {
+            let check = check_key(site, key).await;
+            key_failed = check.status == Status::Fail;
+            checks.push(check);
+        }
         (Some(_), None) => checks.push(Check::new("key", Status::Skip, "no site to check it in")),
         (None, _) if referenced => checks.push(Check::new(
             "key",
@@ -288,6 +310,12 @@ async fn check_entry(
                 "actor",
                 Status::Skip,
                 "the API key the client supplies at start",
+            ));
+        } else if key_failed {
+            checks.push(Check::new(
+                "actor",
+                Status::Skip,
+                "not resolved: the entry's key is refused (see the key check)",
             ));
         } else {
             let flags = ActorFlags {
@@ -355,19 +383,19 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
         return Check::failed("key", &keys::Refusal::Unknown.error(Some(&id)));
     };
     match info.status {
-        keys::KeyStatus::Revoked => Check::failed("key", &keys::Refusal::Revoked.error(Some(&id))),
-        keys::KeyStatus::Expired => Check::failed("key", &keys::Refusal::Expired.error(Some(&id))),
-        _ => {
+        KeyStatus::Revoked => Check::failed("key", &keys::Refusal::Revoked.error(Some(&id))),
+        KeyStatus::Expired => Check::failed("key", &keys::Refusal::Expired.error(Some(&id))),
+        KeyStatus::Active => {
             let soon = now_ms() + EXPIRY_WARNING_DAYS * 24 * 3600 * 1000;
             match info.expires_at {
                 Some(at) if at <= soon => Check {
-                    code: Some(Code::KeyExpiring),
+                    code: Some(codes::KEY_EXPIRING),
                     ..Check::new(
                         "key",
                         Status::Warn,
                         format!(
                             "key {id} expires at {}; roll it with `gatehouse keys roll {id}`",
-                            keys::rfc3339(at)
+                            crate::time::rfc3339(at)
                         ),
                     )
                 },

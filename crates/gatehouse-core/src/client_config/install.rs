@@ -32,19 +32,21 @@ pub struct InstallRequest {
     /// `None`: the client's default ([`paths::default_scope`]).
     pub scope: Option<Scope>,
     pub home: Home,
-    /// The project folder, for project and local scopes.
-    pub project: PathBuf,
+    /// The project folder, for project and local scopes (the CLI passes the
+    /// current directory; the desktop app, the folder the admin picked).
+    pub project: Option<PathBuf>,
     /// Compute the diff, write nothing.
     pub dry_run: bool,
 }
 
 /// What an install did (or, in a dry run, would do).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct InstallOutcome {
     pub client: Client,
     pub client_name: &'static str,
     pub server_name: String,
     pub scope: Scope,
+    #[ts(type = "string")]
     pub path: PathBuf,
     /// Whether the file existed before.
     pub existed: bool,
@@ -57,6 +59,7 @@ pub struct InstallOutcome {
     pub diff: String,
     /// The copy of the previous file, when one was written.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "string")]
     pub backup: Option<PathBuf>,
     /// What to do next in the client (restart, approve, trust).
     pub instructions: String,
@@ -70,13 +73,21 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     let client = req.config.client;
     let scope = req.scope.unwrap_or_else(|| paths::default_scope(client));
     let config = generate(&req.config)?;
-    let target = paths::target(
-        client,
-        scope,
-        &req.home,
-        &req.project,
-        Some(&config.server_name),
-    )?;
+    let project = match (&req.project, scope) {
+        (Some(dir), _) => dir.as_path(),
+        (None, Scope::User) => req.home.dir.as_path(),
+        (None, _) => {
+            return Err(Error::invalid(
+                codes::CONFIG_PROJECT_REQUIRED,
+                format!(
+                    "{} scope needs the project folder the file belongs to",
+                    scope.as_str()
+                ),
+                "name the project folder, or use --scope user",
+            ));
+        }
+    };
+    let target = paths::target(client, scope, &req.home, project, Some(&config.server_name))?;
     let raw_key = match &req.config.actor {
         ConfigActor::ApiKey(KeyDelivery::Inline(key)) => Some(key.expose().to_string()),
         _ => None,
@@ -103,7 +114,11 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
             merge::parse(target.syntax, old_text).map_err(|merge::Unparsable(why)| {
                 Error::invalid(
                     codes::CONFIG_FILE_UNPARSABLE,
-                    format!("{} does not parse as YAML: {why}", target.path.display()),
+                    format!(
+                        "{} does not parse as YAML: {}",
+                        target.path.display(),
+                        super::merge::mask_keys(&why)
+                    ),
                     "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
                 )
             })?;
@@ -287,4 +302,69 @@ fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         io_error("write", path, e)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client_config::{ConfigActor, Os};
+
+    fn request(home: &Path, site: &Path, client: Client, dry_run: bool) -> InstallRequest {
+        InstallRequest {
+            config: ConfigRequest {
+                client,
+                binary: std::env::current_exe().unwrap(),
+                site_dir: site.to_path_buf(),
+                server_name: None,
+                actor: ConfigActor::Public,
+            },
+            scope: None,
+            home: Home::new(Os::Linux, home.to_path_buf(), |_| None),
+            project: None,
+            dry_run,
+        }
+    }
+
+    #[test]
+    fn install_writes_once_keeps_a_backup_and_refuses_what_it_cannot_parse() {
+        let home = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let file = home.path().join(".codex/config.toml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let old = "# mine\nmodel = \"o3\"\n";
+        std::fs::write(&file, old).unwrap();
+
+        let dry = install(&request(home.path(), site.path(), Client::Codex, true)).unwrap();
+        assert!(dry.changed && !dry.written && dry.diff.contains("+[mcp_servers.gatehouse]"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
+
+        let done = install(&request(home.path(), site.path(), Client::Codex, false)).unwrap();
+        assert!(done.written);
+        let backup = done.backup.unwrap();
+        assert_eq!(std::fs::read_to_string(&backup).unwrap(), old);
+        let new = std::fs::read_to_string(&file).unwrap();
+        assert!(new.starts_with(old), "{new}");
+
+        let again = install(&request(home.path(), site.path(), Client::Codex, false)).unwrap();
+        assert!(!again.changed && !again.written && again.diff.is_empty());
+
+        std::fs::write(&file, "model = \n").unwrap();
+        let err = install(&request(home.path(), site.path(), Client::Codex, false)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "model = \n");
+        let mut names: Vec<_> = std::fs::read_dir(file.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["config.toml", "config.toml.gatehouse.bak"]);
+    }
+
+    #[test]
+    fn project_scope_needs_a_project_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let err = install(&request(home.path(), site.path(), Client::Opencode, true)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_PROJECT_REQUIRED);
+    }
 }

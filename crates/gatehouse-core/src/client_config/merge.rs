@@ -104,10 +104,15 @@ fn object<'a>(
 /// verifies the result. `Err` with `CONFIG_FILE_UNPARSABLE` when `old` cannot be
 /// edited; the caller then leaves the file alone.
 pub fn apply(syntax: Syntax, old: &str, edits: &[Edit]) -> Result<String> {
+    // A parser's message may quote the offending line, which may hold a key.
     let refuse = |Unparsable(why): Unparsable| {
         Error::invalid(
             codes::CONFIG_FILE_UNPARSABLE,
-            format!("the file does not parse as {}: {why}", syntax_name(syntax)),
+            format!(
+                "the file does not parse as {}: {}",
+                syntax_name(syntax),
+                mask_keys(&why)
+            ),
             "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
         )
     };
@@ -129,6 +134,25 @@ pub fn apply(syntax: Syntax, old: &str, edits: &[Edit]) -> Result<String> {
         )));
     }
     Ok(new)
+}
+
+/// Replaces every `gatehouse_sk_…` token whole: a parser's message quotes the
+/// offending line, which may hold a key in any state of repair.
+pub fn mask_keys(text: &str) -> String {
+    const PREFIX: &str = "gatehouse_sk_";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find(PREFIX) {
+        out.push_str(&rest[..pos]);
+        out.push_str("<API key, not shown>");
+        let tail = &rest[pos + PREFIX.len()..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(tail.len());
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn syntax_name(syntax: Syntax) -> &'static str {

@@ -40,7 +40,7 @@ impl Os {
 /// Which of a client's files: every project (`user`), this project's
 /// (`project`, usually committed), or this project's kept outside it (`local`,
 /// Claude Code only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     User,

@@ -5,7 +5,10 @@
 //! `["*"]` for all). `env` expands `$VAR`, `${VAR}` and `${VAR:-default}`; only
 //! PATH is inherited. Sources: github/docs
 //! `content/copilot/how-tos/copilot-cli/customize-copilot/add-mcp-servers.md`,
-//! `content/copilot/reference/copilot-cli-reference/cli-command-reference.md`.
+//! `content/copilot/reference/copilot-cli-reference/cli-command-reference.md`;
+//! rechecked 2026-12-03 against docs.github.com "Adding MCP servers for GitHub
+//! Copilot CLI" (Local/STDIO behave the same; only PATH is inherited; Tools `*`
+//! for all; `copilot mcp add NAME --env K=V -- COMMAND ARGS`).
 
 use serde::Serialize;
 use serde_json::Value;

@@ -2,7 +2,9 @@
 //! `.kiro/settings/mcp.json` (workspace, wins on conflict); `mcpServers` →
 //! `command`, `args`, `env`, `disabled`; `${VAR}` is expanded in `env`
 //! (<https://kiro.dev/docs/mcp/configuration>,
-//! <https://kiro.dev/docs/cli/mcp/configuration>). The Windows path is assumed
+//! <https://kiro.dev/docs/cli/mcp/configuration>; rechecked 2026-12-03: the
+//! documented structure is `command`, `args`, `env` with `"${EXPANDED_VARIABLE}"`,
+//! `disabled`, `autoApprove`, `disabledTools`). The Windows path is assumed
 //! to follow `%USERPROFILE%` (not stated in the docs).
 
 use serde::Serialize;

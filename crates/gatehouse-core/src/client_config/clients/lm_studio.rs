@@ -3,7 +3,9 @@
 //! `env` (lmstudio-ai/docs `0_app/2_mcp/index.mdx`, since 0.3.17). No secret
 //! indirection is documented. lmstudio-bug-tracker#1371 reports a copy at
 //! `~/.cache/lm-studio/mcp.json` on one macOS install, so the in-app editor is
-//! the fallback.
+//! the fallback. Rechecked 2026-12-03 against lmstudio.ai/docs/app/mcp ("LM
+//! Studio currently follows Cursor's mcp.json notation"; opened from Program →
+//! Install → Edit mcp.json).
 
 use super::super::spec::{ServerSpec, StdioEntry, servers_file, user_os};
 use super::super::{Format, Snippet};

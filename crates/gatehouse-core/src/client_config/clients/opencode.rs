@@ -6,6 +6,14 @@
 //! `packages/web/src/content/docs/config.mdx`, anomalyco/opencode
 //! `packages/web/src/content/docs/mcp-servers.mdx`. The Windows location is
 //! assumed to be the same `~/.config` path (not stated in the docs).
+//!
+//! Rechecked 2026-12-03: opencode 1.15 validates strictly and reports a
+//! missing `enabled` or a Claude-style `type: "stdio"` + `args` entry as
+//! `ConfigInvalidError` (anomalyco/opencode#28625), so `enabled` is always
+//! written. The docs for opencode V2 (opencode.ai/docs/mcp-servers, "V2 does
+//! not put server names directly under mcp") move servers to `mcp.servers`
+//! and replace `enabled` with `disabled`; this renderer targets the 1.x layout
+//! the issue names, which V1 docs (opencode.ai/v1/docs) still describe.
 
 use std::collections::BTreeMap;
 
