@@ -12,9 +12,7 @@
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{
-    Connection, LiveConnection, LiveState, LiveUsage, consent, saved,
-};
+use gatehouse_core::mcp::client::{LiveConnection, LiveState, LiveUsage, consent, saved};
 use gatehouse_core::sandbox::ExitInfo;
 use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
