@@ -262,7 +262,8 @@ async fn store_connections(site: &Path) -> Result<()> {
     use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
 
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
+    let fixture_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let fixture = fixture_dir.join("mcp_server.py");
     let fixture = fixture.to_str().context("fixture path is not UTF-8")?;
     let python = python3()?;
     let python = python.to_str().context("python3 path is not UTF-8")?;
@@ -291,10 +292,14 @@ async fn store_connections(site: &Path) -> Result<()> {
                 .arg("1"),
         ),
     ] {
+        // `sh -c` hides the fixture from the sandbox's guess of what the command
+        // reads, so the profile grants the fixtures folder (as an admin would).
+        let mut limits = SavedLimits::default();
+        limits.sandbox.read_only.push(fixture_dir.clone());
         let conn = SavedConnection {
             name: name.to_string(),
             spec,
-            limits: SavedLimits::default(),
+            limits,
             created_at: gatehouse_core::store::now_ms(),
         };
         saved::add(&opened.store, "e2e", &conn).await?;
@@ -319,14 +324,24 @@ fn thousands(n: usize) -> String {
 }
 
 async fn click(client: &Client, css: &str) -> Result<()> {
-    client
+    let element = client
         .wait()
         .at_most(PATIENCE)
         .for_element(Locator::Css(css))
         .await
-        .with_context(|| format!("{css} never appeared"))?
-        .click()
+        .with_context(|| format!("{css} never appeared"))?;
+    // The window is small under Xvfb: bring the control into view first, as a
+    // person would scroll to it (WebKitWebDriver refuses an off-screen click).
+    client
+        .execute(
+            "arguments[0].scrollIntoView({block: 'center', inline: 'center'});",
+            vec![serde_json::to_value(&element)?],
+        )
         .await?;
+    element
+        .click()
+        .await
+        .with_context(|| format!("clicking {css}"))?;
     Ok(())
 }
 
@@ -666,12 +681,8 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
     screenshot(client, "e2e-config-vscode.png").await?;
 
     // Shown once: after leaving the screen the page holds the key nowhere.
-    client
-        .find(Locator::Id("nav-overview"))
-        .await?
-        .click()
-        .await?;
-    client.find(Locator::Id("nav-keys")).await?.click().await?;
+    click(client, "#nav-overview").await?;
+    click(client, "#nav-keys").await?;
     client
         .wait()
         .at_most(PATIENCE)
@@ -681,10 +692,10 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
 
     // Revoke (the first click arms the button).
     let revoke = format!("{row_css} button[data-action='revoke']");
-    client.find(Locator::Css(&revoke)).await?.click().await?;
+    click(client, &revoke).await?;
     let armed = client.find(Locator::Css(&revoke)).await?;
     assert_eq!(armed.text().await?, "Confirm revoke");
-    armed.click().await?;
+    click(client, &revoke).await?;
     let revoked = format!("#keys-rows tr[data-key-id='{key_id}'][data-status='revoked']");
     client
         .wait()
