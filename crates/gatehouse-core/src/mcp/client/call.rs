@@ -63,7 +63,9 @@ impl Connection {
                 .finish(CallState::Failed, None, Some(closed.error()))
                 .await;
         }
-        if s.rpc.tools_list_changed() {
+        // Only a stored connection has a pinned tool list to hold against; an
+        // ad-hoc one (tests, tools) takes the server's list as it comes.
+        if s.name.is_some() && s.rpc.tools_list_changed() {
             return call
                 .finish(
                     CallState::Failed,
