@@ -41,7 +41,10 @@ pub fn check_id(id: &str) -> Result<(), Error> {
 /// for running calls. Each registration has a generation, so a stream that
 /// ends by itself does not forget a newer one of the same id.
 #[derive(Debug, Default)]
-pub struct Handles(Mutex<(u64, HashMap<String, (u64, CancellationToken)>)>);
+pub struct Handles(Mutex<Registrations>);
+
+/// The next generation, and each id's generation and token.
+type Registrations = (u64, HashMap<String, (u64, CancellationToken)>);
 
 /// A registered handle: cancel it with [`Handles::cancel`], forget it with [`Handles::end`].
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use crate::output;
 #[derive(Subcommand)]
 pub enum ConnectionsCommand {
     /// Store a connection: `add NAME [flags] -- CMD ARGS…`.
-    Add(AddArgs),
+    Add(Box<AddArgs>),
     /// List stored connections.
     List {
         #[arg(long)]
@@ -101,7 +101,7 @@ fn split_pair(s: &str) -> (String, String) {
 pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let site = ctx.open().await?;
     let out = match cmd {
-        ConnectionsCommand::Add(a) => add(&site, a).await,
+        ConnectionsCommand::Add(a) => add(&site, *a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
         ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name).await.map(|v| {
             if json {

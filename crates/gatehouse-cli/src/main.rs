@@ -73,7 +73,7 @@ enum Command {
     /// Print the permission table.
     Permissions(permissions_cmd::PermissionsArgs),
     /// Print ready-to-paste MCP configuration for an AI client.
-    Config(config_cmd::ConfigArgs),
+    Config(Box<config_cmd::ConfigArgs>),
     /// Serve MCP over stdio for an AI client (both protocol eras).
     Mcp(mcp_cmd::McpArgs),
     /// Store, list and remove MCP servers to connect to.
@@ -138,7 +138,7 @@ async fn main() -> ExitCode {
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
-        Command::Config(a) => config_cmd::run(&ctx, a).await,
+        Command::Config(a) => config_cmd::run(&ctx, *a).await,
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,
         Command::Connections(c) => connections_cmd::run(&ctx, c).await,
         Command::Probe(a) => probe_cmd::run(&ctx, a).await,

@@ -237,9 +237,12 @@ mod tests {
         assert_eq!(back, want);
     }
 
+    /// A change to a valid form, the field its error must name, and its code.
+    type Case = (Box<dyn Fn(&mut DefinitionForm)>, &'static str, Code);
+
     #[test]
     fn every_error_names_its_field() {
-        let cases: Vec<(Box<dyn Fn(&mut DefinitionForm)>, &str, Code)> = vec![
+        let cases: Vec<Case> = vec![
             (
                 Box::new(|f| f.name = "Bad Name".into()),
                 "name",
