@@ -660,9 +660,10 @@ async fn tools_list_changed_puts_the_connection_on_hold() {
             value: "call".into(),
         },
     );
-    let conn = Connection::connect(f.options(spec))
-        .await
-        .expect("connects");
+    // A stored connection (it has a name, so a pinned list to hold against).
+    let mut opts = f.options(spec);
+    opts.name = Some("pinned".into());
+    let conn = Connection::connect(opts).await.expect("connects");
     assert!(!conn.tools_list_changed());
     let tools: Vec<String> = conn.tools().into_iter().map(|t| t.name).collect();
     assert_eq!(tools, ["echo", "read_notes"]);
