@@ -45,13 +45,15 @@ mkdir -p "$stage"
 # GATEHOUSE_PACKAGE_PROFILE=dev packages the debug build the test command already made
 # (stripped), so CI tests the packaging without a second, release compile of the whole
 # tree (docs/decisions.md, "Packages"). Releases use the default: release.
+# The dev build is made as the test command makes it (`cargo test --no-run`: dev-dependency
+# features unified in), else `cargo build` would recompile tauri with other features.
 case "${GATEHOUSE_PACKAGE_PROFILE:-release}" in
-  release) profile_dir=release; cargo_flags=(--release); bundle_flags=() ;;
-  dev) profile_dir=debug; cargo_flags=(); bundle_flags=(--debug) ;;
+  release) profile_dir=release; cargo_args=(build --release --workspace --bins); bundle_flags=() ;;
+  dev) profile_dir=debug; cargo_args=(test --workspace --no-run); bundle_flags=(--debug) ;;
   *) echo "GATEHOUSE_PACKAGE_PROFILE must be release or dev" >&2; exit 1 ;;
 esac
-say "cargo build ${cargo_flags[*]} --workspace --bins"
-cargo build "${cargo_flags[@]}" --workspace --bins
+say "cargo ${cargo_args[*]}"
+cargo "${cargo_args[@]}"
 bin="$target_dir/$profile_dir"
 if [ "$profile_dir" = debug ]; then
   # strip writes a new file, so the hard-linked copies under deps/ keep their symbols.
