@@ -166,12 +166,12 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
     let wanted = real.to_str().context("temp path is not UTF-8")?;
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let value = client
-            .find(Locator::Id("site-path"))
-            .await?
-            .prop("value")
-            .await?
-            .unwrap_or_default();
+        // The page may still be starting (it restores the last site and
+        // screen first): no field yet is "not yet", not a failure.
+        let value = match client.find(Locator::Id("site-path")).await {
+            Ok(field) => field.prop("value").await?.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
         if value == wanted {
             break;
         }
