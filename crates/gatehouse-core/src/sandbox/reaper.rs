@@ -47,6 +47,17 @@ fn live() -> std::sync::MutexGuard<'static, Vec<Live>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Held from a child's fork until its [`Tracker`] is registered, and by every
+/// scan for orphans: otherwise a child another connection just spawned (a host
+/// child with `no_new_privs`, not yet anyone's leader) looks like an orphan,
+/// and a teardown running at that moment kills it.
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+/// Hold while spawning a child and registering its [`Tracker`].
+pub fn spawning() -> std::sync::MutexGuard<'static, ()> {
+    SPAWNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The descendants of one child, as seen so far.
 #[derive(Debug)]
 pub struct Tracker {
@@ -109,8 +120,10 @@ impl Tracker {
 
     /// Adds what is new; true when the record changed.
     pub fn refresh(&mut self) -> bool {
-        let procs = procfs::all();
-        let now = self.current(&procs, false);
+        let now = {
+            let _spawning = spawning();
+            self.current(&procfs::all(), false)
+        };
         let before = self.seen.len();
         for p in now {
             if !self.seen.contains(&p) {
@@ -129,8 +142,10 @@ impl Tracker {
     /// re-parented here; true when none is left.
     pub async fn kill_all(&mut self) -> bool {
         for _ in 0..300 {
-            let procs = procfs::all();
-            let now = self.current(&procs, true);
+            let now = {
+                let _spawning = spawning();
+                self.current(&procfs::all(), true)
+            };
             for p in &now {
                 if !self.seen.contains(p) {
                     self.seen.push(*p);
@@ -151,8 +166,8 @@ impl Tracker {
 
     /// SIGKILLs them once, synchronously, for drop handlers.
     pub fn kill_all_now(&self) {
-        let procs = procfs::all();
-        for p in self.current(&procs, true) {
+        let _spawning = spawning();
+        for p in self.current(&procfs::all(), true) {
             p.kill_if_same();
         }
     }

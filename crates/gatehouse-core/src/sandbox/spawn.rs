@@ -171,6 +171,9 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             drop_caps_to,
         },
     );
+    // Until the tracker below is registered, no teardown may take this child
+    // for an orphan (see `reaper::spawning`).
+    let spawning = super::reaper::spawning();
     let mut child = cmd.spawn().map_err(|e| {
         Error::new(codes::SPAWN_FAILED, format!("could not start {}: {e}", spec.program))
             .hint("check the command and that it is on the connection's PATH (the host's PATH is not used)")
@@ -181,6 +184,8 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         tracing::warn!(error = %e, "child not recorded; a killed host leaves it to the cwd scan");
     }
     tracing::debug!(pid, "spawned sandboxed child");
+    let tracker = Tracker::new(leader, scratch.path().to_path_buf());
+    drop(spawning);
     Ok(Sandboxed {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),
@@ -188,7 +193,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         child,
         pid,
         group: ProcessGroup { pgid: pid },
-        tracker: Tracker::new(leader, scratch.path().to_path_buf()),
+        tracker,
         scratch: Some(scratch),
         isolation,
         quota: profile.scratch_quota(),
