@@ -5,7 +5,6 @@
 //!
 //! Screenshots land in `<target>/tmp/e2e-desk-*.png`.
 
-#[path = "support/webdriver.rs"]
 mod webdriver;
 
 use std::path::Path;
@@ -14,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 use webdriver::{
-    Driver, click, fill, open_site, python3, screenshot, text_of, wait_for, wait_for_text,
+    Driver, click, open_site, python3, screenshot, text_of, type_into, wait_for, wait_for_text,
 };
 
 fn fixture() -> Result<String> {
@@ -85,17 +84,17 @@ async fn connections(client: &Client) -> Result<()> {
 
     // Add a connection through the form: a bad name is refused next to its field.
     click(client, "#conn-add").await?;
-    fill(client, "#conn-form-name", "Echo Server").await?;
-    fill(client, "#conn-form-command", python).await?;
-    fill(client, "#conn-form-args", &fixture).await?;
-    fill(client, "#conn-form-timeout", "20s").await?;
+    type_into(client, "#conn-form-name", "Echo Server").await?;
+    type_into(client, "#conn-form-command", python).await?;
+    type_into(client, "#conn-form-args", &fixture).await?;
+    type_into(client, "#conn-form-timeout", "20s").await?;
     click(client, "#conn-form-save").await?;
     wait_for(
         client,
         "[data-error-for='name'] [data-code='CONNECTION_NAME_INVALID']",
     )
     .await?;
-    fill(client, "#conn-form-name", "echo").await?;
+    type_into(client, "#conn-form-name", "echo").await?;
     click(client, "#conn-form-save").await?;
     wait_for(
         client,
@@ -144,7 +143,7 @@ async fn connections(client: &Client) -> Result<()> {
             .is_empty(),
         "an invalid form sent a call"
     );
-    fill(
+    type_into(
         client,
         "#call-form [data-field='message'] input",
         "hello from the desk",
@@ -182,7 +181,7 @@ async fn connections(client: &Client) -> Result<()> {
         "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
     )
     .await?;
-    fill(client, "#conn-form-timeout", "25s").await?;
+    type_into(client, "#conn-form-timeout", "25s").await?;
     click(client, "#conn-form-save").await?;
     wait_for(
         client,
@@ -274,7 +273,8 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         .close()
         .await;
     store_flood(&site).await?;
-    let mut driver = Driver::start(&site)?;
+    let config_home = tempfile::tempdir()?;
+    let mut driver = Driver::start(&site, config_home.path())?;
     let client = driver.connect().await?;
     let started = Instant::now();
     let outcome = async {

@@ -109,8 +109,17 @@ pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements
 }
 
 pub async fn click(client: &Client, css: &str) -> Result<()> {
-    wait_for(client, css).await?.click().await?;
-    Ok(())
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let err = match wait_for(client, css).await?.click().await {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if Instant::now() > deadline {
+            return Err(err).with_context(|| format!("clicking {css}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Clears the input `css` and types `text` into it.
@@ -196,4 +205,34 @@ pub fn cli_binary() -> Result<PathBuf> {
         cli.display()
     );
     Ok(cli.canonicalize()?)
+}
+
+/// The system python3 (the pyenv shim cannot start inside the sandbox).
+pub fn python3() -> Result<PathBuf> {
+    let system = PathBuf::from("/usr/bin/python3");
+    if system.is_file() {
+        return Ok(system);
+    }
+    std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|dir| dir.join("python3"))
+        .find(|candidate| candidate.is_file())
+        .context("python3 not found on PATH (the MCP fixture server needs it)")
+}
+
+/// Opens the site in `path` from the Overview screen; returns the code shown.
+pub async fn open_site(client: &Client, path: &str) -> Result<String> {
+    click(client, "#nav-overview").await?;
+    type_into(client, "#site-path", path).await?;
+    client
+        .execute(
+            "document.getElementById('site-result')?.replaceChildren()",
+            vec![],
+        )
+        .await?;
+    click(client, "#site-check").await?;
+    let notice = wait_for(client, "#site-result [data-code]").await?;
+    Ok(notice.attr("data-code").await?.unwrap_or_default())
 }
