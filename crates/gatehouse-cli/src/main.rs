@@ -109,8 +109,7 @@ fn init_tracing() {
         .init();
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     init_tracing();
     // Non-dumpable (children cannot read our environment or memory through
     // /proc) and the subreaper of escaped descendants.
@@ -118,6 +117,21 @@ async fn main() -> ExitCode {
         tracing::warn!(error = %e, "host hardening failed");
     }
     let cli = Cli::parse();
+    // `gatehouse mcp` answers each call on one thread, end to end: stdin,
+    // the tool, its audit commit and stdout (see mcp::server's `stdio`); more
+    // workers would only add thread wake-ups to every call.
+    let mut runtime = match cli.command {
+        Command::Mcp(_) => tokio::runtime::Builder::new_current_thread(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    runtime
+        .enable_all()
+        .build()
+        .expect("the async runtime starts")
+        .block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ExitCode {
     // Errors are JSON too when the subcommand was asked for JSON.
     let json = std::env::args().any(|a| a == "--json");
     let settings = match Settings::resolve(

@@ -25,6 +25,7 @@ mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_protocol;
+mod mcp_stdio;
 mod mcp_util;
 mod orphans;
 mod permissions_doc;

@@ -290,12 +290,18 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
     let signer = Signer::load_or_create(&config)?;
     let row = signer.sign(seq, &hash);
     sql::insert(&site.store, &row).await?;
-    write_anchor(&anchor, &row).map_err(|e| {
-        Error::new(
-            codes::IO,
-            format!("cannot write the audit anchor {}: {e}", anchor.display()),
-        )
-    })?;
+    // A blocking thread: the write ends in an fsync, which must not stall a
+    // single-threaded server's other calls.
+    let (path, copy) = (anchor.clone(), row.clone());
+    tokio::task::spawn_blocking(move || write_anchor(&path, &copy))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|e| {
+            Error::new(
+                codes::IO,
+                format!("cannot write the audit anchor {}: {e}", anchor.display()),
+            )
+        })?;
     set_last_seq(&anchor, seq);
     tracing::debug!(seq, "signed an audit checkpoint");
     Ok(Some(row))

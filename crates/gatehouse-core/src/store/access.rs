@@ -15,6 +15,9 @@ pub async fn bump(tx: &mut Tx) -> Result<()> {
 
 /// The committed generation: one single-row read by primary key.
 pub async fn generation(store: &Store) -> Result<i64> {
+    if let Some(direct) = store.direct() {
+        return direct.generation();
+    }
     store
         .read("reading the access generation", |pool| async move {
             sqlx::query_scalar("SELECT gen FROM access_generation WHERE id = 1")

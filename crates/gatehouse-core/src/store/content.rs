@@ -40,6 +40,9 @@ pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<Entry>> {
          UNION ALL
          SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1"
     );
+    if let Some(direct) = store.direct() {
+        return direct.content_by_slug(sql, slug);
+    }
     store
         .read("reading content", |pool| async move {
             sqlx::query_as(AssertSqlSafe(sql.as_str()))

@@ -29,6 +29,9 @@ fn from_row(r: &sqlx::any::AnyRow) -> Result<Pending> {
 }
 
 pub async fn get(store: &Store, content_id: i64) -> Result<Option<Pending>> {
+    if let Some(direct) = store.direct() {
+        return direct.pending(SELECT, content_id);
+    }
     let row = store
         .read("reading a pending revision", |pool| async move {
             sqlx::query(SELECT)

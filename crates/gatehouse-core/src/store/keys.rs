@@ -101,6 +101,8 @@ pub async fn retire(tx: &mut Tx, id: &str, expires_at: i64, replaced_by: &str) -
 
 /// Records use, at most once a minute per key, to keep verification cheap.
 pub async fn touch(store: &Store, id: &str, at: i64) -> Result<()> {
+    // Through the write gate like every write (see `store::Tx`).
+    let _gate = store.write_gate().await;
     sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
         .bind(at)
         .bind(id)

@@ -26,6 +26,7 @@ pub mod connections;
 pub mod consents;
 pub mod content;
 pub mod content_pending;
+mod direct;
 pub mod keys;
 pub mod media;
 pub mod portable;
@@ -43,7 +44,37 @@ use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
 use crate::error::{Error, Result, codes};
 use crate::redact::redact_urls;
 
-pub type Tx = sqlx::Transaction<'static, sqlx::Any>;
+/// A transaction; one from [`Store::begin_write`] on a SQLite file also holds
+/// the process's write gate until it commits or is dropped, so the direct
+/// group commit (`direct`) never meets it at SQLite's busy handler.
+pub struct Tx {
+    inner: sqlx::Transaction<'static, sqlx::Any>,
+    _gate: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = AnyConnection;
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
+
+impl Tx {
+    /// Commits, then opens the gate.
+    pub async fn commit(self) -> std::result::Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+
+    pub async fn rollback(self) -> std::result::Result<(), sqlx::Error> {
+        self.inner.rollback().await
+    }
+}
 
 /// Which database a store talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +92,11 @@ pub struct Store {
     writer: AnyPool,
     /// The audit log's group commit (one committer per opened store).
     group: Arc<audit::GroupCommit>,
+    /// The hot path's statements in place on a SQLite file (`direct`).
+    direct: Option<Arc<direct::Direct>>,
+    /// One permit per database file in this process: whoever writes holds it
+    /// (sqlx write transactions and the direct group commit alike).
+    gate: Option<Arc<tokio::sync::Semaphore>>,
     backend: Backend,
     /// The database URL with any password replaced by `***`: the only form
     /// that may appear in errors and logs.
@@ -169,6 +205,14 @@ impl Store {
                 .after_connect(move |conn, _| Box::pin(prepare(conn, backend)))
                 .connect_lazy_with(options.clone())
         };
+        let direct = match backend {
+            Backend::Sqlite => url
+                .parse::<sqlx::sqlite::SqliteConnectOptions>()
+                .ok()
+                .and_then(|o| direct::Direct::for_file(o.get_filename())),
+            Backend::Postgres => None,
+        };
+        let gate = direct.as_ref().map(|d| direct::gate_for(d.path()));
         let (pool, writer) = match backend {
             Backend::Sqlite => (pool_of(4), pool_of(1)),
             Backend::Postgres => {
@@ -180,6 +224,8 @@ impl Store {
             pool,
             writer,
             group: Arc::default(),
+            direct,
+            gate,
             backend,
             shown,
         })
@@ -196,6 +242,20 @@ impl Store {
     /// The pool writes go through (see the module doc).
     pub fn writer(&self) -> &AnyPool {
         &self.writer
+    }
+
+    /// The hot path's direct SQLite connections, on a SQLite file.
+    pub(crate) fn direct(&self) -> Option<&direct::Direct> {
+        self.direct.as_deref()
+    }
+
+    /// How many audit group commits found the SQLite file locked by another
+    /// process and waited for it (always 0 on PostgreSQL). Writers of this
+    /// process never make each other wait: they share a write gate.
+    pub fn lock_waits(&self) -> u64 {
+        self.direct.as_ref().map_or(0, |d| {
+            d.lock_waits.load(std::sync::atomic::Ordering::Relaxed)
+        })
     }
 
     /// The database URL with its password redacted.
@@ -215,10 +275,14 @@ impl Store {
     /// [`Store::begin_write`], also returning the audit head (`seq`, `hash`)
     /// as the locking statement found it.
     pub(crate) async fn begin_write_returning_head(&self) -> Result<(Tx, (i64, String))> {
+        let gate = self.write_gate().await;
         let mut attempt = 1;
         loop {
             let started = async {
-                let mut tx = self.writer.begin().await?;
+                let mut tx = Tx {
+                    inner: self.writer.begin().await?,
+                    _gate: None,
+                };
                 let head = sqlx::query_as(
                     "UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash",
                 )
@@ -228,7 +292,10 @@ impl Store {
             }
             .await;
             match started {
-                Ok(started) => return Ok(started),
+                Ok((mut tx, head)) => {
+                    tx._gate = gate;
+                    return Ok((tx, head));
+                }
                 Err(e) if attempt < READ_ATTEMPTS && is_connection_lost(&e) => {
                     self.backoff("taking the write lock", attempt, &e).await;
                     attempt += 1;
@@ -236,6 +303,27 @@ impl Store {
                 Err(e) => return Err(self.error("taking the write lock", e)),
             }
         }
+    }
+
+    /// Waits for this process's write gate on a SQLite file (see [`Tx`]).
+    pub(crate) async fn write_gate(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        match &self.gate {
+            Some(gate) => Some(
+                gate.clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the gate is never closed"),
+            ),
+            None => None,
+        }
+    }
+
+    /// A read transaction on the read pool (one snapshot of every table).
+    pub(crate) async fn begin_read(&self) -> std::result::Result<Tx, sqlx::Error> {
+        Ok(Tx {
+            inner: self.pool.begin().await?,
+            _gate: None,
+        })
     }
 
     /// Runs a statement that changes nothing, retrying with backoff when the
@@ -289,6 +377,9 @@ impl Store {
 
     /// Closes the pool, so SQLite checkpoints its WAL before the process exits.
     pub async fn close(&self) {
+        if let Some(direct) = &self.direct {
+            direct.close();
+        }
         self.writer.close().await;
         self.pool.close().await;
     }

@@ -94,8 +94,7 @@ pub struct Tables {
 /// A read-only transaction that sees one consistent state of every table.
 pub async fn snapshot(store: &Store) -> Result<Tx> {
     let mut tx = store
-        .pool()
-        .begin()
+        .begin_read()
         .await
         .map_err(|e| store.error("starting an export", e))?;
     // SQLite: a read transaction in WAL mode already reads one snapshot.

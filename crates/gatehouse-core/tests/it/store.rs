@@ -312,3 +312,115 @@ async fn sqlite_file_path_with_url_characters_opens_that_exact_file() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("a b%41#c?d=é")]);
 }
+
+fn is_sqlite(db: &Db) -> bool {
+    db.site.store.backend() == Backend::Sqlite
+}
+
+/// Writers of one process share a write gate: group commits, write
+/// transactions and a second store on the same file never wait for each
+/// other at SQLite's lock (which would show as a lock wait), and the chain
+/// comes out whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writers_of_one_process_never_wait_at_the_sqlite_lock() {
+    let db = fresh("one_process_writers").await;
+    let settings = Settings {
+        dir: db.site.dir.clone(),
+        database_url: db.site.file.database_url.clone(),
+    };
+    let other = site::open(&settings).await.unwrap().store;
+    let stores: Vec<Store> = vec![db.site.store.clone(), other];
+    // A write transaction of one store is open while the other store's group
+    // commit runs: the commit waits at the gate, not at SQLite's lock.
+    let tx = stores[1].begin_write().await.unwrap();
+    let store = stores[0].clone();
+    let behind = tokio::spawn(async move {
+        let entry = Entry {
+            actor: "test",
+            action: "test.append",
+            subject: "behind a write transaction",
+            detail: serde_json::json!({}),
+        };
+        audit::record(&store, entry).await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !behind.is_finished(),
+        "committed inside another write transaction"
+    );
+    tx.commit().await.unwrap();
+    behind.await.unwrap().unwrap();
+    // Then a mixed load from both stores.
+    let mut tasks = Vec::new();
+    for i in 0..120 {
+        let store = stores[i % 2].clone();
+        tasks.push(tokio::spawn(async move {
+            if i % 2 == 0 {
+                let author = actor(&[Role::Author]);
+                let slug = format!("gate-{i}");
+                content::write_draft(&store, &author, &draft(&slug, "Gate", "body"))
+                    .await
+                    .map(|_| ())
+            } else {
+                audit::record(
+                    &store,
+                    Entry {
+                        actor: "test",
+                        action: "test.append",
+                        subject: &i.to_string(),
+                        detail: serde_json::json!({}),
+                    },
+                )
+                .await
+                .map(|_| ())
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    let report = audit::verify(&db.site.store).await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(stores[0].lock_waits() + stores[1].lock_waits(), 0);
+}
+
+/// A group commit that finds the file locked by another process waits for
+/// it off the runtime and commits once the lock is released; meanwhile the
+/// runtime keeps running other work.
+#[tokio::test]
+async fn a_group_commit_waits_for_another_process_lock_then_commits() {
+    use sqlx::{Connection, Executor};
+    let db = fresh("other_process_lock").await;
+    if !is_sqlite(&db) {
+        return;
+    }
+    let path = db.site.dir.join("gatehouse.db");
+    let mut holder = sqlx::SqliteConnection::connect(&gatehouse_core::store::sqlite_url(&path))
+        .await
+        .unwrap();
+    holder.execute("BEGIN IMMEDIATE").await.unwrap();
+    let store = db.site.store.clone();
+    let mut pending = tokio::spawn(async move {
+        audit::record(
+            &store,
+            Entry {
+                actor: "test",
+                action: "test.append",
+                subject: "behind a lock",
+                detail: serde_json::json!({}),
+            },
+        )
+        .await
+    });
+    // The runtime is free while the commit waits: this timer fires first.
+    tokio::select! {
+        _ = &mut pending => panic!("committed while another connection held the write lock"),
+        _ = tokio::time::sleep(std::time::Duration::from_millis(300)) => {}
+    }
+    assert_eq!(db.site.store.lock_waits(), 1);
+    holder.execute("COMMIT").await.unwrap();
+    let seq = pending.await.unwrap().unwrap();
+    let report = audit::verify(&db.site.store).await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.entries, seq);
+}

@@ -1,7 +1,8 @@
 //! `gatehouse mcp`: the MCP server over stdio.
 //!
-//! Map: stdin is framed by [`crate::mcp::wire::framer`] on its own thread
-//! (oversized lines skipped and answered), and each line is classified by
+//! Map: [`stdio`] reads stdin and writes stdout on the runtime's thread;
+//! stdin is framed by [`crate::mcp::wire::framer`] (oversized lines skipped
+//! and answered), and each line is classified by
 //! [`crate::mcp::wire::jsonrpc`], which also builds the replies; [`era`] decides
 //! per request whether it is served under the stateless 2026-07-28 revision or
 //! the legacy handshake; [`handler`] dispatches methods and keeps the little
@@ -27,6 +28,7 @@ pub mod handler;
 pub mod http_fetch;
 pub mod manifest;
 pub mod shutdown;
+mod stdio;
 pub mod tools;
 
 use std::collections::HashMap;
@@ -41,7 +43,7 @@ use tokio::task::{AbortHandle, JoinSet};
 
 use crate::access::actor::Actor;
 use crate::error::Result;
-use crate::mcp::wire::framer::{self, Frame};
+use crate::mcp::wire::framer::Frame;
 use crate::mcp::wire::jsonrpc::{self, Message, Rejection};
 use crate::site::Site;
 use handler::State;
@@ -86,13 +88,13 @@ impl Default for Limits {
 /// signal arrives or the parent dies.
 pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
     let limits = Limits::default();
-    let input = framer::spawn_reader(std::io::stdin(), limits.max_message_bytes);
+    let input = stdio::input(limits.max_message_bytes);
     tracing::info!(actor = %actor.label(), "MCP server ready on stdio");
     let reason = serve(
         site,
         actor,
         input,
-        tokio::io::stdout(),
+        stdio::output(),
         shutdown::signal_or_orphaned(),
         limits,
     )
@@ -346,11 +348,13 @@ async fn watch_actor(state: Arc<State>, every: Duration) {
     }
 }
 
-/// The one writer of stdout: a line per message, flushed when the queue is empty.
+/// The one writer of stdout: a line per message, flushed when the queue is
+/// empty (so answers that are ready together leave in one write).
 async fn write_lines<W: AsyncWrite + Unpin>(
-    mut output: W,
+    output: W,
     mut rx: mpsc::Receiver<Value>,
 ) -> std::io::Result<()> {
+    let mut output = tokio::io::BufWriter::with_capacity(64 * 1024, output);
     while let Some(message) = rx.recv().await {
         let mut line = serde_json::to_vec(&message).expect("JSON values serialise");
         line.push(b'\n');

@@ -1,0 +1,298 @@
+//! The per-call hot path on a SQLite file: the handful of statements every
+//! tool call makes (the access generation, the entry `content_read` serves,
+//! its pending revision, the audit group commit), run in place on rusqlite
+//! connections instead of as sqlx statements.
+//!
+//! Why: an sqlx SQLite statement is a round trip to the connection's worker
+//! thread and back; a `content_read` call made eight of them, and the thread
+//! hand-offs, not SQLite, were its ~1 ms (docs/decisions.md, "Server hot path").
+//! Here a read runs on the caller's thread in microseconds, and a group commit
+//! is one transaction on the caller's thread too.
+//!
+//! The rules of [`super`] still hold: one writer per process (whoever writes
+//! to a file holds its write gate, [`gate_for`], so the sqlx writer and the
+//! one here never meet SQLite's busy handler), and the chain
+//! is appended under the write lock in one transaction. Another process holding
+//! the lock is the one case that waits: the commit then moves to a blocking
+//! thread with the usual busy timeout, never stalling the async runtime.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+
+use super::audit::{NewEntry, entry_hash};
+use super::content::Entry;
+use super::content_pending::Pending;
+use crate::error::{Error, Result};
+
+/// How long a commit waits for another process's write lock (as the sqlx pools do).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+/// Reader connections kept for reuse; more may be open while calls overlap.
+const KEPT_READERS: usize = 4;
+/// Group commits between two checkpoints of the WAL into the database file.
+const CHECKPOINT_EVERY: u32 = 128;
+
+/// Direct connections to one SQLite database file.
+pub(crate) struct Direct {
+    path: PathBuf,
+    readers: Mutex<Vec<Connection>>,
+    writer: Mutex<Option<Connection>>,
+    /// Commits since the last WAL checkpoint, and whether one is running.
+    commits: std::sync::atomic::AtomicU32,
+    checkpointing: std::sync::atomic::AtomicBool,
+    /// Group commits that found the file locked by another process.
+    pub(crate) lock_waits: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Direct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Direct").field("path", &self.path).finish()
+    }
+}
+
+fn open(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(busy)?;
+    // Keep each cached statement's plan: without the query planner stability
+    // guarantee, rebinding a parameter the planner looked at (every slug)
+    // recompiles the statement on its next step, a third of a call's CPU.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    // The same settings as the sqlx pools' (`store::prepare`); WAL is a
+    // property of the file, set when it was migrated.
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    Ok(conn)
+}
+
+fn storage(context: &str, e: rusqlite::Error) -> Error {
+    Error::storage(context, e)
+}
+
+/// The write gate of the database file `path`: one per file in this process,
+/// shared by every store opened on it.
+pub(crate) fn gate_for(path: &Path) -> Arc<tokio::sync::Semaphore> {
+    static GATES: Mutex<Vec<(PathBuf, std::sync::Weak<tokio::sync::Semaphore>)>> =
+        Mutex::new(Vec::new());
+    let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mut gates = GATES.lock().expect("gates");
+    gates.retain(|(_, g)| g.strong_count() > 0);
+    if let Some(gate) = gates
+        .iter()
+        .find(|(p, _)| *p == key)
+        .and_then(|(_, g)| g.upgrade())
+    {
+        return gate;
+    }
+    let gate = Arc::new(tokio::sync::Semaphore::new(1));
+    gates.push((key, Arc::downgrade(&gate)));
+    gate
+}
+
+impl Direct {
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Direct access to the database file `path`, if it is one (an in-memory
+    /// database cannot be shared with a second connection).
+    pub(crate) fn for_file(path: &Path) -> Option<Arc<Direct>> {
+        path.is_file().then(|| {
+            Arc::new(Direct {
+                path: path.to_path_buf(),
+                readers: Mutex::new(Vec::new()),
+                writer: Mutex::new(None),
+                commits: Default::default(),
+                checkpointing: Default::default(),
+                lock_waits: Default::default(),
+            })
+        })
+    }
+
+    /// Runs `read` in place, on the writer's connection if it is free, else on
+    /// a reader's. In WAL mode a reader never waits for a writer.
+    fn read<T>(
+        &self,
+        context: &str,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        // The writer's connection when it is free: its page cache holds what
+        // it last wrote, so the read needs no pages from the disk or the WAL.
+        if let Ok(mut slot) = self.writer.try_lock() {
+            if slot.is_none() {
+                *slot = Some(open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?);
+            }
+            return read(slot.as_ref().expect("opened above")).map_err(|e| storage(context, e));
+        }
+        self.read_aside(context, read)
+    }
+
+    /// Runs `read` on a reader connection, never the writer's.
+    fn read_aside<T>(
+        &self,
+        context: &str,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let taken = self.readers.lock().expect("readers").pop();
+        let conn = match taken {
+            Some(conn) => conn,
+            None => open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?,
+        };
+        let out = read(&conn).map_err(|e| storage(context, e));
+        let mut kept = self.readers.lock().expect("readers");
+        if kept.len() < KEPT_READERS {
+            kept.push(conn);
+        }
+        out
+    }
+
+    /// Closes every connection (they reopen on next use), so that closing the
+    /// store lets SQLite checkpoint and remove its WAL.
+    pub(crate) fn close(&self) {
+        self.readers.lock().expect("readers").clear();
+        *self.writer.lock().expect("writer") = None;
+    }
+
+    pub(crate) fn generation(&self) -> Result<i64> {
+        self.read("reading the access generation", |c| {
+            c.prepare_cached("SELECT gen FROM access_generation WHERE id = 1")?
+                .query_row([], |r| r.get(0))
+        })
+    }
+
+    /// `store::content::by_slug`'s statement (passed in, so it exists once).
+    pub(crate) fn content_by_slug(&self, sql: &str, slug: &str) -> Result<Option<Entry>> {
+        self.read("reading content", |c| {
+            c.prepare_cached(sql)?
+                .query_row([slug], |r| {
+                    Ok(Entry {
+                        id: r.get(0)?,
+                        slug: r.get(1)?,
+                        title: r.get(2)?,
+                        body: r.get(3)?,
+                        status: r.get(4)?,
+                        author: r.get(5)?,
+                        created_at: r.get(6)?,
+                        updated_at: r.get(7)?,
+                        published_at: r.get(8)?,
+                    })
+                })
+                .optional()
+        })
+    }
+
+    /// `store::content_pending::get`'s statement.
+    pub(crate) fn pending(&self, sql: &str, content_id: i64) -> Result<Option<Pending>> {
+        self.read("reading a pending revision", |c| {
+            c.prepare_cached(sql)?
+                .query_row([content_id], |r| {
+                    Ok(Pending {
+                        title: r.get(0)?,
+                        body: r.get(1)?,
+                        author: r.get(2)?,
+                        created_at: r.get(3)?,
+                        updated_at: r.get(4)?,
+                    })
+                })
+                .optional()
+        })
+    }
+
+    /// Appends `entries` in one transaction and returns their seqs once it
+    /// committed. The caller holds the process's writer (see the module doc).
+    /// Returns `None` without writing when another process holds the write
+    /// lock and `wait` is false.
+    pub(crate) fn append(
+        &self,
+        entries: &[NewEntry],
+        ts: i64,
+        wait: bool,
+    ) -> Result<Option<Vec<i64>>> {
+        let context = "committing audit entries";
+        let mut slot = self.writer.lock().expect("writer");
+        if slot.is_none() {
+            *slot = Some(open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?);
+        }
+        let conn = slot.as_mut().expect("opened above");
+        // This connection never checkpoints the WAL inside a commit (an fsync
+        // or two in some caller's answer); `after_commit` does it aside.
+        conn.pragma_update(None, "wal_autocheckpoint", 0)
+            .map_err(|e| storage(context, e))?;
+        conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
+            .map_err(|e| storage(context, e))?;
+        let appended = append_in(conn, entries, ts);
+        // Reads share this connection: they get the usual timeout back.
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| storage(context, e))?;
+        match appended {
+            Ok(seqs) => Ok(Some(seqs)),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(storage(context, e)),
+        }
+    }
+}
+
+impl Direct {
+    /// Counts a commit; every [`CHECKPOINT_EVERY`] of them copies the WAL
+    /// into the database file on a blocking thread and a reader connection
+    /// (a passive checkpoint: it never blocks writers or readers).
+    pub(crate) fn after_commit(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.commits.fetch_add(1, Relaxed) + 1 < CHECKPOINT_EVERY
+            || self.checkpointing.swap(true, Relaxed)
+        {
+            return;
+        }
+        self.commits.store(0, Relaxed);
+        let direct = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let done = direct.read_aside("checkpointing the WAL", |c| {
+                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            });
+            if let Err(e) = done {
+                tracing::warn!(code = %e.code, message = %e.message, "WAL checkpoint failed");
+            }
+            direct.checkpointing.store(false, Relaxed);
+        });
+    }
+}
+
+/// [`Direct::append`]'s transaction: the head read under the write lock, the
+/// rows chained onto it, the head moved, committed. Dropped uncommitted on
+/// any error, so nothing of it stays.
+fn append_in(conn: &mut Connection, entries: &[NewEntry], ts: i64) -> rusqlite::Result<Vec<i64>> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let (mut seq, mut prev): (i64, String) = tx
+        .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let mut seqs = Vec::with_capacity(entries.len());
+    {
+        let mut insert = tx.prepare_cached(
+            "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )?;
+        for e in entries {
+            seq += 1;
+            let hash = entry_hash(seq, ts, &e.actor, &e.action, &e.subject, &e.detail, &prev);
+            insert.execute(rusqlite::params![
+                seq, ts, e.actor, e.action, e.subject, e.detail, prev, hash
+            ])?;
+            prev = hash;
+            seqs.push(seq);
+        }
+    }
+    tx.prepare_cached("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")?
+        .execute(rusqlite::params![seq, prev])?;
+    tx.commit()?;
+    Ok(seqs)
+}
