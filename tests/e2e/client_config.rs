@@ -9,7 +9,8 @@ use std::path::Path;
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 
-use super::{cli_binary, click, config_json, screenshot, text_of, wait_for};
+use super::smoke::config_json;
+use super::webdriver::{cli_binary, click, screenshot, text_of, wait_for};
 
 pub async fn install_and_doctor(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let file = home.join(".cursor/mcp.json");

@@ -1,17 +1,5 @@
-//! WebDriver end-to-end tests of the admin screens (Sites, Keys, Users,
-//! Audit) in the real desktop binary and a real WebKitGTK webview, checked
-//! against the real CLI and the site's database.
-//!
-//! Needs `tauri-driver`, `WebKitWebDriver` and a display, so it is
-//! `#[ignore]`d by default (one WebDriver session at a time on the machine):
-//!
-//! ```sh
-//! flock /tmp/e2e.lock xvfb-run -a cargo test --workspace --test e2e_admin -- --include-ignored
-//! ```
-//!
-//! Screenshots of each screen land in `target/e2e-screenshots/`.
-
-mod webdriver;
+//! The admin screens (Sites, Keys, Users, Audit), and what the window
+//! remembers across a restart.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -20,7 +8,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 use gatehouse_core::site::{Settings, Site};
-use webdriver::*;
+use super::webdriver::*;
 
 async fn open_core(dir: &Path) -> Result<Site> {
     Ok(gatehouse_core::site::open(&Settings {
@@ -346,12 +334,12 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn admin_screens_create_mint_users_audit() -> Result<()> {
     let tmp = tempfile::tempdir()?;
-    let config_home = tmp.path().join("config");
+    let home = tmp.path().join("home");
     let site_dir = tmp.path().join("made-here");
     let out_dir = tmp.path().join("exports");
     std::fs::create_dir_all(&out_dir)?;
 
-    let mut driver = Driver::start(tmp.path(), &config_home)?;
+    let mut driver = Driver::start(tmp.path(), &home)?;
     let client = driver.connect().await?;
     let outcome = async {
         create_scratch_site(&client, &site_dir).await?;
@@ -366,7 +354,7 @@ async fn admin_screens_create_mint_users_audit() -> Result<()> {
     ensure!(closed.is_ok(), "closing the WebDriver session: {closed:?}");
 
     // Restart with the same config folder.
-    let mut driver = Driver::start(tmp.path(), &config_home)?;
+    let mut driver = Driver::start(tmp.path(), &home)?;
     let client = driver.connect().await?;
     let outcome = async {
         wait_for(&client, "#screen[data-screen='audit']").await?;
@@ -382,7 +370,7 @@ async fn admin_screens_create_mint_users_audit() -> Result<()> {
     outcome?;
     ensure!(closed.is_ok(), "closing the WebDriver session: {closed:?}");
     let remembered = std::fs::read_to_string(
-        config_home
+        config_home(&home)
             .join("org.gatehouse.desktop")
             .join(gatehouse_core::site::remembered::FILE),
     )?;

@@ -1,18 +1,12 @@
-//! WebDriver end-to-end tests of the Connections and Actor preview screens
-//! (issue 12) in the real webview, against real fixture servers and the real
-//! `gatehouse` CLI. `#[ignore]`d like `e2e.rs`; run under Xvfb with
-//! `--include-ignored` (one WebDriver test at a time on a machine: port 4444).
-//!
-//! Screenshots land in `<target>/tmp/e2e-desk-*.png`.
-
-mod webdriver;
+//! The Connections and Actor preview screens against real fixture servers
+//! and the real `gatehouse` CLI.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
-use webdriver::{
+use super::webdriver::{
     Driver, click, open_site, python3, screenshot, text_of, type_into, wait_for, wait_for_text,
 };
 
@@ -273,8 +267,8 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         .close()
         .await;
     store_flood(&site).await?;
-    let config_home = tempfile::tempdir()?;
-    let mut driver = Driver::start(&site, config_home.path())?;
+    let home = tempfile::tempdir()?;
+    let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;
     let started = Instant::now();
     let outcome = async {

@@ -1,164 +1,19 @@
-//! WebDriver end-to-end tests of the real desktop binary in a real WebKitGTK
-//! webview.
-//!
-//! Needs `tauri-driver` (on PATH or in ~/.cargo/bin), `WebKitWebDriver` and a
-//! display, so the tests are `#[ignore]`d by default. Run them with:
-//!
-//! ```sh
-//! xvfb-run -a cargo test --test e2e -- --include-ignored
-//! ```
-//!
-//! Screenshots of each run land in `<target>/tmp/e2e-*.png`.
+//! The first run of the window: IPC errors, the site field, keys and the
+//! config panel, the Connections screen's tails (numbered lines, a flood),
+//! and the Client config screen's install and doctor.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
-use fantoccini::{Client, ClientBuilder, Locator};
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use anyhow::{Context, Result, ensure};
+use fantoccini::{Client, Locator};
 
-#[path = "e2e/client_config.rs"]
-mod client_config;
-
-const DRIVER_PORT: u16 = 4444;
-/// How long to wait for something the page should do soon. Not an assertion
-/// on speed: only a bound so a broken build fails instead of hanging.
-const PATIENCE: Duration = Duration::from_secs(30);
-
-/// A running `tauri-driver`, stopped with SIGTERM on drop: SIGKILL would leave
-/// its `WebKitWebDriver` child holding the native port for the next run.
-struct Driver(Child);
-
-impl Driver {
-    /// Starts the driver; the app it launches inherits its environment, so
-    /// `GATEHOUSE_SITE` is set to `default_site`, `GATEHOUSE_BIN` removed
-    /// (the app must find the CLI next to itself), and `HOME` is `home` with
-    /// the variables clients' paths honour removed (the app installs into
-    /// client files there, never into the real ones).
-    fn start(default_site: &Path, home: &Path) -> Result<Self> {
-        let exe = find_tauri_driver()?;
-        // What the app remembers (recent sites, last screen) starts empty
-        // and is never the developer's own.
-        let config_home = home.join(".config");
-        let _ = std::fs::remove_dir_all(&config_home);
-        let child = Command::new(&exe)
-            .args(["--port", &DRIVER_PORT.to_string()])
-            .env(gatehouse_core::site::ENV_SITE, default_site)
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", &config_home)
-            .env_remove("CODEX_HOME")
-            .env_remove("COPILOT_HOME")
-            .env_remove("CLINE_DIR")
-            .env_remove("CLINE_DATA_DIR")
-            .env_remove("CLINE_MCP_SETTINGS_PATH")
-            .env_remove("GATEHOUSE_BIN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {}", exe.display()))?;
-        Ok(Self(child))
-    }
-
-    /// Connects a WebDriver session that launches the app, retrying until the
-    /// driver listens.
-    async fn connect(&mut self) -> Result<Client> {
-        let mut caps = serde_json::Map::new();
-        caps.insert("browserName".into(), "wry".into());
-        caps.insert(
-            "tauri:options".into(),
-            serde_json::json!({ "application": env!("CARGO_BIN_EXE_gatehouse-desktop") }),
-        );
-        let url = format!("http://127.0.0.1:{DRIVER_PORT}");
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            match ClientBuilder::native()
-                .capabilities(caps.clone())
-                .connect(&url)
-                .await
-            {
-                Ok(client) => return Ok(client),
-                Err(err) => {
-                    if let Some(status) = self.0.try_wait()? {
-                        bail!("tauri-driver exited with {status} before accepting a session");
-                    }
-                    if Instant::now() > deadline {
-                        return Err(err).context("connecting to tauri-driver");
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let pid = Pid::from_raw(self.0.id() as i32);
-        if self.0.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn find_tauri_driver() -> Result<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .unwrap_or_default();
-    let in_cargo_home = std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo/bin"));
-    on_path
-        .into_iter()
-        .chain(in_cargo_home)
-        .map(|dir| dir.join("tauri-driver"))
-        .find(|candidate| candidate.is_file())
-        .context("tauri-driver not found on PATH or in ~/.cargo/bin; install it with `cargo install tauri-driver --locked --version ^2`")
-}
-
-/// Polls the text of `css` until `done` accepts it; returns that text.
-async fn wait_for_text(client: &Client, css: &str, done: impl Fn(&str) -> bool) -> Result<String> {
-    let deadline = Instant::now() + PATIENCE;
-    let mut last = String::new();
-    loop {
-        if let Ok(el) = client.find(Locator::Css(css)).await {
-            last = el.text().await.unwrap_or_default();
-            if done(&last) {
-                return Ok(last);
-            }
-        }
-        if Instant::now() > deadline {
-            bail!("{css} never showed the expected text; last text: {last:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// Types `path` into the site field, submits, and returns the code shown.
-async fn open_site(client: &Client, path: &str) -> Result<String> {
-    // Drop the previous result so the wait below sees the new one.
-    client
-        .execute(
-            "document.getElementById('site-result').replaceChildren()",
-            vec![],
-        )
-        .await?;
-    let input = client.find(Locator::Id("site-path")).await?;
-    input.clear().await?;
-    if !path.is_empty() {
-        input.send_keys(path).await?;
-    }
-    client
-        .find(Locator::Id("site-check"))
-        .await?
-        .click()
-        .await?;
-    let notice = client
-        .wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css("#site-result [data-code]"))
-        .await?;
-    Ok(notice.attr("data-code").await?.unwrap_or_default())
-}
+use super::client_config;
+use super::webdriver::{
+    Driver, PATIENCE, cli_binary, click, open_site, python3, screenshot, text_of, wait_for,
+    wait_for_text,
+};
 
 async fn smoke(client: &Client, real: &Path) -> Result<()> {
     assert_eq!(client.title().await?, "Gatehouse");
@@ -238,23 +93,6 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The absolute path of `python3` (a stored connection's program runs with a
-/// cleared environment, so it must not rely on `PATH`).
-fn python3() -> Result<PathBuf> {
-    // A version manager's shim cannot start inside the sandbox: prefer the system one.
-    let system = PathBuf::from("/usr/bin/python3");
-    if system.is_file() {
-        return Ok(system);
-    }
-    std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|dir| dir.join("python3"))
-        .find(|candidate| candidate.is_file())
-        .context("python3 not found on PATH (the MCP fixture server needs it)")
-}
-
 /// Stores connections the Connections screen then starts: `numbered` writes
 /// `NUMBERED` known lines to stderr before it becomes the fixture MCP server,
 /// `flood` writes 1 MiB of stderr at start.
@@ -321,37 +159,6 @@ fn thousands(n: usize) -> String {
         out.push(c);
     }
     out
-}
-
-async fn click(client: &Client, css: &str) -> Result<()> {
-    let element = client
-        .wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("{css} never appeared"))?;
-    // The window is small under Xvfb: bring the control into view first, as a
-    // person would scroll to it (WebKitWebDriver refuses an off-screen click).
-    client
-        .execute(
-            "arguments[0].scrollIntoView({block: 'center', inline: 'center'});",
-            vec![serde_json::to_value(&element)?],
-        )
-        .await?;
-    element
-        .click()
-        .await
-        .with_context(|| format!("clicking {css}"))?;
-    Ok(())
-}
-
-async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements::Element> {
-    client
-        .wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css(css))
-        .await
-        .with_context(|| format!("{css} never appeared"))
 }
 
 /// Every entry of the tail list, in one round trip (one per element would
@@ -517,35 +324,9 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Saves what the window shows, for a person to look at (not compared).
-async fn screenshot(client: &Client, name: &str) -> Result<()> {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    std::fs::write(&path, client.screenshot().await?)?;
-    eprintln!("screenshot: {}", path.display());
-    Ok(())
-}
-
-/// The `gatehouse` CLI the app must write into configs: built next to the
-/// desktop binary by `cargo test --workspace --no-run` (or `cargo build
-/// --workspace`). Its absence fails the test rather than skipping it.
-fn cli_binary() -> Result<PathBuf> {
-    let desktop = Path::new(env!("CARGO_BIN_EXE_gatehouse-desktop"));
-    let cli = desktop.with_file_name(format!("gatehouse{}", std::env::consts::EXE_SUFFIX));
-    ensure!(
-        cli.is_file(),
-        "{} is missing: build the workspace first (`cargo test --workspace --no-run`)",
-        cli.display()
-    );
-    Ok(cli.canonicalize()?)
-}
-
-async fn text_of(client: &Client, css: &str) -> Result<String> {
-    Ok(client.find(Locator::Css(css)).await?.text().await?)
-}
-
 /// Waits for the config panel to show `client`'s output for `secret_ref` and
 /// parses its main snippet as JSON.
-async fn config_json(client: &Client, id: &str, secret_ref: bool) -> Result<serde_json::Value> {
+pub(super) async fn config_json(client: &Client, id: &str, secret_ref: bool) -> Result<serde_json::Value> {
     let ready = format!(
         "#config-output[data-state='ready'][data-client='{id}'][data-secret-ref='{secret_ref}']"
     );

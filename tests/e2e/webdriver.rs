@@ -1,15 +1,15 @@
-//! The WebDriver harness of the desktop E2E tests that drive the admin
-//! screens (`e2e_admin.rs`): `tauri-driver` started and stopped cleanly, a
-//! session that launches the real app, and small waits on the page.
+//! The WebDriver harness of every scenario: `tauri-driver` started and
+//! stopped cleanly (one session at a time: its port is fixed), a session that
+//! launches the real app, and small waits on the page.
 //!
-//! The app runs with `XDG_CONFIG_HOME` pointed at a folder the test owns, so
-//! what it remembers (recent sites, last screen, window state) starts empty
-//! and is never the developer's own. Screenshots go to
-//! `target/e2e-screenshots/`.
-#![allow(dead_code)]
+//! The app runs with `HOME` and `XDG_CONFIG_HOME` pointed at folders the test
+//! owns, so what it remembers (recent sites, last screen, window state) and
+//! the client files it installs into are never the developer's own.
+//! Screenshots go to `target/e2e-screenshots/`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -24,24 +24,38 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A running `tauri-driver`, stopped with SIGTERM on drop: SIGKILL would leave
 /// its `WebKitWebDriver` child holding the native port for the next run.
-pub struct Driver(Child);
+/// It holds the one turn at the port until then.
+pub struct Driver(Child, #[allow(dead_code)] MutexGuard<'static, ()>);
+
+/// Scenarios run one after another: the driver's port is fixed.
+static TURN: Mutex<()> = Mutex::new(());
 
 impl Driver {
     /// Starts the driver; the app it launches inherits its environment:
-    /// `GATEHOUSE_SITE` is `default_site`, `XDG_CONFIG_HOME` is `config_home`
-    /// and `GATEHOUSE_BIN` is removed (the app must find the CLI next to itself).
-    pub fn start(default_site: &Path, config_home: &Path) -> Result<Self> {
+    /// `GATEHOUSE_SITE` is `default_site`, `HOME` is `home` and
+    /// `XDG_CONFIG_HOME` its `.config` (with the variables clients' paths
+    /// honour removed), and `GATEHOUSE_BIN` is removed (the app must find
+    /// the CLI next to itself).
+    pub fn start(default_site: &Path, home: &Path) -> Result<Self> {
+        // A scenario that failed still hands the turn on.
+        let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
         let exe = find_tauri_driver()?;
         let child = Command::new(&exe)
             .args(["--port", &DRIVER_PORT.to_string()])
             .env(gatehouse_core::site::ENV_SITE, default_site)
-            .env("XDG_CONFIG_HOME", config_home)
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", config_home(home))
+            .env_remove("CODEX_HOME")
+            .env_remove("COPILOT_HOME")
+            .env_remove("CLINE_DIR")
+            .env_remove("CLINE_DATA_DIR")
+            .env_remove("CLINE_MCP_SETTINGS_PATH")
             .env_remove("GATEHOUSE_BIN")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
             .with_context(|| format!("starting {}", exe.display()))?;
-        Ok(Self(child))
+        Ok(Self(child, turn))
     }
 
     /// Connects a WebDriver session that launches the app, retrying until the
@@ -85,6 +99,11 @@ impl Drop for Driver {
     }
 }
 
+/// Where the app keeps what it remembers, under the test's `home`.
+pub fn config_home(home: &Path) -> PathBuf {
+    home.join(".config")
+}
+
 fn find_tauri_driver() -> Result<PathBuf> {
     let on_path = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
@@ -108,10 +127,20 @@ pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements
         .with_context(|| format!("{css} never appeared"))
 }
 
+/// Clicks `css` once it is there, scrolled into view first as a person would
+/// (the window is small under Xvfb and WebKitWebDriver refuses an off-screen
+/// click); retried while the page is still settling.
 pub async fn click(client: &Client, css: &str) -> Result<()> {
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let err = match wait_for(client, css).await?.click().await {
+        let element = wait_for(client, css).await?;
+        client
+            .execute(
+                "arguments[0].scrollIntoView({block: 'center', inline: 'center'});",
+                vec![serde_json::to_value(&element)?],
+            )
+            .await?;
+        let err = match element.click().await {
             Ok(()) => return Ok(()),
             Err(e) => e,
         };
@@ -126,7 +155,9 @@ pub async fn click(client: &Client, css: &str) -> Result<()> {
 pub async fn type_into(client: &Client, css: &str, text: &str) -> Result<()> {
     let input = wait_for(client, css).await?;
     input.clear().await?;
-    input.send_keys(text).await?;
+    if !text.is_empty() {
+        input.send_keys(text).await?;
+    }
     Ok(())
 }
 
