@@ -5,10 +5,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use super::webdriver::*;
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 use gatehouse_core::site::{Settings, Site};
-use super::webdriver::*;
 
 async fn open_core(dir: &Path) -> Result<Site> {
     Ok(gatehouse_core::site::open(&Settings {

@@ -4,11 +4,11 @@
 use std::path::Path;
 use std::time::Instant;
 
-use anyhow::{Context, Result, ensure};
-use fantoccini::{Client, Locator};
 use super::webdriver::{
     Driver, click, open_site, python3, screenshot, text_of, type_into, wait_for, wait_for_text,
 };
+use anyhow::{Context, Result, ensure};
+use fantoccini::{Client, Locator};
 
 fn fixture() -> Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");

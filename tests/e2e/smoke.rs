@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -326,7 +326,11 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
 
 /// Waits for the config panel to show `client`'s output for `secret_ref` and
 /// parses its main snippet as JSON.
-pub(super) async fn config_json(client: &Client, id: &str, secret_ref: bool) -> Result<serde_json::Value> {
+pub(super) async fn config_json(
+    client: &Client,
+    id: &str,
+    secret_ref: bool,
+) -> Result<serde_json::Value> {
     let ready = format!(
         "#config-output[data-state='ready'][data-client='{id}'][data-secret-ref='{secret_ref}']"
     );

@@ -134,14 +134,18 @@ pub async fn click(client: &Client, css: &str) -> Result<()> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let element = wait_for(client, css).await?;
-        client
+        let scrolled = client
             .execute(
                 "arguments[0].scrollIntoView({block: 'center', inline: 'center'});",
                 vec![serde_json::to_value(&element)?],
             )
-            .await?;
-        let err = match element.click().await {
-            Ok(()) => return Ok(()),
+            .await;
+        // The element may have been re-rendered in between: find it again.
+        let err = match scrolled {
+            Ok(_) => match element.click().await {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            },
             Err(e) => e,
         };
         if Instant::now() > deadline {
@@ -153,12 +157,22 @@ pub async fn click(client: &Client, css: &str) -> Result<()> {
 
 /// Clears the input `css` and types `text` into it.
 pub async fn type_into(client: &Client, css: &str, text: &str) -> Result<()> {
-    let input = wait_for(client, css).await?;
-    input.clear().await?;
-    if !text.is_empty() {
-        input.send_keys(text).await?;
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let input = wait_for(client, css).await?;
+        let mut typed = input.clear().await;
+        if typed.is_ok() && !text.is_empty() {
+            typed = input.send_keys(text).await;
+        }
+        // A screen re-rendered in between replaced the field: find it again.
+        match typed {
+            Ok(()) => return Ok(()),
+            Err(e) if Instant::now() > deadline => {
+                return Err(e).with_context(|| format!("typing into {css}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
     }
-    Ok(())
 }
 
 pub async fn text_of(client: &Client, css: &str) -> Result<String> {
