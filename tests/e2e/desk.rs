@@ -10,7 +10,7 @@ use super::webdriver::{
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 
-fn fixture() -> Result<String> {
+pub(super) fn fixture() -> Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
     Ok(path
         .to_str()
@@ -44,7 +44,11 @@ async fn store_flood(site: &Path) -> Result<()> {
 
 /// Clicks Connect on `name`'s row, checks the consent dialog shows the exact
 /// argv, accepts, and waits until the row says connected.
-async fn connect_with_consent(client: &Client, name: &str, argv_has: &str) -> Result<()> {
+pub(super) async fn connect_with_consent(
+    client: &Client,
+    name: &str,
+    argv_has: &str,
+) -> Result<()> {
     click(
         client,
         &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']"),

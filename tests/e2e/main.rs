@@ -14,5 +14,6 @@
 mod admin;
 mod client_config;
 mod desk;
+mod load;
 mod smoke;
 mod webdriver;

@@ -65,7 +65,7 @@ impl Driver {
         caps.insert("browserName".into(), "wry".into());
         caps.insert(
             "tauri:options".into(),
-            serde_json::json!({ "application": env!("CARGO_BIN_EXE_gatehouse-desktop") }),
+            serde_json::json!({ "application": app() }),
         );
         let url = format!("http://127.0.0.1:{DRIVER_PORT}");
         let deadline = Instant::now() + PATIENCE;
@@ -97,6 +97,14 @@ impl Drop for Driver {
             let _ = self.0.wait();
         }
     }
+}
+
+/// The app under test: `GATEHOUSE_E2E_APP` (the release build, for
+/// `scripts/bench-desk.sh`), else the debug build of this package.
+pub fn app() -> PathBuf {
+    std::env::var_os("GATEHOUSE_E2E_APP")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gatehouse-desktop")))
 }
 
 /// Where the app keeps what it remembers, under the test's `home`.
@@ -242,7 +250,7 @@ pub async fn screenshot(client: &Client, name: &str) -> Result<()> {
 /// The `gatehouse` CLI built next to the desktop binary by `cargo test
 /// --workspace --no-run`. Its absence fails the test rather than skipping it.
 pub fn cli_binary() -> Result<PathBuf> {
-    let desktop = Path::new(env!("CARGO_BIN_EXE_gatehouse-desktop"));
+    let desktop = app();
     let cli = desktop.with_file_name(format!("gatehouse{}", std::env::consts::EXE_SUFFIX));
     ensure!(
         cli.is_file(),
