@@ -10,7 +10,7 @@ use super::webdriver::{
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 
-pub(super) fn fixture() -> Result<String> {
+fn fixture() -> Result<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_server.py");
     Ok(path
         .to_str()
@@ -18,8 +18,9 @@ pub(super) fn fixture() -> Result<String> {
         .to_string())
 }
 
-/// Stores the `flood` connection (1 MiB of stderr at start) the way the CLI would.
-async fn store_flood(site: &Path) -> Result<()> {
+/// Stores connections named `names`, each writing `mib` MiB of stderr at
+/// start, the way the CLI would.
+pub(super) async fn store_floods(site: &Path, names: &[String], mib: u64) -> Result<()> {
     use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
     let python = python3()?;
@@ -28,16 +29,18 @@ async fn store_flood(site: &Path) -> Result<()> {
         database_url: None,
     })
     .await?;
-    let conn = SavedConnection {
-        name: "flood".into(),
-        spec: ChildSpec::new(python.to_string_lossy())
-            .arg(fixture()?)
-            .arg("--flood-mb")
-            .arg("1"),
-        limits: SavedLimits::default(),
-        created_at: gatehouse_core::store::now_ms(),
-    };
-    saved::add(&opened.store, "e2e", &conn).await?;
+    for name in names {
+        let conn = SavedConnection {
+            name: name.clone(),
+            spec: ChildSpec::new(python.to_string_lossy())
+                .arg(fixture()?)
+                .arg("--flood-mb")
+                .arg(mib.to_string()),
+            limits: SavedLimits::default(),
+            created_at: gatehouse_core::store::now_ms(),
+        };
+        saved::add(&opened.store, "e2e", &conn).await?;
+    }
     opened.store.close().await;
     Ok(())
 }
@@ -270,7 +273,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         .store
         .close()
         .await;
-    store_flood(&site).await?;
+    store_floods(&site, &["flood".to_string()], 1).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;

@@ -14,36 +14,17 @@ use anyhow::{Context, Result, ensure};
 use fantoccini::Client;
 use serde_json::{Value, json};
 
-use super::desk::{connect_with_consent, fixture};
-use super::webdriver::{Driver, click, open_site, python3, wait_for};
+use super::desk::{connect_with_consent, store_floods};
+use super::webdriver::{Driver, click, open_site, wait_for};
 
 const CONNECTIONS: usize = 10;
-/// MiB of stderr each connection writes at start.
-const FLOOD_MB: u64 = 20;
-
-async fn store_floods(site: &Path) -> Result<()> {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
-    use gatehouse_core::sandbox::ChildSpec;
-    let python = python3()?;
-    let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
-        dir: site.to_path_buf(),
-        database_url: None,
-    })
-    .await?;
-    for i in 0..CONNECTIONS {
-        let conn = SavedConnection {
-            name: format!("flood{i}"),
-            spec: ChildSpec::new(python.to_string_lossy())
-                .arg(fixture()?)
-                .arg("--flood-mb")
-                .arg(FLOOD_MB.to_string()),
-            limits: SavedLimits::default(),
-            created_at: gatehouse_core::store::now_ms(),
-        };
-        saved::add(&opened.store, "bench", &conn).await?;
-    }
-    opened.store.close().await;
-    Ok(())
+/// MiB of stderr each connection writes at start: 20, or
+/// `GATEHOUSE_BENCH_FLOOD_MB` (0 gives the baseline: the same clicks, no flood).
+fn flood_mb() -> u64 {
+    std::env::var("GATEHOUSE_BENCH_FLOOD_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20)
 }
 
 /// The resident set of the app and of all its descendants (WebKit's web and
@@ -126,7 +107,8 @@ async fn ten_flooding_connections_keep_the_window_responsive() -> Result<()> {
         .store
         .close()
         .await;
-    store_floods(&site).await?;
+    let names: Vec<String> = (0..CONNECTIONS).map(|i| format!("flood{i}")).collect();
+    store_floods(&site, &names, flood_mb()).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let launched = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64() * 1000.0;
@@ -180,7 +162,7 @@ async fn scenario(client: &Client, site: &Path, launched_ms: f64) -> Result<Valu
         type_key(client).await;
     }
     // Type into the filter while the floods are drained and shown.
-    let total = FLOOD_MB * 1024 * 1024;
+    let total = flood_mb() * 1024 * 1024;
     let done = format!(".tail-counters[data-bytes-seen='{total}']");
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -219,7 +201,7 @@ async fn scenario(client: &Client, site: &Path, launched_ms: f64) -> Result<Valu
     let round = |v: f64| (v * 10.0).round() / 10.0;
     Ok(json!({
         "connections": CONNECTIONS,
-        "flood_mib_each": FLOOD_MB,
+        "flood_mib_each": flood_mb(),
         "first_paint_ms": round(first_paint_ms),
         "idle_rss_mib": {"app": idle_app / 1024, "with_webkit": idle_total / 1024},
         "flood_seconds": round(flood_s),

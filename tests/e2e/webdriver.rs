@@ -183,8 +183,23 @@ pub async fn type_into(client: &Client, css: &str, text: &str) -> Result<()> {
     }
 }
 
+/// The text of `css` once it is there (found again if the page re-rendered it
+/// between the lookup and the read).
 pub async fn text_of(client: &Client, css: &str) -> Result<String> {
-    Ok(client.find(Locator::Css(css)).await?.text().await?)
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let read = match client.find(Locator::Css(css)).await {
+            Ok(el) => el.text().await,
+            Err(e) => Err(e),
+        };
+        match read {
+            Ok(text) => return Ok(text),
+            Err(e) if Instant::now() > deadline => {
+                return Err(e).with_context(|| format!("reading {css}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
 }
 
 /// Polls the text of `css` until `done` accepts it; returns that text.

@@ -91,8 +91,16 @@ fn lines(text: &str) -> Vec<String> {
     text.split('\n').map(str::to_owned).collect()
 }
 
+/// At most this many messages' worth of events per stream per second reach
+/// the page, whatever the child writes (docs/bench.md, "The desktop app").
+const FRAME: std::time::Duration = std::time::Duration::from_millis(100);
+/// At most this many lines per batch: the page keeps 2,000 per tail, and a
+/// flood is read from its newest lines; the others arrive as a gap notice.
+const LINES_PER_FRAME: usize = 500;
+
 /// Forwards `subscription` to `channel` until the stream ends, the page goes
-/// away or `stop` resolves; returns whether the end was delivered.
+/// away or `stop` resolves; returns whether the end was delivered. A batch
+/// per [`FRAME`] at most: ten flooding servers must not flood the page.
 pub async fn forward_tail(
     tail: &StderrTail,
     mut subscription: Subscription,
@@ -100,34 +108,50 @@ pub async fn forward_tail(
     stop: impl Future<Output = ()>,
 ) -> bool {
     tokio::pin!(stop);
+    let mut next = tokio::time::Instant::now();
     loop {
-        let event = tokio::select! {
+        // Wait for something, then for the frame (what comes meanwhile joins
+        // the batch; the subscription's own bound turns excess into a gap).
+        let first = tokio::select! {
             event = subscription.recv() => event,
             () = &mut stop => return false,
         };
-        let Some(event) = event else {
+        let Some(first) = first else {
             return true;
         };
-        let counters = Counters::of(tail);
-        let (message, last) = match event {
-            TailEvent::Lines(lines) => (TailMessage::Lines { lines, counters }, false),
-            TailEvent::Missed { lines, bytes } => (
-                TailMessage::Missed {
-                    lines,
-                    bytes,
-                    counters,
-                },
-                false,
-            ),
-            TailEvent::End => (TailMessage::End { counters }, true),
-        };
-        if channel.send(message).is_err() {
-            // The page went away (reload or window closed): nobody to tell.
-            return false;
+        if first != TailEvent::End {
+            tokio::select! {
+                () = tokio::time::sleep_until(next) => {}
+                () = &mut stop => return false,
+            }
         }
-        if last {
-            return true;
+        let mut batch = vec![first];
+        while let Some(event) = subscription.try_recv() {
+            batch.push(event);
         }
+        for event in gatehouse_core::sandbox::stderr::coalesce(batch, LINES_PER_FRAME) {
+            let counters = Counters::of(tail);
+            let (message, last) = match event {
+                TailEvent::Lines(lines) => (TailMessage::Lines { lines, counters }, false),
+                TailEvent::Missed { lines, bytes } => (
+                    TailMessage::Missed {
+                        lines,
+                        bytes,
+                        counters,
+                    },
+                    false,
+                ),
+                TailEvent::End => (TailMessage::End { counters }, true),
+            };
+            if channel.send(message).is_err() {
+                // The page went away (reload or window closed): nobody to tell.
+                return false;
+            }
+            if last {
+                return true;
+            }
+        }
+        next = tokio::time::Instant::now() + FRAME;
     }
 }
 

@@ -53,5 +53,5 @@ mod tests;
 
 pub use budget::{DEFAULT_PROCESS_BUDGET, StderrBudget};
 pub use render::{MIN_PARTIAL_SECRET, marker};
-pub use subscription::{Subscription, TailEvent};
+pub use subscription::{Subscription, TailEvent, coalesce};
 pub use tail::{StderrTail, TailLimits, TailSnapshot, drain};

@@ -128,3 +128,134 @@ impl Subscription {
         None
     }
 }
+
+/// Merges runs of `events` and keeps at most `max_lines` lines, the newest:
+/// a viewer that takes what is queued a batch per frame gets a bounded number
+/// of events and lines whatever the child writes. Lines beyond `max_lines`
+/// are the oldest, reported as missed (merged with a gap next to them), so
+/// the order of lines and gaps stays true.
+pub fn coalesce(events: Vec<TailEvent>, max_lines: usize) -> Vec<TailEvent> {
+    let mut out: Vec<TailEvent> = Vec::new();
+    for ev in events {
+        match (out.last_mut(), ev) {
+            (Some(TailEvent::Lines(kept)), TailEvent::Lines(more)) => kept.extend(more),
+            (
+                Some(TailEvent::Missed { lines, bytes }),
+                TailEvent::Missed {
+                    lines: l,
+                    bytes: b,
+                },
+            ) => {
+                *lines += l;
+                *bytes += b;
+            }
+            (_, ev) => out.push(ev),
+        }
+    }
+    let mut total: usize = out
+        .iter()
+        .map(|e| match e {
+            TailEvent::Lines(l) => l.len(),
+            _ => 0,
+        })
+        .sum();
+    // Drop the oldest lines first, run by run, until `max_lines` remain.
+    let mut bounded: Vec<TailEvent> = Vec::with_capacity(out.len());
+    for ev in out {
+        let ev = match ev {
+            TailEvent::Lines(mut lines) if total > max_lines => {
+                let drop = (total - max_lines).min(lines.len());
+                total -= drop;
+                let bytes = lines[..drop].iter().map(|l| l.len() as u64 + 1).sum();
+                lines.drain(..drop);
+                match bounded.last_mut() {
+                    Some(TailEvent::Missed { lines: l, bytes: b }) => {
+                        *l += drop as u64;
+                        *b += bytes;
+                    }
+                    _ => bounded.push(TailEvent::Missed {
+                        lines: drop as u64,
+                        bytes,
+                    }),
+                }
+                if lines.is_empty() {
+                    continue;
+                }
+                TailEvent::Lines(lines)
+            }
+            TailEvent::Missed { lines, bytes } => {
+                if let Some(TailEvent::Missed { lines: l, bytes: b }) = bounded.last_mut() {
+                    *l += lines;
+                    *b += bytes;
+                    continue;
+                }
+                TailEvent::Missed { lines, bytes }
+            }
+            ev => ev,
+        };
+        bounded.push(ev);
+    }
+    bounded
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::{TailEvent, coalesce};
+
+    fn lines(n: usize, tag: &str) -> TailEvent {
+        TailEvent::Lines((0..n).map(|i| format!("{tag}{i}")).collect())
+    }
+
+    #[test]
+    fn runs_of_lines_and_gaps_merge_in_order() {
+        let got = coalesce(
+            vec![
+                lines(2, "a"),
+                lines(1, "b"),
+                TailEvent::Missed { lines: 3, bytes: 9 },
+                TailEvent::Missed { lines: 1, bytes: 2 },
+                lines(1, "c"),
+                TailEvent::End,
+            ],
+            100,
+        );
+        assert_eq!(
+            got,
+            vec![
+                TailEvent::Lines(vec!["a0".into(), "a1".into(), "b0".into()]),
+                TailEvent::Missed { lines: 4, bytes: 11 },
+                TailEvent::Lines(vec!["c0".into()]),
+                TailEvent::End,
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_over_the_bound_are_the_oldest_and_count_as_missed() {
+        // 5 + gap + 4 lines, bound 3: the first run goes entirely, one of the
+        // second run goes; all of it joins the gap between them.
+        let got = coalesce(
+            vec![
+                lines(5, "a"),
+                TailEvent::Missed { lines: 2, bytes: 4 },
+                lines(4, "b"),
+            ],
+            3,
+        );
+        assert_eq!(
+            got,
+            vec![
+                TailEvent::Missed {
+                    lines: 5 + 2 + 1,
+                    bytes: 15 + 4 + 3,
+                },
+                TailEvent::Lines(vec!["b1".into(), "b2".into(), "b3".into()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn nothing_queued_is_an_empty_batch() {
+        assert!(coalesce(Vec::new(), 10).is_empty());
+    }
+}
