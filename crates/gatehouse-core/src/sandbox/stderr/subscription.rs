@@ -141,10 +141,7 @@ pub fn coalesce(events: Vec<TailEvent>, max_lines: usize) -> Vec<TailEvent> {
             (Some(TailEvent::Lines(kept)), TailEvent::Lines(more)) => kept.extend(more),
             (
                 Some(TailEvent::Missed { lines, bytes }),
-                TailEvent::Missed {
-                    lines: l,
-                    bytes: b,
-                },
+                TailEvent::Missed { lines: l, bytes: b },
             ) => {
                 *lines += l;
                 *bytes += b;
@@ -223,7 +220,10 @@ mod batch_tests {
             got,
             vec![
                 TailEvent::Lines(vec!["a0".into(), "a1".into(), "b0".into()]),
-                TailEvent::Missed { lines: 4, bytes: 11 },
+                TailEvent::Missed {
+                    lines: 4,
+                    bytes: 11
+                },
                 TailEvent::Lines(vec!["c0".into()]),
                 TailEvent::End,
             ]
