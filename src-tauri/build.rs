@@ -48,6 +48,7 @@ fn main() {
         "remove_connection",
         "consent_request",
         "grant_consent",
+        "approve_tools",
         "list_tools",
         "call_tool",
         "cancel_call",

@@ -71,6 +71,7 @@ pub fn run() -> tauri::Result<()> {
             commands::connection_edit::remove_connection,
             commands::connection_edit::consent_request,
             commands::connection_edit::grant_consent,
+            commands::connection_edit::approve_tools,
             commands::connection_calls::list_tools,
             commands::connection_calls::call_tool,
             commands::connection_calls::cancel_call,

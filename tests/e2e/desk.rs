@@ -52,6 +52,18 @@ pub(super) async fn connect_with_consent(
     name: &str,
     argv_has: &str,
 ) -> Result<()> {
+    accept_consent(client, name, argv_has).await?;
+    wait_for(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']"),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Clicks Connect on `name`'s row and accepts the consent dialog once it
+/// shows the exact argv, whatever follows.
+async fn accept_consent(client: &Client, name: &str, argv_has: &str) -> Result<()> {
     click(
         client,
         &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']"),
@@ -69,11 +81,6 @@ pub(super) async fn connect_with_consent(
     );
     screenshot(client, &format!("e2e-desk-consent-{name}.png")).await?;
     click(client, "#consent-accept").await?;
-    wait_for(
-        client,
-        &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']"),
-    )
-    .await?;
     Ok(())
 }
 
@@ -205,6 +212,47 @@ async fn connections(client: &Client) -> Result<()> {
             .is_err(),
         "declined consent started the server"
     );
+
+    // A changed command line: after consent, its tools need approving again
+    // (the pin was made from the old definition), in the window.
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
+    )
+    .await?;
+    // The same interpreter by its resolved path: another command line.
+    let resolved = std::fs::canonicalize(python)?;
+    let resolved = resolved.to_str().context("python3 path is not UTF-8")?;
+    ensure!(
+        resolved != python,
+        "{python} is no symlink; pick another change"
+    );
+    type_into(client, "#conn-form-command", resolved).await?;
+    click(client, "#conn-form-save").await?;
+    accept_consent(client, "echo", resolved).await?;
+    wait_for(client, "#tools-dialog[data-connection='echo'][open]").await?;
+    let why = text_of(client, "#tools-message").await?;
+    ensure!(
+        why.contains("echo"),
+        "the refusal names the connection: {why}"
+    );
+    screenshot(client, "e2e-desk-tools-changed.png").await?;
+    click(client, "#tools-approve").await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='connected']",
+    )
+    .await?;
+    click(
+        client,
+        "#conn-rows tr[data-connection='echo'] button[data-action='close']",
+    )
+    .await?;
+    wait_for(
+        client,
+        "#conn-rows tr[data-connection='echo'][data-state='closed']",
+    )
+    .await?;
 
     // A flood: its tail shows Gatehouse's gap markers, in its own tab.
     connect_with_consent(client, "flood", "--flood-mb").await?;

@@ -297,6 +297,11 @@ export function consentRequest(name: string): Promise<ConsentRequest> {
   return call<ConsentRequest>("consent_request", { name });
 }
 
+/** Approves the tool change `name` was refused for (`CONNECTION_TOOLS_CHANGED`). */
+export function approveTools(name: string): Promise<null> {
+  return call<null>("approve_tools", { name });
+}
+
 export function grantConsent(name: string, definitionSha256: string): Promise<null> {
   return call<null>("grant_consent", { name, definition_sha256: definitionSha256 });
 }

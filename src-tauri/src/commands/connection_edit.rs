@@ -90,6 +90,15 @@ pub async fn consent_request(
     Ok(consent::request(&site, &conn).await?)
 }
 
+/// Approves the tool change connection `name` was refused for (the list shown
+/// in the refusal, audited as `connection.tools_approved` by the desktop).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn approve_tools(name: String, state: State<'_, AppState>) -> IpcResult<()> {
+    let site = state.site()?;
+    gatehouse_core::mcp::client::saved::approve(&site.store, DESKTOP_ACTOR, &name).await?;
+    Ok(())
+}
+
 /// Records consent to spawn connection `name` as shown (`definition_sha256`
 /// from the dialog; `CONSENT_STALE` if it changed since).
 #[tauri::command(rename_all = "snake_case")]

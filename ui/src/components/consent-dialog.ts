@@ -70,3 +70,29 @@ export function askConsent(req: ConsentRequest): Promise<boolean> {
     cancel.focus();
   });
 }
+
+/**
+ * Asks before a connection whose tools changed since they were approved is
+ * started: what the refusal says changed. Resolves true when the admin approves.
+ */
+export function askToolApproval(name: string, message: string, hint: string | null): Promise<boolean> {
+  const approve = h("button", { id: "tools-approve", class: "button button-primary", value: "approve" }, "Approve the new tools");
+  const cancel = h("button", { id: "tools-cancel", class: "button", value: "cancel" }, "Cancel");
+  const dialog = h(
+    "dialog",
+    { id: "tools-dialog", class: "dialog", "aria-labelledby": "tools-title", "data-connection": name },
+    h("h2", { id: "tools-title" }, `${name}'s tools changed`),
+    h("p", { id: "tools-message", class: "pre-wrap" }, message),
+    hint ? h("p", { class: "muted" }, hint) : h("span", {}),
+    h("form", { method: "dialog", class: "row" }, approve, cancel),
+  );
+  document.body.append(dialog);
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => {
+      resolve(dialog.returnValue === "approve");
+      dialog.remove();
+    });
+    dialog.showModal();
+    cancel.focus();
+  });
+}

@@ -1,5 +1,4 @@
-import "../styles/connections.css";
-import { askConsent } from "../components/consent-dialog";
+import { askConsent, askToolApproval } from "../components/consent-dialog";
 import { connectionDetail } from "../components/connection-detail";
 import { connectionForm } from "../components/connection-form";
 import "../styles/connections.css";
@@ -17,8 +16,10 @@ import {
   grantConsent,
   listConnections,
   openConnection,
+  approveTools,
   removeConnection,
   toGatehouseError,
+  type GatehouseError,
 } from "../ipc";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -55,13 +56,28 @@ async function connect(name: string): Promise<boolean> {
     return true;
   } catch (raw) {
     const err = toGatehouseError(raw);
+    if (err.code === "CONNECTION_TOOLS_CHANGED") return approveAndConnect(name, err);
     if (err.code !== "CONSENT_REQUIRED") throw err;
     const req = err.body.detail as ConsentRequest;
     if (!(await askConsent(req))) return false;
     await grantConsent(name, req.definition_sha256);
-    await openConnection(name);
+    try {
+      await openConnection(name);
+    } catch (again) {
+      const e = toGatehouseError(again);
+      if (e.code !== "CONNECTION_TOOLS_CHANGED") throw e;
+      return approveAndConnect(name, e);
+    }
     return true;
   }
+}
+
+/** A refusal for changed tools: shows what changed, and approves then starts on yes. */
+async function approveAndConnect(name: string, err: GatehouseError): Promise<boolean> {
+  if (!(await askToolApproval(name, err.body.message, err.body.hint ?? null))) return false;
+  await approveTools(name);
+  await openConnection(name);
+  return true;
 }
 
 /**
