@@ -5,7 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::webdriver::{
-    Driver, click, open_site, python3, screenshot, text_of, type_into, wait_for, wait_for_text,
+    Driver, click, open_site, python3, row_action, row_state, screenshot, text_of, type_into,
+    wait_for, wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -53,22 +54,14 @@ pub(super) async fn connect_with_consent(
     argv_has: &str,
 ) -> Result<()> {
     accept_consent(client, name, argv_has).await?;
-    wait_for(
-        client,
-        &format!("#conn-rows tr[data-connection='{name}'][data-state='connected']"),
-    )
-    .await?;
+    row_state(client, name, "connected").await?;
     Ok(())
 }
 
 /// Clicks Connect on `name`'s row and accepts the consent dialog once it
 /// shows the exact argv, whatever follows.
 async fn accept_consent(client: &Client, name: &str, argv_has: &str) -> Result<()> {
-    click(
-        client,
-        &format!("#conn-rows tr[data-connection='{name}'] button[data-action='open']"),
-    )
-    .await?;
+    row_action(client, name, "open").await?;
     wait_for(
         client,
         &format!("#consent-dialog[data-connection='{name}'][open]"),
@@ -104,11 +97,7 @@ async fn connections(client: &Client) -> Result<()> {
     .await?;
     type_into(client, "#conn-form-name", "echo").await?;
     click(client, "#conn-form-save").await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='echo'][data-state='idle']",
-    )
-    .await?;
+    row_state(client, "echo", "idle").await?;
     ensure!(
         client.find(Locator::Id("conn-form")).await.is_err(),
         "the form closes once saved"
@@ -174,21 +163,9 @@ async fn connections(client: &Client) -> Result<()> {
     screenshot(client, "e2e-desk-connections-tools.png").await?;
 
     // Editing asks for consent again.
-    click(
-        client,
-        "#conn-rows tr[data-connection='echo'] button[data-action='close']",
-    )
-    .await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='echo'][data-state='closed']",
-    )
-    .await?;
-    click(
-        client,
-        "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
-    )
-    .await?;
+    row_action(client, "echo", "close").await?;
+    row_state(client, "echo", "closed").await?;
+    row_action(client, "echo", "edit").await?;
     type_into(client, "#conn-form-timeout", "25s").await?;
     click(client, "#conn-form-save").await?;
     wait_for(
@@ -196,11 +173,7 @@ async fn connections(client: &Client) -> Result<()> {
         "#conn-rows tr[data-connection='echo'] button[data-action='open']",
     )
     .await?;
-    click(
-        client,
-        "#conn-rows tr[data-connection='echo'] button[data-action='open']",
-    )
-    .await?;
+    row_action(client, "echo", "open").await?;
     wait_for(client, "#consent-dialog[open]").await?;
     click(client, "#consent-cancel").await?;
     ensure!(
@@ -215,11 +188,7 @@ async fn connections(client: &Client) -> Result<()> {
 
     // A changed command line: after consent, its tools need approving again
     // (the pin was made from the old definition), in the window.
-    click(
-        client,
-        "#conn-rows tr[data-connection='echo'] button[data-action='edit']",
-    )
-    .await?;
+    row_action(client, "echo", "edit").await?;
     // The same interpreter by its resolved path: another command line.
     let resolved = std::fs::canonicalize(python)?;
     let resolved = resolved.to_str().context("python3 path is not UTF-8")?;
@@ -238,21 +207,9 @@ async fn connections(client: &Client) -> Result<()> {
     );
     screenshot(client, "e2e-desk-tools-changed.png").await?;
     click(client, "#tools-approve").await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='echo'][data-state='connected']",
-    )
-    .await?;
-    click(
-        client,
-        "#conn-rows tr[data-connection='echo'] button[data-action='close']",
-    )
-    .await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='echo'][data-state='closed']",
-    )
-    .await?;
+    row_state(client, "echo", "connected").await?;
+    row_action(client, "echo", "close").await?;
+    row_state(client, "echo", "closed").await?;
 
     // A flood: its tail shows Gatehouse's gap markers, in its own tab.
     connect_with_consent(client, "flood", "--flood-mb").await?;

@@ -11,8 +11,8 @@ use fantoccini::{Client, Locator};
 
 use super::client_config;
 use super::webdriver::{
-    Driver, PATIENCE, cli_binary, click, open_site, python3, screenshot, text_of, wait_for,
-    wait_for_text,
+    Driver, PATIENCE, cli_binary, click, open_site, python3, row_action, row_state, screenshot,
+    text_of, wait_for, wait_for_text,
 };
 
 async fn smoke(client: &Client, real: &Path) -> Result<()> {
@@ -182,26 +182,14 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         .await?
         .click()
         .await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='flood'][data-state='idle']",
-    )
-    .await?;
+    row_state(client, "flood", "idle").await?;
 
     // Connect: the server's stderr so far arrives through the Channel,
     // complete and in order, with its byte count.
-    click(
-        client,
-        "#conn-rows tr[data-connection='numbered'] button[data-action='open']",
-    )
-    .await?;
+    row_action(client, "numbered", "open").await?;
     // First start of a stored definition: the consent dialog (issue 12).
     click(client, "#consent-dialog[open] #consent-accept").await?;
-    let row = wait_for(
-        client,
-        "#conn-rows tr[data-connection='numbered'][data-state='connected']",
-    )
-    .await?;
+    let row = row_state(client, "numbered", "connected").await?;
     let row_text = row.text().await?;
     assert!(row_text.contains("gatehouse-fixture 1.2.3"), "{row_text}");
     let expected: Vec<String> = (1..=NUMBERED).map(|i| format!("stderr line {i}")).collect();
@@ -229,16 +217,8 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
 
     lap("numbered streamed");
     // Disconnect: the stream ends, the state and the exit show.
-    click(
-        client,
-        "#conn-rows tr[data-connection='numbered'] button[data-action='close']",
-    )
-    .await?;
-    let row = wait_for(
-        client,
-        "#conn-rows tr[data-connection='numbered'][data-state='closed']",
-    )
-    .await?;
+    row_action(client, "numbered", "close").await?;
+    let row = row_state(client, "numbered", "closed").await?;
     let pill = row.find(Locator::Css(".conn-state")).await?.text().await?;
     assert_eq!(pill, "closed: exit 0");
     let status = wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
@@ -250,17 +230,9 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     lap("numbered closed");
     // A flood: counters reach the full 1 MiB, the page stays bounded, and
     // every gap is marked.
-    click(
-        client,
-        "#conn-rows tr[data-connection='flood'] button[data-action='open']",
-    )
-    .await?;
+    row_action(client, "flood", "open").await?;
     click(client, "#consent-dialog[open] #consent-accept").await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='flood'][data-state='connected']",
-    )
-    .await?;
+    row_state(client, "flood", "connected").await?;
     wait_for(
         client,
         "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",
@@ -284,22 +256,10 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
 
     // After disconnecting, reopening the tail shows what core kept, behind
     // core's exact truncation marker, pinned on top.
-    click(
-        client,
-        "#conn-rows tr[data-connection='flood'] button[data-action='close']",
-    )
-    .await?;
-    wait_for(
-        client,
-        "#conn-rows tr[data-connection='flood'][data-state='closed']",
-    )
-    .await?;
+    row_action(client, "flood", "close").await?;
+    row_state(client, "flood", "closed").await?;
     lap("flood closed");
-    click(
-        client,
-        "#conn-rows tr[data-connection='flood'] button[data-action='watch']",
-    )
-    .await?;
+    row_action(client, "flood", "watch").await?;
     wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
     let origin = text_of(client, "#tail-lines .tail-origin").await?;
     assert_eq!(

@@ -13,6 +13,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use fantoccini::elements::Element;
+use fantoccini::error::CmdError;
 use fantoccini::{Client, ClientBuilder, Locator};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -135,71 +137,81 @@ pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements
         .with_context(|| format!("{css} never appeared"))
 }
 
-/// Clicks `css` once it is there, scrolled into view first as a person would
-/// (the window is small under Xvfb and WebKitWebDriver refuses an off-screen
-/// click); retried while the page is still settling.
-pub async fn click(client: &Client, css: &str) -> Result<()> {
+/// Runs `attempt` on the element `css` until it succeeds, within
+/// [`PATIENCE`]: the element may not be there yet, or the page may re-render
+/// it between the lookup and the use (then it is found again).
+async fn with_element<T>(
+    client: &Client,
+    css: &str,
+    what: &str,
+    mut attempt: impl AsyncFnMut(Element) -> Result<T, CmdError>,
+) -> Result<T> {
     let deadline = Instant::now() + PATIENCE;
     loop {
-        let element = wait_for(client, css).await?;
-        let scrolled = client
+        let tried = match client.find(Locator::Css(css)).await {
+            Ok(element) => attempt(element).await,
+            Err(e) => Err(e),
+        };
+        match tried {
+            Ok(value) => return Ok(value),
+            Err(e) if Instant::now() > deadline => {
+                return Err(e).with_context(|| format!("{what} {css}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// Clicks `css` once it is there, scrolled into view first as a person would
+/// (the window is small under Xvfb and WebKitWebDriver refuses an off-screen
+/// click).
+pub async fn click(client: &Client, css: &str) -> Result<()> {
+    with_element(client, css, "clicking", async |element| {
+        let arg = serde_json::to_value(&element).expect("an element serialises");
+        client
             .execute(
                 "arguments[0].scrollIntoView({block: 'center', inline: 'center'});",
-                vec![serde_json::to_value(&element)?],
+                vec![arg],
             )
-            .await;
-        // The element may have been re-rendered in between: find it again.
-        let err = match scrolled {
-            Ok(_) => match element.click().await {
-                Ok(()) => return Ok(()),
-                Err(e) => e,
-            },
-            Err(e) => e,
-        };
-        if Instant::now() > deadline {
-            return Err(err).with_context(|| format!("clicking {css}"));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+            .await?;
+        element.click().await
+    })
+    .await
 }
 
 /// Clears the input `css` and types `text` into it.
 pub async fn type_into(client: &Client, css: &str, text: &str) -> Result<()> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let input = wait_for(client, css).await?;
-        let mut typed = input.clear().await;
-        if typed.is_ok() && !text.is_empty() {
-            typed = input.send_keys(text).await;
+    with_element(client, css, "typing into", async |input| {
+        input.clear().await?;
+        if !text.is_empty() {
+            input.send_keys(text).await?;
         }
-        // A screen re-rendered in between replaced the field: find it again.
-        match typed {
-            Ok(()) => return Ok(()),
-            Err(e) if Instant::now() > deadline => {
-                return Err(e).with_context(|| format!("typing into {css}"));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
+        Ok(())
+    })
+    .await
 }
 
-/// The text of `css` once it is there (found again if the page re-rendered it
-/// between the lookup and the read).
+/// The text of `css` once it is there.
 pub async fn text_of(client: &Client, css: &str) -> Result<String> {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let read = match client.find(Locator::Css(css)).await {
-            Ok(el) => el.text().await,
-            Err(e) => Err(e),
-        };
-        match read {
-            Ok(text) => return Ok(text),
-            Err(e) if Instant::now() > deadline => {
-                return Err(e).with_context(|| format!("reading {css}"));
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-        }
-    }
+    with_element(client, css, "reading", async |element| element.text().await).await
+}
+
+/// Clicks `action` (open, close, edit, watch…) on connection `name`'s row.
+pub async fn row_action(client: &Client, name: &str, action: &str) -> Result<()> {
+    click(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'] button[data-action='{action}']"),
+    )
+    .await
+}
+
+/// Waits until connection `name`'s row is in `state`; returns the row.
+pub async fn row_state(client: &Client, name: &str, state: &str) -> Result<Element> {
+    wait_for(
+        client,
+        &format!("#conn-rows tr[data-connection='{name}'][data-state='{state}']"),
+    )
+    .await
 }
 
 /// Polls the text of `css` until `done` accepts it; returns that text.

@@ -19,7 +19,6 @@ import {
   approveTools,
   removeConnection,
   toGatehouseError,
-  type GatehouseError,
 } from "../ipc";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -46,38 +45,30 @@ function serverText(live: LiveView | null): string {
 }
 
 /**
- * Starts `name`, asking for consent first when the definition is new or
- * changed (the Rust side refuses with `CONSENT_REQUIRED` and what to show).
- * False when the admin declined.
+ * Starts `name`, asking first when the Rust side refuses for a reason the
+ * admin can lift here: consent to a new or changed definition
+ * (`CONSENT_REQUIRED`, with what to show), or approval of changed tools
+ * (`CONNECTION_TOOLS_CHANGED`). False when the admin declined.
  */
 async function connect(name: string): Promise<boolean> {
-  try {
-    await openConnection(name);
-    return true;
-  } catch (raw) {
-    const err = toGatehouseError(raw);
-    if (err.code === "CONNECTION_TOOLS_CHANGED") return approveAndConnect(name, err);
-    if (err.code !== "CONSENT_REQUIRED") throw err;
-    const req = err.body.detail as ConsentRequest;
-    if (!(await askConsent(req))) return false;
-    await grantConsent(name, req.definition_sha256);
+  for (;;) {
     try {
       await openConnection(name);
-    } catch (again) {
-      const e = toGatehouseError(again);
-      if (e.code !== "CONNECTION_TOOLS_CHANGED") throw e;
-      return approveAndConnect(name, e);
+      return true;
+    } catch (raw) {
+      const err = toGatehouseError(raw);
+      if (err.code === "CONSENT_REQUIRED") {
+        const req = err.body.detail as ConsentRequest;
+        if (!(await askConsent(req))) return false;
+        await grantConsent(name, req.definition_sha256);
+      } else if (err.code === "CONNECTION_TOOLS_CHANGED") {
+        if (!(await askToolApproval(name, err.body.message, err.body.hint ?? null))) return false;
+        await approveTools(name);
+      } else {
+        throw err;
+      }
     }
-    return true;
   }
-}
-
-/** A refusal for changed tools: shows what changed, and approves then starts on yes. */
-async function approveAndConnect(name: string, err: GatehouseError): Promise<boolean> {
-  if (!(await askToolApproval(name, err.body.message, err.body.hint ?? null))) return false;
-  await approveTools(name);
-  await openConnection(name);
-  return true;
 }
 
 /**

@@ -312,22 +312,28 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
 /// entry itself is committed, and the next checkpoint covers it).
 ///
 /// It runs after every tool call, so the common case (not due) costs a map
-/// lookup: the anchor's path is computed once per site (it canonicalizes the
-/// folder and hashes it). One checkpoint per anchor at a time: calls that
-/// find one due while it is being written skip it (it covers them).
-pub async fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
+/// lookup, in place: the anchor's path is computed once per site (it
+/// canonicalizes the folder and hashes it). A due checkpoint is written by a
+/// task of its own, after the caller answered. One checkpoint per anchor at a
+/// time: calls that find one due while it is being written skip it (it
+/// covers them).
+pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
     let Some(anchor) = cached_anchor_path(site) else {
         return;
     };
     if seq - last_seq(&anchor) < every {
         return;
     }
-    let Some(_running) = Running::claim(&anchor) else {
+    let Some(running) = Running::claim(&anchor) else {
         return;
     };
-    if let Err(e) = checkpoint(site).await {
-        tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
-    }
+    let site = site.clone();
+    tokio::spawn(async move {
+        if let Err(e) = checkpoint(&site).await {
+            tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
+        }
+        drop(running);
+    });
 }
 
 /// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.

@@ -52,12 +52,12 @@ impl std::fmt::Debug for Direct {
     }
 }
 
-fn open(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
+fn open(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(busy)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // Keep each cached statement's plan: without the query planner stability
     // guarantee, rebinding a parameter the planner looked at (every slug)
     // recompiles the statement on its next step, a third of a call's CPU.
@@ -68,7 +68,22 @@ fn open(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
     // The same settings as the sqlx pools' (`store::prepare`); WAL is a
     // property of the file, set when it was migrated.
     conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")?;
+    // Never checkpoint the WAL inside a commit (an fsync or two in some
+    // caller's answer): `Direct::after_commit` does it aside.
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
     Ok(conn)
+}
+
+/// The connection in `slot`, opened on first use.
+fn opened<'a>(
+    slot: &'a mut Option<Connection>,
+    path: &Path,
+    context: &str,
+) -> Result<&'a mut Connection> {
+    if slot.is_none() {
+        *slot = Some(open(path).map_err(|e| storage(context, e))?);
+    }
+    Ok(slot.as_mut().expect("opened above"))
 }
 
 fn storage(context: &str, e: rusqlite::Error) -> Error {
@@ -125,10 +140,8 @@ impl Direct {
         // The writer's connection when it is free: its page cache holds what
         // it last wrote, so the read needs no pages from the disk or the WAL.
         if let Ok(mut slot) = self.writer.try_lock() {
-            if slot.is_none() {
-                *slot = Some(open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?);
-            }
-            return read(slot.as_ref().expect("opened above")).map_err(|e| storage(context, e));
+            let conn = opened(&mut slot, &self.path, context)?;
+            return read(conn).map_err(|e| storage(context, e));
         }
         self.read_aside(context, read)
     }
@@ -142,7 +155,7 @@ impl Direct {
         let taken = self.readers.lock().expect("readers").pop();
         let conn = match taken {
             Some(conn) => conn,
-            None => open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?,
+            None => open(&self.path).map_err(|e| storage(context, e))?,
         };
         let out = read(&conn).map_err(|e| storage(context, e));
         let mut kept = self.readers.lock().expect("readers");
@@ -216,14 +229,7 @@ impl Direct {
     ) -> Result<Option<Vec<i64>>> {
         let context = "committing audit entries";
         let mut slot = self.writer.lock().expect("writer");
-        if slot.is_none() {
-            *slot = Some(open(&self.path, BUSY_TIMEOUT).map_err(|e| storage(context, e))?);
-        }
-        let conn = slot.as_mut().expect("opened above");
-        // This connection never checkpoints the WAL inside a commit (an fsync
-        // or two in some caller's answer); `after_commit` does it aside.
-        conn.pragma_update(None, "wal_autocheckpoint", 0)
-            .map_err(|e| storage(context, e))?;
+        let conn = opened(&mut slot, &self.path, context)?;
         conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;
         let appended = append_in(conn, entries, ts);

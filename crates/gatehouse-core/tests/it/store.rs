@@ -26,6 +26,16 @@ fn actor(roles: &[Role]) -> Actor {
     }
 }
 
+/// An audit entry of these tests, told apart by `subject`.
+fn test_entry(subject: &str) -> Entry<'_> {
+    Entry {
+        actor: "test",
+        action: "test.append",
+        subject,
+        detail: serde_json::json!({}),
+    }
+}
+
 fn draft<'a>(slug: &'a str, title: &'a str, body: &'a str) -> DraftWrite<'a> {
     DraftWrite {
         slug,
@@ -262,16 +272,7 @@ async fn concurrent_appends_from_two_pools_form_one_chain() {
     for i in 0..40 {
         let store = stores[i % 2].clone();
         tasks.push(tokio::spawn(async move {
-            audit::record(
-                &store,
-                Entry {
-                    actor: "test",
-                    action: "test.append",
-                    subject: &i.to_string(),
-                    detail: serde_json::json!({}),
-                },
-            )
-            .await
+            audit::record(&store, test_entry(&i.to_string())).await
         }));
     }
     for t in tasks {
@@ -335,12 +336,7 @@ async fn writers_of_one_process_never_wait_at_the_sqlite_lock() {
     let tx = stores[1].begin_write().await.unwrap();
     let store = stores[0].clone();
     let behind = tokio::spawn(async move {
-        let entry = Entry {
-            actor: "test",
-            action: "test.append",
-            subject: "behind a write transaction",
-            detail: serde_json::json!({}),
-        };
+        let entry = test_entry("behind a write transaction");
         audit::record(&store, entry).await
     });
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -362,17 +358,9 @@ async fn writers_of_one_process_never_wait_at_the_sqlite_lock() {
                     .await
                     .map(|_| ())
             } else {
-                audit::record(
-                    &store,
-                    Entry {
-                        actor: "test",
-                        action: "test.append",
-                        subject: &i.to_string(),
-                        detail: serde_json::json!({}),
-                    },
-                )
-                .await
-                .map(|_| ())
+                audit::record(&store, test_entry(&i.to_string()))
+                    .await
+                    .map(|_| ())
             }
         }));
     }
@@ -400,18 +388,8 @@ async fn a_group_commit_waits_for_another_process_lock_then_commits() {
         .unwrap();
     holder.execute("BEGIN IMMEDIATE").await.unwrap();
     let store = db.site.store.clone();
-    let mut pending = tokio::spawn(async move {
-        audit::record(
-            &store,
-            Entry {
-                actor: "test",
-                action: "test.append",
-                subject: "behind a lock",
-                detail: serde_json::json!({}),
-            },
-        )
-        .await
-    });
+    let mut pending =
+        tokio::spawn(async move { audit::record(&store, test_entry("behind a lock")).await });
     // The runtime is free while the commit waits: this timer fires first.
     tokio::select! {
         _ = &mut pending => panic!("committed while another connection held the write lock"),

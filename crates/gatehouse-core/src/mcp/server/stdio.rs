@@ -80,26 +80,19 @@ pub(crate) fn input(max_line: usize) -> mpsc::Receiver<Frame<Vec<u8>>> {
                 }
             };
             // Skip never fails.
-            let _ = framer.push(&buf[..n], |f| frames.push(owned(f)));
+            let _ = framer.push(&buf[..n], |f| frames.push(f.to_vec()));
             for frame in frames.drain(..) {
                 if tx.send(frame).await.is_err() {
                     return;
                 }
             }
         }
-        let _ = framer.finish(|f| frames.push(owned(f)));
+        let _ = framer.finish(|f| frames.push(f.to_vec()));
         for frame in frames {
             let _ = tx.send(frame).await;
         }
     });
     rx
-}
-
-fn owned(f: Frame<&[u8]>) -> Frame<Vec<u8>> {
-    match f {
-        Frame::Line(l) => Frame::Line(l.to_vec()),
-        Frame::Oversized { bytes } => Frame::Oversized { bytes },
-    }
 }
 
 /// stdout for the server's one writer task.

@@ -40,6 +40,16 @@ pub enum Frame<L> {
     Oversized { bytes: usize },
 }
 
+impl Frame<&[u8]> {
+    /// The frame with its line copied out of the framer's buffer, to be sent on.
+    pub fn to_vec(&self) -> Frame<Vec<u8>> {
+        match *self {
+            Frame::Line(l) => Frame::Line(l.to_vec()),
+            Frame::Oversized { bytes } => Frame::Oversized { bytes },
+        }
+    }
+}
+
 /// A line outgrew the ceiling under [`Oversize::Fail`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameTooLarge {
@@ -198,11 +208,7 @@ fn read_frames<R: Read>(mut input: R, max_line: usize, tx: &mpsc::Sender<Frame<V
     let mut open = true;
     let mut send = |f: Frame<&[u8]>| {
         if open {
-            let owned = match f {
-                Frame::Line(l) => Frame::Line(l.to_vec()),
-                Frame::Oversized { bytes } => Frame::Oversized { bytes },
-            };
-            open = tx.blocking_send(owned).is_ok();
+            open = tx.blocking_send(f.to_vec()).is_ok();
         }
     };
     loop {
@@ -233,12 +239,7 @@ mod tests {
 
     fn run(framer: &mut LineFramer, chunks: &[&[u8]]) -> (Vec<Owned>, Result<(), FrameTooLarge>) {
         let mut out = Vec::new();
-        let mut collect = |f: Frame<&[u8]>| {
-            out.push(match f {
-                Frame::Line(l) => Frame::Line(l.to_vec()),
-                Frame::Oversized { bytes } => Frame::Oversized { bytes },
-            })
-        };
+        let mut collect = |f: Frame<&[u8]>| out.push(f.to_vec());
         for c in chunks {
             if let Err(e) = framer.push(c, &mut collect) {
                 return (out, Err(e));
