@@ -1,17 +1,7 @@
 //! `gatehouse connections`, `probe`, `call` against the fixture MCP server:
 //! the real binary, a real site, real child processes.
 
-use crate::util::TestSite;
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::util::{TestSite, fixture};
 
 #[test]
 fn add_list_probe_call_remove() {

@@ -5,17 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::util::TestSite;
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::util::{TestSite, fixture};
 
 /// Whether `pid` is a live process (a zombie is not).
 fn alive(pid: i32) -> bool {

@@ -2,17 +2,7 @@
 //! flags, their validation, `connections show` and `probe`; and the ANSI and
 //! marker forger against `gatehouse tail` and the stored stderr excerpt.
 
-use crate::util::TestSite;
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::util::{TestSite, fixture};
 
 #[test]
 fn profile_flags_are_stored_and_shown() {

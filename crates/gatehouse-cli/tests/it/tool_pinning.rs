@@ -5,17 +5,7 @@
 
 use serde_json::Value;
 
-use crate::util::{TestSite, failure};
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::util::{TestSite, failure, fixture};
 
 /// Adds `pin` whose variant comes from the host's PIN_VARIANT at each connect.
 fn add_pin_server(site: &TestSite, name: &str, list_changed: Option<&str>) {

@@ -228,3 +228,15 @@ pub fn failure(out: Output, args: &[&str]) -> Failure {
         .unwrap_or_else(|| panic!("no error code in stderr: {stderr}"));
     Failure { code, stderr }
 }
+
+/// The absolute path of `tests/fixtures/<name>` (a stored connection's
+/// program runs in a scratch directory, so relative paths would not do).
+pub fn fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
