@@ -190,7 +190,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     // First start of a stored definition: the consent dialog (issue 12).
     click(client, "#consent-dialog[open] #consent-accept").await?;
     let row = row_state(client, "numbered", "connected").await?;
-    let row_text = row.text().await?;
+    let row_text = text_of(client, &row).await?;
     assert!(row_text.contains("gatehouse-fixture 1.2.3"), "{row_text}");
     let expected: Vec<String> = (1..=NUMBERED).map(|i| format!("stderr line {i}")).collect();
     let bytes: usize = expected.iter().map(|line| line.len() + 1).sum();
@@ -219,7 +219,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     // Disconnect: the stream ends, the state and the exit show.
     row_action(client, "numbered", "close").await?;
     let row = row_state(client, "numbered", "closed").await?;
-    let pill = row.find(Locator::Css(".conn-state")).await?.text().await?;
+    let pill = text_of(client, &format!("{row} .conn-state")).await?;
     assert_eq!(pill, "closed: exit 0");
     let status = wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
     assert!(

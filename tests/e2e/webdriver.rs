@@ -205,13 +205,13 @@ pub async fn row_action(client: &Client, name: &str, action: &str) -> Result<()>
     .await
 }
 
-/// Waits until connection `name`'s row is in `state`; returns the row.
-pub async fn row_state(client: &Client, name: &str, state: &str) -> Result<Element> {
-    wait_for(
-        client,
-        &format!("#conn-rows tr[data-connection='{name}'][data-state='{state}']"),
-    )
-    .await
+/// Waits until connection `name`'s row is in `state`; returns the row's
+/// selector, for reads that retry when the row is re-rendered (a held
+/// element goes stale with every live update).
+pub async fn row_state(client: &Client, name: &str, state: &str) -> Result<String> {
+    let row = format!("#conn-rows tr[data-connection='{name}'][data-state='{state}']");
+    wait_for(client, &row).await?;
+    Ok(row)
 }
 
 /// Polls the text of `css` until `done` accepts it; returns that text.
