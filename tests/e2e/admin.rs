@@ -243,8 +243,8 @@ async fn users(client: &Client, dir: &Path) -> Result<()> {
 /// in the database, verification names exactly that entry; export writes a file.
 async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     click(client, "#nav-audit").await?;
-    let first = wait_for(client, "#audit-rows tr:first-child").await?;
-    let text = first.text().await?;
+    wait_for(client, "#audit-rows tr:first-child").await?;
+    let text = text_of(client, "#audit-rows tr:first-child").await?;
     assert!(text.contains("user.disable"), "newest first: {text}");
     let label = wait_for_text(client, "#audit-page-label", |t| t.contains(" of ")).await?;
     assert!(label.starts_with("1–"), "{label}");

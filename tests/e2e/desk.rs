@@ -108,8 +108,9 @@ async fn connections(client: &Client) -> Result<()> {
     let facts = wait_for_text(client, "#conn-facts", |t| t.contains("gatehouse-fixture")).await?;
     ensure!(facts.contains("Calls in flight"), "{facts}");
     wait_for(client, "#conn-facts [data-fact='rss']").await?;
-    let tool = wait_for(client, "#tool-list li[data-tool='echo']").await?;
-    let tool_text = tool.text().await?;
+    let tool = "#tool-list li[data-tool='echo']";
+    wait_for(client, tool).await?;
+    let tool_text = text_of(client, tool).await?;
     ensure!(
         tool_text.contains("readOnlyHint: true"),
         "annotations shown: {tool_text}"
@@ -150,12 +151,9 @@ async fn connections(client: &Client) -> Result<()> {
     wait_for(client, "#call-state[data-state='completed']").await?;
     let result = text_of(client, "#call-result .result-text").await?;
     assert_eq!(result, "hello from the desk");
-    let record = wait_for(
-        client,
-        "#call-records tr[data-tool='echo'][data-state='completed']",
-    )
-    .await?;
-    let record_text = record.text().await?;
+    let record = "#call-records tr[data-tool='echo'][data-state='completed']";
+    wait_for(client, record).await?;
+    let record_text = text_of(client, record).await?;
     ensure!(
         record_text.contains("read_only"),
         "effect class in the record: {record_text}"
