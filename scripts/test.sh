@@ -30,7 +30,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "generated IPC types are current (ui/src/generated/ipc-types.ts)"
 # Fails when a Rust type that crosses IPC changed without `bash scripts/ipc-types.sh`.
-cargo test --workspace --lib generated_ipc_types_are_current
+# The same targets as the build step (`--lib` alone selects other features and
+# recompiled the Tauri stack twice).
+cargo test --workspace generated_ipc_types_are_current
 
 step "UI type check and lint"
 bash scripts/ui-check.sh

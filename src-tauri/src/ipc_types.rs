@@ -14,7 +14,7 @@ use gatehouse_core::client_config::{
     Client, DoctorReport, Format, GeneratedConfig, InstallOutcome, Location, Scope, Snippet,
 };
 use gatehouse_core::error::{Code, ErrorBody};
-use gatehouse_core::sandbox::ExitInfo;
+use gatehouse_core::sandbox::{ExitInfo, Isolation};
 use ts_rs::{Config, TS};
 
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
@@ -107,6 +107,7 @@ pub fn render() -> String {
     decl::<Counters>(&cfg, &mut out);
     decl::<TailMessage>(&cfg, &mut out);
     decl::<ExitInfo>(&cfg, &mut out);
+    decl::<Isolation>(&cfg, &mut out);
     decl::<LiveState>(&cfg, &mut out);
     decl::<LiveUsage>(&cfg, &mut out);
     decl::<LiveView>(&cfg, &mut out);

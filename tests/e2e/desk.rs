@@ -21,7 +21,12 @@ fn fixture() -> Result<String> {
 
 /// Stores connections named `names`, each writing `mib` MiB of stderr at
 /// start, the way the CLI would.
-pub(super) async fn store_floods(site: &Path, names: &[String], mib: u64) -> Result<()> {
+pub(super) async fn store_floods(
+    site: &Path,
+    names: &[String],
+    mib: u64,
+    nice: Option<u8>,
+) -> Result<()> {
     use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
     let python = python3()?;
@@ -37,7 +42,13 @@ pub(super) async fn store_floods(site: &Path, names: &[String], mib: u64) -> Res
                 .arg(fixture()?)
                 .arg("--flood-mb")
                 .arg(mib.to_string()),
-            limits: SavedLimits::default(),
+            limits: SavedLimits {
+                sandbox: gatehouse_core::sandbox::Profile {
+                    nice,
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
             created_at: gatehouse_core::store::now_ms(),
         };
         saved::add(&opened.store, "e2e", &conn).await?;
@@ -276,7 +287,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         .store
         .close()
         .await;
-    store_floods(&site, &["flood".to_string()], 1).await?;
+    store_floods(&site, &["flood".to_string()], 1, None).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;

@@ -27,6 +27,14 @@ fn flood_mb() -> u64 {
         .unwrap_or(20)
 }
 
+/// The flooding servers' niceness: the profile's default, or
+/// `GATEHOUSE_BENCH_NICE` (0 runs them at the host's priority, for comparison).
+fn flood_nice() -> Option<u8> {
+    std::env::var("GATEHOUSE_BENCH_NICE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+}
+
 /// The resident set of the app and of all its descendants (WebKit's web and
 /// network processes), in KiB: (app, app + descendants).
 fn app_rss_kib() -> Result<(u64, u64)> {
@@ -108,7 +116,7 @@ async fn ten_flooding_connections_keep_the_window_responsive() -> Result<()> {
         .close()
         .await;
     let names: Vec<String> = (0..CONNECTIONS).map(|i| format!("flood{i}")).collect();
-    store_floods(&site, &names, flood_mb()).await?;
+    store_floods(&site, &names, flood_mb(), flood_nice()).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let launched = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64() * 1000.0;
@@ -202,6 +210,7 @@ async fn scenario(client: &Client, site: &Path, launched_ms: f64) -> Result<Valu
     Ok(json!({
         "connections": CONNECTIONS,
         "flood_mib_each": flood_mb(),
+        "flood_nice": flood_nice().unwrap_or(gatehouse_core::sandbox::DEFAULT_NICE),
         "first_paint_ms": round(first_paint_ms),
         "idle_rss_mib": {"app": idle_app / 1024, "with_webkit": idle_total / 1024},
         "flood_seconds": round(flood_s),

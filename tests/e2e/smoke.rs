@@ -95,7 +95,8 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
 
 /// Stores connections the Connections screen then starts: `numbered` writes
 /// `NUMBERED` known lines to stderr before it becomes the fixture MCP server,
-/// `flood` writes 1 MiB of stderr at start.
+/// `flood` writes 1 MiB of stderr at start and runs unconfined (backend
+/// `none`), so its status must say so.
 async fn store_connections(site: &Path) -> Result<()> {
     use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
@@ -134,6 +135,9 @@ async fn store_connections(site: &Path) -> Result<()> {
         // reads, so the profile grants the fixtures folder (as an admin would).
         let mut limits = SavedLimits::default();
         limits.sandbox.read_only.push(fixture_dir.clone());
+        if name == "flood" {
+            limits.sandbox.backend = gatehouse_core::sandbox::Backend::None;
+        }
         let conn = SavedConnection {
             name: name.to_string(),
             spec,
@@ -215,6 +219,17 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         format!("{shown_bytes} bytes seen · {shown_bytes} kept")
     );
 
+    // Confined by default, with the Landlock ABI this kernel applied.
+    let confined = gatehouse_core::sandbox::isolation::describe(&Default::default());
+    let want = match confined.landlock_abi {
+        0 => confined.backend.to_string(),
+        abi => format!("Landlock ABI {abi}"),
+    };
+    wait_for_text(client, "#conn-facts [data-fact='isolation']", |t| {
+        t.starts_with(&want)
+    })
+    .await?;
+
     lap("numbered streamed");
     // Disconnect: the stream ends, the state and the exit show.
     row_action(client, "numbered", "close").await?;
@@ -233,6 +248,26 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     row_action(client, "flood", "open").await?;
     click(client, "#consent-dialog[open] #consent-accept").await?;
     row_state(client, "flood", "connected").await?;
+    // Unconfined, and the live status says so next to the facts (issue 10).
+    let unconfined = gatehouse_core::sandbox::Profile {
+        backend: gatehouse_core::sandbox::Backend::None,
+        ..Default::default()
+    };
+    let expected = gatehouse_core::sandbox::isolation::describe(&unconfined).warnings;
+    ensure!(!expected.is_empty(), "backend none must warn");
+    wait_for_text(client, "#conn-facts [data-fact='isolation']", |t| {
+        t.starts_with("none")
+    })
+    .await?;
+    let shown: Vec<String> = serde_json::from_value(
+        client
+            .execute(
+                "return Array.from(document.querySelectorAll(\"#conn-facts [data-fact='isolation-warning']\"), d => d.textContent)",
+                vec![],
+            )
+            .await?,
+    )?;
+    assert_eq!(shown, expected, "every isolation warning shown, as core words it");
     wait_for(
         client,
         "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",

@@ -16,7 +16,7 @@
 //! `--secret-ref` never needs the key: it emits the client's reference to it.
 
 use clap::{Args, Subcommand};
-use gatehouse_core::access::actor::{ActorFlags, ActorSource, ENV_API_KEY};
+use gatehouse_core::access::actor::{ActorFlags, ActorSource};
 use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::access::permissions::parse_roles;
 use gatehouse_core::client_config::{
@@ -93,8 +93,12 @@ pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
 /// The request for `client` from the flags: this binary, the resolved site,
 /// the chosen actor.
 pub fn request(ctx: &Ctx, client: &str, who: &ActorChoice) -> Result<ConfigRequest> {
-    let env_key = std::env::var(ENV_API_KEY).ok().filter(|k| !k.is_empty());
-    let actor = resolve_actor(who, env_key.map(RawKey::new))?;
+    // Taken out of the environment at start (see main), so read through core.
+    let env_key = ActorFlags::default()
+        .with_env()
+        .env_api_key
+        .filter(|k| !k.expose().is_empty());
+    let actor = resolve_actor(who, env_key)?;
     Ok(ConfigRequest {
         client: client.parse()?,
         binary: this_binary()?,

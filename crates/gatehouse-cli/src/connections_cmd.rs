@@ -86,6 +86,10 @@ pub struct AddArgs {
     /// Open files per process (RLIMIT_NOFILE).
     #[arg(long = "max-open-files")]
     max_open_files: Option<u64>,
+    /// Scheduling niceness, 0 (as the host) to 19; default 10, below the
+    /// admin's own programs.
+    #[arg(long = "nice")]
+    nice: Option<u8>,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<String>,
@@ -196,6 +200,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             max_processes: a.max_processes,
             max_open_files: a.max_open_files,
             max_memory_bytes: None,
+            nice: a.nice,
         },
     };
     let conn = SavedConnection {

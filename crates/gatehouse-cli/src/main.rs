@@ -109,7 +109,11 @@ fn init_tracing() {
         .init();
 }
 
+#[allow(unsafe_code)]
 fn main() -> ExitCode {
+    // SAFETY: no other thread exists yet (tracing starts none, the runtime
+    // is built below).
+    unsafe { gatehouse_core::access::actor::take_env_api_key() };
     init_tracing();
     // Non-dumpable (children cannot read our environment or memory through
     // /proc) and the subreaper of escaped descendants.

@@ -65,7 +65,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         }
     };
     format!(
-        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n",
+        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n  nice: {}\n",
         p.backend.as_str(),
         list(&p.read_only),
         list(&p.read_write),
@@ -73,6 +73,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         p.scratch_quota() >> 20,
         p.max_processes(),
         p.max_open_files(),
+        p.nice(),
     )
 }
 

@@ -13,7 +13,7 @@
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::{LiveConnection, LiveState, LiveUsage, consent, saved};
-use gatehouse_core::sandbox::ExitInfo;
+use gatehouse_core::sandbox::{ExitInfo, Isolation};
 use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
 use serde::Serialize;
 use tauri::State;
@@ -182,6 +182,9 @@ pub struct LiveView {
     pub counters: Counters,
     /// Uptime, memory, CPU and calls in flight while it runs.
     pub usage: Option<LiveUsage>,
+    /// How the server is confined; a layer weaker than its profile asks for
+    /// is named in the warnings (issue 10: never silently).
+    pub isolation: Isolation,
 }
 
 impl LiveView {
@@ -203,6 +206,7 @@ impl LiveView {
             end_message: live.conn.end_message(),
             counters: Counters::of(live.conn.stderr()),
             usage: live.conn.usage(),
+            isolation: live.conn.isolation().clone(),
         }
     }
 }

@@ -11,6 +11,7 @@ import {
   saveCallResult,
   toGatehouseError,
 } from "../ipc";
+import { isolationSummary } from "../lib/isolation";
 import { formatTime } from "../screens/common";
 import { errorView } from "./error-view";
 import { resultView } from "./result-view";
@@ -32,6 +33,8 @@ export function liveFacts(live: LiveView): HTMLElement {
     ["server", "Server", [live.server_name ?? "unnamed server", live.server_version].filter(Boolean).join(" ")],
     ["revision", "Protocol revision", live.protocol_version],
     ["pid", "PID", String(live.pid)],
+    ["isolation", "Isolation", isolationSummary(live.isolation)],
+    ...live.isolation.warnings.map((w): [string, string, string] => ["isolation-warning", "Isolation warning", w]),
   ];
   if (live.usage) {
     facts.push(

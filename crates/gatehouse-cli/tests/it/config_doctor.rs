@@ -219,3 +219,47 @@ fn doctor_passes_when_every_entry_works() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("no MCP client configuration found"));
 }
+
+/// Continue reads every block file in `.continue/mcpServers/` whatever its
+/// name, and the `mcpServers` list of `~/.continue/config.yaml`: the doctor
+/// finds a Gatehouse entry in each, not only in the file `install` writes.
+#[test]
+fn doctor_finds_continue_entries_in_any_block_file_and_config_yaml() {
+    let site = TestSite::plain("doctor_continue");
+    let home = tempfile::tempdir().unwrap();
+    install(&site, home.path(), &["continue", "--scope", "user", "--public"]);
+    let installed = home.path().join(".continue/mcpServers/gatehouse.yaml");
+    let block = std::fs::read_to_string(&installed).unwrap();
+    std::fs::rename(&installed, installed.with_file_name("blog.yml")).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&block).unwrap();
+    let servers = serde_yaml_ng::to_string(&serde_yaml_ng::Value::Mapping(
+        [(
+            "mcpServers".into(),
+            doc["mcpServers"].clone(),
+        )]
+        .into_iter()
+        .collect(),
+    ))
+    .unwrap();
+    write(
+        &home.path().join(".continue/config.yaml"),
+        &format!("name: my assistant\nversion: 1.0.0\nschema: v1\n{servers}"),
+    );
+
+    let out = run_in(&site, home.path(), &["config", "doctor", "--json"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let continue_files: Vec<&str> = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["client"] == "continue")
+        .map(|f| {
+            assert_eq!(f["entries"].as_array().unwrap().len(), 1, "{f:#}");
+            f["path"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(continue_files.len(), 2, "{report:#}");
+    assert!(continue_files.iter().any(|p| p.ends_with("mcpServers/blog.yml")));
+    assert!(continue_files.iter().any(|p| p.ends_with(".continue/config.yaml")));
+    assert_eq!(report["ok"], true, "{report:#}");
+}

@@ -162,6 +162,35 @@ fn a_key_revoked_mid_session_is_refused_on_the_next_call() {
     );
 }
 
+/// The key `gatehouse mcp` was given in its environment is taken out of it
+/// at start: `/proc/PID/environ` (readable by root or a debugger for the
+/// process's whole life; a same-user child is kept out by non-dumpable) no
+/// longer holds it, while the key still works for every call.
+#[test]
+fn the_api_key_is_scrubbed_from_the_servers_environment_block() {
+    let site = TestSite::new("env_scrub");
+    let (key, _) = site.mint("viewer");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", key.as_str())]);
+    mcp.initialize("2025-11-25");
+    let ok = mcp.call(1, "content_list", json!({}), None);
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+    match std::fs::read(format!("/proc/{}/environ", mcp.child.id())) {
+        Ok(block) => {
+            let text = String::from_utf8_lossy(&block);
+            assert!(
+                !text.contains(&key[13..]),
+                "the key is still in the environment block"
+            );
+            assert!(text.contains("GATEHOUSE_CONFIG_DIR"), "read the wrong block");
+        }
+        // Not root: non-dumpable already keeps this reader out.
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}"),
+    }
+    // A call after the scrub still runs as the key.
+    let ok = mcp.call(2, "content_list", json!({}), None);
+    assert_eq!(ok["result"]["isError"], false, "{ok}");
+}
+
 #[test]
 fn a_role_change_mid_session_announces_the_new_manifest() {
     let site = TestSite::new("role_change");

@@ -1,7 +1,7 @@
 //! `gatehouse config doctor`: which clients on this machine run Gatehouse, and
 //! whether each entry still works.
 //!
-//! Every file of every client ([`paths::targets`], user scope and the given
+//! Every file of every client ([`paths::read_targets`], user scope and the given
 //! project) that exists is read; an entry counts as Gatehouse's when its program
 //! is called `gatehouse` or its args start with `mcp` and name a `--site`. Each
 //! entry gets four [`Check`]s:
@@ -124,8 +124,8 @@ pub async fn doctor(home: &Home, project: Option<&Path>) -> DoctorReport {
     let mut seen = std::collections::BTreeSet::new();
     for client in Client::ALL {
         let targets = match project {
-            Some(dir) => paths::targets(client, home, dir),
-            None => paths::targets(client, home, &home.dir)
+            Some(dir) => paths::read_targets(client, home, dir),
+            None => paths::read_targets(client, home, &home.dir)
                 .into_iter()
                 .filter(|t| t.scope == Scope::User)
                 .collect(),

@@ -198,6 +198,50 @@ pub fn targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
         .collect()
 }
 
+/// Every file `client` may read, for the doctor: [`targets`], and for
+/// Continue every block file in `.continue/mcpServers/` (an admin may have
+/// named its file anything) and the `mcpServers` of `~/.continue/config.yaml`.
+pub fn read_targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
+    let mut all = targets(client, home, project);
+    if client != Client::Continue {
+        return all;
+    }
+    let found = |scope: Scope, path: PathBuf, syntax: Syntax| Target {
+        client,
+        scope,
+        path,
+        syntax,
+        servers: Vec::new(),
+    };
+    for (scope, base) in [(Scope::User, home.dir.as_path()), (Scope::Project, project)] {
+        let Ok(dir) = std::fs::read_dir(base.join(".continue/mcpServers")) else {
+            continue;
+        };
+        let mut blocks: Vec<PathBuf> = dir
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| {
+                matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("yaml" | "yml")
+                )
+            })
+            .collect();
+        blocks.sort();
+        for path in blocks {
+            if !all.iter().any(|t| t.path == path) {
+                all.push(found(scope, path, Syntax::YamlFile));
+            }
+        }
+    }
+    // The main config lists servers the same way as a block file.
+    all.push(found(
+        Scope::User,
+        home.dir.join(".continue/config.yaml"),
+        Syntax::Yaml,
+    ));
+    all
+}
+
 /// The default scope for `install`: user where the client has a user file.
 pub fn default_scope(client: Client) -> Scope {
     match client {

@@ -15,6 +15,8 @@ pub(crate) struct ChildSetup {
     /// Highest capability number (`/proc/sys/kernel/cap_last_cap`), read in
     /// the host; `None` keeps the bounding set (bwrap needs it to set up).
     pub drop_caps_to: Option<i32>,
+    /// Scheduling niceness for the child (see `Profile::nice`).
+    pub nice: i32,
 }
 
 /// Empties the capability bounding set and the ambient set, so `exec` grants
@@ -47,9 +49,39 @@ fn drop_capabilities(last: i32) {
     }
 }
 
+/// The host's own niceness: a child runs at the profile's niceness or the
+/// host's, whichever is nicer (an unprivileged child cannot go below its
+/// parent's, and a host already niced must not fail every spawn).
+#[allow(unsafe_code)]
+pub(crate) fn host_nice() -> i32 {
+    nix::errno::Errno::clear();
+    // SAFETY: getpriority with integer arguments only.
+    let nice = unsafe { nix::libc::getpriority(nix::libc::PRIO_PROCESS, 0) };
+    if nice == -1 && nix::errno::Errno::last_raw() != 0 {
+        0
+    } else {
+        nice
+    }
+}
+
+/// Lowers the calling process's scheduling priority to `nice`.
+#[allow(unsafe_code)]
+fn set_nice(nice: i32) -> std::io::Result<()> {
+    // SAFETY: setpriority with integer arguments only; async-signal-safe.
+    let rc = unsafe { nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, nice) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 impl ChildSetup {
     /// Runs in the child: async-signal-safe calls only.
     fn apply(&mut self) -> std::io::Result<()> {
+        // Before the capabilities go: lowering priority never needs one, but
+        // the order keeps every later step at the child's final priority.
+        set_nice(self.nice)?;
         for (resource, limit) in &self.rlimits {
             setrlimit(*resource, *limit, *limit).map_err(std::io::Error::from)?;
         }
@@ -71,7 +103,7 @@ impl ChildSetup {
 #[allow(unsafe_code)]
 pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
     // SAFETY: `pre_exec` runs the closure in the forked child before exec.
-    // It must be async-signal-safe: `apply` only calls setrlimit, prctl and
+    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit, prctl and
     // landlock_restrict_self on a ruleset built in the parent, takes no lock
     // and allocates nothing on its success path; its errors are raw OS errors.
     unsafe {

@@ -16,6 +16,32 @@ pub fn harden_host() -> Result<()> {
     super::reaper::become_subreaper()
 }
 
+/// Reads variable `name` and takes it out of this process: its bytes in the
+/// environment block are zeroed (that block is what `/proc/PID/environ`
+/// shows, to root or a debugger, for the process's whole life; unsetting
+/// alone leaves them there) and the variable is removed, so nothing started
+/// later inherits it. Returns its value, which is now only in our memory.
+///
+/// # Safety
+/// No other thread may read or write the environment meanwhile: call it
+/// first thing in `main`, before any thread starts.
+#[allow(unsafe_code)]
+pub unsafe fn take_env_secret(name: &str) -> Option<String> {
+    let value = std::env::var(name).ok()?;
+    let key = std::ffi::CString::new(name).ok()?;
+    // SAFETY: single-threaded by this function's contract; getenv returns
+    // the value's bytes in place, NUL-terminated, and they are writable
+    // (the environment block or a copy setenv made).
+    unsafe {
+        let bytes = nix::libc::getenv(key.as_ptr());
+        if !bytes.is_null() {
+            std::ptr::write_bytes(bytes, 0, nix::libc::strlen(bytes));
+        }
+        std::env::remove_var(name);
+    }
+    Some(value)
+}
+
 /// Whether the process is dumpable (false after [`harden_host`]).
 pub fn is_dumpable() -> bool {
     nix::sys::prctl::get_dumpable().unwrap_or(true)

@@ -254,7 +254,7 @@ pub fn ruleset(
 }
 
 /// How a child is confined, as reported by `probe` and the connection status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct Isolation {
     pub backend: &'static str,
     /// Landlock ABI applied (0: not applied).
@@ -264,6 +264,8 @@ pub struct Isolation {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub connect_ports: Vec<u16>,
     pub scratch_quota_bytes: u64,
+    /// Scheduling niceness the server runs at (0: as the host).
+    pub nice: u8,
     /// What is weaker than asked, said once per connection.
     pub warnings: Vec<String>,
 }
@@ -309,6 +311,7 @@ pub fn describe(profile: &Profile) -> Isolation {
             profile.connect_ports.clone()
         },
         scratch_quota_bytes: profile.scratch_quota(),
+        nice: profile.nice(),
         warnings,
     }
 }

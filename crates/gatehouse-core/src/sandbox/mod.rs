@@ -36,10 +36,10 @@ pub mod spawn;
 pub mod spec;
 pub mod stderr;
 
-pub use host::harden_host;
+pub use host::{harden_host, take_env_secret};
 pub use isolation::{Isolation, LandlockSupport};
 pub use procfs::{GroupUsage, ProcId, ProcessGroup};
-pub use profile::{Backend, Profile};
+pub use profile::{Backend, DEFAULT_NICE, Profile};
 pub use reaper::become_subreaper;
 pub use scratch::{DeadRun, Owner, ScratchDir, ScratchRoot, SweepReport};
 pub use spawn::{ExitInfo, Grace, QuotaExceeded, Sandboxed, TeardownReport, spawn, spawn_with};

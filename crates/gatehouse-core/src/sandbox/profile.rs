@@ -15,6 +15,10 @@ pub const DEFAULT_SCRATCH_QUOTA: u64 = 256 << 20;
 pub const DEFAULT_MAX_PROCESSES: u64 = 256;
 /// Open files per process (`RLIMIT_NOFILE`).
 pub const DEFAULT_MAX_OPEN_FILES: u64 = 1024;
+/// Scheduling niceness of a child: below the admin's own programs, so a busy
+/// or hostile server cannot starve the window that supervises it (measured:
+/// docs/bench.md, the desktop app under ten flooding connections).
+pub const DEFAULT_NICE: u8 = 10;
 
 /// What confines the child.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,6 +89,11 @@ pub struct Profile {
     /// memory limit when unset here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_memory_bytes: Option<u64>,
+    /// Scheduling niceness, 0 (as the host) to 19 (only idle time); a child
+    /// can raise it further but never lower it (that needs a capability it
+    /// does not have).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nice: Option<u8>,
 }
 
 impl Profile {
@@ -98,6 +107,10 @@ impl Profile {
 
     pub fn max_open_files(&self) -> u64 {
         self.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES)
+    }
+
+    pub fn nice(&self) -> u8 {
+        self.nice.unwrap_or(DEFAULT_NICE)
     }
 
     /// Refuses what would confine less than it says or fail only at connect:
@@ -201,6 +214,12 @@ impl Profile {
                     "choose a value at or below `ulimit -Hn`",
                 );
             }
+        }
+        if let Some(n) = self.nice.filter(|n| *n > 19) {
+            return bad(
+                format!("--nice {n} is out of range"),
+                "give a niceness from 0 (as the host) to 19 (idle time only)",
+            );
         }
         if self.max_memory_bytes.is_some_and(|m| m < 16 << 20) {
             return bad(

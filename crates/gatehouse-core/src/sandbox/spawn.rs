@@ -169,6 +169,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             ruleset,
             rlimits,
             drop_caps_to,
+            nice: child::host_nice().max(i32::from(profile.nice())),
         },
     );
     // Until the tracker below is registered, no teardown may take this child

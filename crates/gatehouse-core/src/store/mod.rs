@@ -494,3 +494,113 @@ pub(crate) fn is_unique_violation(err: &sqlx::Error) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod migration_tests {
+    use sqlx::{Connection, Row};
+
+    use super::*;
+    use crate::access::audit;
+
+    /// Migration 0017 rebuilds the SQLite audit log keyed by its rowid: every
+    /// entry of an older database survives byte for byte (the chain still
+    /// verifies), appends continue the chain, and `seq` has no index of its own.
+    #[tokio::test]
+    async fn audit_seq_becomes_the_rowid_and_every_entry_survives() {
+        sqlx::any::install_default_drivers();
+        let tmp = tempfile::tempdir().unwrap();
+        let url = sqlite_url(&tmp.path().join("old.db"));
+        // A database as migration 0016 left it, holding a valid chain.
+        let mut conn = AnyConnection::connect(&url).await.unwrap();
+        SQLITE_MIGRATOR
+            .run_direct(Some(16), &mut conn, false)
+            .await
+            .unwrap();
+        let mut prev = audit::GENESIS.to_string();
+        for seq in 1..=3_i64 {
+            let detail = format!("{{\"n\":{seq}}}");
+            let hash =
+                super::audit::entry_hash(seq, 1000 + seq, "cli", "test", "s", &detail, &prev);
+            sqlx::query(
+                "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) \
+                 VALUES ($1, $2, 'cli', 'test', 's', $3, $4, $5)",
+            )
+            .bind(seq)
+            .bind(1000 + seq)
+            .bind(detail)
+            .bind(&prev)
+            .bind(&hash)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            prev = hash;
+        }
+        sqlx::query("UPDATE audit_head SET seq = 3, hash = $1 WHERE id = 1")
+            .bind(&prev)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let rows = |conn: &mut AnyConnection| {
+            sqlx::query("SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log WHERE seq <= 3 ORDER BY seq")
+                .fetch_all(conn)
+        };
+        let text = |rows: Vec<sqlx::any::AnyRow>| {
+            rows.iter()
+                .map(|r| {
+                    (0..8)
+                        .map(|i| {
+                            r.try_get::<String, _>(i)
+                                .or_else(|_| r.try_get::<i64, _>(i).map(|n| n.to_string()))
+                                .unwrap()
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        };
+        let before = text(rows(&mut conn).await.unwrap());
+        conn.close().await.unwrap();
+
+        let store = Store::open(&url).await.unwrap();
+        let report = audit::verify(&store).await.unwrap();
+        assert!(report.ok && report.entries == 3, "{report:?}");
+        let mut tx = store.begin_write().await.unwrap();
+        let seq = audit::append(
+            &mut tx,
+            audit::Entry {
+                actor: "cli",
+                action: "test",
+                subject: "after",
+                detail: serde_json::json!({}),
+            },
+        )
+        .await
+        .unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(seq, 4);
+        let report = audit::verify(&store).await.unwrap();
+        assert!(report.ok && report.entries == 4, "{report:?}");
+        store.close().await;
+
+        let mut conn = AnyConnection::connect(&url).await.unwrap();
+        assert_eq!(text(rows(&mut conn).await.unwrap()), before);
+        let indexes: Vec<String> = sqlx::query("SELECT name FROM pragma_index_list('audit_log')")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert!(
+            !indexes.iter().any(|i| i.starts_with("sqlite_autoindex")),
+            "seq still has an index beside the rowid: {indexes:?}"
+        );
+        let pk_type: String =
+            sqlx::query("SELECT type FROM pragma_table_info('audit_log') WHERE pk = 1")
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .get(0);
+        assert_eq!(pk_type, "INTEGER");
+        conn.close().await.unwrap();
+    }
+}

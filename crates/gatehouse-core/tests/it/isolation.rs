@@ -268,6 +268,37 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
     );
 }
 
+/// The niceness this test process runs at (a child never goes below it).
+fn own_nice() -> i64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Fields after the command's closing parenthesis; niceness is field 19.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split(' ').nth(16).unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn child_runs_below_the_host_and_cannot_take_its_priority_back() {
+    let (_tmp, site) = fresh_site("iso_nice").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "renice", json!({})).await.unwrap();
+    let expected = own_nice().max(i64::from(gatehouse_core::sandbox::DEFAULT_NICE));
+    assert_eq!(out["before"], expected, "{out}");
+    assert_eq!(out["ok"], false, "the child lowered its niceness: {out}");
+
+    // An admin may widen it back to the host's priority.
+    add_hostile(
+        &site,
+        "h0",
+        with_profile(Profile {
+            nice: Some(0),
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let out = attack(&site, "h0", "renice", json!({})).await.unwrap();
+    assert_eq!(out["before"], own_nice(), "{out}");
+}
+
 fn with_profile(profile: Profile) -> SavedLimits {
     SavedLimits {
         sandbox: profile,

@@ -1,0 +1,398 @@
+//! Connections stored in the site, shared by the CLI and the desktop app.
+//!
+//! Map:
+//! - here: a definition ([`SavedConnection`]), validated field by field, and
+//!   its audited add, edit, duplicate and remove;
+//! - [`run`](self::run): starting one ([`open`], and the one-call operations
+//!   [`probe`], [`call`], [`tail`]), each checked against the connection's tool
+//!   pin ([`approve`] lifts a hold), and settling runs whose host was killed;
+//! - [`units`]: sizes and durations as an admin writes them.
+//!
+//! A stored definition never holds a secret value: a secret is stored as the
+//! name of a host variable ([`EnvValue::SecretFromHost`]) read at connect time.
+
+mod run;
+mod units;
+
+pub use run::{
+    CallReport, ConnectionView, ProbeReport, StderrReport, approve, call, connect_options, hold,
+    open, probe, recover, scratch_root, show, tail,
+};
+pub use units::{parse_duration, parse_size};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::access::audit;
+use crate::error::{Error, Result, codes};
+use crate::sandbox::{ChildSpec, EnvValue, Profile};
+use crate::store::{self, Store};
+
+/// Limits stored with a connection; unset ones take the client's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedLimits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inactivity_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rss_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cpu_ms: Option<u64>,
+    /// The isolation profile (stored with the limits; an absent one is the default).
+    #[serde(default)]
+    pub sandbox: Profile,
+}
+
+/// A stored connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SavedConnection {
+    pub name: String,
+    pub spec: ChildSpec,
+    pub limits: SavedLimits,
+    pub created_at: i64,
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            codes::CONNECTION_NAME_INVALID,
+            format!("{name:?} is not a valid connection name"),
+            "use 1-64 lowercase letters, digits, '-' or '_'",
+        ))
+    }
+}
+
+/// Longest call deadline a stored connection may ask for (a day).
+pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+/// Smallest memory ceiling that lets any interpreter start.
+pub const MIN_RSS_BYTES: u64 = 16 << 20;
+
+/// An invalid field: `field` names it (`name`, `command`, `args`, `env.KEY`,
+/// `limits.timeout_ms`, …) in the error's detail, so a form shows the error
+/// next to that field.
+fn field_error(field: &str, code: crate::error::Code, message: String, hint: &str) -> Error {
+    Error::invalid(code, message, hint).detail(json!({ "field": field }))
+}
+
+/// A variable name a child's environment can carry: a letter or `_`, then
+/// letters, digits or `_`.
+fn valid_env_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 128
+}
+
+/// Checks a definition before it is stored: every problem names its field
+/// (see [`field_error`]). A secret value is refused: definitions name the host
+/// variable that holds it instead.
+pub fn validate(conn: &SavedConnection) -> Result<()> {
+    validate_name(&conn.name).map_err(|e| e.detail(json!({"field": "name"})))?;
+    let program = conn.spec.program.trim();
+    if program.is_empty() {
+        return Err(field_error(
+            "command",
+            codes::CALL_INVALID,
+            "a connection needs a command".into(),
+            "put the server's command after --, for example: -- npx -y @modelcontextprotocol/server-everything",
+        ));
+    }
+    if program != conn.spec.program || conn.spec.program.contains('\0') {
+        return Err(field_error(
+            "command",
+            codes::INPUT_INVALID,
+            format!("{:?} is not a command", conn.spec.program),
+            "write the program alone (no surrounding spaces, no NUL); arguments go in their own list",
+        ));
+    }
+    if let Some(i) = conn.spec.args.iter().position(|a| a.contains('\0')) {
+        return Err(field_error(
+            &format!("args.{i}"),
+            codes::INPUT_INVALID,
+            format!("argument {} contains a NUL byte", i + 1),
+            "arguments cannot contain NUL",
+        ));
+    }
+    for (name, value) in &conn.spec.env {
+        let field = format!("env.{name}");
+        if !valid_env_name(name) {
+            return Err(field_error(
+                &field,
+                codes::ENV_INVALID,
+                format!("{name:?} is not a valid environment variable name"),
+                "use letters, digits and '_', not starting with a digit, for example API_TOKEN",
+            ));
+        }
+        match value {
+            EnvValue::Plain { value } if value.contains('\0') => {
+                return Err(field_error(
+                    &field,
+                    codes::ENV_INVALID,
+                    format!("the value of {name} contains a NUL byte"),
+                    "environment values cannot contain NUL",
+                ));
+            }
+            EnvValue::FromHost { name: host } | EnvValue::SecretFromHost { name: host }
+                if !valid_env_name(host) =>
+            {
+                return Err(field_error(
+                    &field,
+                    codes::ENV_INVALID,
+                    format!("{host:?} is not a host variable name"),
+                    "name the host variable to read, for example GITHUB_TOKEN",
+                ));
+            }
+            EnvValue::Secret { .. } => {
+                return Err(field_error(
+                    &field,
+                    codes::ENV_INVALID,
+                    "secret values are never stored in the site".into(),
+                    "store a secret as the name of a host variable (--secret NAME) and set it when connecting",
+                ));
+            }
+            _ => {}
+        }
+    }
+    let limits = &conn.limits;
+    if let Some(ms) = limits.timeout_ms
+        && !(1..=MAX_TIMEOUT_MS).contains(&ms)
+    {
+        return Err(field_error(
+            "limits.timeout_ms",
+            codes::DURATION_INVALID,
+            format!("a call timeout of {ms} ms is out of range"),
+            "use between 1 ms and 24 h, or leave it empty for the default (30 s)",
+        ));
+    }
+    if let Some(ms) = limits.inactivity_ms
+        && !(1..=MAX_TIMEOUT_MS).contains(&ms)
+    {
+        return Err(field_error(
+            "limits.inactivity_ms",
+            codes::DURATION_INVALID,
+            format!("an inactivity timeout of {ms} ms is out of range"),
+            "use between 1 ms and 24 h, or leave it empty for none",
+        ));
+    }
+    if let Some(bytes) = limits.max_rss_bytes
+        && bytes < MIN_RSS_BYTES
+    {
+        return Err(field_error(
+            "limits.max_rss_bytes",
+            codes::INPUT_INVALID,
+            format!("a memory limit of {bytes} bytes is too small to start a server"),
+            "use at least 16MiB, or leave it empty for no limit",
+        ));
+    }
+    if limits.max_cpu_ms == Some(0) {
+        return Err(field_error(
+            "limits.max_cpu_ms",
+            codes::DURATION_INVALID,
+            "a CPU limit of 0 ms would kill the server at once".into(),
+            "use a duration like 30s, or leave it empty for no limit",
+        ));
+    }
+    limits
+        .sandbox
+        .validate()
+        .map_err(|e| e.detail(json!({"field": "limits.sandbox"})))
+}
+
+/// What an audit entry says about a definition: the command and the variable
+/// names, never a value (arguments only as a hash: they may hold tokens).
+fn audit_detail(conn: &SavedConnection) -> Value {
+    json!({
+        "program": conn.spec.program,
+        "args_sha256": hex::encode(Sha256::digest(serde_json::to_string(&conn.spec.args).expect("args serialise"))),
+        "env": conn.spec.env.keys().collect::<Vec<_>>(),
+        "limits": conn.limits,
+        "definition_sha256": super::consent::definition_hash(conn),
+    })
+}
+
+fn definition_row(conn: &SavedConnection, updated_at: i64) -> store::connections::DefinitionRow {
+    store::connections::DefinitionRow {
+        name: conn.name.clone(),
+        spec: serde_json::to_string(&conn.spec).expect("spec serialises"),
+        limits: serde_json::to_string(&conn.limits).expect("limits serialise"),
+        created_at: conn.created_at,
+        updated_at,
+    }
+}
+
+fn exists_error(name: &str) -> Error {
+    field_error(
+        "name",
+        codes::CONNECTION_EXISTS,
+        format!("a connection named {name} already exists"),
+        "pick another name, or remove the old one with `gatehouse connections remove`",
+    )
+}
+
+/// Stores a new connection definition, audited as `connection.add` by `actor`
+/// (the entry holds the command and the variable names, never a value).
+pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<()> {
+    validate(conn)?;
+    let row = definition_row(conn, conn.created_at);
+    let mut tx = store.begin_write().await?;
+    if !store::connections::insert_definition_in(&mut tx, &row).await? {
+        return Err(exists_error(&conn.name));
+    }
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.add",
+            subject: &conn.name,
+            detail: audit_detail(conn),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("storing a connection", e))
+}
+
+/// Replaces stored connection `old_name` with `conn` (a rename when the names
+/// differ), audited as `connection.edit`. The consent given for the old
+/// definition no longer matches its hash, so the next start asks again (and
+/// says it changed); a rename drops it.
+pub async fn update(
+    store: &Store,
+    actor: &str,
+    old_name: &str,
+    conn: &SavedConnection,
+) -> Result<()> {
+    validate(conn)?;
+    let row = definition_row(conn, store::now_ms());
+    let mut tx = store.begin_write().await?;
+    if conn.name != old_name
+        && store::connections::definition_exists_in(&mut tx, &conn.name).await?
+    {
+        return Err(exists_error(&conn.name));
+    }
+    if !store::connections::update_definition_in(&mut tx, old_name, &row).await? {
+        return Err(not_found(old_name));
+    }
+    if conn.name != old_name {
+        store::consents::delete_in(&mut tx, old_name).await?;
+    }
+    let mut detail = audit_detail(conn);
+    if conn.name != old_name {
+        detail["renamed_from"] = json!(old_name);
+    }
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.edit",
+            subject: &conn.name,
+            detail,
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("updating a connection", e))
+}
+
+/// Stores a copy of connection `name` as `new_name` (audited as
+/// `connection.add`); a copy is a new definition, so it needs its own consent.
+pub async fn duplicate(
+    store: &Store,
+    actor: &str,
+    name: &str,
+    new_name: &str,
+) -> Result<SavedConnection> {
+    let mut copy = get(store, name).await?;
+    copy.name = new_name.to_string();
+    copy.created_at = store::now_ms();
+    add(store, actor, &copy).await?;
+    Ok(copy)
+}
+
+/// The newest `limit` call records of every run of connection `name`, newest first.
+pub async fn call_records(store: &Store, name: &str, limit: u32) -> Result<Vec<super::CallRecord>> {
+    super::recorder::load_calls_of(store, name, i64::from(limit.clamp(1, 1000))).await
+}
+
+fn from_row(row: store::connections::DefinitionRow) -> Result<SavedConnection> {
+    let spec =
+        serde_json::from_str(&row.spec).map_err(|e| Error::storage("reading a connection", e))?;
+    let limits =
+        serde_json::from_str(&row.limits).map_err(|e| Error::storage("reading a connection", e))?;
+    Ok(SavedConnection {
+        name: row.name,
+        spec,
+        limits,
+        created_at: row.created_at,
+    })
+}
+
+pub async fn list(store: &Store) -> Result<Vec<SavedConnection>> {
+    store::connections::list_definitions(store)
+        .await?
+        .into_iter()
+        .map(from_row)
+        .collect()
+}
+
+pub async fn get(store: &Store, name: &str) -> Result<SavedConnection> {
+    match store::connections::get_definition(store, name).await? {
+        Some(row) => from_row(row),
+        None => Err(not_found(name)),
+    }
+}
+
+/// Removes a connection definition, audited as `connection.remove` by `actor`.
+pub async fn remove(store: &Store, actor: &str, name: &str) -> Result<()> {
+    let mut tx = store.begin_write().await?;
+    if !store::connections::delete_definition_in(&mut tx, name).await? {
+        return Err(not_found(name));
+    }
+    // A connection added again under this name is pinned afresh.
+    store::tool_pins::delete_in(&mut tx, name).await?;
+    store::consents::delete_in(&mut tx, name).await?;
+    audit::append(
+        &mut tx,
+        audit::Entry {
+            actor,
+            action: "connection.remove",
+            subject: name,
+            detail: json!({}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("removing a connection", e))
+}
+
+fn not_found(name: &str) -> Error {
+    Error::invalid(
+        codes::CONNECTION_NOT_FOUND,
+        format!("no connection named {name}"),
+        "list them with `gatehouse connections list`",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(validate_name("echo-1").is_ok());
+        assert!(validate_name("Echo").is_err());
+        assert!(validate_name("").is_err());
+    }
+}
