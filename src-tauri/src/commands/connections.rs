@@ -13,8 +13,8 @@
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::{LiveConnection, LiveState, LiveUsage, consent, saved};
-use gatehouse_core::sandbox::{ExitInfo, Isolation};
 use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
+use gatehouse_core::sandbox::{ExitInfo, Isolation};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;

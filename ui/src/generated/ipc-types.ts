@@ -443,6 +443,28 @@ code: number | null,
 signal: number | null, };
 
 /**
+ * How a child is confined, as reported by `probe` and the connection status.
+ */
+export type Isolation = { backend: string, 
+/**
+ * Landlock ABI applied (0: not applied).
+ */
+landlock_abi: number, network: boolean, 
+/**
+ * With `network` off, the TCP ports it may still connect to (always
+ * present, empty or not: the page reads it as an array).
+ */
+connect_ports: Array<number>, scratch_quota_bytes: number, 
+/**
+ * Scheduling niceness the server runs at (0: as the host).
+ */
+nice: number, 
+/**
+ * What is weaker than asked, said once per connection.
+ */
+warnings: Array<string>, };
+
+/**
  * Where a registered connection is.
  */
 export type LiveState = "connected" | "exited" | "closed";
@@ -483,7 +505,12 @@ end_message: string | null, counters: TailCounters,
 /**
  * Uptime, memory, CPU and calls in flight while it runs.
  */
-usage: LiveUsage | null, };
+usage: LiveUsage | null, 
+/**
+ * How the server is confined; a layer weaker than its profile asks for
+ * is named in the warnings (issue 10: never silently).
+ */
+isolation: Isolation, };
 
 /**
  * A connection as the list shows it. Env values are never included: a

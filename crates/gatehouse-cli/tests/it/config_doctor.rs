@@ -227,18 +227,19 @@ fn doctor_passes_when_every_entry_works() {
 fn doctor_finds_continue_entries_in_any_block_file_and_config_yaml() {
     let site = TestSite::plain("doctor_continue");
     let home = tempfile::tempdir().unwrap();
-    install(&site, home.path(), &["continue", "--scope", "user", "--public"]);
+    install(
+        &site,
+        home.path(),
+        &["continue", "--scope", "user", "--public"],
+    );
     let installed = home.path().join(".continue/mcpServers/gatehouse.yaml");
     let block = std::fs::read_to_string(&installed).unwrap();
     std::fs::rename(&installed, installed.with_file_name("blog.yml")).unwrap();
     let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&block).unwrap();
     let servers = serde_yaml_ng::to_string(&serde_yaml_ng::Value::Mapping(
-        [(
-            "mcpServers".into(),
-            doc["mcpServers"].clone(),
-        )]
-        .into_iter()
-        .collect(),
+        [("mcpServers".into(), doc["mcpServers"].clone())]
+            .into_iter()
+            .collect(),
     ))
     .unwrap();
     write(
@@ -259,7 +260,15 @@ fn doctor_finds_continue_entries_in_any_block_file_and_config_yaml() {
         })
         .collect();
     assert_eq!(continue_files.len(), 2, "{report:#}");
-    assert!(continue_files.iter().any(|p| p.ends_with("mcpServers/blog.yml")));
-    assert!(continue_files.iter().any(|p| p.ends_with(".continue/config.yaml")));
+    assert!(
+        continue_files
+            .iter()
+            .any(|p| p.ends_with("mcpServers/blog.yml"))
+    );
+    assert!(
+        continue_files
+            .iter()
+            .any(|p| p.ends_with(".continue/config.yaml"))
+    );
     assert_eq!(report["ok"], true, "{report:#}");
 }

@@ -181,7 +181,10 @@ fn the_api_key_is_scrubbed_from_the_servers_environment_block() {
                 !text.contains(&key[13..]),
                 "the key is still in the environment block"
             );
-            assert!(text.contains("GATEHOUSE_CONFIG_DIR"), "read the wrong block");
+            assert!(
+                text.contains("GATEHOUSE_CONFIG_DIR"),
+                "read the wrong block"
+            );
         }
         // Not root: non-dumpable already keeps this reader out.
         Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::PermissionDenied, "{e}"),

@@ -29,6 +29,8 @@ fn profile_flags_are_stored_and_shown() {
         "32",
         "--max-open-files",
         "256",
+        "--nice",
+        "15",
         "--",
         "python3",
         &fixture("hostile.py"),
@@ -42,6 +44,7 @@ fn profile_flags_are_stored_and_shown() {
     assert_eq!(p["scratch_quota_bytes"], 64 << 20);
     assert_eq!(p["max_processes"], 32);
     assert_eq!(p["max_open_files"], 256);
+    assert_eq!(p["nice"], 15);
     assert!(show["pin"].is_null(), "not connected yet: {show}");
     let text = site.ok(&["connections", "show", "wide"]);
     for needle in [
@@ -52,6 +55,7 @@ fn profile_flags_are_stored_and_shown() {
         "scratch quota: 64 MiB",
         "max processes: 32",
         "max open files: 256",
+        "nice: 15",
         "not pinned yet",
     ] {
         assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
@@ -60,10 +64,11 @@ fn profile_flags_are_stored_and_shown() {
     assert_eq!(probe["isolation"]["backend"], "landlock");
     assert_eq!(probe["isolation"]["network"], true);
     assert_eq!(probe["isolation"]["scratch_quota_bytes"], 64 << 20);
+    assert_eq!(probe["isolation"]["nice"], 15);
     let text = site.ok(&["probe", "wide"]);
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
-    assert!(text.contains("tools pinned: 11 tools"), "{text}");
+    assert!(text.contains("tools pinned: 12 tools"), "{text}");
     let list = site.ok(&["connections", "list"]);
     assert!(list.contains("wide  landlock"), "{list}");
 }
@@ -124,6 +129,7 @@ fn bad_profile_flags_are_refused_with_the_reason() {
             "SANDBOX_PROFILE_INVALID",
             "hard limit",
         ),
+        (&["--nice", "20"], "SANDBOX_PROFILE_INVALID", "out of range"),
     ];
     for (flags, code, text) in cases {
         let mut args = vec!["connections", "add", "bad"];

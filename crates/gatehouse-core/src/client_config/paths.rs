@@ -219,12 +219,7 @@ pub fn read_targets(client: Client, home: &Home, project: &Path) -> Vec<Target> 
         };
         let mut blocks: Vec<PathBuf> = dir
             .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| {
-                matches!(
-                    p.extension().and_then(|e| e.to_str()),
-                    Some("yaml" | "yml")
-                )
-            })
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
             .collect();
         blocks.sort();
         for path in blocks {

@@ -260,8 +260,8 @@ pub struct Isolation {
     /// Landlock ABI applied (0: not applied).
     pub landlock_abi: u8,
     pub network: bool,
-    /// With `network` off, the TCP ports it may still connect to.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// With `network` off, the TCP ports it may still connect to (always
+    /// present, empty or not: the page reads it as an array).
     pub connect_ports: Vec<u16>,
     pub scratch_quota_bytes: u64,
     /// Scheduling niceness the server runs at (0: as the host).
@@ -297,9 +297,13 @@ pub fn describe(profile: &Profile) -> Isolation {
                 warnings.push("bwrap is not installed: connecting fails until it is".to_string());
             }
         }
-        Backend::None => warnings.push(
-            "sandbox backend none: the server can reach anything this user can".to_string(),
-        ),
+        Backend::None => {
+            // Nothing confines its network either, whatever the profile says.
+            network = true;
+            warnings.push(
+                "sandbox backend none: the server can reach anything this user can".to_string(),
+            );
+        }
     }
     Isolation {
         backend: profile.backend.as_str(),

@@ -502,6 +502,28 @@ mod migration_tests {
     use super::*;
     use crate::access::audit;
 
+    async fn first_three(conn: &mut AnyConnection) -> Vec<sqlx::any::AnyRow> {
+        sqlx::query("SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log WHERE seq <= 3 ORDER BY seq")
+            .fetch_all(conn)
+            .await
+            .unwrap()
+    }
+
+    /// Every column of `rows` as text.
+    fn text(rows: Vec<sqlx::any::AnyRow>) -> Vec<Vec<String>> {
+        rows.iter()
+            .map(|r| {
+                (0..8)
+                    .map(|i| {
+                        r.try_get::<String, _>(i)
+                            .or_else(|_| r.try_get::<i64, _>(i).map(|n| n.to_string()))
+                            .unwrap()
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Migration 0017 rebuilds the SQLite audit log keyed by its rowid: every
     /// entry of an older database survives byte for byte (the chain still
     /// verifies), appends continue the chain, and `seq` has no index of its own.
@@ -540,24 +562,7 @@ mod migration_tests {
             .execute(&mut conn)
             .await
             .unwrap();
-        let rows = |conn: &mut AnyConnection| {
-            sqlx::query("SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log WHERE seq <= 3 ORDER BY seq")
-                .fetch_all(conn)
-        };
-        let text = |rows: Vec<sqlx::any::AnyRow>| {
-            rows.iter()
-                .map(|r| {
-                    (0..8)
-                        .map(|i| {
-                            r.try_get::<String, _>(i)
-                                .or_else(|_| r.try_get::<i64, _>(i).map(|n| n.to_string()))
-                                .unwrap()
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect::<Vec<_>>()
-        };
-        let before = text(rows(&mut conn).await.unwrap());
+        let before = text(first_three(&mut conn).await);
         conn.close().await.unwrap();
 
         let store = Store::open(&url).await.unwrap();
@@ -582,7 +587,7 @@ mod migration_tests {
         store.close().await;
 
         let mut conn = AnyConnection::connect(&url).await.unwrap();
-        assert_eq!(text(rows(&mut conn).await.unwrap()), before);
+        assert_eq!(text(first_three(&mut conn).await), before);
         let indexes: Vec<String> = sqlx::query("SELECT name FROM pragma_index_list('audit_log')")
             .fetch_all(&mut conn)
             .await

@@ -65,7 +65,9 @@ pub(super) fn verify_secret(secret: &str, phc: &str) -> Result<SecretCheck> {
     }
 }
 
-pub(super) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+pub(super) async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(f).await.map_err(|e| {
         Error::new(
             codes::KEY_VERIFY_FAILED,
