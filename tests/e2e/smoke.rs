@@ -257,7 +257,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     let expected = gatehouse_core::sandbox::isolation::describe(&unconfined).warnings;
     ensure!(!expected.is_empty(), "backend none must warn");
     wait_for_text(client, "#conn-facts [data-fact='isolation']", |t| {
-        t.starts_with("none · network allowed")
+        t.starts_with("none · network allowed · UNIX sockets allowed")
     })
     .await?;
     let shown: Vec<String> = serde_json::from_value(

@@ -86,6 +86,10 @@ pub struct AddArgs {
     /// Open files per process (RLIMIT_NOFILE).
     #[arg(long = "max-open-files")]
     max_open_files: Option<u64>,
+    /// Let the server open UNIX sockets, named ones included (off: it cannot
+    /// reach the user's D-Bus or Docker socket). Landlock backend only.
+    #[arg(long = "allow-unix-sockets")]
+    allow_unix_sockets: bool,
     /// Scheduling niceness, 0 (as the host) to 19; default 10, below the
     /// admin's own programs.
     #[arg(long = "nice")]
@@ -191,6 +195,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             read_only: a.allow_read,
             read_write: a.allow_write,
             network: a.network,
+            unix_sockets: a.allow_unix_sockets,
             connect_ports: a.allow_port,
             scratch_quota_bytes: a
                 .scratch_quota

@@ -65,7 +65,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         }
     };
     format!(
-        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n  nice: {}\n",
+        "  sandbox: {}\n  read-only paths: {}\n  read-write paths: {}\n  network: {}\n  scratch quota: {} MiB\n  max processes: {}\n  max open files: {}\n  nice: {}\n  UNIX sockets: {}\n",
         p.backend.as_str(),
         list(&p.read_only),
         list(&p.read_write),
@@ -74,6 +74,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
         p.max_processes(),
         p.max_open_files(),
         p.nice(),
+        if p.unix_sockets { "allowed" } else { "refused" },
     )
 }
 

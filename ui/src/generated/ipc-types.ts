@@ -456,6 +456,10 @@ landlock_abi: number, network: boolean,
  */
 connect_ports: Array<number>, scratch_quota_bytes: number, 
 /**
+ * Whether the server may open UNIX sockets (named ones included).
+ */
+unix_sockets: boolean, 
+/**
  * Scheduling niceness the server runs at (0: as the host).
  */
 nice: number, 

@@ -8,6 +8,7 @@ const base: Isolation = {
   network: false,
   connect_ports: [],
   scratch_quota_bytes: 256 * 1048576,
+  unix_sockets: false,
   nice: 10,
   warnings: [],
 };
@@ -22,8 +23,8 @@ describe("isolationSummary", () => {
   });
 
   it("says plainly when nothing confines the server", () => {
-    expect(isolationSummary({ ...base, backend: "none", landlock_abi: 0, network: true, nice: 0 })).toBe(
-      "none · network allowed · scratch 256 MiB · host priority",
+    expect(isolationSummary({ ...base, backend: "none", landlock_abi: 0, network: true, unix_sockets: true, nice: 0 })).toBe(
+      "none · network allowed · UNIX sockets allowed · scratch 256 MiB · host priority",
     );
   });
 });

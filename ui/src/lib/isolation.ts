@@ -17,5 +17,6 @@ export function isolationSummary(iso: Isolation): string {
       ? `network: TCP ${iso.connect_ports.join(", ")} only`
       : "no network";
   const priority = iso.nice > 0 ? `nice ${String(iso.nice)}` : "host priority";
-  return `${backend} · ${network} · scratch ${mib(iso.scratch_quota_bytes)} · ${priority}`;
+  const unix = iso.unix_sockets ? " · UNIX sockets allowed" : "";
+  return `${backend} · ${network}${unix} · scratch ${mib(iso.scratch_quota_bytes)} · ${priority}`;
 }

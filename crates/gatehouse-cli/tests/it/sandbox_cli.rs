@@ -31,6 +31,7 @@ fn profile_flags_are_stored_and_shown() {
         "256",
         "--nice",
         "15",
+        "--allow-unix-sockets",
         "--",
         "python3",
         &fixture("hostile.py"),
@@ -45,6 +46,7 @@ fn profile_flags_are_stored_and_shown() {
     assert_eq!(p["max_processes"], 32);
     assert_eq!(p["max_open_files"], 256);
     assert_eq!(p["nice"], 15);
+    assert_eq!(p["unix_sockets"], true);
     assert!(show["pin"].is_null(), "not connected yet: {show}");
     let text = site.ok(&["connections", "show", "wide"]);
     for needle in [
@@ -56,6 +58,7 @@ fn profile_flags_are_stored_and_shown() {
         "max processes: 32",
         "max open files: 256",
         "nice: 15",
+        "UNIX sockets: allowed",
         "not pinned yet",
     ] {
         assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
@@ -65,10 +68,11 @@ fn profile_flags_are_stored_and_shown() {
     assert_eq!(probe["isolation"]["network"], true);
     assert_eq!(probe["isolation"]["scratch_quota_bytes"], 64 << 20);
     assert_eq!(probe["isolation"]["nice"], 15);
+    assert_eq!(probe["isolation"]["unix_sockets"], true);
     let text = site.ok(&["probe", "wide"]);
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
-    assert!(text.contains("tools pinned: 12 tools"), "{text}");
+    assert!(text.contains("tools pinned: 15 tools"), "{text}");
     let list = site.ok(&["connections", "list"]);
     assert!(list.contains("wide  landlock"), "{list}");
 }
@@ -130,6 +134,11 @@ fn bad_profile_flags_are_refused_with_the_reason() {
             "hard limit",
         ),
         (&["--nice", "20"], "SANDBOX_PROFILE_INVALID", "out of range"),
+        (
+            &["--sandbox", "bwrap", "--allow-unix-sockets"],
+            "SANDBOX_PROFILE_INVALID",
+            "needs the landlock backend",
+        ),
     ];
     for (flags, code, text) in cases {
         let mut args = vec!["connections", "add", "bad"];

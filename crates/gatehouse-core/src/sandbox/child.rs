@@ -1,7 +1,7 @@
 //! What the child does to itself between `fork` and `exec`: resource limits,
 //! capabilities dropped (a host running as root would otherwise hand them
 //! on: CAP_SYS_PTRACE reads any process's `/proc/PID/environ`, CAP_NET_RAW
-//! sidesteps TCP rules), `no_new_privs`, then Landlock. Everything is prepared in the host (the
+//! sidesteps TCP rules), `no_new_privs`, the socket filter, then Landlock. Everything is prepared in the host (the
 //! ruleset is built and its paths opened there), so the child only makes
 //! system calls: nothing allocates or locks after the fork.
 
@@ -17,6 +17,8 @@ pub(crate) struct ChildSetup {
     pub drop_caps_to: Option<i32>,
     /// Scheduling niceness for the child (see `Profile::nice`).
     pub nice: i32,
+    /// The socket filter (see `seccomp`), installed after `no_new_privs`.
+    pub seccomp: Option<seccompiler::BpfProgram>,
 }
 
 /// Empties the capability bounding set and the ambient set, so `exec` grants
@@ -89,6 +91,10 @@ impl ChildSetup {
             drop_capabilities(last);
         }
         nix::sys::prctl::set_no_new_privs().map_err(std::io::Error::from)?;
+        if let Some(filter) = &self.seccomp {
+            seccompiler::apply_filter(filter)
+                .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
+        }
         if let Some(ruleset) = self.ruleset.take() {
             ruleset
                 .restrict_self()
@@ -103,7 +109,7 @@ impl ChildSetup {
 #[allow(unsafe_code)]
 pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
     // SAFETY: `pre_exec` runs the closure in the forked child before exec.
-    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit, prctl and
+    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit, prctl, seccomp and
     // landlock_restrict_self on a ruleset built in the parent, takes no lock
     // and allocates nothing on its success path; its errors are raw OS errors.
     unsafe {

@@ -264,6 +264,8 @@ pub struct Isolation {
     /// present, empty or not: the page reads it as an array).
     pub connect_ports: Vec<u16>,
     pub scratch_quota_bytes: u64,
+    /// Whether the server may open UNIX sockets (named ones included).
+    pub unix_sockets: bool,
     /// Scheduling niceness the server runs at (0: as the host).
     pub nice: u8,
     /// What is weaker than asked, said once per connection.
@@ -315,6 +317,7 @@ pub fn describe(profile: &Profile) -> Isolation {
             profile.connect_ports.clone()
         },
         scratch_quota_bytes: profile.scratch_quota(),
+        unix_sockets: profile.unix_sockets || profile.backend == Backend::None,
         nice: profile.nice(),
         warnings,
     }

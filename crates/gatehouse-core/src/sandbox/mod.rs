@@ -7,6 +7,7 @@
 //! - [`scratch`]: per-connection scratch directories outside every site, with
 //!   owner records; sweeps of dead hosts' runs; cleanup never follows symlinks.
 //! - [`isolation`]: the Landlock layer and the paths a command needs to start.
+//! - `seccomp`: the socket filter under Landlock (UDP, UNIX sockets, io_uring).
 //! - [`bwrap`]: the optional bubblewrap backend.
 //! - `child`: what the child applies to itself before `exec` (the one `unsafe`).
 //! - [`spawn`]: the one builder and the one teardown ([`Sandboxed`]).
@@ -16,14 +17,16 @@
 //! - [`stderr`]: the child's stderr, drained into a bounded tail.
 //!
 //! # Caveats
-//! Linux only. The Landlock layer confines files, TCP, signals and ptrace;
-//! UDP and named UNIX sockets are not confined by Landlock (the bwrap backend
-//! has no network namespace access at all unless allowed). A re-parented
+//! Linux only. The Landlock layer confines files, TCP, signals and ptrace; the
+//! socket filter beside it confines UDP and UNIX sockets (by family and type,
+//! not by address: an allowed UNIX socket family reaches every socket file).
+//! A re-parented
 //! orphan is attributed to a connection by what was seen of it (see
 //! [`reaper`]); with several live connections in one host, an orphan nobody
 //! saw is taken by the first teardown that finds it.
 
 mod child;
+mod seccomp;
 
 pub mod bwrap;
 pub mod host;

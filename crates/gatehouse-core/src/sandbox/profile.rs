@@ -75,6 +75,12 @@ pub struct Profile {
     pub read_write: Vec<PathBuf>,
     /// TCP connect and bind (off: the child cannot use TCP at all).
     pub network: bool,
+    /// UNIX sockets (`socket(AF_UNIX)`): off, the child cannot reach a
+    /// named socket such as the user's D-Bus bus (anonymous `socketpair`s
+    /// still work). Landlock backend only (bwrap hides the host's sockets
+    /// behind its own mounts).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unix_sockets: bool,
     /// With `network` off: the TCP ports the child may connect to (any
     /// address), and nothing else of TCP. Landlock backend only (ABI ≥ 4).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -162,6 +168,15 @@ impl Profile {
                     "create it first, or check the spelling (a path that appears later is not picked up)",
                 );
             }
+        }
+        if self.unix_sockets && self.backend != Backend::Landlock {
+            return bad(
+                format!(
+                    "--allow-unix-sockets needs the landlock backend (this connection uses {})",
+                    self.backend.as_str()
+                ),
+                "the none backend refuses no socket, and bwrap shows the server only the paths it binds",
+            );
         }
         if !self.connect_ports.is_empty() {
             if self.network {

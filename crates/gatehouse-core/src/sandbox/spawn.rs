@@ -128,6 +128,12 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         }
         Backend::None => (spec.program.clone(), spec.args.clone(), None),
     };
+    // Under bwrap, the sockets are its namespaces' business (and bwrap itself
+    // needs netlink to set up); `none` confines nothing.
+    let seccomp = match profile.backend {
+        Backend::Landlock => Some(super::seccomp::socket_filter(profile)?),
+        Backend::Bwrap | Backend::None => None,
+    };
     let uid = nix::unistd::getuid().as_raw();
     let mut rlimits = vec![
         (Resource::RLIMIT_NOFILE, profile.max_open_files()),
@@ -170,6 +176,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             rlimits,
             drop_caps_to,
             nice: child::host_nice().max(i32::from(profile.nice())),
+            seccomp,
         },
     );
     // Until the tracker below is registered, no teardown may take this child

@@ -126,6 +126,23 @@ async fn silent_legacy_server_falls_back_after_the_probe_timeout() {
     f.close(conn).await;
 }
 
+/// A modern server slower to start than the probe timeout (the Python SDK
+/// importing on a loaded machine) answers `server/discover` late and then
+/// refuses `initialize`: it is probed again and connected as modern.
+#[tokio::test]
+async fn modern_server_answering_the_probe_late_is_still_connected() {
+    let f = Fixture::new();
+    let mut o = f.options(python(
+        "mcp_server.py",
+        &["--era", "modern", "--discover-delay", "1"],
+    ));
+    o.limits.probe_timeout = Duration::from_millis(300);
+    let conn = Connection::connect(o).await.unwrap();
+    assert_eq!(conn.server().era, Era::Modern);
+    assert!(!conn.tools().is_empty());
+    f.close(conn).await;
+}
+
 #[tokio::test]
 async fn dual_era_server_stays_modern() {
     let f = Fixture::new();

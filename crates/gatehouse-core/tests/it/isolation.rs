@@ -334,6 +334,82 @@ async fn child_without_network_cannot_open_tcp_connections() {
     assert_eq!(on["ok"], true, "the profile allows the network: {on}");
 }
 
+/// Landlock's network rules cover TCP only: a child without network must not
+/// get UDP either (a datagram to any host is enough to leak what it read).
+#[tokio::test]
+async fn child_without_network_cannot_send_udp() {
+    let (_tmp, site) = fresh_site("iso_udp").await;
+    let sink = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sink.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let port = sink.local_addr().unwrap().port();
+    add_hostile(&site, "off", SavedLimits::default()).await;
+    add_hostile(
+        &site,
+        "on",
+        with_profile(Profile {
+            network: true,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let args = json!({"host": "127.0.0.1", "port": port, "payload": "leak"});
+    let off = attack(&site, "off", "udp_send", args.clone())
+        .await
+        .unwrap();
+    assert_eq!(off["ok"], false, "{off}");
+    let mut buf = [0u8; 16];
+    assert!(sink.recv(&mut buf).is_err(), "a datagram got out");
+    let on = attack(&site, "on", "udp_send", args).await.unwrap();
+    assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+    let n = sink.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"leak");
+}
+
+/// A named UNIX socket outside the sandbox (the user's D-Bus session bus,
+/// Docker's socket) is a way out: D-Bus alone can ask systemd to run any
+/// command unconfined. Landlock's file rules do not cover connecting to one.
+#[tokio::test]
+async fn child_cannot_connect_to_named_unix_sockets_outside_its_profile() {
+    let (tmp, site) = fresh_site("iso_unix").await;
+    let path = tmp.path().join("bus.sock");
+    let bus = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    bus.set_nonblocking(true).unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let args = json!({"path": path, "payload": "hello"});
+    let out = attack(&site, "h", "unix_connect", args.clone())
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert!(bus.accept().is_err(), "the child reached the socket");
+
+    // UNIX sockets are the admin's to grant.
+    add_hostile(
+        &site,
+        "granted",
+        with_profile(Profile {
+            unix_sockets: true,
+            ..Profile::default()
+        }),
+    )
+    .await;
+    let out = attack(&site, "granted", "unix_connect", args)
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+}
+
+/// io_uring makes sockets (and opens files) without the system calls the
+/// socket filter sees: it is refused outright.
+#[tokio::test]
+async fn child_cannot_set_up_io_uring() {
+    let (_tmp, site) = fresh_site("iso_uring").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "io_uring", json!({})).await.unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(out["error"], "Permission denied", "{out}");
+}
+
 #[tokio::test]
 async fn allowed_port_is_the_only_tcp_the_child_gets() {
     if !gatehouse_core::sandbox::isolation::probe().network() {

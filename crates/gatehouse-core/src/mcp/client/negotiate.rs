@@ -91,31 +91,56 @@ impl Connection {
     /// The stdio backward-compatibility rules of 2026-07-28: probe with
     /// `server/discover`; a result or a recognised modern error means modern;
     /// any other error, or silence past the probe timeout, means legacy.
+    ///
+    /// A modern server slower to start than the probe timeout (an SDK
+    /// importing its dependencies on a loaded machine) answers the probe
+    /// late and then refuses `initialize` with a modern error: then it is
+    /// probed once more, with the setup deadline, instead of given up on.
     async fn negotiate(&self) -> Result<ServerInfo> {
         let s = &self.shared;
-        let probe = s
+        let legacy_version = match self.discover(s.limits.probe_timeout).await? {
+            Probe::Modern(info) => return Ok(info),
+            Probe::Legacy(version) => version,
+        };
+        match self.initialize(legacy_version).await {
+            Err(refused)
+                if refused
+                    .detail
+                    .as_ref()
+                    .and_then(|d| d["code"].as_i64())
+                    .is_some_and(|c| is_modern_error(ErrorCode(c as i32))) =>
+            {
+                match self.discover(s.limits.setup_timeout).await? {
+                    Probe::Modern(info) => Ok(info),
+                    Probe::Legacy(_) => Err(refused),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Sends `server/discover` and reads the answer (see [`Self::negotiate`]).
+    async fn discover(&self, timeout: std::time::Duration) -> Result<Probe> {
+        let probe = self
+            .shared
             .rpc
-            .request(
-                "server/discover",
-                json!({"_meta": modern_meta()}),
-                s.limits.probe_timeout,
-            )
+            .request("server/discover", json!({"_meta": modern_meta()}), timeout)
             .await;
-        let legacy_version = match probe {
+        Ok(match probe {
             Some(Reply::Answer(Ok(result))) => {
                 let result: DiscoverResult = results::read(result);
                 if !result.supported_versions.iter().any(|v| v == MODERN) {
                     return Err(unsupported(&result.supported_versions));
                 }
                 let server = result.meta.server_info;
-                return Ok(ServerInfo {
+                Probe::Modern(ServerInfo {
                     era: Era::Modern,
                     protocol_version: MODERN.to_string(),
                     name: server.name,
                     version: server.version,
                     capabilities: result.capabilities,
                     instructions: result.instructions,
-                });
+                })
             }
             Some(Reply::Answer(Err(e))) if is_modern_error(e.code) => {
                 // Modern, but not our version: use a legacy one it lists, if any.
@@ -125,13 +150,20 @@ impl Connection {
                     .unwrap_or_default()
                     .supported;
                 match LEGACY.iter().find(|v| supported.iter().any(|s| s == *v)) {
-                    Some(v) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => *v,
+                    Some(v) if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => {
+                        Probe::Legacy(v)
+                    }
                     _ => return Err(unsupported(&supported)),
                 }
             }
-            Some(Reply::Answer(Err(_))) | None => LEGACY[0],
+            Some(Reply::Answer(Err(_))) | None => Probe::Legacy(LEGACY[0]),
             Some(Reply::Closed(c)) => return Err(c.error()),
-        };
+        })
+    }
+
+    /// The legacy `initialize` handshake at `legacy_version`.
+    async fn initialize(&self, legacy_version: &str) -> Result<ServerInfo> {
+        let s = &self.shared;
         let reply = s
             .rpc
             .request(
@@ -244,4 +276,11 @@ impl Connection {
         *lock(&s.listed) = tools.clone();
         Ok(tools)
     }
+}
+
+/// What a `server/discover` probe found.
+enum Probe {
+    Modern(ServerInfo),
+    /// Legacy, at this revision.
+    Legacy(&'static str),
 }

@@ -1,0 +1,88 @@
+//! The socket filter: what Landlock cannot say about sockets, said with
+//! seccomp. Landlock (ABI ≤ 7) rules TCP by port but not UDP, and it does not
+//! cover connecting to a named UNIX socket: a child could leak by datagram,
+//! or reach the user's D-Bus session bus (which will start any command,
+//! unconfined) or Docker's socket (root). The filter refuses, with `EACCES`:
+//! - every socket family but IPv4/IPv6 and, when the profile allows it, UNIX
+//!   (`socketpair` stays: anonymous pairs reach nothing outside);
+//! - without network: every IPv4/IPv6 socket but a stream (TCP, which
+//!   Landlock then rules by port);
+//! - `io_uring`, whose `IORING_OP_SOCKET` makes sockets without `socket(2)`.
+//!
+//! A filter that cannot be built or installed fails the spawn: a child never
+//! runs with less than its profile says.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use super::Profile;
+use crate::error::{Error, Result, codes};
+
+/// Socket types other than a stream (`type & 0xf`; the rest are flags).
+const NON_STREAM_TYPES: [u64; 5] = [
+    nix::libc::SOCK_DGRAM as u64,
+    nix::libc::SOCK_RAW as u64,
+    nix::libc::SOCK_RDM as u64,
+    nix::libc::SOCK_SEQPACKET as u64,
+    10, // SOCK_PACKET (obsolete, still accepted by the kernel)
+];
+
+fn failed(e: impl std::fmt::Display) -> Error {
+    Error::new(
+        codes::SPAWN_FAILED,
+        format!("the socket filter could not be built: {e}"),
+    )
+}
+
+/// `arg[index] op value` on the low 32 bits (`int` arguments).
+fn arg(index: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition> {
+    SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(failed)
+}
+
+/// The filter for `profile`, compiled in the host (the child only installs it).
+pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
+    use SeccompCmpOp::{Eq, MaskedEq, Ne};
+    let (inet, inet6, unix) = (
+        nix::libc::AF_INET as u64,
+        nix::libc::AF_INET6 as u64,
+        nix::libc::AF_UNIX as u64,
+    );
+    // Rules are alternatives; the conditions of one rule all hold.
+    let mut other_family = vec![arg(0, Ne, inet)?, arg(0, Ne, inet6)?];
+    if profile.unix_sockets {
+        other_family.push(arg(0, Ne, unix)?);
+    }
+    let mut refused = vec![SeccompRule::new(other_family).map_err(failed)?];
+    if !profile.network {
+        for family in [inet, inet6] {
+            for kind in NON_STREAM_TYPES {
+                refused.push(
+                    SeccompRule::new(vec![arg(0, Eq, family)?, arg(1, MaskedEq(0xf), kind)?])
+                        .map_err(failed)?,
+                );
+            }
+        }
+    }
+    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+        (nix::libc::SYS_socket, refused),
+        // An empty list matches every call.
+        (nix::libc::SYS_io_uring_setup, Vec::new()),
+        (nix::libc::SYS_io_uring_enter, Vec::new()),
+        (nix::libc::SYS_io_uring_register, Vec::new()),
+    ]
+    .into_iter()
+    .collect();
+    let arch = std::env::consts::ARCH.try_into().map_err(failed)?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(nix::libc::EACCES as u32),
+        arch,
+    )
+    .map_err(failed)?;
+    filter.try_into().map_err(failed)
+}
