@@ -26,6 +26,7 @@ pub(super) async fn store_floods(
     names: &[String],
     mib: u64,
     nice: Option<u8>,
+    spin_s: u64,
 ) -> Result<()> {
     use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
@@ -41,7 +42,9 @@ pub(super) async fn store_floods(
             spec: ChildSpec::new(python.to_string_lossy())
                 .arg(fixture()?)
                 .arg("--flood-mb")
-                .arg(mib.to_string()),
+                .arg(mib.to_string())
+                .arg("--spin-start")
+                .arg(spin_s.to_string()),
             limits: SavedLimits {
                 sandbox: gatehouse_core::sandbox::Profile {
                     nice,
@@ -287,7 +290,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         .store
         .close()
         .await;
-    store_floods(&site, &["flood".to_string()], 1, None).await?;
+    store_floods(&site, &["flood".to_string()], 1, None, 0).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;

@@ -35,6 +35,15 @@ fn flood_nice() -> Option<u8> {
         .and_then(|v| v.parse().ok())
 }
 
+/// Seconds each server burns CPU from its start (`GATEHOUSE_BENCH_SPIN_S`,
+/// default 0): busy servers instead of, or beside, flooding ones.
+fn spin_s() -> u64 {
+    std::env::var("GATEHOUSE_BENCH_SPIN_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// The resident set of the app and of all its descendants (WebKit's web and
 /// network processes), in KiB: (app, app + descendants).
 fn app_rss_kib() -> Result<(u64, u64)> {
@@ -116,7 +125,7 @@ async fn ten_flooding_connections_keep_the_window_responsive() -> Result<()> {
         .close()
         .await;
     let names: Vec<String> = (0..CONNECTIONS).map(|i| format!("flood{i}")).collect();
-    store_floods(&site, &names, flood_mb(), flood_nice()).await?;
+    store_floods(&site, &names, flood_mb(), flood_nice(), spin_s()).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let launched = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64() * 1000.0;
@@ -210,6 +219,7 @@ async fn scenario(client: &Client, site: &Path, launched_ms: f64) -> Result<Valu
     Ok(json!({
         "connections": CONNECTIONS,
         "flood_mib_each": flood_mb(),
+        "spin_s_each": spin_s(),
         "flood_nice": flood_nice().unwrap_or(gatehouse_core::sandbox::DEFAULT_NICE),
         "first_paint_ms": round(first_paint_ms),
         "idle_rss_mib": {"app": idle_app / 1024, "with_webkit": idle_total / 1024},

@@ -16,8 +16,8 @@ pub const DEFAULT_MAX_PROCESSES: u64 = 256;
 /// Open files per process (`RLIMIT_NOFILE`).
 pub const DEFAULT_MAX_OPEN_FILES: u64 = 1024;
 /// Scheduling niceness of a child: below the admin's own programs, so a busy
-/// or hostile server cannot starve the window that supervises it (measured:
-/// docs/bench.md, the desktop app under ten flooding connections).
+/// or hostile server cannot starve the window that supervises it (ten
+/// CPU-bound servers: frame p95 248 → 100 ms; docs/bench.md).
 pub const DEFAULT_NICE: u8 = 10;
 
 /// What confines the child.
