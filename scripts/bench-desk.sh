@@ -13,7 +13,8 @@ target=${CARGO_TARGET_DIR:-target}
 for _ in $(seq "${BENCH_RUNS:-3}"); do
   # GATEHOUSE_BENCH_FLOOD_MB=0 gives the baseline (the same clicks, no flood);
   # GATEHOUSE_BENCH_NICE=0 runs the floods at the host's priority;
-  # GATEHOUSE_BENCH_SPIN_S=30 has each server burn CPU for 30 s from its start.
+  # GATEHOUSE_BENCH_SPIN_S=30 has each server burn CPU for 30 s from its start;
+  # GATEHOUSE_STDERR_READER_NICE=0 reads stderr at the app's own priority.
   GATEHOUSE_E2E_APP="$PWD/$target/release/gatehouse-desktop" \
     flock /tmp/e2e.lock xvfb-run -a cargo test -q -p gatehouse-desktop --test e2e load \
     -- --include-ignored --nocapture 2>&1 | grep '^desk-bench:'

@@ -220,6 +220,10 @@ async fn scenario(client: &Client, site: &Path, launched_ms: f64) -> Result<Valu
         "connections": CONNECTIONS,
         "flood_mib_each": flood_mb(),
         "spin_s_each": spin_s(),
+        "reader_nice": std::env::var(gatehouse_core::sandbox::stderr::reader::ENV_READER_NICE)
+            .ok()
+            .and_then(|v| v.parse::<u8>().ok())
+            .unwrap_or(gatehouse_core::sandbox::stderr::reader::READER_NICE),
         "flood_nice": flood_nice().unwrap_or(gatehouse_core::sandbox::DEFAULT_NICE),
         "first_paint_ms": round(first_paint_ms),
         "idle_rss_mib": {"app": idle_app / 1024, "with_webkit": idle_total / 1024},

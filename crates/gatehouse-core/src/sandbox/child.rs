@@ -68,7 +68,7 @@ pub(crate) fn host_nice() -> i32 {
 
 /// Lowers the calling process's scheduling priority to `nice`.
 #[allow(unsafe_code)]
-fn set_nice(nice: i32) -> std::io::Result<()> {
+pub(crate) fn set_nice(nice: i32) -> std::io::Result<()> {
     // SAFETY: setpriority with integer arguments only; async-signal-safe.
     let rc = unsafe { nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, nice) };
     if rc == 0 {

@@ -175,8 +175,8 @@ impl Connection {
         shared.stderr.set_redactions(opts.spec.secret_values());
         let stderr_task = {
             let shared = shared.clone();
-            tokio::spawn(async move {
-                let end = match stderr::drain(stderr, &shared.stderr).await {
+            stderr::reader::spawn(async move {
+                let end = match stderr::reader::drain_child(stderr, &shared.stderr).await {
                     Ok(_) => StreamEnd::Eof,
                     Err(_) => StreamEnd::ReadError,
                 };

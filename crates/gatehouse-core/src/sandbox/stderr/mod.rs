@@ -10,7 +10,8 @@
 //!   errors carry, with where the marker sits);
 //! - [`ring`]: the byte ring buffer that keeps the newest bytes;
 //! - [`render`]: the marker, fitting a budget, decoding and redaction at cuts;
-//! - [`subscription`]: [`Subscription`], which receives new lines as [`TailEvent`]s.
+//! - [`subscription`]: [`Subscription`], which receives new lines as [`TailEvent`]s;
+//! - [`reader`]: the one thread, below the host's priority, that drains every child.
 //!
 //! Rules (see `stderr-design.md`): count bytes, not lines; keep the first
 //! [`TailLimits::head_bytes`] bytes (start-up errors, versions) and the newest
@@ -44,6 +45,7 @@
 //! cut before a secret, never through it, unless the secret is longer than a piece.
 
 mod budget;
+pub mod reader;
 mod render;
 mod ring;
 mod subscription;
