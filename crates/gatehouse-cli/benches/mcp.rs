@@ -79,9 +79,17 @@ fn main() {
         sites.push(("postgres", Some(format!("{base}/{db}"))));
     }
 
+    // `BENCH_OLD_AUDIT_LAYOUT=1`: also a SQLite site whose audit log has the
+    // layout before migration 0017 (seq indexed beside the rowid), side by side.
+    if std::env::var_os("BENCH_OLD_AUDIT_LAYOUT").is_some() {
+        sites.push(("sqlite-pre0017", None));
+    }
     let mut targets = Vec::new();
     for (backend, url) in sites {
         let (site, key) = make_site(tmp.path(), &config, backend, url.as_deref());
+        if backend == "sqlite-pre0017" {
+            old_audit_layout(&site);
+        }
         for tool in ["content_read", "content_write_draft"] {
             targets.push(gatehouse_target(&site, &key, &config, backend, tool));
         }
@@ -204,6 +212,31 @@ fn verify(site: &Path, config: &Path) -> Value {
             String::from_utf8_lossy(&out.stderr).trim()
         )
     })
+}
+
+/// Rebuilds the site's audit log as it was before migration 0017: `seq
+/// BIGINT PRIMARY KEY` (a unique index beside the rowid).
+fn old_audit_layout(site: &Path) {
+    let sql = "BEGIN;
+        CREATE TABLE old_log (seq BIGINT PRIMARY KEY, ts BIGINT NOT NULL, actor TEXT NOT NULL,
+            action TEXT NOT NULL, subject TEXT NOT NULL, detail TEXT NOT NULL,
+            prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+        INSERT INTO old_log SELECT * FROM audit_log ORDER BY seq;
+        DROP TABLE audit_log;
+        ALTER TABLE old_log RENAME TO audit_log;
+        CREATE INDEX audit_log_actor ON audit_log (actor, seq);
+        CREATE INDEX audit_log_action ON audit_log (action, seq);
+        COMMIT;";
+    let out = Command::new("sqlite3")
+        .arg(site.join("gatehouse.db"))
+        .arg(sql)
+        .output()
+        .expect("sqlite3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A scratch site with an API key that may write drafts.
