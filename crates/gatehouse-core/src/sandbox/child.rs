@@ -1,9 +1,10 @@
-//! What the child does to itself between `fork` and `exec`: resource limits,
-//! capabilities dropped (a host running as root would otherwise hand them
-//! on: CAP_SYS_PTRACE reads any process's `/proc/PID/environ`, CAP_NET_RAW
-//! sidesteps TCP rules), `no_new_privs`, the socket filter, then Landlock. Everything is prepared in the host (the
-//! ruleset is built and its paths opened there), so the child only makes
-//! system calls: nothing allocates or locks after the fork.
+//! What the child does to itself between `fork` and `exec`: its niceness,
+//! resource limits, capabilities dropped (a host running as root would
+//! otherwise hand them on: CAP_SYS_PTRACE reads any process's
+//! `/proc/PID/environ`, CAP_NET_RAW sidesteps TCP rules), `no_new_privs`, the
+//! socket filter, then Landlock. Everything is prepared in the host (the
+//! ruleset is built, its paths opened and the filter compiled there), so the
+//! child only makes system calls: nothing allocates or locks after the fork.
 
 use landlock::RulesetCreated;
 use nix::sys::resource::{Resource, setrlimit};
@@ -66,7 +67,8 @@ pub(crate) fn host_nice() -> i32 {
     }
 }
 
-/// Lowers the calling process's scheduling priority to `nice`.
+/// Sets the calling thread's niceness (Linux keeps it per thread; a child
+/// process inherits it).
 #[allow(unsafe_code)]
 pub(crate) fn set_nice(nice: i32) -> std::io::Result<()> {
     // SAFETY: setpriority with integer arguments only; async-signal-safe.
@@ -81,8 +83,6 @@ pub(crate) fn set_nice(nice: i32) -> std::io::Result<()> {
 impl ChildSetup {
     /// Runs in the child: async-signal-safe calls only.
     fn apply(&mut self) -> std::io::Result<()> {
-        // Before the capabilities go: lowering priority never needs one, but
-        // the order keeps every later step at the child's final priority.
         set_nice(self.nice)?;
         for (resource, limit) in &self.rlimits {
             setrlimit(*resource, *limit, *limit).map_err(std::io::Error::from)?;
@@ -109,8 +109,8 @@ impl ChildSetup {
 #[allow(unsafe_code)]
 pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
     // SAFETY: `pre_exec` runs the closure in the forked child before exec.
-    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit, prctl, seccomp and
-    // landlock_restrict_self on a ruleset built in the parent, takes no lock
+    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit,
+    // prctl, seccomp and landlock_restrict_self on what the parent built, takes no lock
     // and allocates nothing on its success path; its errors are raw OS errors.
     unsafe {
         cmd.pre_exec(move || setup.apply());

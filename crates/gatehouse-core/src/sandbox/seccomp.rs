@@ -5,8 +5,8 @@
 //! unconfined) or Docker's socket (root). The filter refuses, with `EACCES`:
 //! - every socket family but IPv4/IPv6 and, when the profile allows it, UNIX
 //!   (`socketpair` stays: anonymous pairs reach nothing outside);
-//! - without network: every IPv4/IPv6 socket but a stream (TCP, which
-//!   Landlock then rules by port);
+//! - without network: every IPv4/IPv6 socket but a TCP stream (which
+//!   Landlock then rules by port; an MPTCP or SCTP stream is not TCP to it);
 //! - `io_uring`, whose `IORING_OP_SOCKET` makes sockets without `socket(2)`.
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
@@ -58,6 +58,7 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
     }
     let mut refused = vec![SeccompRule::new(other_family).map_err(failed)?];
     if !profile.network {
+        let tcp = nix::libc::IPPROTO_TCP as u64;
         for family in [inet, inet6] {
             for kind in NON_STREAM_TYPES {
                 refused.push(
@@ -65,6 +66,11 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
                         .map_err(failed)?,
                 );
             }
+            // A stream of another protocol (MPTCP, SCTP): not TCP to Landlock.
+            refused.push(
+                SeccompRule::new(vec![arg(0, Eq, family)?, arg(2, Ne, 0)?, arg(2, Ne, tcp)?])
+                    .map_err(failed)?,
+            );
         }
     }
     let rules: BTreeMap<i64, Vec<SeccompRule>> = [

@@ -306,6 +306,17 @@ fn with_profile(profile: Profile) -> SavedLimits {
     }
 }
 
+/// The hostile server twice: `off` with the default profile (no network),
+/// `on` with the network allowed.
+async fn add_off_and_on(site: &Site) {
+    add_hostile(site, "off", SavedLimits::default()).await;
+    let on = Profile {
+        network: true,
+        ..Profile::default()
+    };
+    add_hostile(site, "on", with_profile(on)).await;
+}
+
 /// A listener on the loopback interface, for network attacks.
 fn listener() -> (std::net::TcpListener, u16) {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -317,17 +328,23 @@ fn listener() -> (std::net::TcpListener, u16) {
 async fn child_without_network_cannot_open_tcp_connections() {
     let (_tmp, site) = fresh_site("iso_net").await;
     let (_l, port) = listener();
-    add_hostile(&site, "off", SavedLimits::default()).await;
-    add_hostile(
-        &site,
-        "on",
-        with_profile(Profile {
-            network: true,
-            ..Profile::default()
-        }),
-    )
-    .await;
+    add_off_and_on(&site).await;
     let args = json!({"host": "127.0.0.1", "port": port});
+    let off = attack(&site, "off", "connect", args.clone()).await.unwrap();
+    assert_eq!(off["ok"], false, "{off}");
+    let on = attack(&site, "on", "connect", args).await.unwrap();
+    assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+}
+
+/// Landlock's TCP rules look at the protocol: a stream socket of another
+/// protocol (MPTCP falls back to plain TCP on the wire) must not connect
+/// where TCP may not.
+#[tokio::test]
+async fn child_without_network_cannot_connect_over_mptcp() {
+    let (_tmp, site) = fresh_site("iso_mptcp").await;
+    let (_l, port) = listener();
+    add_off_and_on(&site).await;
+    let args = json!({"host": "127.0.0.1", "port": port, "proto": 262});
     let off = attack(&site, "off", "connect", args.clone()).await.unwrap();
     assert_eq!(off["ok"], false, "{off}");
     let on = attack(&site, "on", "connect", args).await.unwrap();
@@ -343,16 +360,7 @@ async fn child_without_network_cannot_send_udp() {
     sink.set_read_timeout(Some(std::time::Duration::from_millis(500)))
         .unwrap();
     let port = sink.local_addr().unwrap().port();
-    add_hostile(&site, "off", SavedLimits::default()).await;
-    add_hostile(
-        &site,
-        "on",
-        with_profile(Profile {
-            network: true,
-            ..Profile::default()
-        }),
-    )
-    .await;
+    add_off_and_on(&site).await;
     let args = json!({"host": "127.0.0.1", "port": port, "payload": "leak"});
     let off = attack(&site, "off", "udp_send", args.clone())
         .await
