@@ -80,9 +80,28 @@ pub(crate) fn set_nice(nice: i32) -> std::io::Result<()> {
     }
 }
 
+/// Marks every descriptor above stderr close-on-exec: the host may have
+/// inherited open files from whatever started it (a shell redirect, a desktop
+/// launcher), and Landlock does not rule what is already open. Kernels before
+/// 5.11 lack `close_range`; there the std's own CLOEXEC is all there is.
+#[allow(unsafe_code)]
+fn close_inherited_on_exec() {
+    const CLOSE_RANGE_CLOEXEC: nix::libc::c_uint = 4;
+    // SAFETY: close_range with integer arguments only; async-signal-safe.
+    unsafe {
+        nix::libc::syscall(
+            nix::libc::SYS_close_range,
+            3 as nix::libc::c_uint,
+            nix::libc::c_uint::MAX,
+            CLOSE_RANGE_CLOEXEC,
+        );
+    }
+}
+
 impl ChildSetup {
     /// Runs in the child: async-signal-safe calls only.
     fn apply(&mut self) -> std::io::Result<()> {
+        close_inherited_on_exec();
         set_nice(self.nice)?;
         for (resource, limit) in &self.rlimits {
             setrlimit(*resource, *limit, *limit).map_err(std::io::Error::from)?;
@@ -109,7 +128,7 @@ impl ChildSetup {
 #[allow(unsafe_code)]
 pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
     // SAFETY: `pre_exec` runs the closure in the forked child before exec.
-    // It must be async-signal-safe: `apply` only calls setpriority, setrlimit,
+    // It must be async-signal-safe: `apply` only calls close_range, setpriority, setrlimit,
     // prctl, seccomp and landlock_restrict_self on what the parent built, takes no lock
     // and allocates nothing on its success path; its errors are raw OS errors.
     unsafe {

@@ -1,5 +1,5 @@
-//! The socket filter: what Landlock cannot say about sockets, said with
-//! seccomp. Landlock (ABI ≤ 7) rules TCP by port but not UDP, and it does not
+//! The socket filter: what Landlock cannot say about sockets (and a few
+//! other calls it does not cover), said with seccomp. Landlock (ABI ≤ 7) rules TCP by port but not UDP, and it does not
 //! cover connecting to a named UNIX socket: a child could leak by datagram,
 //! or reach the user's D-Bus session bus (which will start any command,
 //! unconfined) or Docker's socket (root). The filter refuses, with `EACCES`:
@@ -7,7 +7,13 @@
 //!   (`socketpair` stays: anonymous pairs reach nothing outside);
 //! - without network: every IPv4/IPv6 socket but a TCP stream (which
 //!   Landlock then rules by port; an MPTCP or SCTP stream is not TCP to it);
-//! - `io_uring`, whose `IORING_OP_SOCKET` makes sockets without `socket(2)`.
+//! - `io_uring`, whose `IORING_OP_SOCKET` makes sockets without `socket(2)`;
+//! - without network, `listen` (it binds an ephemeral port past Landlock);
+//!   without UNIX sockets, datagram `socketpair`s (they can reach named ones);
+//! - `prlimit` on another process, the kernel keyring, and group- or
+//!   world-writable modes (found by an attack run: the host killed through
+//!   its file-size limit, a secret read from the user's keyring, the site
+//!   database made writable by every user).
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
 //! runs with less than its profile says.
@@ -73,15 +79,52 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
             );
         }
     }
-    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(failed);
+    // An empty list matches every call.
+    let always = Vec::new;
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
         (nix::libc::SYS_socket, refused),
-        // An empty list matches every call.
-        (nix::libc::SYS_io_uring_setup, Vec::new()),
-        (nix::libc::SYS_io_uring_enter, Vec::new()),
-        (nix::libc::SYS_io_uring_register, Vec::new()),
+        (nix::libc::SYS_io_uring_setup, always()),
+        (nix::libc::SYS_io_uring_enter, always()),
+        (nix::libc::SYS_io_uring_register, always()),
+        // Another process's limits: a child set the host's RLIMIT_FSIZE to 0
+        // and killed it at its next write. Its own (pid 0) stay settable.
+        (nix::libc::SYS_prlimit64, vec![rule(vec![arg(0, Ne, 0)?])?]),
+        // The user's kernel keyring is not the server's (it read a secret
+        // another program of the user had stored there).
+        (nix::libc::SYS_keyctl, always()),
+        (nix::libc::SYS_add_key, always()),
+        (nix::libc::SYS_request_key, always()),
     ]
     .into_iter()
     .collect();
+    if !profile.network {
+        // `listen` binds an unbound socket to an ephemeral port itself,
+        // without the `bind` Landlock rules: an inbound server on every address.
+        rules.insert(nix::libc::SYS_listen, always());
+    }
+    if !profile.unix_sockets {
+        // An unbound datagram pair can still `sendto` (or `connect`) any
+        // named socket; stream and seqpacket pairs are connected for good.
+        let dgram = nix::libc::SOCK_DGRAM as u64;
+        rules.insert(
+            nix::libc::SYS_socketpair,
+            vec![rule(vec![arg(1, MaskedEq(0xf), dgram)?])?],
+        );
+    }
+    // Group- or world-writable modes: Landlock does not rule a file's mode,
+    // and a child made the site database writable by every user.
+    let writable_by_others = |mode_arg: u8| -> Result<Vec<SeccompRule>> {
+        Ok(vec![
+            rule(vec![arg(mode_arg, MaskedEq(0o020), 0o020)?])?,
+            rule(vec![arg(mode_arg, MaskedEq(0o002), 0o002)?])?,
+        ])
+    };
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(nix::libc::SYS_chmod, writable_by_others(1)?);
+    rules.insert(nix::libc::SYS_fchmod, writable_by_others(1)?);
+    rules.insert(nix::libc::SYS_fchmodat, writable_by_others(2)?);
+    rules.insert(nix::libc::SYS_fchmodat2, writable_by_others(2)?);
     let arch = std::env::consts::ARCH.try_into().map_err(failed)?;
     let filter = SeccompFilter::new(
         rules,

@@ -407,6 +407,102 @@ async fn child_cannot_connect_to_named_unix_sockets_outside_its_profile() {
     assert_eq!(out["ok"], true, "{out}");
 }
 
+/// Found by an attack run: a child set the host's RLIMIT_FSIZE to 0 with
+/// `prlimit` and the host died at its next write. Another process's limits
+/// are refused (here the harmless core limit, set to the child's own).
+#[tokio::test]
+async fn child_cannot_change_the_hosts_limits() {
+    let (_tmp, site) = fresh_site("iso_prlimit").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "prlimit_parent", json!({}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+}
+
+/// `listen` on an unbound socket binds an ephemeral port by itself, past
+/// Landlock's `bind` rules: without network, no inbound server either.
+#[tokio::test]
+async fn child_without_network_cannot_listen() {
+    let (_tmp, site) = fresh_site("iso_listen").await;
+    add_off_and_on(&site).await;
+    let off = attack(&site, "off", "listen", json!({})).await.unwrap();
+    assert_eq!(off["ok"], false, "{off}");
+    let on = attack(&site, "on", "listen", json!({})).await.unwrap();
+    assert_eq!(on["ok"], true, "the profile allows the network: {on}");
+}
+
+/// A datagram `socketpair` needs no `socket(AF_UNIX)` yet can send to any
+/// named socket: refused without UNIX sockets.
+#[tokio::test]
+async fn child_cannot_reach_a_named_socket_through_a_datagram_pair() {
+    let (tmp, site) = fresh_site("iso_dgram_pair").await;
+    let path = tmp.path().join("victim.dgram");
+    let victim = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    victim.set_nonblocking(true).unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let args = json!({"path": path, "payload": "hi"});
+    let out = attack(&site, "h", "dgram_pair", args).await.unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    let mut buf = [0u8; 8];
+    assert!(victim.recv(&mut buf).is_err(), "a datagram arrived");
+}
+
+/// The kernel keyring holds the user's secrets (a child read one another
+/// program had stored): every keyring call is refused.
+#[tokio::test]
+async fn child_cannot_use_the_kernel_keyring() {
+    let (_tmp, site) = fresh_site("iso_keyring").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "keyring", json!({})).await.unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(out["error"], "Permission denied", "{out}");
+}
+
+/// Landlock does not rule a file's mode: a child made the site database
+/// writable by every user. Group- and world-writable modes are refused.
+#[tokio::test]
+async fn child_cannot_make_the_site_database_writable_by_others() {
+    if !on_sqlite() {
+        return;
+    }
+    let (_tmp, site) = fresh_site("iso_chmod").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let db = site.dir.join("gatehouse.db");
+    let before = std::fs::metadata(&db).unwrap().permissions();
+    let out = attack(&site, "h", "chmod", json!({"path": db, "mode": "666"}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(std::fs::metadata(&db).unwrap().permissions(), before);
+}
+
+/// A descriptor the host inherited without close-on-exec (a shell redirect,
+/// a launcher) would reach the child past Landlock, which rules only what is
+/// opened: every descriptor above stderr closes at the child's exec.
+#[tokio::test]
+async fn child_does_not_inherit_the_hosts_open_files() {
+    use std::os::fd::AsRawFd;
+    let (tmp, site) = fresh_site("iso_fds").await;
+    let secret = tmp.path().join("inherited-secret.txt");
+    std::fs::write(&secret, "secret").unwrap();
+    let file = std::fs::File::open(&secret).unwrap();
+    // As a shell redirect leaves it: open across exec.
+    nix::fcntl::fcntl(
+        file.as_raw_fd(),
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .unwrap();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "fds", json!({})).await.unwrap();
+    drop(file);
+    let seen = out["fds"].to_string();
+    assert!(
+        !seen.contains("inherited-secret"),
+        "the child holds the host's descriptor: {seen}"
+    );
+}
+
 /// io_uring makes sockets (and opens files) without the system calls the
 /// socket filter sees: it is refused outright.
 #[tokio::test]
