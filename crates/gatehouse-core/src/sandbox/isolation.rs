@@ -132,6 +132,42 @@ fn shebang(path: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(first))
 }
 
+/// Folders a guess of [`runtime_paths`] must never open whole: the site,
+/// Gatehouse's config folder (its audit signing key) and the user's home.
+/// An attack run's script lay in a folder that also held the site and the
+/// config, and a symlinked interpreter's "install prefix" was the home.
+pub fn protected_paths(site: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = site.map(Path::to_path_buf).into_iter().collect();
+    out.extend(crate::access::checkpoint::config_dir().ok());
+    out.extend(std::env::var_os("HOME").map(PathBuf::from));
+    out.into_iter()
+        .map(|p| p.canonicalize().unwrap_or(p))
+        .collect()
+}
+
+/// [`runtime_paths`] without any folder that is, or holds, a protected path
+/// (see [`protected_paths`]); files (the program, its script) stay.
+pub fn guarded_runtime_paths(
+    program: &str,
+    args: &[String],
+    path: &str,
+    protected: &[PathBuf],
+) -> Vec<PathBuf> {
+    runtime_paths(program, args, path)
+        .into_iter()
+        .filter(|p| {
+            let opens_protected = p.is_dir() && protected.iter().any(|q| q.starts_with(p));
+            if opens_protected {
+                tracing::warn!(
+                    path = %p.display(),
+                    "not granting a folder that holds the site, the config or the home; grant what the server needs with --allow-read"
+                );
+            }
+            !opens_protected
+        })
+        .collect()
+}
+
 /// What the command needs to read to start (see the module doc).
 pub fn runtime_paths(program: &str, args: &[String], path: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -162,6 +198,7 @@ pub fn runtime_paths(program: &str, args: &[String], path: &str) -> Vec<PathBuf>
         if let Some(dir) = script.parent() {
             out.push(dir.to_path_buf());
         }
+        out.push(script.clone());
         // A package inside node_modules needs the whole tree beside it.
         let comps: Vec<_> = script.components().collect();
         if let Some(i) = comps.iter().position(|c| c.as_os_str() == "node_modules") {
@@ -345,5 +382,31 @@ mod tests {
         assert!(paths.contains(&tmp.path().join("app/node_modules")));
         // System programs need nothing beyond the system folders.
         assert!(install_prefix(Path::new("/usr/bin/python3")).is_none());
+    }
+
+    /// A script beside the site, or an interpreter whose prefix is the home:
+    /// only the files are granted, never the folder that holds what is protected.
+    #[test]
+    fn guessed_folders_never_hold_the_site_the_config_or_the_home() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let site = root.join("site");
+        fs::create_dir_all(&site).unwrap();
+        let script = root.join("server.py");
+        fs::write(&script, "").unwrap();
+        let home = root.join("home");
+        fs::create_dir_all(home.join("bin")).unwrap();
+        fs::write(home.join("bin/python3"), "#!/bin/sh\n").unwrap();
+        let args = [script.to_string_lossy().into_owned()];
+        let protected = [site.clone(), home.clone()];
+        let bin = home.join("bin");
+        let paths = guarded_runtime_paths("python3", &args, &bin.to_string_lossy(), &protected);
+        assert!(!paths.contains(&root), "{paths:?}");
+        assert!(!paths.contains(&home), "{paths:?}");
+        assert!(paths.contains(&script), "{paths:?}");
+        assert!(paths.contains(&bin.join("python3")), "{paths:?}");
+        // Without anything protected there, the folders are granted as before.
+        let open = guarded_runtime_paths("python3", &args, &bin.to_string_lossy(), &[]);
+        assert!(open.contains(&root) && open.contains(&home), "{open:?}");
     }
 }

@@ -150,6 +150,11 @@ impl ScratchRoot {
         &self.root
     }
 
+    /// The site this root serves, if [`Self::for_site`] said.
+    pub fn site(&self) -> Option<&Path> {
+        self.site.as_deref()
+    }
+
     /// Removes every scratch directory whose owner is gone, after killing what
     /// still runs from it.
     pub fn sweep(&self) -> Result<SweepReport> {

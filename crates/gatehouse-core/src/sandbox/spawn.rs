@@ -110,7 +110,9 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         .get("PATH")
         .map(|v| v.expose().to_string())
         .unwrap_or_default();
-    let runtime = isolation::runtime_paths(&spec.program, &spec.args, &child_path);
+    let protected = isolation::protected_paths(root.site());
+    let runtime =
+        isolation::guarded_runtime_paths(&spec.program, &spec.args, &child_path, &protected);
     // What is weaker than asked is said once, here, and kept with the child.
     let isolation = isolation::describe(profile);
     for w in &isolation.warnings {

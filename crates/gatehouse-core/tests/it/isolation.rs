@@ -503,6 +503,29 @@ async fn child_does_not_inherit_the_hosts_open_files() {
     );
 }
 
+/// Found by an attack run: a script kept in the folder that also holds the
+/// site had that whole folder granted (the guess of what a script needs),
+/// and the child read the site database and the settings beside it.
+#[tokio::test]
+async fn a_script_beside_the_site_does_not_open_the_site_to_its_server() {
+    let (tmp, site) = fresh_site("iso_beside").await;
+    let script = tmp.path().join("hostile.py");
+    std::fs::copy(fixture("hostile.py"), &script).unwrap();
+    let conn = SavedConnection {
+        name: "beside".into(),
+        spec: gatehouse_core::sandbox::ChildSpec::new("python3").arg(script.to_string_lossy()),
+        limits: SavedLimits::default(),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &conn).await.unwrap();
+    let settings = site.dir.join("gatehouse.toml");
+    assert!(settings.is_file());
+    let out = attack(&site, "beside", "read_file", json!({"path": settings}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+}
+
 /// io_uring makes sockets (and opens files) without the system calls the
 /// socket filter sees: it is refused outright.
 #[tokio::test]
