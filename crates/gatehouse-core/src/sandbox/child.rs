@@ -18,8 +18,8 @@ pub(crate) struct ChildSetup {
     pub drop_caps_to: Option<i32>,
     /// Scheduling niceness for the child (see `Profile::nice`).
     pub nice: i32,
-    /// The socket filter (see `seccomp`), installed after `no_new_privs`.
-    pub seccomp: Option<seccompiler::BpfProgram>,
+    /// The socket filters (see `seccomp`), installed after `no_new_privs`.
+    pub seccomp: Vec<seccompiler::BpfProgram>,
 }
 
 /// Empties the capability bounding set and the ambient set, so `exec` grants
@@ -110,7 +110,7 @@ impl ChildSetup {
             drop_capabilities(last);
         }
         nix::sys::prctl::set_no_new_privs().map_err(std::io::Error::from)?;
-        if let Some(filter) = &self.seccomp {
+        for filter in &self.seccomp {
             seccompiler::apply_filter(filter)
                 .map_err(|_| std::io::Error::from_raw_os_error(nix::errno::Errno::EPERM as i32))?;
         }

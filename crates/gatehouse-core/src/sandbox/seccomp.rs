@@ -10,10 +10,11 @@
 //! - `io_uring`, whose `IORING_OP_SOCKET` makes sockets without `socket(2)`;
 //! - without network, `listen` (it binds an ephemeral port past Landlock);
 //!   without UNIX sockets, datagram `socketpair`s (they can reach named ones);
-//! - `prlimit` on another process, the kernel keyring, and group- or
-//!   world-writable modes (found by an attack run: the host killed through
+//! - `prlimit` on another process, the kernel keyring, group- or
+//!   world-writable and setuid/setgid modes, and (with `EPERM`) every
+//!   extended-attribute write (found by attack runs: the host killed through
 //!   its file-size limit, a secret read from the user's keyring, the site
-//!   database made writable by every user).
+//!   database made writable by every user by mode and by ACL).
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
 //! runs with less than its profile says.
@@ -49,8 +50,9 @@ fn arg(index: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition> {
     SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(failed)
 }
 
-/// The filter for `profile`, compiled in the host (the child only installs it).
-pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
+/// The filters for `profile`, compiled in the host (the child only installs
+/// them, in order).
+pub(crate) fn socket_filter(profile: &Profile) -> Result<Vec<BpfProgram>> {
     use SeccompCmpOp::{Eq, MaskedEq, Ne};
     let (inet, inet6, unix) = (
         nix::libc::AF_INET as u64,
@@ -104,28 +106,32 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
         rules.insert(nix::libc::SYS_listen, always());
     }
     if !profile.unix_sockets {
-        // An unbound datagram pair can still `sendto` (or `connect`) any
-        // named socket; stream and seqpacket pairs are connected for good.
-        let dgram = nix::libc::SOCK_DGRAM as u64;
-        rules.insert(
-            nix::libc::SYS_socketpair,
-            vec![rule(vec![arg(1, MaskedEq(0xf), dgram)?])?],
-        );
+        // Only stream and seqpacket pairs, connected to each other for good:
+        // an unbound datagram pair can `sendto` (or `connect`) any named
+        // socket, and the kernel makes a UNIX `SOCK_RAW` pair a datagram one.
+        let mut pairs = Vec::new();
+        for kind in NON_STREAM_TYPES {
+            if kind != nix::libc::SOCK_SEQPACKET as u64 {
+                pairs.push(rule(vec![arg(1, MaskedEq(0xf), kind)?])?);
+            }
+        }
+        rules.insert(nix::libc::SYS_socketpair, pairs);
     }
-    // Group- or world-writable modes: Landlock does not rule a file's mode,
-    // and a child made the site database writable by every user.
-    let writable_by_others = |mode_arg: u8| -> Result<Vec<SeccompRule>> {
-        Ok(vec![
-            rule(vec![arg(mode_arg, MaskedEq(0o020), 0o020)?])?,
-            rule(vec![arg(mode_arg, MaskedEq(0o002), 0o002)?])?,
-        ])
+    // Landlock does not rule a file's mode: a child made the site database
+    // writable by every user. Refused: group or other write, setuid, setgid.
+    // (Widening read is not: installers in scratch set 0755 and 0644.)
+    let widening = |mode_arg: u8| -> Result<Vec<SeccompRule>> {
+        [0o020, 0o002, 0o4000, 0o2000]
+            .into_iter()
+            .map(|bit| rule(vec![arg(mode_arg, MaskedEq(bit), bit)?]))
+            .collect()
     };
     #[cfg(target_arch = "x86_64")]
-    rules.insert(nix::libc::SYS_chmod, writable_by_others(1)?);
-    rules.insert(nix::libc::SYS_fchmod, writable_by_others(1)?);
-    rules.insert(nix::libc::SYS_fchmodat, writable_by_others(2)?);
-    rules.insert(nix::libc::SYS_fchmodat2, writable_by_others(2)?);
-    let arch = std::env::consts::ARCH.try_into().map_err(failed)?;
+    rules.insert(nix::libc::SYS_chmod, widening(1)?);
+    rules.insert(nix::libc::SYS_fchmod, widening(1)?);
+    rules.insert(nix::libc::SYS_fchmodat, widening(2)?);
+    rules.insert(nix::libc::SYS_fchmodat2, widening(2)?);
+    let arch: seccompiler::TargetArch = std::env::consts::ARCH.try_into().map_err(failed)?;
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -134,7 +140,41 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<BpfProgram> {
     )
     .map_err(failed)?;
     let program: BpfProgram = filter.try_into().map_err(failed)?;
-    Ok(refuse_x32(program))
+    Ok(vec![refuse_x32(program), xattr_filter(arch)?])
+}
+
+/// `setxattrat` and `removexattrat` (Linux 6.13; one number on every
+/// architecture since the tables were unified).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+
+/// Every extended-attribute write, refused with `EPERM`: a POSIX ACL
+/// (`system.posix_acl_access`) made the site database writable by every
+/// user past the mode rule above. `EPERM`, not `EACCES`, because copying
+/// tools (Python's `shutil.copy2`) skip an attribute refused so and go on.
+fn xattr_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
+    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+        nix::libc::SYS_setxattr,
+        nix::libc::SYS_lsetxattr,
+        nix::libc::SYS_fsetxattr,
+        SYS_SETXATTRAT,
+        nix::libc::SYS_removexattr,
+        nix::libc::SYS_lremovexattr,
+        nix::libc::SYS_fremovexattr,
+        SYS_REMOVEXATTRAT,
+    ]
+    .into_iter()
+    .map(|call| (call, Vec::new()))
+    .collect();
+    SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(nix::libc::EPERM as u32),
+        arch,
+    )
+    .map_err(failed)?
+    .try_into()
+    .map_err(failed)
 }
 
 /// On x86_64, the x32 ABI numbers every system call again (with bit 30 set)

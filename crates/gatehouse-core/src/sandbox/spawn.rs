@@ -133,8 +133,8 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     // Under bwrap, the sockets are its namespaces' business (and bwrap itself
     // needs netlink to set up); `none` confines nothing.
     let seccomp = match profile.backend {
-        Backend::Landlock => Some(super::seccomp::socket_filter(profile)?),
-        Backend::Bwrap | Backend::None => None,
+        Backend::Landlock => super::seccomp::socket_filter(profile)?,
+        Backend::Bwrap | Backend::None => Vec::new(),
     };
     let uid = nix::unistd::getuid().as_raw();
     let mut rlimits = vec![
