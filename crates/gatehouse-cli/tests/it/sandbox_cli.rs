@@ -72,7 +72,7 @@ fn profile_flags_are_stored_and_shown() {
     let text = site.ok(&["probe", "wide"]);
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
-    assert!(text.contains("tools pinned: 22 tools"), "{text}");
+    assert!(text.contains("tools pinned: 23 tools"), "{text}");
     let list = site.ok(&["connections", "list"]);
     assert!(list.contains("wide  landlock"), "{list}");
 }
@@ -284,4 +284,61 @@ fn host_environment_is_unreadable_even_without_landlock() {
     assert_eq!(out["ok"], false, "the host's environment was read: {out}");
     let tail = call["stderr"]["tail"].as_str().unwrap();
     assert!(!tail.contains("GATEHOUSE_CONFIG_DIR"), "{tail}");
+}
+
+/// Live (not zombie) processes whose command line names `needle`.
+fn running_with(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rfind(')').and_then(|i| stat[i + 2..].chars().next());
+            !matches!(state, None | Some('Z') | Some('X'))
+        })
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
+/// Found by an attack run: a process that forks and exits every millisecond
+/// after `setsid` outran teardown's `/proc` scans (no PID lived long enough
+/// to be killed) and carried on under init once `gatehouse call` exited.
+#[test]
+fn pid_hopping_daemon_does_not_outlive_gatehouse_call() {
+    let site = TestSite::new("hopper");
+    // A copy of its own, so its processes can be told from other tests'.
+    let script = site.path().parent().unwrap().join("hopper-hostile.py");
+    std::fs::copy(fixture("hostile.py"), &script).unwrap();
+    let needle = script.to_string_lossy().into_owned();
+    site.ok(&["connections", "add", "hop", "--", "python3", &needle]);
+    let call = site.ok_json(&[
+        "call",
+        "hop",
+        "hopper",
+        "--json",
+        "--args",
+        r#"{"seconds": 8}"#,
+    ]);
+    assert_eq!(call["state"], "completed", "{call}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let survivors = running_with(&needle);
+    // Whatever the assertion says, stop them (they end by themselves too).
+    for _ in 0..500 {
+        let left = running_with(&needle);
+        if left.is_empty() {
+            break;
+        }
+        for pid in left {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGSTOP);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "hopping processes outlived teardown: {survivors:?}"
+    );
 }

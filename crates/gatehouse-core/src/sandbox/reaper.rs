@@ -96,26 +96,63 @@ impl Tracker {
         let host = std::process::id() as i32;
         let live = live();
         for s in procs.iter().filter(|s| s.ppid == host && !s.is_zombie()) {
-            let id = s.id();
-            let others = || live.iter().filter(|l| l.leader != self.leader.pid);
-            let theirs = others().any(|l| {
-                l.leader == s.pid
-                    || l.tracked.contains(&id)
-                    || procfs::cwd_within(s.pid, &l.scratch)
-            });
-            let shared = others().any(|l| l.start <= s.start);
-            if !theirs
-                && (take_shared || !shared)
-                && s.pid != self.leader.pid
-                && procfs::no_new_privs(s.pid)
-            {
-                out.push(id);
+            if self.claims(s, &live, take_shared) {
+                out.push(s.id());
                 out.extend(procfs::tree(procs, s.pid));
             }
         }
         out.sort();
         out.dedup();
         out
+    }
+
+    /// Whether `s`, an orphan re-parented to the host, is this child's (see
+    /// the module doc): not another live connection's leader, record or
+    /// scratch, sandboxed (`no_new_privs`), and not shared with an older
+    /// live connection unless `take_shared`.
+    fn claims(&self, s: &ProcStat, live: &[Live], take_shared: bool) -> bool {
+        let id = s.id();
+        let others = || live.iter().filter(|l| l.leader != self.leader.pid);
+        let theirs = others().any(|l| {
+            l.leader == s.pid || l.tracked.contains(&id) || procfs::cwd_within(s.pid, &l.scratch)
+        });
+        let shared = others().any(|l| l.start <= s.start);
+        !theirs
+            && (take_shared || !shared)
+            && s.pid != self.leader.pid
+            && procfs::no_new_privs(s.pid)
+    }
+
+    /// Stops this child's orphans as fast as they are re-parented here. A
+    /// process that forks and exits in a tight loop after `setsid` (found by
+    /// an attack run) outran the full `/proc` scan between two hops and
+    /// outlived teardown; the host's own `children` files are a few small
+    /// reads, and a stopped process forks no more, so the kill that follows
+    /// finds it. Call with [`spawning`] held.
+    fn freeze_orphans(&self) {
+        let mut stopped: Vec<i32> = Vec::new();
+        for _ in 0..10_000 {
+            let fresh: Vec<i32> = {
+                let live = live();
+                host_children()
+                    .into_iter()
+                    .filter(|p| !stopped.contains(p))
+                    .filter_map(procfs::read_stat)
+                    .filter(|s| !s.is_zombie() && self.claims(s, &live, true))
+                    .map(|s| s.pid)
+                    .collect()
+            };
+            if fresh.is_empty() {
+                return;
+            }
+            for pid in fresh {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGSTOP,
+                );
+                stopped.push(pid);
+            }
+        }
     }
 
     /// Adds what is new; true when the record changed.
@@ -144,6 +181,7 @@ impl Tracker {
         for _ in 0..300 {
             let now = {
                 let _spawning = spawning();
+                self.freeze_orphans();
                 self.current(&procfs::all(), true)
             };
             for p in &now {
@@ -175,6 +213,25 @@ impl Tracker {
     pub fn scratch(&self) -> &std::path::Path {
         &self.scratch
     }
+}
+
+/// The host's direct children, from every thread's `children` file (an
+/// orphan is re-parented to one thread of the subreaper).
+fn host_children() -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        for task in tasks.flatten() {
+            if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
+                out.extend(
+                    text.split_whitespace()
+                        .filter_map(|p| p.parse::<i32>().ok()),
+                );
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 impl Drop for Tracker {

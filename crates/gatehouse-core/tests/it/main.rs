@@ -10,7 +10,6 @@ mod common;
 mod fuzz_replay;
 mod isolation;
 mod pg_dropped_connection;
-mod pg_restart;
 mod pg_util;
 mod sandbox;
 mod stderr;

@@ -2,8 +2,14 @@
 //! server is down waits (with backoff) and succeeds once it is back.
 //!
 //! Restarts the server of `scripts/pg.sh`, so it runs only when
-//! `GATEHOUSE_TEST_PG_URL` is that server; this file holds a single test so
-//! nothing else in its binary is cut off by the restart.
+//! `GATEHOUSE_TEST_PG_URL` is that server. A test binary of its own: cargo
+//! runs test binaries one after another, so the restart cuts off no other
+//! test (inside the `it` binary it cut off whatever PostgreSQL test ran
+//! beside it: "the database system is starting up").
+
+// Shared with the `it` binary (it allows its own dead code).
+#[path = "it/pg_util.rs"]
+mod pg_util;
 
 use std::process::Command;
 use std::time::Duration;
