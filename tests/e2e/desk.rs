@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::webdriver::{
-    Driver, click, open_site, python3, row_action, row_state, screenshot, text_of, type_into,
-    wait_for, wait_for_text,
+    Driver, click, open_site, python3, row_action, row_state, scratch_site, screenshot, text_of,
+    type_into, wait_for, wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -283,13 +283,7 @@ async fn actor_preview(client: &Client) -> Result<()> {
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn connections_tools_calls_and_actor_preview() -> Result<()> {
-    let tmp = tempfile::tempdir()?;
-    let site = tmp.path().join("site");
-    gatehouse_core::site::init(&site, Some("e2e-desk"), true, None)
-        .await?
-        .store
-        .close()
-        .await;
+    let (_tmp, site) = scratch_site("e2e-desk").await?;
     store_floods(&site, &["flood".to_string()], 1, None, 0).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;

@@ -15,7 +15,7 @@ use fantoccini::Client;
 use serde_json::{Value, json};
 
 use super::desk::{connect_with_consent, store_floods};
-use super::webdriver::{Driver, click, open_site, wait_for};
+use super::webdriver::{Driver, click, open_site, scratch_site, wait_for};
 
 const CONNECTIONS: usize = 10;
 /// MiB of stderr each connection writes at start: 20, or
@@ -117,13 +117,7 @@ document.addEventListener('keydown', (e) => {
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn ten_flooding_connections_keep_the_window_responsive() -> Result<()> {
-    let tmp = tempfile::tempdir()?;
-    let site = tmp.path().join("site");
-    gatehouse_core::site::init(&site, Some("e2e-load"), true, None)
-        .await?
-        .store
-        .close()
-        .await;
+    let (_tmp, site) = scratch_site("e2e-load").await?;
     let names: Vec<String> = (0..CONNECTIONS).map(|i| format!("flood{i}")).collect();
     store_floods(&site, &names, flood_mb(), flood_nice(), spin_s()).await?;
     let home = tempfile::tempdir()?;

@@ -11,8 +11,8 @@ use fantoccini::{Client, Locator};
 
 use super::client_config;
 use super::webdriver::{
-    Driver, PATIENCE, cli_binary, click, open_site, python3, row_action, row_state, screenshot,
-    text_of, wait_for, wait_for_text,
+    Driver, PATIENCE, cli_binary, click, open_site, python3, row_action, row_state, scratch_site,
+    screenshot, text_of, wait_for, wait_for_text,
 };
 
 async fn smoke(client: &Client, real: &Path) -> Result<()> {
@@ -532,17 +532,14 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn smoke_window_ipc_errors_and_stream() -> Result<()> {
-    let real = tempfile::tempdir()?;
-    gatehouse_core::site::init(real.path(), Some("e2e-site"), true, None).await?;
+    let (_tmp, real) = scratch_site("e2e-site").await?;
     let home = tempfile::tempdir()?;
-    let mut driver = Driver::start(real.path(), home.path())?;
+    let mut driver = Driver::start(&real, home.path())?;
     let client = driver.connect().await?;
-    let outcome = match smoke(&client, real.path()).await {
-        Ok(()) => match keys_and_config(&client, real.path()).await {
-            Ok(()) => match connections(&client, real.path()).await {
-                Ok(()) => {
-                    client_config::install_and_doctor(&client, real.path(), home.path()).await
-                }
+    let outcome = match smoke(&client, &real).await {
+        Ok(()) => match keys_and_config(&client, &real).await {
+            Ok(()) => match connections(&client, &real).await {
+                Ok(()) => client_config::install_and_doctor(&client, &real, home.path()).await,
                 Err(err) => Err(err),
             },
             Err(err) => Err(err),

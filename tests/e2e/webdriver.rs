@@ -205,6 +205,19 @@ pub async fn row_action(client: &Client, name: &str, action: &str) -> Result<()>
     .await
 }
 
+/// A fresh scratch site (sample data) named `name`, in a temporary folder
+/// that lives as long as the returned guard.
+pub async fn scratch_site(name: &str) -> Result<(tempfile::TempDir, PathBuf)> {
+    let tmp = tempfile::tempdir()?;
+    let site = tmp.path().join("site");
+    gatehouse_core::site::init(&site, Some(name), true, None)
+        .await?
+        .store
+        .close()
+        .await;
+    Ok((tmp, site))
+}
+
 /// Waits until connection `name`'s row is in `state`; returns the row's
 /// selector, for reads that retry when the row is re-rendered (a held
 /// element goes stale with every live update).

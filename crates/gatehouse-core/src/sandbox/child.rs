@@ -52,19 +52,20 @@ fn drop_capabilities(last: i32) {
     }
 }
 
-/// The host's own niceness: a child runs at the profile's niceness or the
-/// host's, whichever is nicer (an unprivileged child cannot go below its
-/// parent's, and a host already niced must not fail every spawn).
+/// `wanted` (capped at 19) or the host's own niceness, whichever is nicer:
+/// an unprivileged process cannot go below its parent's, and a host already
+/// niced must not fail every spawn.
 #[allow(unsafe_code)]
-pub(crate) fn host_nice() -> i32 {
+pub(crate) fn nice_not_below_host(wanted: u8) -> i32 {
     nix::errno::Errno::clear();
     // SAFETY: getpriority with integer arguments only.
-    let nice = unsafe { nix::libc::getpriority(nix::libc::PRIO_PROCESS, 0) };
-    if nice == -1 && nix::errno::Errno::last_raw() != 0 {
+    let host = unsafe { nix::libc::getpriority(nix::libc::PRIO_PROCESS, 0) };
+    let host = if host == -1 && nix::errno::Errno::last_raw() != 0 {
         0
     } else {
-        nice
-    }
+        host
+    };
+    host.max(i32::from(wanted.min(19)))
 }
 
 /// Sets the calling thread's niceness (Linux keeps it per thread; a child

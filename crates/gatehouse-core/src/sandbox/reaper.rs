@@ -95,7 +95,7 @@ impl Tracker {
         out.extend(self.seen.iter().filter(|p| p.is_live()));
         let host = std::process::id() as i32;
         let live = live();
-        for s in procs.iter().filter(|s| s.ppid == host && !s.is_zombie()) {
+        for s in procs.iter().filter(|s| s.ppid == host) {
             if self.claims(s, &live, take_shared) {
                 out.push(s.id());
                 out.extend(procfs::tree(procs, s.pid));
@@ -107,10 +107,13 @@ impl Tracker {
     }
 
     /// Whether `s`, an orphan re-parented to the host, is this child's (see
-    /// the module doc): not another live connection's leader, record or
+    /// the module doc): live, not another live connection's leader, record or
     /// scratch, sandboxed (`no_new_privs`), and not shared with an older
     /// live connection unless `take_shared`.
     fn claims(&self, s: &ProcStat, live: &[Live], take_shared: bool) -> bool {
+        if s.is_zombie() {
+            return false;
+        }
         let id = s.id();
         let others = || live.iter().filter(|l| l.leader != self.leader.pid);
         let theirs = others().any(|l| {
@@ -138,7 +141,7 @@ impl Tracker {
                     .into_iter()
                     .filter(|p| !stopped.contains(p))
                     .filter_map(procfs::read_stat)
-                    .filter(|s| !s.is_zombie() && self.claims(s, &live, true))
+                    .filter(|s| self.claims(s, &live, true))
                     .map(|s| s.pid)
                     .collect()
             };

@@ -1,6 +1,7 @@
 //! The socket filter: what Landlock cannot say about sockets (and a few
-//! other calls it does not cover), said with seccomp. Landlock (ABI ≤ 7) rules TCP by port but not UDP, and it does not
-//! cover connecting to a named UNIX socket: a child could leak by datagram,
+//! other calls it does not cover), said with seccomp. Landlock (ABI ≤ 7)
+//! rules TCP by port but not UDP, and it does not cover connecting to a
+//! named UNIX socket: a child could leak by datagram,
 //! or reach the user's D-Bus session bus (which will start any command,
 //! unconfined) or Docker's socket (root). The filter refuses, with `EACCES`:
 //! - every socket family but IPv4/IPv6 and, when the profile allows it, UNIX
@@ -50,38 +51,60 @@ fn arg(index: u8, op: SeccompCmpOp, value: u64) -> Result<SeccompCondition> {
     SeccompCondition::new(index, SeccompCmpArgLen::Dword, op, value).map_err(failed)
 }
 
+/// A rule: all of `conditions` hold (the rules of one call are alternatives).
+fn rule(conditions: Vec<SeccompCondition>) -> Result<SeccompRule> {
+    SeccompRule::new(conditions).map_err(failed)
+}
+
+/// `rules` compiled into a program that refuses a matching call with `errno`
+/// and allows every other.
+fn compile(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+    arch: seccompiler::TargetArch,
+) -> Result<BpfProgram> {
+    SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(errno as u32),
+        arch,
+    )
+    .map_err(failed)?
+    .try_into()
+    .map_err(failed)
+}
+
 /// The filters for `profile`, compiled in the host (the child only installs
 /// them, in order).
-pub(crate) fn socket_filter(profile: &Profile) -> Result<Vec<BpfProgram>> {
+pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
     use SeccompCmpOp::{Eq, MaskedEq, Ne};
     let (inet, inet6, unix) = (
         nix::libc::AF_INET as u64,
         nix::libc::AF_INET6 as u64,
         nix::libc::AF_UNIX as u64,
     );
-    // Rules are alternatives; the conditions of one rule all hold.
     let mut other_family = vec![arg(0, Ne, inet)?, arg(0, Ne, inet6)?];
     if profile.unix_sockets {
         other_family.push(arg(0, Ne, unix)?);
     }
-    let mut refused = vec![SeccompRule::new(other_family).map_err(failed)?];
+    let mut refused = vec![rule(other_family)?];
     if !profile.network {
         let tcp = nix::libc::IPPROTO_TCP as u64;
         for family in [inet, inet6] {
             for kind in NON_STREAM_TYPES {
-                refused.push(
-                    SeccompRule::new(vec![arg(0, Eq, family)?, arg(1, MaskedEq(0xf), kind)?])
-                        .map_err(failed)?,
-                );
+                refused.push(rule(vec![
+                    arg(0, Eq, family)?,
+                    arg(1, MaskedEq(0xf), kind)?,
+                ])?);
             }
             // A stream of another protocol (MPTCP, SCTP): not TCP to Landlock.
-            refused.push(
-                SeccompRule::new(vec![arg(0, Eq, family)?, arg(2, Ne, 0)?, arg(2, Ne, tcp)?])
-                    .map_err(failed)?,
-            );
+            refused.push(rule(vec![
+                arg(0, Eq, family)?,
+                arg(2, Ne, 0)?,
+                arg(2, Ne, tcp)?,
+            ])?);
         }
     }
-    let rule = |conditions: Vec<SeccompCondition>| SeccompRule::new(conditions).map_err(failed);
     // An empty list matches every call.
     let always = Vec::new;
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
@@ -132,14 +155,7 @@ pub(crate) fn socket_filter(profile: &Profile) -> Result<Vec<BpfProgram>> {
     rules.insert(nix::libc::SYS_fchmodat, widening(2)?);
     rules.insert(nix::libc::SYS_fchmodat2, widening(2)?);
     let arch: seccompiler::TargetArch = std::env::consts::ARCH.try_into().map_err(failed)?;
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(nix::libc::EACCES as u32),
-        arch,
-    )
-    .map_err(failed)?;
-    let program: BpfProgram = filter.try_into().map_err(failed)?;
+    let program = compile(rules, nix::libc::EACCES, arch)?;
     Ok(vec![refuse_x32(program), xattr_filter(arch)?])
 }
 
@@ -166,15 +182,7 @@ fn xattr_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
     .into_iter()
     .map(|call| (call, Vec::new()))
     .collect();
-    SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(nix::libc::EPERM as u32),
-        arch,
-    )
-    .map_err(failed)?
-    .try_into()
-    .map_err(failed)
+    compile(rules, nix::libc::EPERM, arch)
 }
 
 /// On x86_64, the x32 ABI numbers every system call again (with bit 30 set)

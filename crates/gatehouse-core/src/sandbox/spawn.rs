@@ -133,7 +133,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     // Under bwrap, the sockets are its namespaces' business (and bwrap itself
     // needs netlink to set up); `none` confines nothing.
     let seccomp = match profile.backend {
-        Backend::Landlock => super::seccomp::socket_filter(profile)?,
+        Backend::Landlock => super::seccomp::child_filters(profile)?,
         Backend::Bwrap | Backend::None => Vec::new(),
     };
     let uid = nix::unistd::getuid().as_raw();
@@ -177,7 +177,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             ruleset,
             rlimits,
             drop_caps_to,
-            nice: child::host_nice().max(i32::from(profile.nice())),
+            nice: child::nice_not_below_host(profile.nice()),
             seccomp,
         },
     );

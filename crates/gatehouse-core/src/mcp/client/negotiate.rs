@@ -91,31 +91,10 @@ impl Connection {
     /// The stdio backward-compatibility rules of 2026-07-28: probe with
     /// `server/discover`; a result or a recognised modern error means modern;
     /// any other error, or silence past the probe timeout, means legacy.
-    ///
-    /// A modern server slower to start than the probe timeout (an SDK
-    /// importing its dependencies on a loaded machine) answers the probe
-    /// late and then refuses `initialize` with a modern error: then it is
-    /// probed once more, with the setup deadline, instead of given up on.
     async fn negotiate(&self) -> Result<ServerInfo> {
-        let s = &self.shared;
-        let legacy_version = match self.discover(s.limits.probe_timeout).await? {
-            Probe::Modern(info) => return Ok(info),
-            Probe::Legacy(version) => version,
-        };
-        match self.initialize(legacy_version).await {
-            Err(refused)
-                if refused
-                    .detail
-                    .as_ref()
-                    .and_then(|d| d["code"].as_i64())
-                    .is_some_and(|c| is_modern_error(ErrorCode(c as i32))) =>
-            {
-                match self.discover(s.limits.setup_timeout).await? {
-                    Probe::Modern(info) => Ok(info),
-                    Probe::Legacy(_) => Err(refused),
-                }
-            }
-            other => other,
+        match self.discover(self.shared.limits.probe_timeout).await? {
+            Probe::Modern(info) => Ok(info),
+            Probe::Legacy(version) => self.initialize(version).await,
         }
     }
 
@@ -162,6 +141,11 @@ impl Connection {
     }
 
     /// The legacy `initialize` handshake at `legacy_version`.
+    ///
+    /// A modern server slower to start than the probe timeout (an SDK
+    /// importing its dependencies on a loaded machine) answers the probe
+    /// late and then refuses `initialize` with a modern error: then it is
+    /// probed once more, with the setup deadline, instead of given up on.
     async fn initialize(&self, legacy_version: &str) -> Result<ServerInfo> {
         let s = &self.shared;
         let reply = s
@@ -179,6 +163,11 @@ impl Connection {
         let result: InitializeResult = match reply {
             Some(Reply::Answer(Ok(r))) => results::read(r),
             Some(Reply::Answer(Err(e))) => {
+                if is_modern_error(e.code)
+                    && let Probe::Modern(info) = self.discover(s.limits.setup_timeout).await?
+                {
+                    return Ok(info);
+                }
                 return Err(Error::new(
                     codes::PROTOCOL_UNSUPPORTED,
                     format!(

@@ -40,7 +40,7 @@ fn runtime() -> &'static Handle {
                     .ok()
                     .and_then(|v| v.parse::<u8>().ok())
                     .unwrap_or(READER_NICE);
-                let nice = crate::sandbox::child::host_nice().max(i32::from(wanted.min(19)));
+                let nice = crate::sandbox::child::nice_not_below_host(wanted);
                 if let Err(e) = crate::sandbox::child::set_nice(nice) {
                     tracing::debug!(error = %e, "the stderr reader keeps the host's priority");
                 }

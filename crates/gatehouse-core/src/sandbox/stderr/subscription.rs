@@ -139,13 +139,7 @@ pub fn coalesce(events: Vec<TailEvent>, max_lines: usize) -> Vec<TailEvent> {
     for ev in events {
         match (out.last_mut(), ev) {
             (Some(TailEvent::Lines(kept)), TailEvent::Lines(more)) => kept.extend(more),
-            (
-                Some(TailEvent::Missed { lines, bytes }),
-                TailEvent::Missed { lines: l, bytes: b },
-            ) => {
-                *lines += l;
-                *bytes += b;
-            }
+            (_, TailEvent::Missed { lines, bytes }) => push_missed(&mut out, lines, bytes),
             (_, ev) => out.push(ev),
         }
     }
@@ -165,34 +159,32 @@ pub fn coalesce(events: Vec<TailEvent>, max_lines: usize) -> Vec<TailEvent> {
                 total -= drop;
                 let bytes = lines[..drop].iter().map(|l| l.len() as u64 + 1).sum();
                 lines.drain(..drop);
-                match bounded.last_mut() {
-                    Some(TailEvent::Missed { lines: l, bytes: b }) => {
-                        *l += drop as u64;
-                        *b += bytes;
-                    }
-                    _ => bounded.push(TailEvent::Missed {
-                        lines: drop as u64,
-                        bytes,
-                    }),
-                }
+                push_missed(&mut bounded, drop as u64, bytes);
                 if lines.is_empty() {
                     continue;
                 }
                 TailEvent::Lines(lines)
             }
             TailEvent::Missed { lines, bytes } => {
-                if let Some(TailEvent::Missed { lines: l, bytes: b }) = bounded.last_mut() {
-                    *l += lines;
-                    *b += bytes;
-                    continue;
-                }
-                TailEvent::Missed { lines, bytes }
+                push_missed(&mut bounded, lines, bytes);
+                continue;
             }
             ev => ev,
         };
         bounded.push(ev);
     }
     bounded
+}
+
+/// Appends a gap, merged into the gap just before it if there is one.
+fn push_missed(out: &mut Vec<TailEvent>, lines: u64, bytes: u64) {
+    match out.last_mut() {
+        Some(TailEvent::Missed { lines: l, bytes: b }) => {
+            *l += lines;
+            *b += bytes;
+        }
+        _ => out.push(TailEvent::Missed { lines, bytes }),
+    }
 }
 
 #[cfg(test)]
