@@ -82,5 +82,16 @@ pub fn run() -> tauri::Result<()> {
             commands::actor_preview::preview_choices,
             commands::actor_preview::preview_actors,
         ])
-        .run(tauri::generate_context!())
+        .build(tauri::generate_context!())?
+        .run(|app, event| {
+            if let tauri::RunEvent::Exit = event {
+                use tauri::Manager as _;
+                // A clean shutdown: core signs an audit checkpoint of the open
+                // site if this window added to its log (`Site::close`).
+                if let Some(site) = app.state::<state::AppState>().take_site() {
+                    tauri::async_runtime::block_on(site.close());
+                }
+            }
+        });
+    Ok(())
 }

@@ -43,13 +43,23 @@ impl AppState {
     /// Makes `site` the one every screen works on; forgets the raw keys of the
     /// previous one.
     pub fn set_site(&self, site: Site) {
-        *lock(&self.site) = Some(site);
+        let previous = lock(&self.site).replace(site);
+        if let Some(previous) = previous {
+            // A clean shutdown of the site left: core signs a checkpoint of
+            // what this window added to its audit log.
+            tauri::async_runtime::spawn(async move { previous.close().await });
+        }
         lock(&self.minted).clear();
         // The old site's servers, streams, calls and results go with it.
         self.streams.cancel_all();
         self.calls.cancel_all();
         self.results.clear();
         self.connections.clear();
+    }
+
+    /// Takes the open site out, at exit (see `lib.rs`).
+    pub fn take_site(&self) -> Option<Site> {
+        lock(&self.site).take()
     }
 
     /// The open site, or `SITE_NOT_OPEN`.

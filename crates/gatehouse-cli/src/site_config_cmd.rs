@@ -80,7 +80,8 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
             .await
             .map(|()| format!("removed {key}")),
     };
-    store.close().await;
+    // A clean shutdown: signs a checkpoint of the entry just written.
+    site.close().await;
     out
 }
 

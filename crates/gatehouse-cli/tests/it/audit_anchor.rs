@@ -203,3 +203,49 @@ fn the_signing_key_is_private_to_the_user() {
         & 0o777;
     assert_eq!(dir_mode, 0o700);
 }
+
+/// A long-running server signs a checkpoint every `checkpoint::EVERY` entries
+/// while it runs, not only when it ends: a rewrite of an older part of the
+/// log is caught even if the server is killed afterwards.
+#[test]
+fn a_running_server_signs_a_checkpoint_every_hundred_entries() {
+    use crate::mcp_util::McpSite;
+    let every = gatehouse_core::access::checkpoint::EVERY;
+    let site = TestSite::new("anchor_every");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    for id in 1..=every + 5 {
+        let r = mcp.call(id, "content_list", serde_json::json!({}), None);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    // Written after the answers, by a task of its own: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let anchored = loop {
+        let v = site.ok_json(&["audit", "verify", "--json"]);
+        match v["anchored_at"].as_u64() {
+            Some(seq) if seq >= every as u64 => break seq,
+            _ if std::time::Instant::now() > deadline => panic!("no checkpoint yet: {v}"),
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    };
+    assert!(mcp.child.try_wait().unwrap().is_none(), "the server ended");
+    // The anchor covers an entry the server wrote, so cutting it away fails.
+    let entries = rows(&site);
+    rewrite_chain(&site, &entries[..anchored as usize - 1]);
+    verify_fails(&site, &[]);
+}
+
+/// `site config set` ends cleanly, so it signs a checkpoint of its entry.
+#[test]
+fn site_config_changes_are_covered_by_a_checkpoint() {
+    let site = site_with_history("anchor_config");
+    site.ok(&[
+        "site",
+        "config",
+        "set",
+        "http_fetch.allowlist",
+        "example.com",
+    ]);
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["anchored_at"], 7, "{v}");
+}

@@ -143,7 +143,15 @@ fn a_viewer_cannot_publish() {
 fn a_key_revoked_mid_session_is_refused_on_the_next_call() {
     let site = TestSite::new("revoke");
     let (key, id) = site.mint("viewer");
-    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", key.as_str())]);
+    // PGPASSWORD too (unused by a SQLite site; a PostgreSQL test cluster
+    // trusts local connections, so the password passed on does no harm).
+    let mut mcp = site.mcp(
+        &[],
+        &[
+            ("GATEHOUSE_API_KEY", key.as_str()),
+            ("PGPASSWORD", "pg-password-marker"),
+        ],
+    );
     mcp.initialize("2025-11-25");
     let ok = mcp.call(1, "content_list", json!({}), None);
     assert_eq!(ok["result"]["isError"], false, "{ok}");
@@ -167,10 +175,18 @@ fn a_key_revoked_mid_session_is_refused_on_the_next_call() {
 /// process's whole life; a same-user child is kept out by non-dumpable) no
 /// longer holds it, while the key still works for every call.
 #[test]
-fn the_api_key_is_scrubbed_from_the_servers_environment_block() {
+fn host_secrets_are_scrubbed_from_the_servers_environment_block() {
     let site = TestSite::new("env_scrub");
     let (key, _) = site.mint("viewer");
-    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", key.as_str())]);
+    // PGPASSWORD too (unused by a SQLite site; a PostgreSQL test cluster
+    // trusts local connections, so the password passed on does no harm).
+    let mut mcp = site.mcp(
+        &[],
+        &[
+            ("GATEHOUSE_API_KEY", key.as_str()),
+            ("PGPASSWORD", "pg-password-marker"),
+        ],
+    );
     mcp.initialize("2025-11-25");
     let ok = mcp.call(1, "content_list", json!({}), None);
     assert_eq!(ok["result"]["isError"], false, "{ok}");
@@ -180,6 +196,10 @@ fn the_api_key_is_scrubbed_from_the_servers_environment_block() {
             assert!(
                 !text.contains(&key[13..]),
                 "the key is still in the environment block"
+            );
+            assert!(
+                !text.contains("pg-password-marker"),
+                "PGPASSWORD is still there"
             );
             assert!(
                 text.contains("GATEHOUSE_CONFIG_DIR"),

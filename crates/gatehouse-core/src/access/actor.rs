@@ -32,30 +32,11 @@ pub enum ActorSource<'a> {
     ApiKey(&'a RawKey),
 }
 
-/// `GATEHOUSE_API_KEY` once [`take_env_api_key`] took it out of the environment.
-static TAKEN_API_KEY: std::sync::OnceLock<Option<RawKey>> = std::sync::OnceLock::new();
-
-/// Takes `GATEHOUSE_API_KEY` out of the process environment (see
-/// [`crate::sandbox::take_env_secret`]); [`ActorFlags::with_env`] reads it from here then.
-///
-/// # Safety
-/// As `take_env_secret`: before any other thread starts.
-#[allow(unsafe_code)]
-pub unsafe fn take_env_api_key() {
-    TAKEN_API_KEY.get_or_init(|| {
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::sandbox::take_env_secret(ENV_API_KEY) }.map(RawKey::new)
-    });
-}
-
 impl ActorFlags {
-    /// Reads `GATEHOUSE_API_KEY` (taken out of the environment at start, or
-    /// from it where nothing took it).
+    /// Reads `GATEHOUSE_API_KEY` (taken out of the environment at start, see
+    /// [`crate::sandbox::take_host_secrets`]).
     pub fn with_env(mut self) -> Self {
-        self.env_api_key = match TAKEN_API_KEY.get() {
-            Some(taken) => taken.clone(),
-            None => std::env::var(ENV_API_KEY).ok().map(RawKey::new),
-        };
+        self.env_api_key = crate::sandbox::host_var(ENV_API_KEY).map(RawKey::new);
         self
     }
 

@@ -313,7 +313,11 @@ pub struct Isolation {
 /// weaker than asked said in `warnings` (once per connection: in `probe`, in
 /// the live connection's status and in `connections show`).
 pub fn describe(profile: &Profile) -> Isolation {
-    let support = probe();
+    describe_on(profile, probe())
+}
+
+/// [`describe`] on a kernel offering `support`.
+fn describe_on(profile: &Profile, support: LandlockSupport) -> Isolation {
     let mut warnings = Vec::new();
     let mut landlock_abi = 0;
     let mut network = profile.network;
@@ -327,6 +331,12 @@ pub fn describe(profile: &Profile) -> Isolation {
                 network = true;
                 warnings.push(format!(
                     "Landlock ABI {} cannot restrict TCP (needs 4): the server can use the network",
+                    support.abi
+                ));
+            }
+            if support.abi < 6 {
+                warnings.push(format!(
+                    "Landlock ABI {} cannot scope signals (needs 6): the server can signal other processes of this user, this app among them",
                     support.abi
                 ));
             }
@@ -363,6 +373,25 @@ pub fn describe(profile: &Profile) -> Isolation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each ABI below what a default profile relies on says what it loses,
+    /// once; ABI 6 and later say nothing.
+    #[test]
+    fn older_landlock_abis_say_what_they_cannot_confine() {
+        let profile = Profile::default();
+        let warned = |abi| describe_on(&profile, LandlockSupport { abi }).warnings;
+        assert_eq!(warned(7), Vec::<String>::new());
+        assert_eq!(warned(6), Vec::<String>::new());
+        let five = warned(5);
+        assert_eq!(five.len(), 1, "{five:?}");
+        assert!(five[0].contains("cannot scope signals"), "{five:?}");
+        let three = warned(3);
+        assert_eq!(three.len(), 2, "{three:?}");
+        assert!(three[0].contains("cannot restrict TCP"), "{three:?}");
+        assert!(describe_on(&profile, LandlockSupport { abi: 3 }).network);
+        let none = warned(0);
+        assert!(none[0].contains("not available"), "{none:?}");
+    }
 
     #[test]
     fn runtime_paths_cover_the_program_its_prefix_and_its_script() {

@@ -83,7 +83,7 @@ impl ChildSpec {
             .values()
             .filter_map(|v| match v {
                 EnvValue::Secret { value } => Some(value.expose().to_string()),
-                EnvValue::SecretFromHost { name } => std::env::var(name).ok(),
+                EnvValue::SecretFromHost { name } => super::host_var(name),
                 _ => None,
             })
             .collect()
@@ -105,8 +105,8 @@ impl ChildSpec {
             validate_env_name(name)?;
             let resolved = match value {
                 EnvValue::Plain { value } => ResolvedValue::Plain(value.clone()),
-                EnvValue::FromHost { name: host } => match std::env::var_os(host) {
-                    Some(v) => ResolvedValue::Plain(v.to_string_lossy().into_owned()),
+                EnvValue::FromHost { name: host } => match super::host_var(host) {
+                    Some(v) => ResolvedValue::Plain(v),
                     None => {
                         return Err(Error::invalid(
                             codes::ENV_HOST_VAR_MISSING,
@@ -120,8 +120,8 @@ impl ChildSpec {
                     }
                 },
                 EnvValue::Secret { value } => ResolvedValue::Secret(value.clone()),
-                EnvValue::SecretFromHost { name: host } => match std::env::var_os(host) {
-                    Some(v) => ResolvedValue::Secret(SecretValue::new(v.to_string_lossy())),
+                EnvValue::SecretFromHost { name: host } => match super::host_var(host) {
+                    Some(v) => ResolvedValue::Secret(SecretValue::new(v)),
                     None => {
                         return Err(Error::invalid(
                             codes::ENV_HOST_VAR_MISSING,

@@ -146,6 +146,7 @@ impl Store {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
         let shown: Arc<str> = redact_urls(url).into();
+        let url = with_host_password(url, backend);
         let options: AnyConnectOptions = url.parse().map_err(|e: sqlx::Error| {
             tracing::debug!(error = %redact_urls(&e.to_string()), "bad database url");
             Error::invalid(
@@ -400,6 +401,22 @@ pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
 }
 
 /// A clear error for a failed first connection, with its step and a hint.
+/// `url` with libpq's `PGPASSWORD` when it names no password itself: the
+/// variable was taken out of our environment at start
+/// ([`crate::sandbox::take_host_secrets`]), where the driver would look.
+fn with_host_password(url: &str, backend: Backend) -> std::borrow::Cow<'_, str> {
+    let password = (backend == Backend::Postgres)
+        .then(|| crate::sandbox::host_var("PGPASSWORD"))
+        .flatten();
+    if let (Some(password), Ok(mut parsed)) = (password, url::Url::parse(url))
+        && parsed.password().is_none()
+        && parsed.set_password(Some(&password)).is_ok()
+    {
+        return parsed.to_string().into();
+    }
+    url.into()
+}
+
 fn connect_error(shown: &str, backend: Backend, err: &sqlx::Error) -> Error {
     // The user sees the error itself; the log keeps sqlx's full wording.
     tracing::debug!(url = %shown, error = %redact_urls(&err.to_string()), "database connect failed");

@@ -49,6 +49,11 @@ async fn roles_of(site: &Site, email: &str) -> String {
     format!("{:?}", user.roles)
 }
 
+/// The site database reached by a path relative to the child's working
+/// directory: the old layout's `../../../gatehouse.db` (scratch was
+/// `<site>/run/scratch/c-…`) and the real way up from wherever scratch is
+/// now. The same walk under the `none` backend is the control: it does reach
+/// and change the database, so the refusal above it is the isolation's.
 #[tokio::test]
 async fn child_cannot_tamper_with_site_database_by_relative_path() {
     if !on_sqlite() {
@@ -56,17 +61,54 @@ async fn child_cannot_tamper_with_site_database_by_relative_path() {
     }
     let (_tmp, site) = fresh_site("iso_rel").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
-    let before = roles_of(&site, "viewer@example.com").await;
-    let out = attack(
+    let db = site.dir.canonicalize().unwrap().join("gatehouse.db");
+    let viewer = "viewer@example.com";
+    let before = roles_of(&site, viewer).await;
+    let old_layout = attack(
         &site,
         "h",
         "db_tamper",
-        json!({"path": "../../../gatehouse.db", "email": "viewer@example.com"}),
+        json!({"path": "../../../gatehouse.db", "email": viewer}),
     )
     .await
     .unwrap();
-    assert_eq!(out["ok"], false, "{out}");
-    assert_eq!(roles_of(&site, "viewer@example.com").await, before);
+    assert_eq!(old_layout["ok"], false, "{old_layout}");
+    let cwd = std::path::PathBuf::from(old_layout["cwd"].as_str().unwrap());
+    assert!(
+        !cwd.starts_with(site.dir.canonicalize().unwrap()),
+        "scratch {} is inside the site",
+        cwd.display()
+    );
+    let walked = attack(
+        &site,
+        "h",
+        "db_tamper",
+        json!({"path": db, "relative": true, "email": viewer}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        walked["path"].as_str().unwrap().starts_with(".."),
+        "{walked}"
+    );
+    assert_eq!(walked["ok"], false, "{walked}");
+    assert_eq!(roles_of(&site, viewer).await, before);
+
+    let unconfined = with_profile(Profile {
+        backend: Backend::None,
+        ..Profile::default()
+    });
+    add_hostile(&site, "control", unconfined).await;
+    let control = attack(
+        &site,
+        "control",
+        "db_tamper",
+        json!({"path": db, "relative": true, "email": viewer}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(control["ok"], true, "{control}");
+    assert!(roles_of(&site, viewer).await.contains("Admin"));
 }
 
 #[tokio::test]
@@ -418,6 +460,36 @@ async fn child_cannot_change_the_hosts_limits() {
         .await
         .unwrap();
     assert_eq!(out["ok"], false, "{out}");
+}
+
+/// Every backend sets `no_new_privs` (a setuid program cannot raise the
+/// child's privileges) and the profile's ceilings: open files are refused at
+/// `max_open_files`, and the process ceiling is set (`RLIMIT_NPROC` counts the
+/// user's processes, so it is the user's count plus the profile's; root is
+/// exempt from it by the kernel, docs/decisions.md).
+#[tokio::test]
+async fn every_backend_sets_no_new_privs_and_the_profiles_ceilings() {
+    let (_tmp, site) = fresh_site("iso_limits").await;
+    for backend in [Backend::Landlock, Backend::None] {
+        let name = format!("h-{}", backend.as_str());
+        let profile = Profile {
+            backend,
+            max_open_files: Some(64),
+            max_processes: Some(8),
+            ..Profile::default()
+        };
+        add_hostile(&site, &name, with_profile(profile)).await;
+        let out = attack(&site, &name, "limits", json!({"open": 200}))
+            .await
+            .unwrap();
+        assert_eq!(out["no_new_privs"], 1, "{out}");
+        assert_eq!(out["nofile"], json!([64, 64]), "{out}");
+        let opened = out["opened"].as_u64().unwrap();
+        assert!((50..64).contains(&opened), "{out}");
+        assert_eq!(out["stopped"], "Too many open files", "{out}");
+        let nproc = out["nproc"][0].as_u64().unwrap();
+        assert!((8..100_000).contains(&nproc), "{out}");
+    }
 }
 
 /// `listen` on an unbound socket binds an ephemeral port by itself, past

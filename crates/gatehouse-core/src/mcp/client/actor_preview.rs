@@ -109,7 +109,7 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
             );
         }
     }
-    if std::env::var_os(ENV_DATABASE_URL).is_some() {
+    if crate::sandbox::host_var(ENV_DATABASE_URL).is_some() {
         spec = spec.env(
             ENV_DATABASE_URL,
             EnvValue::SecretFromHost {
