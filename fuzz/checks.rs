@@ -7,6 +7,7 @@
 
 use gatehouse_core::mcp::wire::framer::{Frame, LineFramer, Oversize};
 use gatehouse_core::mcp::wire::jsonrpc;
+use gatehouse_core::redact::Secrets;
 use gatehouse_core::sandbox::stderr::{
     self, MIN_PARTIAL_SECRET, StderrBudget, StderrTail, TailEvent, TailLimits, TailSnapshot,
 };
@@ -131,7 +132,7 @@ pub fn stderr_tail(mut input: &[u8]) {
     let feed = |chunks: &[&[u8]]| {
         let pool = StderrBudget::new(pool_limit);
         let tail = StderrTail::with_pool(limits, pool.clone());
-        tail.set_redactions(vec![secret.clone()]);
+        tail.set_redactions(Secrets::new([secret.clone()]));
         let mut sub = tail.subscribe();
         for c in chunks {
             tail.push(c);

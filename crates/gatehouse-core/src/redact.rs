@@ -93,3 +93,190 @@ mod tests {
         assert_eq!(s, "key gatehouse_sk_abc123_<redacted> end");
     }
 }
+
+/// What a redacted secret is replaced by.
+pub const REDACTED: &str = "<redacted>";
+
+/// Values shorter than this are redacted only as they are: the hex and
+/// base64 forms of a very short value are short enough to occur by chance.
+const MIN_ENCODED_SECRET: usize = 8;
+
+/// A connection's secret values, with the forms a server may print them in:
+/// as they are, hex, and base64 (standard and URL-safe, at each of the three
+/// alignments a value can have inside a longer encoded text), each matched
+/// without regard to ASCII letter case. Redacted from everything the server
+/// says: its stderr and its tool results.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets {
+    /// Every form, longest first.
+    forms: Vec<String>,
+}
+
+impl Secrets {
+    pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
+        use base64::Engine as _;
+        let mut forms = Vec::new();
+        for value in values.into_iter().filter(|v| !v.is_empty()) {
+            if value.len() >= MIN_ENCODED_SECRET {
+                forms.push(hex::encode(&value));
+                for engine in [
+                    base64::engine::general_purpose::STANDARD_NO_PAD,
+                    base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                ] {
+                    for skip in 0..3usize {
+                        // The characters that depend on the value's bytes alone,
+                        // when `skip` other bytes precede it.
+                        let mut bytes = vec![0u8; skip];
+                        bytes.extend_from_slice(value.as_bytes());
+                        let encoded = engine.encode(&bytes);
+                        let (start, end) = ((8 * skip).div_ceil(6), 8 * bytes.len() / 6);
+                        forms.push(encoded[start..end].to_string());
+                    }
+                }
+            }
+            forms.push(value);
+        }
+        forms.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        forms.dedup();
+        Secrets { forms }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.forms.is_empty()
+    }
+
+    /// Every form, longest first (for finding pieces of one at a cut).
+    pub fn forms(&self) -> &[String] {
+        &self.forms
+    }
+
+    /// `text` with every form of every secret replaced by [`REDACTED`].
+    pub fn redact(&self, text: String) -> String {
+        if self.forms.is_empty() {
+            return text;
+        }
+        // ASCII lowercasing keeps every byte where it was, and a match of a
+        // form (valid UTF-8) starts and ends on character boundaries.
+        let lower = text.to_ascii_lowercase();
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        for form in &self.forms {
+            let needle = form.to_ascii_lowercase();
+            found.extend(
+                memchr::memmem::find_iter(lower.as_bytes(), needle.as_bytes())
+                    .map(|at| (at, at + needle.len())),
+            );
+        }
+        if found.is_empty() {
+            return text;
+        }
+        found.sort_unstable();
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in found {
+            if end <= at {
+                continue;
+            }
+            if start >= at {
+                out.push_str(&text[at..start]);
+                out.push_str(REDACTED);
+            }
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    /// Every string in `value` (keys included) through [`Secrets::redact`].
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.forms.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => *s = self.redact(std::mem::take(s)),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => {
+                let entries = std::mem::take(map);
+                for (k, mut v) in entries {
+                    self.redact_json(&mut v);
+                    map.insert(self.redact(k), v);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod secrets_tests {
+    use super::*;
+    use base64::Engine as _;
+
+    const SECRET: &str = "s3cr3t-Value/42+x";
+
+    #[test]
+    fn every_form_of_a_secret_is_redacted() {
+        let secrets = Secrets::new([SECRET.to_string()]);
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let url = base64::engine::general_purpose::URL_SAFE;
+        let forms = [
+            SECRET.to_string(),
+            SECRET.to_uppercase(),
+            SECRET.to_lowercase(),
+            hex::encode(SECRET),
+            hex::encode_upper(SECRET),
+            b64.encode(SECRET),
+            url.encode(SECRET),
+            // Inside longer encoded text, at each alignment.
+            b64.encode(format!("token={SECRET}; more")),
+            b64.encode(format!("t={SECRET}")),
+            b64.encode(format!("ab{SECRET}cd")),
+            url.encode(format!("x{SECRET}")),
+            // Authorization: Basic, the usual way a secret reaches a log.
+            b64.encode(format!("user:{SECRET}")),
+        ];
+        for form in forms {
+            let text = secrets.redact(format!("before {form} after"));
+            assert!(text.contains(REDACTED), "{form}: {text}");
+            assert!(
+                !text.to_lowercase().contains(&SECRET.to_lowercase()),
+                "{text}"
+            );
+            assert!(!text.contains(&hex::encode(SECRET)), "{text}");
+            assert!(
+                text.starts_with("before ") && text.ends_with(" after"),
+                "{text}"
+            );
+        }
+        assert_eq!(secrets.redact("nothing here".into()), "nothing here");
+    }
+
+    #[test]
+    fn short_secrets_are_redacted_only_as_they_are() {
+        let secrets = Secrets::new(["abc".to_string(), String::new()]);
+        assert_eq!(secrets.forms(), ["abc"]);
+        assert_eq!(secrets.redact("xABCx YWJj".into()), "x<redacted>x YWJj");
+    }
+
+    #[test]
+    fn overlapping_forms_become_one_redaction() {
+        let secrets = Secrets::new(["abcdefgh".to_string(), "efghijkl".to_string()]);
+        assert_eq!(secrets.redact("1abcdefghijkl2".into()), "1<redacted>2");
+    }
+
+    #[test]
+    fn strings_and_keys_in_json_are_redacted() {
+        let secrets = Secrets::new([SECRET.to_string()]);
+        let mut v = serde_json::json!({
+            "content": [{"type": "text", "text": format!("env: {SECRET}")}],
+            SECRET: [1, hex::encode(SECRET)],
+        });
+        secrets.redact_json(&mut v);
+        let text = v.to_string();
+        assert!(
+            !text.contains(SECRET) && !text.contains(&hex::encode(SECRET)),
+            "{text}"
+        );
+        assert_eq!(v["content"][0]["text"], "env: <redacted>");
+    }
+}

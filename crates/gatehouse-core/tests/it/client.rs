@@ -634,6 +634,43 @@ async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
     assert_eq!(rec.exit.unwrap().code, Some(5));
 }
 
+/// A server that repeats a secret it was given, as it is, in capitals, hex
+/// or inside base64 (an `Authorization: Basic` value), in a tool result or
+/// an error: none of it reaches the caller.
+#[tokio::test]
+async fn a_secret_in_any_common_encoding_is_redacted_from_tool_results() {
+    use base64::Engine as _;
+    const SECRET: &str = "tok-12345-secret";
+    let f = Fixture::new();
+    let spec = python("mcp_server.py", &[]).env(
+        "API_TOKEN",
+        gatehouse_core::sandbox::EnvValue::Secret {
+            value: gatehouse_core::sandbox::SecretValue::new(SECRET),
+        },
+    );
+    let conn = Connection::connect(f.options(spec)).await.unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    for said in [
+        SECRET.to_string(),
+        SECRET.to_uppercase(),
+        hex::encode(SECRET),
+        format!(
+            "Authorization: Basic {}",
+            b64.encode(format!("me:{SECRET}"))
+        ),
+    ] {
+        let out = conn
+            .call_tool("echo", json!({"message": said}), opts())
+            .await;
+        let text = text_of(&out.result);
+        assert!(text.contains("<redacted>"), "{said} came back as {text}");
+        for form in [SECRET.to_lowercase(), hex::encode(SECRET)] {
+            assert!(!text.to_lowercase().contains(&form), "{text}");
+        }
+    }
+    f.close(conn).await;
+}
+
 #[tokio::test]
 async fn the_registry_reuses_a_running_connection_and_keeps_the_final_record() {
     use gatehouse_core::mcp::client::{LiveState, Registry};

@@ -359,10 +359,22 @@ impl CallInFlight {
     async fn finish(
         mut self,
         state: CallState,
-        result: Option<Value>,
-        error: Option<Error>,
+        mut result: Option<Value>,
+        mut error: Option<Error>,
     ) -> CallOutcome {
         self.finished = true;
+        // A server can print what it was given: nothing of its secrets
+        // reaches the caller, the record or the audit log.
+        let secrets = &self.shared.secrets;
+        if let Some(r) = result.as_mut() {
+            secrets.redact_json(r);
+        }
+        if let Some(e) = error.as_mut() {
+            e.message = secrets.redact(std::mem::take(&mut e.message));
+            if let Some(d) = e.detail.as_mut() {
+                secrets.redact_json(d);
+            }
+        }
         self.fill_final(state, error.as_ref());
         if let Err(e) = self.shared.recorder.record_call(&self.record).await {
             tracing::warn!(error = %e, call_id = %self.record.call_id, "final call record not written");

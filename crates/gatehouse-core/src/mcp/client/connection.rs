@@ -22,6 +22,7 @@ use super::rpc::{self, Rpc, lock};
 use super::supervisor::{self, Command};
 use crate::error::Result;
 use crate::mcp::wire::revisions::Era;
+use crate::redact::Secrets;
 use crate::sandbox::stderr::{self, StderrTail};
 use crate::sandbox::{self, ExitInfo, Isolation};
 
@@ -54,6 +55,9 @@ pub(super) struct Shared {
     /// The last tool list, whole (for tool pinning).
     pub listed: Mutex<Vec<ToolInfo>>,
     pub stderr: StderrTail,
+    /// The secrets the child was given: redacted from its stderr, its tool
+    /// results and its errors.
+    pub secrets: Secrets,
     pub recorder: Arc<dyn CallRecorder>,
     pub ends: Mutex<Ends>,
     pub started_at_ms: i64,
@@ -164,6 +168,7 @@ impl Connection {
             tools: Mutex::new(HashMap::new()),
             listed: Mutex::new(Vec::new()),
             stderr: StderrTail::with_pool(opts.limits.stderr, opts.stderr_pool.clone()),
+            secrets: Secrets::new(opts.spec.secret_values()),
             recorder: opts.recorder.clone(),
             ends: Mutex::new(Ends {
                 exit: None,
@@ -172,7 +177,7 @@ impl Connection {
             }),
             started_at_ms: now_ms(),
         });
-        shared.stderr.set_redactions(opts.spec.secret_values());
+        shared.stderr.set_redactions(shared.secrets.clone());
         let stderr_task = {
             let shared = shared.clone();
             stderr::reader::spawn(async move {

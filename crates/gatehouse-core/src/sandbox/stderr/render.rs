@@ -8,7 +8,7 @@ pub const MIN_PARTIAL_SECRET: usize = 4;
 
 use std::ops::Range;
 
-const REDACTED: &str = "<redacted>";
+use crate::redact::{REDACTED, Secrets};
 
 /// The marker text for `head` and `tail` raw byte counts out of `seen`.
 pub fn marker(head: u64, tail: u64, seen: u64) -> String {
@@ -21,7 +21,7 @@ pub fn marker(head: u64, tail: u64, seen: u64) -> String {
 
 /// What rendering needs to redact at the cuts it makes.
 pub(super) struct Cuts<'a> {
-    pub(super) secrets: &'a [String],
+    pub(super) secrets: &'a Secrets,
     /// The kept bytes end where the child is still writing.
     pub(super) open_end: bool,
 }
@@ -93,18 +93,13 @@ fn render_parts(head: &[u8], tail: &[u8], seen: u64, cuts: &Cuts) -> (String, Ra
 /// a secret at the start of `text` (`cut_start`), the start of one at its end
 /// (`cut_end`).
 pub(super) fn redact_at_cuts(
-    secrets: &[String],
+    secrets: &Secrets,
     text: String,
     cut_start: bool,
     cut_end: bool,
 ) -> String {
-    let mut text = secrets.iter().fold(text, |t, s| {
-        if t.contains(s.as_str()) {
-            t.replace(s.as_str(), REDACTED)
-        } else {
-            t
-        }
-    });
+    let mut text = secrets.redact(text);
+    let secrets = secrets.forms();
     if cut_end
         && let Some(n) = longest_piece(secrets, MIN_PARTIAL_SECRET, |s, n| {
             s.is_char_boundary(n) && text.ends_with(&s[..n])
@@ -138,11 +133,13 @@ fn longest_piece(
 
 /// Where a live piece of `bytes` may end: on a character boundary, and before
 /// the start of a secret that runs past it (when the piece keeps at least one byte).
-pub(super) fn secret_safe_cut(bytes: &[u8], secrets: &[String]) -> usize {
+pub(super) fn secret_safe_cut(bytes: &[u8], secrets: &Secrets) -> usize {
     let cut = utf8_safe_cut(bytes);
     let kept = &bytes[..cut];
-    let held_back =
-        longest_piece(secrets, 1, |s, n| kept.ends_with(&s.as_bytes()[..n])).unwrap_or(0);
+    let held_back = longest_piece(secrets.forms(), 1, |s, n| {
+        kept.ends_with(&s.as_bytes()[..n])
+    })
+    .unwrap_or(0);
     if held_back < cut {
         cut - held_back
     } else {

@@ -12,6 +12,7 @@ use super::budget::StderrBudget;
 use super::render::{Cuts, redact_at_cuts, render_truncated, secret_safe_cut};
 use super::ring::ByteRing;
 use super::subscription::{SubQueue, SubShared, Subscription};
+use crate::redact::Secrets;
 
 /// The per-connection and excerpt budgets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,9 +104,9 @@ pub(super) struct TailState {
     partial_continues: bool,
     pub(super) subscribers: Vec<Arc<SubShared>>,
     ended: bool,
-    /// Values (a connection's secrets) replaced by `<redacted>` in every text
-    /// handed out; counters stay raw.
-    redact: Vec<String>,
+    /// A connection's secrets, replaced by `<redacted>` in every text handed
+    /// out; counters stay raw.
+    redact: Secrets,
 }
 
 impl Drop for TailState {
@@ -135,7 +136,7 @@ impl StderrTail {
                 partial_continues: false,
                 subscribers: Vec::new(),
                 ended: false,
-                redact: Vec::new(),
+                redact: Secrets::default(),
             })),
         }
     }
@@ -148,8 +149,8 @@ impl StderrTail {
     /// Replaces these values by `<redacted>` in all text from now on (snapshots,
     /// excerpts, live lines), pieces of them at a cut included (see the module's
     /// "Secrets").
-    pub fn set_redactions(&self, values: Vec<String>) {
-        self.lock().redact = values.into_iter().filter(|v| !v.is_empty()).collect();
+    pub fn set_redactions(&self, secrets: Secrets) {
+        self.lock().redact = secrets;
     }
 
     /// Takes the next bytes the child wrote, however the pipe chunked them.

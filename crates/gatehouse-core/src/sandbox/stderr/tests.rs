@@ -1,6 +1,7 @@
 //! The stderr tail's tests, through its public API.
 
 use super::*;
+use crate::redact::Secrets;
 use proptest::prelude::*;
 
 fn limits(head: usize, tail: usize) -> TailLimits {
@@ -74,7 +75,7 @@ fn character_split_by_the_cut_is_dropped_not_mangled() {
 #[tokio::test]
 async fn secrets_are_redacted_in_every_text_but_counted_raw() {
     let t = tail(0, 64);
-    t.set_redactions(vec!["hunter2".into()]);
+    t.set_redactions(Secrets::new(["hunter2".into()]));
     let mut sub = t.subscribe();
     t.push(b"token=hunter2 ok\n");
     let s = t.snapshot();
@@ -91,7 +92,7 @@ async fn secrets_are_redacted_in_every_text_but_counted_raw() {
 fn a_secret_cut_by_truncation_is_redacted_on_both_sides_of_the_gap() {
     const SECRET: &str = "s3cr3t-value-42";
     let t = tail(10, 12);
-    t.set_redactions(vec![SECRET.into()]);
+    t.set_redactions(Secrets::new([SECRET.into()]));
     // Head "key=s3cr3t" ends inside the secret; the gap swallows the middle
     // of the second one, and the tail starts inside it.
     t.push(format!("key={SECRET} pad pad pad {SECRET} end\n").as_bytes());
@@ -105,7 +106,7 @@ fn a_secret_cut_by_truncation_is_redacted_on_both_sides_of_the_gap() {
         let mut l = limits(10, 12);
         l.excerpt_bytes = max;
         let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
-        t.set_redactions(vec![SECRET.into()]);
+        t.set_redactions(Secrets::new([SECRET.into()]));
         t.push(format!("key={SECRET} pad pad pad {SECRET} end\n").as_bytes());
         let text = t.excerpt().text;
         for piece in SECRET.as_bytes().windows(MIN_PARTIAL_SECRET) {
@@ -118,7 +119,7 @@ fn a_secret_cut_by_truncation_is_redacted_on_both_sides_of_the_gap() {
 #[test]
 fn a_secret_still_being_written_is_redacted_at_the_open_end() {
     let t = tail(0, 64);
-    t.set_redactions(vec!["hunter2hunter2".into()]);
+    t.set_redactions(Secrets::new(["hunter2hunter2".into()]));
     t.push(b"token=hunter2h");
     assert_eq!(t.snapshot().text, "token=<redacted>");
     t.push(b"unter2 ok");
@@ -132,7 +133,7 @@ async fn live_pieces_of_a_long_line_never_split_a_secret() {
     let mut l = limits(0, 1024);
     l.subscriber_queue_bytes = 1 << 20;
     let t = StderrTail::with_pool(l, StderrBudget::new(usize::MAX));
-    t.set_redactions(vec![SECRET.into()]);
+    t.set_redactions(Secrets::new([SECRET.into()]));
     let mut sub = t.subscribe();
     // Every offset of the secret against the 16-byte piece edge.
     let line: String = (0..16)
