@@ -342,3 +342,31 @@ fn pid_hopping_daemon_does_not_outlive_gatehouse_call() {
         "hopping processes outlived teardown: {survivors:?}"
     );
 }
+
+/// The old layout put scratch at `<site>/run/scratch`, where `../../..` is the
+/// site: a scratch root inside the site (here pointed there on purpose) is
+/// refused before any server starts, and nothing is created there.
+#[test]
+fn scratch_root_inside_the_site_is_refused() {
+    let site = TestSite::new("scratch_in_site");
+    site.ok(&[
+        "connections",
+        "add",
+        "h",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+    let inside = site.path().join("run/scratch");
+    let args = ["call", "h", "fds"];
+    let out = site
+        .command()
+        .env("GATEHOUSE_SCRATCH_DIR", &inside)
+        .args(args)
+        .output()
+        .unwrap();
+    let f = crate::util::failure(out, &args);
+    assert_eq!(f.code, "SCRATCH_UNSAFE", "{}", f.stderr);
+    assert!(f.stderr.contains("inside the site"), "{}", f.stderr);
+    assert!(!inside.exists(), "scratch created in the site");
+}

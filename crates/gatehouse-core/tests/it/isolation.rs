@@ -247,6 +247,30 @@ async fn scratch_filler_is_stopped_at_the_quota() {
     }
 }
 
+/// Many files, each below the per-file ceiling (`RLIMIT_FSIZE`), past the
+/// quota in total: the watchdog stops the server and the call says why.
+#[tokio::test]
+async fn scratch_filler_in_small_files_is_stopped_with_the_quota_as_reason() {
+    let (_tmp, site) = fresh_site("iso_fill_files").await;
+    let limits = with_profile(Profile {
+        scratch_quota_bytes: Some(32 << 20),
+        ..Profile::default()
+    });
+    add_hostile(&site, "h", limits).await;
+    // 2 ms per MiB: 200 MiB take ~0.5 s, several watchdog rounds.
+    let e = attack(
+        &site,
+        "h",
+        "fill",
+        json!({"mb": 200, "per": 4, "pause_ms": 2}),
+    )
+    .await
+    .expect_err("the server was not stopped");
+    assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}");
+    let message = e["message"].as_str().unwrap();
+    assert!(message.contains("scratch_quota"), "{e}");
+}
+
 #[tokio::test]
 async fn child_cannot_replace_the_scratch_root_with_a_symlink() {
     let (tmp, site) = fresh_site("iso_symlink").await;
