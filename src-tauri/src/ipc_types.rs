@@ -28,6 +28,7 @@ use crate::commands::users::PermissionRow;
 use gatehouse_core::access::audit::Report as AuditReport;
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
+use gatehouse_core::access::users::User;
 use gatehouse_core::mcp::client::actor_preview::{
     ActorManifest, ComparedTool, Presence, PreviewTool,
 };
@@ -36,7 +37,6 @@ use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
 use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
 use gatehouse_core::mcp::client::{LiveState, LiveUsage};
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
-use gatehouse_core::site::users::User;
 
 /// Where the generated file lives, from the repository root.
 pub const PATH: &str = "ui/src/generated/ipc-types.ts";

@@ -6,7 +6,7 @@ fn main() -> anyhow::Result<()> {
     // The host's own secrets (a database URL, PGPASSWORD) out of our
     // environment before anything inherits or shows it.
     // SAFETY: no other thread exists yet.
-    unsafe { gatehouse_core::sandbox::take_host_secrets() };
+    unsafe { gatehouse_core::host_env::take_host_secrets() };
     // Core and shell log through `tracing`; stderr only, filter from GATEHOUSE_LOG.
     tracing_subscriber::fmt()
         .with_env_filter(

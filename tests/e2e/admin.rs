@@ -54,7 +54,7 @@ async fn create_scratch_site(client: &Client, dir: &Path) -> Result<()> {
     // The folder really holds a scratch site with sample data.
     let site = open_core(dir).await?;
     assert!(site.is_scratch());
-    let users = gatehouse_core::site::users::list(&site.store).await?;
+    let users = gatehouse_core::access::users::list(&site.store).await?;
     assert!(!users.is_empty(), "a scratch site has sample users");
     site.store.close().await;
     screenshot(client, "e2e-sites.png").await?;

@@ -52,7 +52,7 @@ pub(super) async fn store_floods(
                 },
                 ..Default::default()
             },
-            created_at: gatehouse_core::store::now_ms(),
+            created_at: gatehouse_core::time::now_ms(),
         };
         saved::add(&opened.store, "e2e", &conn).await?;
     }

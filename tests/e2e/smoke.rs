@@ -143,7 +143,7 @@ async fn store_connections(site: &Path) -> Result<()> {
             name: name.to_string(),
             spec,
             limits,
-            created_at: gatehouse_core::store::now_ms(),
+            created_at: gatehouse_core::time::now_ms(),
         };
         saved::add(&opened.store, "e2e", &conn).await?;
     }

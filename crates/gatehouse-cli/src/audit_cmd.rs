@@ -2,9 +2,10 @@
 
 use clap::Subcommand;
 use gatehouse_core::Result;
+use gatehouse_core::access::audit;
 use gatehouse_core::access::keys::rfc3339;
-use gatehouse_core::access::{audit, checkpoint};
 use gatehouse_core::error::{Error, codes};
+use gatehouse_core::site::checkpoint;
 
 use crate::Ctx;
 use crate::output::{table, to_json};

@@ -212,7 +212,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
         name: a.name.clone(),
         spec,
         limits,
-        created_at: gatehouse_core::mcp::client::lifecycle::now_ms(),
+        created_at: gatehouse_core::time::now_ms(),
     };
     saved::add(&site.store, crate::keys_cmd::CLI_ACTOR, &conn).await?;
     Ok(format!("added connection {}", a.name))

@@ -3,7 +3,7 @@
 use clap::Subcommand;
 use gatehouse_core::access::keys::{self, Minted, rfc3339};
 use gatehouse_core::access::permissions::{format_roles, parse_roles};
-use gatehouse_core::store::now_ms;
+use gatehouse_core::time::now_ms;
 use gatehouse_core::{Error, Result, error::codes};
 
 use crate::Ctx;

@@ -113,7 +113,7 @@ fn init_tracing() {
 fn main() -> ExitCode {
     // SAFETY: no other thread exists yet (tracing starts none, the runtime
     // is built below).
-    unsafe { gatehouse_core::sandbox::take_host_secrets() };
+    unsafe { gatehouse_core::host_env::take_host_secrets() };
     init_tracing();
     // Non-dumpable (children cannot read our environment or memory through
     // /proc) and the subreaper of escaped descendants.
@@ -143,7 +143,7 @@ async fn run(cli: Cli) -> ExitCode {
             site: cli.site.clone(),
             database_url: cli.database_url.clone(),
         },
-        gatehouse_core::sandbox::host_var,
+        gatehouse_core::host_env::host_var,
     ) {
         Ok(s) => s,
         Err(e) => return output::fail(&e, json),

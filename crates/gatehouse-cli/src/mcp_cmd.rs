@@ -17,7 +17,7 @@ pub struct McpArgs {
 
 pub async fn run(ctx: &Ctx, args: McpArgs) -> Result<String> {
     let site = ctx.open().await?;
-    let actor = actor::resolve(&site, &args.actor.flags()).await?;
+    let actor = actor::resolve(&site.store, site.is_scratch(), &args.actor.flags()).await?;
     server::run_stdio(site.clone(), actor).await?;
     site.close().await;
     Ok(String::new())

@@ -4,7 +4,7 @@ use clap::Subcommand;
 use gatehouse_core::Result;
 use gatehouse_core::access::keys::rfc3339;
 use gatehouse_core::access::permissions::{format_roles, parse_roles};
-use gatehouse_core::site::users;
+use gatehouse_core::access::users;
 
 use crate::Ctx;
 use crate::keys_cmd::CLI_ACTOR;

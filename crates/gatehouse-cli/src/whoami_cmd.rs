@@ -18,7 +18,7 @@ pub struct WhoamiArgs {
 
 pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
     let site = ctx.open().await?;
-    let resolved = actor::resolve(&site, &args.actor.flags()).await;
+    let resolved = actor::resolve(&site.store, site.is_scratch(), &args.actor.flags()).await;
     site.close().await;
     let a = resolved?;
     Ok(if args.json {

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use gatehouse_core::access::keys::{self, RawKey};
 use gatehouse_core::access::permissions::Role;
-use gatehouse_core::store::{Store, keys as key_store, now_ms, sqlite_url};
+use gatehouse_core::store::{Store, keys as key_store, sqlite_url};
+use gatehouse_core::time::now_ms;
 use sqlx::Connection;
 
 const SIZES: [u64; 3] = [10, 10_000, 1_000_000];

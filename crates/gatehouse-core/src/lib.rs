@@ -11,12 +11,20 @@
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
 //! - [`redact`]: hiding secrets in text that leaves the process.
-//! - [`time`]: store milliseconds shown as RFC 3339 in every output.
+//! - [`time`]: the clock in store milliseconds, shown as RFC 3339 in every output.
+//! - [`host_env`]: the host's own secrets taken out of its environment; the
+//!   user's config directory.
 //! - [`text`]: labels without bidirectional overrides; control characters made visible.
+//!
+//! Layers, bottom up; a module imports only from its own layer and those below
+//! (test modules excepted), so the store never reaches into a domain module:
+//! `redact`, `time` → `error` → `host_env`, `text` → `store` → `access` →
+//! `site` → `sandbox` → `mcp` → `client_config`.
 
 pub mod access;
 pub mod client_config;
 pub mod error;
+pub mod host_env;
 pub mod mcp;
 pub mod redact;
 pub mod sandbox;

@@ -4,6 +4,11 @@
 //! Fields stay `i64` milliseconds in Rust; `#[serde(serialize_with = …)]` with
 //! [`as_rfc3339`] or [`as_rfc3339_opt`] changes only what is printed.
 
+/// Milliseconds since the Unix epoch: the one time format in the store.
+pub fn now_ms() -> i64 {
+    ::time::OffsetDateTime::now_utc().unix_timestamp_nanos() as i64 / 1_000_000
+}
+
 /// Formats a store timestamp (Unix milliseconds) as RFC 3339 in UTC, e.g.
 /// `2026-01-31T12:00:00.123Z`; out-of-range values print as the number.
 pub fn rfc3339(ms: i64) -> String {

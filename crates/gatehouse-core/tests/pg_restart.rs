@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use crate::pg_util::{fresh_database, pg_base_url, pg_script};
 use gatehouse_core::access::permissions::Role;
+use gatehouse_core::access::users;
 use gatehouse_core::access::{audit, keys};
-use gatehouse_core::site::users;
 use gatehouse_core::store::Store;
 
 fn pg(command: &str) -> String {

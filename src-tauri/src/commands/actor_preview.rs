@@ -5,9 +5,9 @@
 use gatehouse_core::Error;
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::{Role, parse_roles};
+use gatehouse_core::access::users;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
-use gatehouse_core::site::users;
 use serde::{Deserialize, Serialize};
 use tauri::State;
 

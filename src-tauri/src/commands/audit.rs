@@ -3,7 +3,7 @@
 
 use gatehouse_core::access::audit::Report;
 use gatehouse_core::access::audit_view::{self, AuditExport, AuditFilter, AuditPage};
-use gatehouse_core::access::checkpoint;
+use gatehouse_core::site::checkpoint;
 use tauri::State;
 
 use crate::error::IpcResult;

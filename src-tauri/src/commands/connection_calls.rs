@@ -240,7 +240,7 @@ pub async fn save_stderr(
     let text = live.conn.stderr().snapshot().text;
     let file = format!(
         "gatehouse-stderr-{name}-{}.log",
-        gatehouse_core::store::now_ms()
+        gatehouse_core::time::now_ms()
     );
     Ok(write(downloads(&app)?.join(file), text.as_bytes())?)
 }

@@ -7,7 +7,7 @@ use gatehouse_core::mcp::client::consent::{self, ConsentRequest};
 use gatehouse_core::mcp::client::form::DefinitionForm;
 use gatehouse_core::mcp::client::saved;
 use gatehouse_core::sandbox::Profile;
-use gatehouse_core::store::now_ms;
+use gatehouse_core::time::now_ms;
 use tauri::State;
 
 use super::keys::DESKTOP_ACTOR;

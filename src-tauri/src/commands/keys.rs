@@ -6,7 +6,7 @@
 
 use gatehouse_core::access::keys::{self, KeyInfo, Minted};
 use gatehouse_core::access::permissions::parse_roles;
-use gatehouse_core::store::now_ms;
+use gatehouse_core::time::now_ms;
 use serde::Serialize;
 use tauri::State;
 

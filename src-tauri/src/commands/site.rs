@@ -149,6 +149,6 @@ pub fn forget_site(path: String, prefs: State<'_, Prefs>) -> IpcResult<Vec<Recen
 /// directory, resolved by the same function as the CLI's `--site`.
 #[tauri::command(rename_all = "snake_case")]
 pub fn default_site_path() -> IpcResult<String> {
-    let settings = Settings::resolve(&Flags::default(), gatehouse_core::sandbox::host_var)?;
+    let settings = Settings::resolve(&Flags::default(), gatehouse_core::host_env::host_var)?;
     Ok(settings.dir.display().to_string())
 }

@@ -2,7 +2,7 @@
 //! enable, and the permission table that says what each role allows.
 
 use gatehouse_core::access::permissions::{self, Role, parse_roles};
-use gatehouse_core::site::users::{self, User};
+use gatehouse_core::access::users::{self, User};
 use serde::Serialize;
 use tauri::State;
 

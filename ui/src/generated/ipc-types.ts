@@ -277,7 +277,7 @@ export type AuditReport = { entries: number, ok: boolean,
 first_bad_seq?: number, problem?: string, 
 /**
  * The newest entry a trusted signed checkpoint vouches for (see
- * [`crate::access::checkpoint::verify`]); `None` from the bare chain check.
+ * [`crate::site::checkpoint::verify`]); `None` from the bare chain check.
  */
 anchored_at?: number, 
 /**

@@ -210,7 +210,7 @@ fn the_signing_key_is_private_to_the_user() {
 #[test]
 fn a_running_server_signs_a_checkpoint_every_hundred_entries() {
     use crate::mcp_util::McpSite;
-    let every = gatehouse_core::access::checkpoint::EVERY;
+    let every = gatehouse_core::site::checkpoint::EVERY;
     let site = TestSite::new("anchor_every");
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");

@@ -50,7 +50,7 @@ fn echo(name: &str) -> SavedConnection {
             },
         ),
         limits: SavedLimits::default(),
-        created_at: gatehouse_core::store::now_ms(),
+        created_at: gatehouse_core::time::now_ms(),
     }
 }
 

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::{Action, Role, parse_roles};
+use crate::access::users;
 use crate::error::{Error, Result, codes};
-use crate::site::Site;
-use crate::site::users;
+use crate::store::Store;
 
 pub const ENV_API_KEY: &str = "GATEHOUSE_API_KEY";
 
@@ -34,9 +34,9 @@ pub enum ActorSource<'a> {
 
 impl ActorFlags {
     /// Reads `GATEHOUSE_API_KEY` (taken out of the environment at start, see
-    /// [`crate::sandbox::take_host_secrets`]).
+    /// [`crate::host_env::take_host_secrets`]).
     pub fn with_env(mut self) -> Self {
-        self.env_api_key = crate::sandbox::host_var(ENV_API_KEY).map(RawKey::new);
+        self.env_api_key = crate::host_env::host_var(ENV_API_KEY).map(RawKey::new);
         self
     }
 
@@ -188,11 +188,12 @@ impl Actor {
     }
 }
 
-/// Resolves the actor from exactly one source.
-pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
+/// Resolves the actor from exactly one source, on a site whose store is
+/// `store` (`--role` only on a `scratch` one).
+pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result<Actor> {
     match flags.source()? {
         Some(ActorSource::Email(email)) => {
-            let user = users::get(&site.store, email)
+            let user = users::get(store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
             if user.is_disabled() {
@@ -204,7 +205,7 @@ pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
             })
         }
         Some(ActorSource::Roles(roles)) => {
-            if !site.is_scratch() {
+            if !scratch {
                 return Err(Error::new(codes::ACTOR_ROLE_NOT_SCRATCH, "--role is only allowed on a scratch site")
                     .hint("use --email for a real user or an API key; scratch sites are made with `gatehouse site init DIR --scratch`"));
             }
@@ -213,7 +214,7 @@ pub async fn resolve(site: &Site, flags: &ActorFlags) -> Result<Actor> {
             })
         }
         Some(ActorSource::ApiKey(key)) => {
-            let verified = keys::verify(&site.store, key).await?;
+            let verified = keys::verify(store, key).await?;
             Ok(Actor::ApiKey {
                 key_id: verified.id,
                 roles: verified.roles,
@@ -235,11 +236,11 @@ fn unknown_email(email: &str) -> Error {
 
 /// The actor as it stands now in the store: current roles for a user or key,
 /// and the refusal if the user was removed or the key revoked or expired.
-pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
+pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
     match actor {
         Actor::Public | Actor::Synthetic { .. } => Ok(actor.clone()),
         Actor::User { email, .. } => {
-            let user = users::get(&site.store, email)
+            let user = users::get(store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
             if user.is_disabled() {
@@ -251,7 +252,7 @@ pub async fn refresh(site: &Site, actor: &Actor) -> Result<Actor> {
             })
         }
         Actor::ApiKey { key_id, .. } => {
-            let key = keys::recheck(&site.store, key_id).await?;
+            let key = keys::recheck(store, key_id).await?;
             Ok(Actor::ApiKey {
                 key_id: key.id,
                 roles: key.roles,
@@ -293,14 +294,14 @@ impl Refresher {
     }
 
     /// The actor as the store has it now (see [`refresh`]).
-    pub async fn refresh(&self, site: &Site) -> Result<Actor> {
+    pub async fn refresh(&self, store: &Store) -> Result<Actor> {
         if matches!(self.identity, Actor::Public | Actor::Synthetic { .. }) {
             return Ok(self.identity.clone());
         }
         // Read before the full refresh: a change committed in between moves
         // the generation past this one, so the next call refreshes again.
-        let generation = crate::store::access::generation(&site.store).await?;
-        let now = crate::store::now_ms();
+        let generation = crate::store::access::generation(store).await?;
+        let now = crate::time::now_ms();
         if let Some(c) = self.cached.lock().expect("lock").as_ref()
             && c.generation == generation
             && c.expires_at.is_none_or(|e| e > now)
@@ -309,7 +310,7 @@ impl Refresher {
         }
         let (actor, expires_at) = match &self.identity {
             Actor::ApiKey { key_id, .. } => {
-                let key = keys::recheck(&site.store, key_id).await;
+                let key = keys::recheck(store, key_id).await;
                 let key = key.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
                 let actor = Actor::ApiKey {
                     key_id: key.id,
@@ -318,7 +319,7 @@ impl Refresher {
                 (actor, key.expires_at)
             }
             _ => {
-                let actor = refresh(site, &self.identity).await;
+                let actor = refresh(store, &self.identity).await;
                 let actor = actor.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
                 (actor, None)
             }

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::error::{Error, Result, codes};
 use crate::store::audit::{self as sql, AuditRow};
-use crate::store::{Store, Tx, now_ms};
+use crate::store::{Store, Tx};
+use crate::time::now_ms;
 
 pub use crate::store::audit::{GENESIS, entry_hash};
 
@@ -61,7 +62,7 @@ pub struct Report {
     #[ts(optional)]
     pub problem: Option<String>,
     /// The newest entry a trusted signed checkpoint vouches for (see
-    /// [`crate::access::checkpoint::verify`]); `None` from the bare chain check.
+    /// [`crate::site::checkpoint::verify`]); `None` from the bare chain check.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub anchored_at: Option<i64>,

@@ -277,7 +277,7 @@ pub fn check_export_dir(dir: &str) -> Result<PathBuf> {
 pub async fn export_to(store: &Store, filter: &AuditFilter, dir: &Path) -> Result<AuditExport> {
     let rows = matching(store, filter).await?;
     let entries = rows.len();
-    let now = crate::store::now_ms();
+    let now = crate::time::now_ms();
     let text = export_json(filter, rows, now);
     let stamp = crate::time::rfc3339(now)
         .chars()

@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use crate::access::keys::{self, KeyInfo, KeyStatus};
 use crate::error::{Error, Result, codes};
-use crate::store::{Store, audit as audit_sql, now_ms};
+use crate::store::{Store, audit as audit_sql};
+use crate::time::now_ms;
 
 /// How long before its expiry a key is flagged (7 days).
 pub const EXPIRY_WARNING_MS: i64 = 7 * 24 * 60 * 60 * 1000;

@@ -32,6 +32,7 @@ use crate::access::actor::{self, ActorFlags};
 use crate::access::keys::{self, KeyStatus, RawKey};
 use crate::error::{Code, Error, codes};
 use crate::site::{self, Settings, Site};
+use crate::time::now_ms;
 
 /// A key expiring sooner than this many days is reported as a warning.
 pub const EXPIRY_WARNING_DAYS: i64 = 7;
@@ -324,12 +325,14 @@ async fn check_entry(
                 api_key: flag(&view.args, "--api-key").map(RawKey::new),
                 env_api_key: inline_key.clone(),
             };
-            checks.push(match actor::resolve(site, &flags).await {
-                Ok(actor) => {
-                    Check::new("actor", Status::Pass, format!("runs as {}", actor.label()))
-                }
-                Err(e) => Check::failed("actor", &e),
-            });
+            checks.push(
+                match actor::resolve(&site.store, site.is_scratch(), &flags).await {
+                    Ok(actor) => {
+                        Check::new("actor", Status::Pass, format!("runs as {}", actor.label()))
+                    }
+                    Err(e) => Check::failed("actor", &e),
+                },
+            );
         }
     }
     let ok = checks
@@ -403,11 +406,4 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
             }
         }
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
 }

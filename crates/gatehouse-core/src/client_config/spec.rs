@@ -13,8 +13,8 @@ use super::{
 };
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::format_roles;
+use crate::access::users;
 use crate::error::{Error, Result, codes};
-use crate::site::users;
 
 /// The client-independent part: what to run, with which arguments, and how the
 /// key (if any) is delivered.

@@ -138,7 +138,7 @@ fn shebang(path: &Path) -> Option<PathBuf> {
 /// config, and a symlinked interpreter's "install prefix" was the home.
 pub fn protected_paths(site: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = site.map(Path::to_path_buf).into_iter().collect();
-    out.extend(crate::access::checkpoint::config_dir().ok());
+    out.extend(crate::host_env::config_dir().ok());
     out.extend(std::env::var_os("HOME").map(PathBuf::from));
     out.into_iter()
         .map(|p| p.canonicalize().unwrap_or(p))

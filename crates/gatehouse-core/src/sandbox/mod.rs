@@ -39,7 +39,7 @@ pub mod spawn;
 pub mod spec;
 pub mod stderr;
 
-pub use host::{harden_host, host_var, take_host_secrets};
+pub use host::harden_host;
 pub use isolation::{Isolation, LandlockSupport};
 pub use procfs::{GroupUsage, ProcId, ProcessGroup};
 pub use profile::{Backend, DEFAULT_NICE, Profile};

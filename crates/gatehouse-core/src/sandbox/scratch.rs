@@ -361,7 +361,7 @@ impl ScratchDir {
     pub fn record(&mut self, child: Option<ProcId>, tracked: &[ProcId]) -> Result<()> {
         if child.is_some() {
             self.owner.child = child;
-            self.owner.spawned_at_ms = crate::mcp::client::lifecycle::now_ms();
+            self.owner.spawned_at_ms = crate::time::now_ms();
         }
         self.owner.tracked = tracked.to_vec();
         self.write_owner()

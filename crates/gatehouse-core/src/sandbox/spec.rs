@@ -83,7 +83,7 @@ impl ChildSpec {
             .values()
             .filter_map(|v| match v {
                 EnvValue::Secret { value } => Some(value.expose().to_string()),
-                EnvValue::SecretFromHost { name } => super::host_var(name),
+                EnvValue::SecretFromHost { name } => crate::host_env::host_var(name),
                 _ => None,
             })
             .collect()
@@ -105,7 +105,7 @@ impl ChildSpec {
             validate_env_name(name)?;
             let resolved = match value {
                 EnvValue::Plain { value } => ResolvedValue::Plain(value.clone()),
-                EnvValue::FromHost { name: host } => match super::host_var(host) {
+                EnvValue::FromHost { name: host } => match crate::host_env::host_var(host) {
                     Some(v) => ResolvedValue::Plain(v),
                     None => {
                         return Err(Error::invalid(
@@ -120,7 +120,7 @@ impl ChildSpec {
                     }
                 },
                 EnvValue::Secret { value } => ResolvedValue::Secret(value.clone()),
-                EnvValue::SecretFromHost { name: host } => match super::host_var(host) {
+                EnvValue::SecretFromHost { name: host } => match crate::host_env::host_var(host) {
                     Some(v) => ResolvedValue::Secret(SecretValue::new(v)),
                     None => {
                         return Err(Error::invalid(

@@ -18,7 +18,8 @@ use crate::access::actor::Actor;
 use crate::access::audit::{self, Entry as AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
-use crate::store::{Store, now_ms, site_config as sql};
+use crate::store::{Store, site_config as sql};
+use crate::time::now_ms;
 
 /// The config key holding hosts `http_fetch` may reach despite the SSRF guard.
 pub const HTTP_FETCH_ALLOWLIST: &str = "http_fetch.allowlist";

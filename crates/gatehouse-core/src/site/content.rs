@@ -10,9 +10,10 @@ use crate::access::actor::Actor;
 use crate::access::audit::{self, Entry as AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::content::{self as sql, Entry, NewEntry};
 use crate::store::content_pending::{self as pending_sql, Pending};
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 pub use crate::store::content::Entry as ContentEntry;
 pub use crate::store::content_pending::Pending as PendingRevision;

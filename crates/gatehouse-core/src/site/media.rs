@@ -23,8 +23,9 @@ use crate::access::actor::Actor;
 use crate::access::audit::{self, Entry as AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::media::{self as sql, NewMedia};
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 pub use crate::store::media::MediaInfo;
 

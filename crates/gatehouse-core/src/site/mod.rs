@@ -4,14 +4,16 @@
 //! Settings resolve in one place, [`Settings::resolve`]: flag > environment >
 //! `gatehouse.toml` > default.
 //!
-//! Map: this file finds, creates and opens the folder; [`content`], [`media`],
-//! [`config`] and [`users`] are the permission-checked APIs over what the site
-//! holds; [`seed`] fills scratch sites with sample data; [`portable`] exports
+//! Map: this file finds, creates and opens the folder; [`content`], [`media`]
+//! and [`config`] are the permission-checked APIs over what the site holds;
+//! [`checkpoint`] signs the head of its audit log with a key kept outside the
+//! database (on this machine, per site folder); [`seed`] fills scratch sites with sample data; [`portable`] exports
 //! and imports a whole site, refusing one whose keys or users differ from
 //! what its audit log says ([`replay`]); [`remembered`] is what the desktop
 //! app keeps between runs (recent sites, last screen) and how it names a
 //! site's database.
 
+pub mod checkpoint;
 pub mod config;
 pub mod content;
 pub mod media;
@@ -19,7 +21,6 @@ pub mod portable;
 pub mod remembered;
 pub mod replay;
 pub mod seed;
-pub mod users;
 
 use std::path::{Path, PathBuf};
 
@@ -96,9 +97,9 @@ impl Site {
     }
 
     /// A clean shutdown: signs an audit checkpoint if the log grew (see
-    /// [`crate::access::checkpoint`]), then closes the store.
+    /// [`crate::site::checkpoint`]), then closes the store.
     pub async fn close(&self) {
-        crate::access::checkpoint::on_close(self).await;
+        crate::site::checkpoint::on_close(self).await;
         self.store.close().await;
     }
 }

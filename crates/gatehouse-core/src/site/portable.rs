@@ -32,12 +32,13 @@ use crate::site::Site;
 use crate::store::audit::AuditRow;
 use crate::store::keys::KeyRow;
 // The table records are the store's rows, serialised as they are.
+use crate::store::Store;
 pub use crate::store::connections::DefinitionRow as ConnectionRecord;
 use crate::store::portable::{self as sql, Tables};
 pub use crate::store::portable::{
     ConfigRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
 };
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 /// The `format` field of every dump.
 pub const FORMAT: &str = "gatehouse-site";
@@ -270,7 +271,7 @@ fn unique(what: &str, items: impl IntoIterator<Item = String>) -> Result<()> {
 
 fn check(d: &Dump) -> Result<()> {
     for u in &d.users {
-        crate::site::users::check_email(&u.email)?;
+        crate::access::users::check_email(&u.email)?;
         parse_roles(&u.roles)?;
     }
     unique("the user", d.users.iter().map(|u| u.email.to_lowercase()))?;

@@ -7,7 +7,8 @@ use crate::access::audit::{self, Entry};
 use crate::error::{Error, Result};
 use crate::store::content::{self, NewEntry};
 use crate::store::media::{self, NewMedia};
-use crate::store::{Store, now_ms, site_config, users};
+use crate::store::{Store, site_config, users};
+use crate::time::now_ms;
 
 /// A 1×1 transparent PNG (whole and valid: media uploads are checked chunk by chunk).
 pub const SAMPLE_PNG: &[u8] = &[

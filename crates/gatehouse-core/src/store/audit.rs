@@ -133,7 +133,7 @@ async fn commit(store: &Store, entries: &[NewEntry]) -> Result<Vec<i64>> {
     if let Some(direct) = &store.direct {
         // The process's write gate keeps its sqlx writes out of the way.
         let _gate = store.write_gate().await;
-        if let Some(seqs) = direct.append(entries, super::now_ms(), false)? {
+        if let Some(seqs) = direct.append(entries, crate::time::now_ms(), false)? {
             direct.after_commit();
             return Ok(seqs);
         }
@@ -143,15 +143,16 @@ async fn commit(store: &Store, entries: &[NewEntry]) -> Result<Vec<i64>> {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::debug!("the database is locked by another process; waiting for it");
         let (waiting, entries) = (direct.clone(), entries.to_vec());
-        let waited =
-            tokio::task::spawn_blocking(move || waiting.append(&entries, super::now_ms(), true))
-                .await
-                .map_err(|e| Error::storage("committing audit entries", e))??;
+        let waited = tokio::task::spawn_blocking(move || {
+            waiting.append(&entries, crate::time::now_ms(), true)
+        })
+        .await
+        .map_err(|e| Error::storage("committing audit entries", e))??;
         direct.after_commit();
         return Ok(waited.expect("a waiting append always writes"));
     }
     let (mut tx, head) = store.begin_write_returning_head().await?;
-    let seqs = append_after(&mut tx, head, entries, super::now_ms()).await?;
+    let seqs = append_after(&mut tx, head, entries, crate::time::now_ms()).await?;
     tx.commit()
         .await
         .map_err(|e| store.error("committing audit entries", e))?;

@@ -1,5 +1,5 @@
 //! SQL for signed audit checkpoints. Signing and checking are in
-//! `crate::access::checkpoint`.
+//! `crate::site::checkpoint`.
 
 use sqlx::Row;
 

@@ -403,10 +403,10 @@ pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
 /// A clear error for a failed first connection, with its step and a hint.
 /// `url` with libpq's `PGPASSWORD` when it names no password itself: the
 /// variable was taken out of our environment at start
-/// ([`crate::sandbox::take_host_secrets`]), where the driver would look.
+/// ([`crate::host_env::take_host_secrets`]), where the driver would look.
 fn with_host_password(url: &str, backend: Backend) -> std::borrow::Cow<'_, str> {
     let password = (backend == Backend::Postgres)
-        .then(|| crate::sandbox::host_var("PGPASSWORD"))
+        .then(|| crate::host_env::host_var("PGPASSWORD"))
         .flatten();
     if let (Some(password), Ok(mut parsed)) = (password, url::Url::parse(url))
         && parsed.password().is_none()
@@ -492,11 +492,6 @@ pub fn sqlite_url(path: &std::path::Path) -> String {
         // Only a relative path fails; callers pass absolute ones.
         Err(()) => format!("sqlite://{}?mode=rwc", path.display()),
     }
-}
-
-/// Milliseconds since the Unix epoch: the one time format in the store.
-pub fn now_ms() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp_nanos() as i64 / 1_000_000
 }
 
 /// Whether an error is a unique-constraint violation (on either backend).

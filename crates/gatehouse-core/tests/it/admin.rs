@@ -8,8 +8,9 @@ use gatehouse_core::access::audit_view::{self, AuditFilter};
 use gatehouse_core::access::key_overview::{self, ExpiryWarning, KeyFilter};
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::Role;
+use gatehouse_core::access::users;
 use gatehouse_core::error::codes;
-use gatehouse_core::site::{portable, replay, users};
+use gatehouse_core::site::{portable, replay};
 
 use crate::common::fresh_site;
 
@@ -30,14 +31,18 @@ async fn a_disabled_user_no_longer_resolves_as_an_actor() {
     users::create(&site.store, "test", email, &[Role::Editor])
         .await
         .unwrap();
-    let before = actor::resolve(&site, &as_email(email)).await.unwrap();
+    let before = actor::resolve(&site.store, site.is_scratch(), &as_email(email))
+        .await
+        .unwrap();
 
     let user = users::disable(&site.store, "test", email).await.unwrap();
     assert!(user.is_disabled());
-    let err = actor::resolve(&site, &as_email(email)).await.unwrap_err();
+    let err = actor::resolve(&site.store, site.is_scratch(), &as_email(email))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, codes::USER_DISABLED);
     assert!(err.hint.unwrap().contains("enable"));
-    let err = actor::refresh(&site, &before).await.unwrap_err();
+    let err = actor::refresh(&site.store, &before).await.unwrap_err();
     assert_eq!(
         err.code,
         codes::USER_DISABLED,
@@ -53,7 +58,9 @@ async fn a_disabled_user_no_longer_resolves_as_an_actor() {
     );
 
     users::enable(&site.store, "test", email).await.unwrap();
-    actor::resolve(&site, &as_email(email)).await.unwrap();
+    actor::resolve(&site.store, site.is_scratch(), &as_email(email))
+        .await
+        .unwrap();
     let actions: Vec<String> = audit::list(&site.store, 3)
         .await
         .unwrap()
@@ -102,7 +109,7 @@ async fn key_uses_are_counted_from_its_audited_calls() {
     let (_tmp, site) = fresh_site("admin_key_uses").await;
     let store = &site.store;
     let day = 24 * 60 * 60 * 1000;
-    let now = gatehouse_core::store::now_ms();
+    let now = gatehouse_core::time::now_ms();
     let busy = keys::mint(store, "test", "busy", &[Role::Viewer], None)
         .await
         .unwrap();

@@ -42,7 +42,7 @@ async fn attack(site: &Site, name: &str, tool: &str, args: Value) -> Result<Valu
 }
 
 async fn roles_of(site: &Site, email: &str) -> String {
-    let user = gatehouse_core::site::users::get(&site.store, email)
+    let user = gatehouse_core::access::users::get(&site.store, email)
         .await
         .unwrap()
         .unwrap();

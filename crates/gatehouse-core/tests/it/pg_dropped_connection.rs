@@ -5,8 +5,8 @@
 
 use crate::pg_util::{drop_connections, fresh_database, pg_base_url, psql};
 use gatehouse_core::access::permissions::Role;
+use gatehouse_core::access::users;
 use gatehouse_core::access::{audit, keys};
-use gatehouse_core::site::users;
 use gatehouse_core::store::Store;
 
 #[tokio::test]

@@ -38,8 +38,9 @@ use tracing::instrument;
 use crate::access::audit::{self, Entry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::keys::{self as sql, KeyRow};
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 /// A key as shown in lists: everything but the secret. Times are Unix
 /// milliseconds here and RFC 3339 text when serialized.

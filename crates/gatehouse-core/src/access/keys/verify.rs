@@ -7,8 +7,9 @@ use super::format::{RawKey, parse};
 use super::hash::{SecretCheck, blocking, dummy_hash, verify_secret};
 use crate::access::permissions::{Role, parse_roles};
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::keys::{self as sql, KeyRow};
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 /// Why a presented key was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

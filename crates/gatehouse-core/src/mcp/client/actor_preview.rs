@@ -109,7 +109,7 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
             );
         }
     }
-    if crate::sandbox::host_var(ENV_DATABASE_URL).is_some() {
+    if crate::host_env::host_var(ENV_DATABASE_URL).is_some() {
         spec = spec.env(
             ENV_DATABASE_URL,
             EnvValue::SecretFromHost {

@@ -15,9 +15,7 @@ use tokio::time::Instant;
 
 use super::closed::Closed;
 use super::connection::{Connection, Shared};
-use super::lifecycle::{
-    CallRecord, CallState, EffectClass, StderrCounters, StreamEnd, new_id, now_ms,
-};
+use super::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters, StreamEnd, new_id};
 use super::negotiate::modern_meta;
 use super::options::CallOptions;
 use super::rpc::{Reply, lock};
@@ -25,6 +23,7 @@ use super::supervisor::Command;
 use crate::error::{Error, ErrorBody, codes};
 use crate::mcp::wire::jsonrpc;
 use crate::mcp::wire::revisions::Era;
+use crate::time::now_ms;
 
 /// How a call ended, for the caller.
 #[derive(Debug, Clone, Serialize)]

@@ -14,7 +14,7 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::closed::Closed;
 use super::lifecycle::{
-    CallRecorder, ConnectionRun, EffectClass, StderrCounters, StreamEnd, new_id, now_ms,
+    CallRecorder, ConnectionRun, EffectClass, StderrCounters, StreamEnd, new_id,
 };
 use super::negotiate::{ServerInfo, ToolInfo};
 use super::options::{ClientLimits, ConnectOptions};
@@ -25,6 +25,7 @@ use crate::mcp::wire::revisions::Era;
 use crate::redact::Secrets;
 use crate::sandbox::stderr::{self, StderrTail};
 use crate::sandbox::{self, ExitInfo, Isolation};
+use crate::time::now_ms;
 
 /// How the child and its streams ended, as far as the connection saw: one
 /// lock, since records read all three together.

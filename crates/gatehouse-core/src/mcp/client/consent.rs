@@ -191,7 +191,7 @@ pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &s
             name: name.to_string(),
             definition_sha256: hash.clone(),
             granted_by: actor.to_string(),
-            granted_at: store::now_ms(),
+            granted_at: crate::time::now_ms(),
         },
     )
     .await?;

@@ -239,14 +239,6 @@ impl CallRecorder for MemoryRecorder {
     }
 }
 
-/// Unix time in milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or_default()
-}
-
 /// A fresh stable id with `prefix`.
 pub fn new_id(prefix: &str) -> String {
     let bytes: [u8; 16] = rand::random();

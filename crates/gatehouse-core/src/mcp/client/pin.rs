@@ -312,7 +312,7 @@ pub async fn check(
     let offered = snapshot(tools);
     let offered_hash = tools_hash(&offered);
     let def_hash = definition_hash(spec);
-    let now = super::lifecycle::now_ms();
+    let now = crate::time::now_ms();
     let Some(pin) = store::tool_pins::get(store, name).await? else {
         let row = PinRow {
             name: name.to_string(),
@@ -434,7 +434,7 @@ pub async fn hold(
                 .map(|o| serde_json::to_string(o).expect("tools serialise"))
                 .as_deref(),
             PendingReason::ListChanged.as_str(),
-            super::lifecycle::now_ms(),
+            crate::time::now_ms(),
         )
         .await?;
         audit::append(
@@ -490,7 +490,7 @@ pub async fn approve(store: &Store, actor: &str, name: &str, spec: &ChildSpec) -
         None => ToolsDiff::default(),
     };
     let approved_sha256 = pending.as_ref().map(|p| tools_hash(p));
-    let now = super::lifecycle::now_ms();
+    let now = crate::time::now_ms();
     let mut tx = store.begin_write().await?;
     match &pending {
         Some(p) => {

@@ -21,9 +21,9 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::tools;
-use crate::access::checkpoint;
 use crate::error::{Code, Error, Result, codes};
 use crate::site::Site;
+use crate::site::checkpoint;
 
 /// The most one call (its work and its entry) may take, above the longest tool
 /// (`http_fetch`, 15 s) and one database connect timeout (10 s).

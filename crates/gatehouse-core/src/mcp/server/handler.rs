@@ -119,7 +119,7 @@ impl State {
 
     /// The actor as the store has it now; notices manifest changes on the way.
     pub async fn actor_now(&self) -> crate::Result<Actor> {
-        let refreshed = self.actor.refresh(&self.site).await;
+        let refreshed = self.actor.refresh(&self.site.store).await;
         let names = match &refreshed {
             Ok(a) => manifest::names(a),
             // A revoked key or removed user may do nothing: the manifest is empty.

@@ -191,7 +191,7 @@ impl<'a> Authors<'a> {
         if let Some(name) = self.seen.get(label) {
             return Ok(name.clone());
         }
-        let name = crate::site::users::public_name(&self.site.store, label).await?;
+        let name = crate::access::users::public_name(&self.site.store, label).await?;
         self.seen.insert(label.to_string(), name.clone());
         Ok(name)
     }

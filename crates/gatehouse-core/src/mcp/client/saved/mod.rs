@@ -273,7 +273,7 @@ pub async fn update(
     conn: &SavedConnection,
 ) -> Result<()> {
     validate(conn)?;
-    let row = definition_row(conn, store::now_ms());
+    let row = definition_row(conn, crate::time::now_ms());
     let mut tx = store.begin_write().await?;
     if conn.name != old_name
         && store::connections::definition_exists_in(&mut tx, &conn.name).await?
@@ -315,7 +315,7 @@ pub async fn duplicate(
 ) -> Result<SavedConnection> {
     let mut copy = get(store, name).await?;
     copy.name = new_name.to_string();
-    copy.created_at = store::now_ms();
+    copy.created_at = crate::time::now_ms();
     add(store, actor, &copy).await?;
     Ok(copy)
 }

@@ -10,7 +10,7 @@ use super::{SavedConnection, get};
 use crate::access::audit;
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::mcp::client::connection::Connection;
-use crate::mcp::client::lifecycle::{self, CallState, ConnectionRun};
+use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
 use crate::mcp::client::options::{CallOptions, ConnectOptions};
 use crate::mcp::client::pin::{self, PinStatus};
 use crate::mcp::client::recorder::{LOCAL_ADMIN, StoreRecorder};
@@ -72,7 +72,7 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
             child.pid as i64,
             run.owner.spawned_at_ms,
             &error,
-            lifecycle::now_ms(),
+            crate::time::now_ms(),
         )
         .await?;
         // Every call's end is audited, this one too (no call without its entry).

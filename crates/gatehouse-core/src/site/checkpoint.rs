@@ -36,36 +36,16 @@ use sha2::{Digest, Sha256};
 use crate::access::audit::{self, Report};
 use crate::error::{Error, Result, codes};
 use crate::site::Site;
+use crate::store::audit::committed_head;
 use crate::store::checkpoints::{self as sql, CheckpointRow};
-use crate::store::{audit::committed_head, now_ms};
+use crate::time::now_ms;
 
-/// Overrides the user's config directory (tests, portable installs).
-pub const ENV_CONFIG_DIR: &str = "GATEHOUSE_CONFIG_DIR";
 pub const KEY_FILE: &str = "audit-signing-key";
 const ANCHOR_DIR: &str = "audit-anchors";
 /// What a signature covers and what an exported checkpoint says it is.
 pub const FORMAT: &str = "gatehouse-audit-checkpoint/1";
 /// The long-running server signs a checkpoint at least this often (entries).
 pub const EVERY: i64 = 100;
-
-/// The user's Gatehouse config directory: `$GATEHOUSE_CONFIG_DIR`, else the
-/// platform's config directory (`~/.config/gatehouse` on Linux).
-pub fn config_dir() -> Result<PathBuf> {
-    if let Some(dir) = std::env::var_os(ENV_CONFIG_DIR).filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    dirs::config_dir()
-        .map(|d| d.join("gatehouse"))
-        .ok_or_else(|| {
-            Error::new(
-                codes::AUDIT_KEY_INVALID,
-                "cannot find the user's config directory",
-            )
-            .hint(format!(
-                "set {ENV_CONFIG_DIR} to a directory only you can read"
-            ))
-        })
-}
 
 /// A checkpoint as exported (`gatehouse audit checkpoint export`) to be kept elsewhere.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -269,7 +249,7 @@ fn set_last_seq(anchor: &Path, seq: i64) {
 /// machine's anchor to it. Refuses when the chain no longer holds the entry
 /// the anchor signed (it was rewritten): signing then would bless the rewrite.
 pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
-    let config = config_dir()?;
+    let config = crate::host_env::config_dir()?;
     let anchor = anchor_path(&config, site);
     let (seq, hash) = committed_head(&site.store).await?;
     if seq == 0 {
@@ -349,7 +329,7 @@ fn cached_anchor_path(site: &Site) -> Option<PathBuf> {
     {
         return Some(path.clone());
     }
-    let path = anchor_path(&config_dir().ok()?, site);
+    let path = anchor_path(&crate::host_env::config_dir().ok()?, site);
     ANCHORS
         .lock()
         .expect("lock")
@@ -384,7 +364,9 @@ impl Drop for Running {
 /// The checkpoint of a clean shutdown: written when the head moved since this
 /// machine's anchor. Failures are logged (the work itself is done).
 pub async fn on_close(site: &Site) {
-    let Ok(config) = config_dir() else { return };
+    let Ok(config) = crate::host_env::config_dir() else {
+        return;
+    };
     let anchor = anchor_path(&config, site);
     let head = match committed_head(&site.store).await {
         Ok((seq, _)) => seq,
@@ -443,7 +425,7 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
     if !report.ok {
         return Ok(report);
     }
-    let config = config_dir()?;
+    let config = crate::host_env::config_dir()?;
     let local = Signer::load(&config)?.map(|s| s.public_hex());
     let mut trusted: Vec<(CheckpointRow, &'static str)> = Vec::new();
     let mut others = 0;

@@ -5,8 +5,9 @@ use serde::Serialize;
 use crate::access::audit::{self, Entry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::users as sql;
-use crate::store::{Store, now_ms};
+use crate::time::now_ms;
 
 /// A user; times are Unix milliseconds, RFC 3339 text when serialized.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
