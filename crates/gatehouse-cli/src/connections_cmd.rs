@@ -169,20 +169,20 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
         timeout_ms: a
             .timeout
             .as_deref()
-            .map(saved::parse_duration)
+            .map(gatehouse_core::time::parse_duration)
             .transpose()?
             .map(|d| d.as_millis() as u64),
         inactivity_ms: a
             .inactivity
             .as_deref()
-            .map(saved::parse_duration)
+            .map(gatehouse_core::time::parse_duration)
             .transpose()?
             .map(|d| d.as_millis() as u64),
         max_rss_bytes: a.max_rss.as_deref().map(saved::parse_size).transpose()?,
         max_cpu_ms: a
             .max_cpu
             .as_deref()
-            .map(saved::parse_duration)
+            .map(gatehouse_core::time::parse_duration)
             .transpose()?
             .map(|d| d.as_millis() as u64),
         sandbox: Profile {

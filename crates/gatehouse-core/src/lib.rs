@@ -18,7 +18,7 @@
 //!
 //! Layers, bottom up; a module imports only from its own layer and those below
 //! (test modules excepted), so the store never reaches into a domain module:
-//! `redact`, `time` → `error` → `host_env`, `text` → `store` → `access` →
+//! `redact` → `error` → `time`, `text`, `host_env` → `store` → `access` →
 //! `site` → `sandbox` → `mcp` → `client_config`.
 
 pub mod access;

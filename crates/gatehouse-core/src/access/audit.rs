@@ -18,16 +18,16 @@ pub use crate::store::audit::{GENESIS, entry_hash};
 
 /// What is being recorded. `detail` is JSON and must never hold a secret.
 #[derive(Debug, Clone)]
-pub struct Entry<'a> {
+pub struct AuditEntry<'a> {
     pub actor: &'a str,
     pub action: &'a str,
     pub subject: &'a str,
     pub detail: serde_json::Value,
 }
 
-impl Entry<'_> {
-    fn to_new(&self) -> sql::NewEntry {
-        sql::NewEntry {
+impl AuditEntry<'_> {
+    fn to_new(&self) -> sql::NewAuditRow {
+        sql::NewAuditRow {
             actor: self.actor.to_string(),
             action: self.action.to_string(),
             subject: self.subject.to_string(),
@@ -37,14 +37,14 @@ impl Entry<'_> {
 }
 
 /// Appends `entry` inside `tx` (which must come from `Store::begin_write`).
-pub async fn append(tx: &mut Tx, entry: Entry<'_>) -> Result<i64> {
+pub async fn append(tx: &mut Tx, entry: AuditEntry<'_>) -> Result<i64> {
     Ok(sql::append(tx, &[entry.to_new()], now_ms()).await?[0])
 }
 
 /// Appends one entry in a transaction of its own, shared with the entries
 /// other tasks record at the same time (group commit, see `store::audit`).
 /// Returns once the transaction holding it committed.
-pub async fn record(store: &Store, entry: Entry<'_>) -> Result<i64> {
+pub async fn record(store: &Store, entry: AuditEntry<'_>) -> Result<i64> {
     sql::record(store, entry.to_new()).await
 }
 

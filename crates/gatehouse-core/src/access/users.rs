@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::access::audit::{self, Entry};
+use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
@@ -73,7 +73,7 @@ pub async fn create(store: &Store, actor: &str, email: &str, roles: &[Role]) -> 
     sql::insert(&mut tx, &email, &roles_text, now).await?;
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "user.create",
             subject: &email,
@@ -106,7 +106,7 @@ pub async fn set_roles(store: &Store, actor: &str, email: &str, roles: &[Role]) 
     }
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "user.set_roles",
             subject: email,
@@ -156,7 +156,7 @@ async fn set_disabled(store: &Store, actor: &str, email: &str, disabled: bool) -
     };
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action,
             subject,
@@ -184,7 +184,7 @@ pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {
     }
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "user.delete",
             subject: email,
@@ -243,7 +243,7 @@ pub async fn set_display_name(
     }
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "user.set_display_name",
             subject: email,

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::access::actor::Actor;
-use crate::access::audit::{self, Entry as AuditEntry};
+use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
 use crate::store::{Store, site_config as sql};

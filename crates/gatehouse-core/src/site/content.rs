@@ -7,7 +7,7 @@
 //! pending revision (the published text stays live) until it is published.
 
 use crate::access::actor::Actor;
-use crate::access::audit::{self, Entry as AuditEntry};
+use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;

@@ -20,7 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
 use crate::access::actor::Actor;
-use crate::access::audit::{self, Entry as AuditEntry};
+use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;

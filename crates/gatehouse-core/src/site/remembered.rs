@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, codes};
 use crate::site::Site;
-use crate::store::Backend;
+use crate::store::DatabaseKind;
 
 /// The file's name in the app's config directory.
 pub const FILE: &str = "desktop.json";
@@ -130,9 +130,9 @@ impl BackendInfo {
     }
 }
 
-fn describe(backend: Backend, shown_url: &str, dir: &Path) -> BackendInfo {
+fn describe(backend: DatabaseKind, shown_url: &str, dir: &Path) -> BackendInfo {
     match backend {
-        Backend::Sqlite => {
+        DatabaseKind::Sqlite => {
             let path = url::Url::parse(shown_url)
                 .ok()
                 .and_then(|u| u.to_file_path().ok())
@@ -142,7 +142,7 @@ fn describe(backend: Backend, shown_url: &str, dir: &Path) -> BackendInfo {
                 path: path.display().to_string(),
             }
         }
-        Backend::Postgres => {
+        DatabaseKind::Postgres => {
             let (url, _) = crate::site::without_password(shown_url);
             // The redacted form may carry a `***` placeholder as the password.
             let (url, _) = crate::site::without_password(&url);
@@ -217,7 +217,7 @@ mod tests {
             "postgres://app:hunter2@db:5432/site",
             "postgres://app:***@db:5432/site",
         ] {
-            let shown = describe(Backend::Postgres, url, dir);
+            let shown = describe(DatabaseKind::Postgres, url, dir);
             assert_eq!(
                 shown,
                 BackendInfo::Postgres {
@@ -226,7 +226,7 @@ mod tests {
             );
         }
         let redacted = crate::redact::redact_urls("postgres://app:hunter2@db:5432/site");
-        let BackendInfo::Postgres { url } = describe(Backend::Postgres, &redacted, dir) else {
+        let BackendInfo::Postgres { url } = describe(DatabaseKind::Postgres, &redacted, dir) else {
             panic!("postgres");
         };
         assert!(!url.contains("hunter2") && !url.contains("***"), "{url}");
@@ -236,7 +236,7 @@ mod tests {
     fn sqlite_shows_the_file() {
         let url = crate::store::sqlite_url(Path::new("/srv/my site/gatehouse.db"));
         assert_eq!(
-            describe(Backend::Sqlite, &url, Path::new("/srv/my site")),
+            describe(DatabaseKind::Sqlite, &url, Path::new("/srv/my site")),
             BackendInfo::Sqlite {
                 path: "/srv/my site/gatehouse.db".into()
             }

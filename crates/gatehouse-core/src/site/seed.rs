@@ -3,7 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::access::audit::{self, Entry};
+use crate::access::audit::{self, AuditEntry};
 use crate::error::{Error, Result};
 use crate::store::content::{self, NewEntry};
 use crate::store::media::{self, NewMedia};
@@ -85,7 +85,7 @@ pub async fn scratch(store: &Store) -> Result<()> {
     }
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor: "cli",
             action: "site.seed",
             subject: "scratch",

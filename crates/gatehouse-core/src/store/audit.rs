@@ -39,7 +39,7 @@ pub fn entry_hash(
 
 /// An entry to append: seq, time and hashes are assigned when it is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewEntry {
+pub struct NewAuditRow {
     pub actor: String,
     pub action: String,
     pub subject: String,
@@ -49,7 +49,7 @@ pub struct NewEntry {
 
 /// Appends `entries` in order inside `tx` (from `Store::begin_write`, which
 /// holds the head lock) and moves the head once; returns their seqs.
-pub async fn append(tx: &mut Tx, entries: &[NewEntry], ts: i64) -> Result<Vec<i64>> {
+pub async fn append(tx: &mut Tx, entries: &[NewAuditRow], ts: i64) -> Result<Vec<i64>> {
     let head = head(tx).await?;
     append_after(tx, head, entries, ts).await
 }
@@ -58,7 +58,7 @@ pub async fn append(tx: &mut Tx, entries: &[NewEntry], ts: i64) -> Result<Vec<i6
 async fn append_after(
     tx: &mut Tx,
     (mut seq, mut prev): (i64, String),
-    entries: &[NewEntry],
+    entries: &[NewAuditRow],
     ts: i64,
 ) -> Result<Vec<i64>> {
     let mut rows = Vec::with_capacity(entries.len());
@@ -129,7 +129,7 @@ async fn append_after(
 ///
 /// The hot path of every tool call: the statement that takes the write lock
 /// also returns the head, one round trip to the database fewer.
-async fn commit(store: &Store, entries: &[NewEntry]) -> Result<Vec<i64>> {
+async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
     if let Some(direct) = &store.direct {
         // The process's write gate keeps its sqlx writes out of the way.
         let _gate = store.write_gate().await;
@@ -167,12 +167,12 @@ const MAX_GROUP: usize = 256;
 /// One store's committer: its queue, started on first use.
 #[derive(Default)]
 pub(crate) struct GroupCommit {
-    queue: OnceLock<mpsc::UnboundedSender<(NewEntry, Waiter)>>,
+    queue: OnceLock<mpsc::UnboundedSender<(NewAuditRow, Waiter)>>,
 }
 
 /// Appends one entry, sharing the transaction with every entry recorded
 /// meanwhile; returns its seq after that transaction committed.
-pub async fn record(store: &Store, entry: NewEntry) -> Result<i64> {
+pub async fn record(store: &Store, entry: NewAuditRow) -> Result<i64> {
     let queue = store.group.queue.get_or_init(|| {
         let (tx, rx) = mpsc::unbounded_channel();
         // The task's copy of the store has a group of its own, so the queue's
@@ -197,7 +197,7 @@ pub async fn record(store: &Store, entry: NewEntry) -> Result<i64> {
     }
 }
 
-async fn committer(store: Store, mut rx: mpsc::UnboundedReceiver<(NewEntry, Waiter)>) {
+async fn committer(store: Store, mut rx: mpsc::UnboundedReceiver<(NewAuditRow, Waiter)>) {
     let mut batch = Vec::new();
     while rx.recv_many(&mut batch, MAX_GROUP).await > 0 {
         let (entries, waiters): (Vec<_>, Vec<_>) = batch.drain(..).unzip();

@@ -6,7 +6,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use super::{Backend, Store, Tx, is_unique_violation};
+use super::{DatabaseKind, Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
@@ -110,7 +110,7 @@ pub async fn search(
         ""
     };
     let (sql, arg) = match store.backend() {
-        Backend::Sqlite => {
+        DatabaseKind::Sqlite => {
             let q = fts5_query(text);
             if q.is_empty() {
                 return Ok(Vec::new());
@@ -123,7 +123,7 @@ pub async fn search(
                 q,
             )
         }
-        Backend::Postgres => (
+        DatabaseKind::Postgres => (
             format!(
                 "SELECT {COLUMNS} FROM content c WHERE c.search @@ plainto_tsquery('simple', $1) {filter}
                  ORDER BY ts_rank(c.search, plainto_tsquery('simple', $1)) DESC, c.id LIMIT $2"

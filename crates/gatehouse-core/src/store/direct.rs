@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 
-use super::audit::{NewEntry, entry_hash};
+use super::audit::{NewAuditRow, entry_hash};
 use super::content::Entry;
 use super::content_pending::Pending;
 use crate::error::{Error, Result};
@@ -223,7 +223,7 @@ impl Direct {
     /// lock and `wait` is false.
     pub(crate) fn append(
         &self,
-        entries: &[NewEntry],
+        entries: &[NewAuditRow],
         ts: i64,
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
@@ -276,7 +276,11 @@ impl Direct {
 /// [`Direct::append`]'s transaction: the head read under the write lock, the
 /// rows chained onto it, the head moved, committed. Dropped uncommitted on
 /// any error, so nothing of it stays.
-fn append_in(conn: &mut Connection, entries: &[NewEntry], ts: i64) -> rusqlite::Result<Vec<i64>> {
+fn append_in(
+    conn: &mut Connection,
+    entries: &[NewAuditRow],
+    ts: i64,
+) -> rusqlite::Result<Vec<i64>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut seq, mut prev): (i64, String) = tx
         .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?

@@ -3,7 +3,7 @@
 //! One code path for both backends: sqlx's `Any` driver, runtime queries with
 //! `$n` placeholders (understood by SQLite and PostgreSQL alike) and only portable
 //! column types (BIGINT, TEXT, BLOB/BYTEA). Where the dialects truly differ (the
-//! full-text index) the function branches on [`Backend`]. Migrations are embedded
+//! full-text index) the function branches on [`DatabaseKind`]. Migrations are embedded
 //! per backend and run on open.
 //!
 //! Every write transaction starts with [`Store::begin_write`], whose first
@@ -78,7 +78,7 @@ impl Tx {
 
 /// Which database a store talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub enum DatabaseKind {
     Sqlite,
     Postgres,
 }
@@ -97,7 +97,7 @@ pub struct Store {
     /// One permit per database file in this process: whoever writes holds it
     /// (sqlx write transactions and the direct group commit alike).
     gate: Option<Arc<tokio::sync::Semaphore>>,
-    backend: Backend,
+    backend: DatabaseKind,
     /// The database URL with any password replaced by `***`: the only form
     /// that may appear in errors and logs.
     shown: Arc<str>,
@@ -125,9 +125,9 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 /// Settings every connection gets, the pool's and the one that migrates.
 async fn prepare(
     conn: &mut AnyConnection,
-    backend: Backend,
+    backend: DatabaseKind,
 ) -> std::result::Result<(), sqlx::Error> {
-    if backend == Backend::Sqlite {
+    if backend == DatabaseKind::Sqlite {
         conn.execute("PRAGMA journal_mode = WAL").await?;
         conn.execute("PRAGMA busy_timeout = 15000").await?;
         conn.execute("PRAGMA foreign_keys = ON").await?;
@@ -175,8 +175,8 @@ impl Store {
         let migrated = async {
             prepare(&mut conn, backend).await?;
             let migrator = match backend {
-                Backend::Sqlite => &SQLITE_MIGRATOR,
-                Backend::Postgres => &POSTGRES_MIGRATOR,
+                DatabaseKind::Sqlite => &SQLITE_MIGRATOR,
+                DatabaseKind::Postgres => &POSTGRES_MIGRATOR,
             };
             // `run_direct`, not `run`: `run` is generic over `Acquire<'a>`, which makes
             // this future unprovably `Send` for async hosts (see site.rs tests).
@@ -207,16 +207,16 @@ impl Store {
                 .connect_lazy_with(options.clone())
         };
         let direct = match backend {
-            Backend::Sqlite => url
+            DatabaseKind::Sqlite => url
                 .parse::<sqlx::sqlite::SqliteConnectOptions>()
                 .ok()
                 .and_then(|o| direct::Direct::for_file(o.get_filename())),
-            Backend::Postgres => None,
+            DatabaseKind::Postgres => None,
         };
         let gate = direct.as_ref().map(|d| direct::gate_for(d.path()));
         let (pool, writer) = match backend {
-            Backend::Sqlite => (pool_of(4), pool_of(1)),
-            Backend::Postgres => {
+            DatabaseKind::Sqlite => (pool_of(4), pool_of(1)),
+            DatabaseKind::Postgres => {
                 let pool = pool_of(8);
                 (pool.clone(), pool)
             }
@@ -232,7 +232,7 @@ impl Store {
         })
     }
 
-    pub fn backend(&self) -> Backend {
+    pub fn backend(&self) -> DatabaseKind {
         self.backend
     }
 
@@ -404,8 +404,8 @@ pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
 /// `url` with libpq's `PGPASSWORD` when it names no password itself: the
 /// variable was taken out of our environment at start
 /// ([`crate::host_env::take_host_secrets`]), where the driver would look.
-fn with_host_password(url: &str, backend: Backend) -> std::borrow::Cow<'_, str> {
-    let password = (backend == Backend::Postgres)
+fn with_host_password(url: &str, backend: DatabaseKind) -> std::borrow::Cow<'_, str> {
+    let password = (backend == DatabaseKind::Postgres)
         .then(|| crate::host_env::host_var("PGPASSWORD"))
         .flatten();
     if let (Some(password), Ok(mut parsed)) = (password, url::Url::parse(url))
@@ -417,7 +417,7 @@ fn with_host_password(url: &str, backend: Backend) -> std::borrow::Cow<'_, str> 
     url.into()
 }
 
-fn connect_error(shown: &str, backend: Backend, err: &sqlx::Error) -> Error {
+fn connect_error(shown: &str, backend: DatabaseKind, err: &sqlx::Error) -> Error {
     // The user sees the error itself; the log keeps sqlx's full wording.
     tracing::debug!(url = %shown, error = %redact_urls(&err.to_string()), "database connect failed");
     let reason = short_reason(err);
@@ -426,25 +426,25 @@ fn connect_error(shown: &str, backend: Backend, err: &sqlx::Error) -> Error {
         _ => None,
     };
     let (code, step, message, hint) = match (backend, code.as_deref()) {
-        (Backend::Postgres, Some("28P01" | "28000")) => (
+        (DatabaseKind::Postgres, Some("28P01" | "28000")) => (
             codes::DATABASE_AUTH_FAILED,
             "authenticate",
             format!("the database at {shown} refused the login: {reason}"),
             "check the user name and password in the database URL (--database-url, GATEHOUSE_DATABASE_URL or database_url in gatehouse.toml)",
         ),
-        (Backend::Postgres, Some("3D000")) => (
+        (DatabaseKind::Postgres, Some("3D000")) => (
             codes::DATABASE_UNREACHABLE,
             "connect",
             format!("cannot open the database at {shown}: {reason}"),
             "create it first (for example `createdb NAME`) or fix the database name at the end of the URL",
         ),
-        (Backend::Postgres, _) => (
+        (DatabaseKind::Postgres, _) => (
             codes::DATABASE_UNREACHABLE,
             "connect",
             format!("cannot reach the database at {shown}: {reason}"),
             "check that PostgreSQL is running and listening on that host and port, and that the URL is right",
         ),
-        (Backend::Sqlite, _) => (
+        (DatabaseKind::Sqlite, _) => (
             codes::DATABASE_UNREACHABLE,
             "open",
             format!("cannot open the database file {shown}: {reason}"),
@@ -456,11 +456,11 @@ fn connect_error(shown: &str, backend: Backend, err: &sqlx::Error) -> Error {
         .detail(serde_json::json!({"step": step, "url": shown}))
 }
 
-fn backend_of(url: &str) -> Result<Backend> {
+fn backend_of(url: &str) -> Result<DatabaseKind> {
     if url.starts_with("sqlite:") {
-        Ok(Backend::Sqlite)
+        Ok(DatabaseKind::Sqlite)
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Backend::Postgres)
+        Ok(DatabaseKind::Postgres)
     } else {
         Err(Error::invalid(
             codes::DATABASE_URL_INVALID,
@@ -583,7 +583,7 @@ mod migration_tests {
         let mut tx = store.begin_write().await.unwrap();
         let seq = audit::append(
             &mut tx,
-            audit::Entry {
+            audit::AuditEntry {
                 actor: "cli",
                 action: "test",
                 subject: "after",

@@ -10,7 +10,7 @@ use sqlx::any::AnyRow;
 use super::audit::AuditRow;
 use super::connections::DefinitionRow;
 use super::keys::KeyRow;
-use super::{Backend, Store, Tx};
+use super::{DatabaseKind, Store, Tx};
 use crate::error::{Error, Result, codes};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -98,7 +98,7 @@ pub async fn snapshot(store: &Store) -> Result<Tx> {
         .await
         .map_err(|e| store.error("starting an export", e))?;
     // SQLite: a read transaction in WAL mode already reads one snapshot.
-    if store.backend() == Backend::Postgres {
+    if store.backend() == DatabaseKind::Postgres {
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await

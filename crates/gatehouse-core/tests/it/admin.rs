@@ -3,7 +3,7 @@
 //! counts, paged and filtered audit reads, and the audit export.
 
 use gatehouse_core::access::actor::{self, ActorFlags};
-use gatehouse_core::access::audit::{self, Entry, entry_hash};
+use gatehouse_core::access::audit::{self, AuditEntry, entry_hash};
 use gatehouse_core::access::audit_view::{self, AuditFilter};
 use gatehouse_core::access::key_overview::{self, ExpiryWarning, KeyFilter};
 use gatehouse_core::access::keys;
@@ -119,7 +119,7 @@ async fn key_uses_are_counted_from_its_audited_calls() {
     for tool in ["content_list", "content_get", "media_list"] {
         audit::record(
             store,
-            Entry {
+            AuditEntry {
                 actor: &format!("key:{}", busy.info.id),
                 action: "tool.call",
                 subject: tool,
@@ -169,7 +169,7 @@ async fn audit_pages_are_newest_first_and_filtered() {
         };
         audit::record(
             store,
-            Entry {
+            AuditEntry {
                 actor,
                 action: if i % 2 == 0 {
                     "tool.call"

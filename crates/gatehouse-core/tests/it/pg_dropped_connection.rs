@@ -55,7 +55,7 @@ async fn a_write_cut_off_before_commit_is_not_applied_or_replayed() {
         .unwrap();
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor: "test",
             action: "user.create",
             subject: "lost@example.com",

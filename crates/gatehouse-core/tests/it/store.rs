@@ -4,11 +4,11 @@
 
 use crate::common::fresh_site;
 use gatehouse_core::access::actor::Actor;
-use gatehouse_core::access::audit::{self, Entry};
+use gatehouse_core::access::audit::{self, AuditEntry};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::site::content::{self, DraftWrite};
 use gatehouse_core::site::{self, Settings};
-use gatehouse_core::store::{Backend, Store};
+use gatehouse_core::store::{DatabaseKind, Store};
 
 struct Db {
     site: site::Site,
@@ -27,8 +27,8 @@ fn actor(roles: &[Role]) -> Actor {
 }
 
 /// An audit entry of these tests, told apart by `subject`.
-fn test_entry(subject: &str) -> Entry<'_> {
-    Entry {
+fn test_entry(subject: &str) -> AuditEntry<'_> {
+    AuditEntry {
         actor: "test",
         action: "test.append",
         subject,
@@ -287,9 +287,9 @@ async fn concurrent_appends_from_two_pools_form_one_chain() {
 async fn the_backend_is_the_one_asked_for() {
     let db = fresh("backend").await;
     let expected = if std::env::var("GATEHOUSE_TEST_PG_URL").is_ok_and(|s| !s.is_empty()) {
-        Backend::Postgres
+        DatabaseKind::Postgres
     } else {
-        Backend::Sqlite
+        DatabaseKind::Sqlite
     };
     assert_eq!(db.site.store.backend(), expected);
 }
@@ -315,7 +315,7 @@ async fn sqlite_file_path_with_url_characters_opens_that_exact_file() {
 }
 
 fn is_sqlite(db: &Db) -> bool {
-    db.site.store.backend() == Backend::Sqlite
+    db.site.store.backend() == DatabaseKind::Sqlite
 }
 
 /// Writers of one process share a write gate: group commits, write

@@ -20,37 +20,7 @@ pub fn parse_expiry(text: &str, now_ms: i64) -> Result<i64> {
     }
 }
 
-/// The longest duration accepted anywhere (36500 days, about 100 years): long enough for any
-/// real expiry or grace period, short enough that "now + duration" can never
-/// overflow a millisecond timestamp.
-pub const MAX_DURATION_MS: i64 = 36_500 * 24 * 60 * 60 * 1000;
-
-/// Parses a duration such as `24h`, `30d` or `90s` into milliseconds; one
-/// longer than [`MAX_DURATION_MS`] is refused rather than overflowing later.
-pub fn parse_duration_ms(text: &str) -> Result<i64> {
-    let ms = humantime::parse_duration(text.trim())
-        .ok()
-        .map(|d| d.as_millis())
-        .ok_or_else(|| {
-            Error::invalid(
-                codes::DURATION_INVALID,
-                format!("cannot read duration {text:?}"),
-                "use forms such as 30s, 15m, 24h, 30d",
-            )
-        })?;
-    i64::try_from(ms)
-        .ok()
-        .filter(|ms| *ms <= MAX_DURATION_MS)
-        .ok_or_else(|| {
-            Error::invalid(
-                codes::DURATION_INVALID,
-                format!("the duration {:?} is too long", text.trim()),
-                "durations are at most 100 years (36500d)",
-            )
-        })
-}
-
-pub use crate::time::rfc3339;
+pub use crate::time::{MAX_DURATION_MS, parse_duration_ms, rfc3339};
 
 /// `now + duration`, refused instead of overflowing.
 pub fn after(now_ms: i64, duration_ms: i64) -> Result<i64> {

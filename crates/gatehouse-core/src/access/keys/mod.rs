@@ -35,7 +35,7 @@ pub use verify::{Refusal, VerifiedKey, recheck, verify};
 use serde::Serialize;
 use tracing::instrument;
 
-use crate::access::audit::{self, Entry};
+use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
@@ -163,7 +163,7 @@ pub async fn mint(
     sql::insert(&mut tx, &row).await?;
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "key.mint",
             subject: &id,
@@ -210,7 +210,7 @@ pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<KeyInfo> {
     }
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "key.revoke",
             subject: id,
@@ -275,7 +275,7 @@ pub async fn roll(store: &Store, actor: &str, id: &str, grace_ms: i64) -> Result
     sql::retire(&mut tx, id, old_expires, &new_id).await?;
     audit::append(
         &mut tx,
-        Entry {
+        AuditEntry {
             actor,
             action: "key.roll",
             subject: id,

@@ -23,7 +23,7 @@ use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
 use crate::site::{ENV_DATABASE_URL, Site};
-use crate::store::Backend;
+use crate::store::DatabaseKind;
 
 /// Who to preview.
 #[derive(Debug, Clone)]
@@ -119,7 +119,7 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
     }
     let profile = Profile {
         read_write: vec![dir],
-        network: site.store.backend() == Backend::Postgres,
+        network: site.store.backend() == DatabaseKind::Postgres,
         ..Profile::default()
     };
     Ok((spec, profile))

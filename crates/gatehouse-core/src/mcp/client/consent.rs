@@ -197,7 +197,7 @@ pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &s
     .await?;
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor,
             action: "connection.consent",
             subject: name,

@@ -57,7 +57,7 @@ fn millis(text: &str, name: &str) -> Result<Option<u64>> {
     if text.is_empty() {
         return Ok(None);
     }
-    let d = saved::parse_duration(text).map_err(|e| field(e, name))?;
+    let d = crate::time::parse_duration(text).map_err(|e| field(e, name))?;
     Ok(Some(d.as_millis().min(u128::from(u64::MAX)) as u64))
 }
 

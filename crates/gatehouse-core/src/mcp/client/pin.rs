@@ -332,7 +332,7 @@ pub async fn check(
         }
         audit::append(
             &mut tx,
-            audit::Entry {
+            audit::AuditEntry {
                 actor,
                 action: "connection.tools_pinned",
                 subject: name,
@@ -376,7 +376,7 @@ pub async fn check(
         .await?;
         audit::append(
             &mut tx,
-            audit::Entry {
+            audit::AuditEntry {
                 actor,
                 action: "connection.tools_changed",
                 subject: name,
@@ -439,7 +439,7 @@ pub async fn hold(
         .await?;
         audit::append(
             &mut tx,
-            audit::Entry {
+            audit::AuditEntry {
                 actor,
                 action: "connection.tools_held",
                 subject: name,
@@ -513,7 +513,7 @@ pub async fn approve(store: &Store, actor: &str, name: &str, spec: &ChildSpec) -
     };
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor,
             action: "connection.tools_approved",
             subject: name,

@@ -63,7 +63,7 @@ impl CallRecorder for StoreRecorder {
             store::calls::upsert_in(&mut tx, &row).await?;
             audit::append(
                 &mut tx,
-                audit::Entry {
+                audit::AuditEntry {
                     actor: &self.actor,
                     action: "mcp.client_call",
                     subject: &record.tool,

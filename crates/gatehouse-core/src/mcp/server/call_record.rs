@@ -1,6 +1,6 @@
 //! The audit entry of one tool call, written however the call ends.
 //!
-//! A finished call is answered only once its entry is committed ([`CallRecord::finish`]):
+//! A finished call is answered only once its entry is committed ([`CallAudit::finish`]):
 //! when the entry cannot be written the caller gets that error instead of the
 //! result (fail closed). A call cut short — the client cancelled it, or the
 //! server stopped while it ran — is dropped mid-flight; the guard's `Drop`
@@ -66,7 +66,7 @@ impl Late {
 }
 
 /// The pending entry of one call; see the module doc.
-pub struct CallRecord {
+pub struct CallAudit {
     site: Site,
     label: String,
     tool: &'static str,
@@ -78,15 +78,15 @@ pub struct CallRecord {
     written: bool,
 }
 
-impl CallRecord {
+impl CallAudit {
     pub fn new(
         site: &Site,
         label: &str,
         tool: &'static str,
         args: &Map<String, Value>,
         late: Late,
-    ) -> CallRecord {
-        CallRecord {
+    ) -> CallAudit {
+        CallAudit {
             site: site.clone(),
             label: label.to_string(),
             tool,
@@ -164,7 +164,7 @@ fn withheld(cause: Error) -> Error {
     }
 }
 
-impl Drop for CallRecord {
+impl Drop for CallAudit {
     fn drop(&mut self) {
         if self.written {
             return;

@@ -17,7 +17,7 @@ use rmcp::model::{
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 
-use super::call_record::{CallRecord, Late};
+use super::call_record::{CallAudit, Late};
 use super::era::{self, RequestMeta};
 use super::tools;
 use crate::access::actor::{self, Actor};
@@ -352,7 +352,7 @@ impl State {
             )));
         };
         // From here on the call gets its entry however it ends (see call_record).
-        let record = CallRecord::new(&self.site, &label, spec.name, args, self.late.clone());
+        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone());
         let work = async {
             match &actor {
                 Ok(actor) => tools::call(&self.site, actor, spec, args).await,

@@ -356,9 +356,7 @@ async fn write_lines<W: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     let mut output = tokio::io::BufWriter::with_capacity(64 * 1024, output);
     while let Some(message) = rx.recv().await {
-        let mut line = serde_json::to_vec(&message).expect("JSON values serialise");
-        line.push(b'\n');
-        output.write_all(&line).await?;
+        output.write_all(&jsonrpc::line(&message)).await?;
         if rx.is_empty() {
             output.flush().await?;
         }

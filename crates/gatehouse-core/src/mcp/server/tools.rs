@@ -422,7 +422,7 @@ pub async fn record(
     outcome: &str,
     code: Option<Code>,
 ) -> Result<i64> {
-    let entry = audit::Entry {
+    let entry = audit::AuditEntry {
         actor: actor_label,
         action: "mcp.tool_call",
         subject: tool,

@@ -18,7 +18,7 @@ pub use run::{
     CallReport, ConnectionView, ProbeReport, StderrReport, approve, call, connect_options, hold,
     open, probe, recover, scratch_root, show, tail,
 };
-pub use units::{parse_duration, parse_size};
+pub use units::parse_size;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -249,7 +249,7 @@ pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<(
     }
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor,
             action: "connection.add",
             subject: &conn.name,
@@ -292,7 +292,7 @@ pub async fn update(
     }
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor,
             action: "connection.edit",
             subject: &conn.name,
@@ -364,7 +364,7 @@ pub async fn remove(store: &Store, actor: &str, name: &str) -> Result<()> {
     store::consents::delete_in(&mut tx, name).await?;
     audit::append(
         &mut tx,
-        audit::Entry {
+        audit::AuditEntry {
             actor,
             action: "connection.remove",
             subject: name,

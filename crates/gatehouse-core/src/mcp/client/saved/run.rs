@@ -79,7 +79,7 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
         for (call_id, tool, connection_id) in &calls {
             audit::append(
                 &mut tx,
-                audit::Entry {
+                audit::AuditEntry {
                     actor: LOCAL_ADMIN,
                     action: "mcp.client_call",
                     subject: tool,

@@ -1,6 +1,4 @@
-//! Sizes and durations as an admin writes them (`512MiB`, `30s`).
-
-use std::time::Duration;
+//! Sizes as an admin writes them (`512MiB`); durations are [`crate::time::parse_duration`].
 
 use crate::error::{Error, Result, codes};
 
@@ -31,29 +29,17 @@ fn size_error(text: &str) -> Error {
     )
 }
 
-/// Parses a duration such as `30s`, `2m`, `500ms`.
-pub fn parse_duration(text: &str) -> Result<Duration> {
-    humantime::parse_duration(text).map_err(|_| {
-        Error::invalid(
-            codes::DURATION_INVALID,
-            format!("{text:?} is not a duration"),
-            "write a duration like 30s, 2m or 500ms",
-        )
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sizes_and_durations() {
+    fn sizes() {
         assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
         assert_eq!(parse_size("1GiB").unwrap(), 1 << 30);
         assert_eq!(parse_size("100MB").unwrap(), 100_000_000);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert!(parse_size("lots").is_err());
         assert!(parse_size("12XB").is_err());
-        assert_eq!(parse_duration("30s").unwrap(), Duration::from_secs(30));
     }
 }
