@@ -302,7 +302,12 @@ export type ClientChoice = { id: Client, name: string,
 /**
  * Whether the client can reference the key instead of holding it.
  */
-secret_ref: boolean, };
+secret_ref: boolean, 
+/**
+ * Whether the install can write the client's file (some keep MCP servers
+ * in their own settings).
+ */
+installable: boolean, };
 
 /**
  * The syntax of a [`Snippet`].
