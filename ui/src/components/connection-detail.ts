@@ -162,7 +162,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
       const list = await listTools(name);
       tools.replaceChildren(
         ...list.map((t) => {
-          const open = h("button", { type: "button", class: "button button-small", "data-action": "call" }, "Call…");
+          const open = h("button", { type: "button", class: "button button-small", "data-action": "call", "aria-label": `Call ${t.name}…` }, "Call…");
           open.addEventListener("click", () => {
             openCall(t);
           });

@@ -3,6 +3,7 @@ import { copyButton } from "../components/copy-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { whileBusy } from "../components/busy";
+import { twoStep } from "../components/confirm-button";
 import {
   GRANTABLE_ROLES,
   type KeyFilterName,
@@ -136,48 +137,35 @@ export const keys: Screen = {
     };
 
     const row = (key: KeyOverview): HTMLTableRowElement => {
-      const revoke = h(
-        "button",
-        { type: "button", class: "button button-small button-danger", "data-action": "revoke", "aria-label": `Revoke key ${key.label} (${key.id})` },
-        "Revoke",
-      );
+      const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke" });
       const roll = h(
         "button",
         { type: "button", class: "button button-small", "data-action": "roll", "aria-label": `Roll key ${key.label} (${key.id})` },
         "Roll",
       );
       const rowError = h("div", { class: "row-error", "aria-live": "polite" });
-      const disarm = () => {
-        delete revoke.dataset.armed;
-        revoke.textContent = "Revoke";
-      };
-      // Revoking is immediate and final: the first click only arms the button
-      // (Escape or leaving it disarms it).
-      revoke.addEventListener("keydown", (event) => {
-        if (event.key === "Escape") disarm();
-      });
-      revoke.addEventListener("blur", () => {
-        if (!revoke.disabled) disarm();
-      });
-      revoke.addEventListener("click", () => {
-        if (revoke.dataset.armed !== "true") {
-          revoke.dataset.armed = "true";
-          revoke.textContent = "Confirm revoke";
+      // Revoking is immediate and final: the first click only arms the button.
+      const { disarm } = twoStep(
+        revoke,
+        { text: "Revoke", label: `Revoke key ${key.label} (${key.id})` },
+        { text: "Confirm revoke", label: `Confirm revoke of key ${key.label} (${key.id})` },
+        () => {
+          void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
+            .then(() => {
+              // A config for a revoked key is useless: stop offering it.
+              if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
+              return refresh();
+            })
+            .catch((raw: unknown) => {
+              // Back to a usable button, with the reason next to it.
+              disarm();
+              rowError.replaceChildren(errorView(toGatehouseError(raw)));
+            });
+        },
+        () => {
           rowError.replaceChildren();
-          return;
-        }
-        void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
-          .then(() => {
-            // A config for a revoked key is useless: stop offering it.
-            if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
-            return refresh();
-          })
-          .catch((raw: unknown) => {
-            // Back to a usable button, with the reason next to it.
-            disarm();
-            rowError.replaceChildren(errorView(toGatehouseError(raw)));
-          });
-      });
+        },
+      );
       roll.addEventListener("click", () => {
         rowError.replaceChildren();
         void whileBusy(roll, "Rolling…", () => rollKey(key.id))
