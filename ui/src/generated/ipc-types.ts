@@ -645,6 +645,19 @@ export type CallRecordView = { call_id: string, tool: string, state: string, eff
 received_at: string, };
 
 /**
+ * One page of a connection's call records, newest first.
+ */
+export type CallRecordPage = { records: Array<CallRecordView>, 
+/**
+ * Calls of every run of the connection, on all pages.
+ */
+total: number, 
+/**
+ * Where the next (older) page starts; `null` on the last page.
+ */
+next_offset: number | null, };
+
+/**
  * An actor the page picked.
  */
 export type ActorChoice = { "kind": "public" } | { "kind": "roles", roles: Array<Role>, } | { "kind": "user", email: string, } | { "kind": "key", key_id: string, };

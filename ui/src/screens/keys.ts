@@ -3,6 +3,7 @@ import { copyButton } from "../components/copy-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { whileBusy } from "../components/busy";
+import { PagerBar } from "../components/pager-bar";
 import { twoStep } from "../components/confirm-button";
 import {
   GRANTABLE_ROLES,
@@ -17,6 +18,8 @@ import {
   rollKey,
   toGatehouseError,
 } from "../ipc";
+import { pageOf } from "../lib/list-page";
+import { Pager } from "../paging";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -26,6 +29,9 @@ const STATUS_TONE: Record<KeyInfo["status"], string> = {
   revoked: "error",
   expired: "muted",
 };
+
+/** Keys per page. */
+const PAGE_SIZE = 50;
 
 const FILTERS: readonly (readonly [KeyFilterName, string])[] = [
   ["all", "All keys"],
@@ -198,12 +204,33 @@ export const keys: Screen = {
       { id: "keys-filter", class: "input select" },
       ...FILTERS.map(([value, text]) => h("option", { value }, text)),
     );
-    filter.addEventListener("change", () => void refresh());
+    filter.addEventListener("change", () => {
+      pager.reset();
+      void refresh();
+    });
+
+    // The list comes whole (keys are few); the table shows a page of it.
+    const pager = new Pager(PAGE_SIZE);
+    let list: KeyOverview[] = [];
+    const showPage = () => {
+      let page = pageOf(list, pager.cursor, pager.size);
+      // The list shrank under the page shown (a revoke under "Active"): step back.
+      while (page.items.length === 0 && pager.previous()) page = pageOf(list, pager.cursor, pager.size);
+      pager.loaded(page.result);
+      tbody.replaceChildren(...page.items.map(row));
+      tbody.dataset.page = String(pager.index);
+      bar.update();
+    };
+    const bar = new PagerBar(
+      pager,
+      { ids: { label: "keys-page-label", back: "keys-previous", forward: "keys-next" }, back: "Previous", forward: "Next", noun: "keys" },
+      showPage,
+    );
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await keyOverview(filter.value as KeyFilterName);
-        tbody.replaceChildren(...list.map(row));
+        list = await keyOverview(filter.value as KeyFilterName);
+        showPage();
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
           list.length === 0
@@ -293,6 +320,7 @@ export const keys: Screen = {
             tbody,
           ),
         ),
+        bar.element,
         listStatus,
       ),
     );
