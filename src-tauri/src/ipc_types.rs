@@ -20,7 +20,7 @@ use ts_rs::{Config, TS};
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
-use crate::commands::connection_calls::{CallRecordView, CallView, ToolView};
+use crate::commands::connection_calls::{CallRecordPage, CallRecordView, CallView, ToolView};
 use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
@@ -125,6 +125,7 @@ pub fn render() -> String {
     decl::<ResultView>(&cfg, &mut out);
     decl::<CallView>(&cfg, &mut out);
     decl::<CallRecordView>(&cfg, &mut out);
+    decl::<CallRecordPage>(&cfg, &mut out);
     // Actor preview (issue 12).
     decl::<ActorChoice>(&cfg, &mut out);
     decl::<PreviewKey>(&cfg, &mut out);

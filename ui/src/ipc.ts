@@ -21,7 +21,7 @@ import {
   type PermissionRow,
   type RecentSite,
   type User,
-  type CallRecordView,
+  type CallRecordPage,
   type CallView,
   type ConsentRequest,
   type DefinitionForm,
@@ -319,9 +319,9 @@ export function cancelCall(token: string): Promise<boolean> {
   return call<boolean>("cancel_call", { token });
 }
 
-/** The newest call records of connection `name`, newest first. */
-export function callRecords(name: string, limit = 50): Promise<CallRecordView[]> {
-  return call<CallRecordView[]>("call_records", { name, limit });
+/** A page of connection `name`'s call records, newest first, after the newest `offset`. */
+export function callRecords(name: string, offset: number, limit: number): Promise<CallRecordPage> {
+  return call<CallRecordPage>("call_records", { name, offset, limit });
 }
 
 /** Writes a call's full result to the downloads folder; returns the path. */

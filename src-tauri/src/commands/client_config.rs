@@ -26,6 +26,9 @@ pub struct ClientChoice {
     pub name: &'static str,
     /// Whether the client can reference the key instead of holding it.
     pub secret_ref: bool,
+    /// Whether the install can write the client's file (some keep MCP servers
+    /// in their own settings).
+    pub installable: bool,
 }
 
 /// Every client core can write configuration for, in core's order.
@@ -36,6 +39,7 @@ pub fn config_clients() -> Vec<ClientChoice> {
             id: c.id(),
             name: c.display_name(),
             secret_ref: c.supports_secret_ref(),
+            installable: c.installable(),
         })
         .into()
 }

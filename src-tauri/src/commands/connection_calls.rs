@@ -10,7 +10,7 @@ use gatehouse_core::Error;
 use gatehouse_core::ErrorBody;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::result_view::{self, ResultView};
-use gatehouse_core::mcp::client::{CallOptions, LiveConnection, saved};
+use gatehouse_core::mcp::client::{CallOptions, CallRecord, LiveConnection, saved};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, State};
@@ -58,6 +58,16 @@ pub struct CallRecordView {
     pub error: Option<ErrorBody>,
     /// RFC 3339.
     pub received_at: String,
+}
+
+/// One page of a connection's call records, newest first.
+#[derive(Debug, Serialize, ts_rs::TS)]
+pub struct CallRecordPage {
+    pub records: Vec<CallRecordView>,
+    /// Calls of every run of the connection, on all pages.
+    pub total: u64,
+    /// Where the next (older) page starts; `null` on the last page.
+    pub next_offset: Option<u32>,
 }
 
 fn running(state: &AppState, name: &str) -> Result<LiveConnection, Error> {
@@ -162,29 +172,36 @@ pub async fn cancel_call(token: String, state: State<'_, AppState>) -> IpcResult
     Ok(state.calls.cancel(&token))
 }
 
-/// The newest `limit` (at most 1000) call records of connection `name`, newest first.
+/// A page of connection `name`'s call records, newest first: `limit` (at
+/// most 1000) after the newest `offset`.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_records(
     name: String,
+    offset: u32,
     limit: u32,
     state: State<'_, AppState>,
-) -> IpcResult<Vec<CallRecordView>> {
+) -> IpcResult<CallRecordPage> {
     let site = state.site()?;
-    Ok(saved::call_records(&site.store, &name, limit)
-        .await?
-        .into_iter()
-        .map(|r| CallRecordView {
-            duration_ms: r
-                .finished_at_ms
-                .map(|end| (end - r.received_at_ms).max(0) as u64),
-            received_at: gatehouse_core::time::rfc3339(r.received_at_ms),
-            call_id: r.call_id,
-            tool: r.tool,
-            state: r.state.as_str().to_string(),
-            effect: r.effect.map(|e| e.as_str().to_string()),
-            error: r.error,
-        })
-        .collect())
+    let page = saved::call_records(&site.store, &name, offset, limit).await?;
+    Ok(CallRecordPage {
+        records: page.records.into_iter().map(record_view).collect(),
+        total: page.total,
+        next_offset: page.next_offset,
+    })
+}
+
+fn record_view(r: CallRecord) -> CallRecordView {
+    CallRecordView {
+        duration_ms: r
+            .finished_at_ms
+            .map(|end| (end - r.received_at_ms).max(0) as u64),
+        received_at: gatehouse_core::time::rfc3339(r.received_at_ms),
+        call_id: r.call_id,
+        tool: r.tool,
+        state: r.state.as_str().to_string(),
+        effect: r.effect.map(|e| e.as_str().to_string()),
+        error: r.error,
+    }
 }
 
 /// The user's downloads folder (created if missing), else their home.

@@ -1,13 +1,13 @@
 import { h } from "../dom";
 import {
   type ClientChoice,
-  type Location,
   type GeneratedConfig,
   type Snippet,
   configClients,
   generateClientConfig,
   toGatehouseError,
 } from "../ipc";
+import { pickClient, secretRefState, snippetModel } from "../lib/client-config";
 import { copyButton } from "./copy-button";
 import { errorView } from "./error-view";
 
@@ -28,36 +28,27 @@ function clients(): Promise<ClientChoice[]> {
   return clientsCache;
 }
 
-function locationText(loc: Location): string {
-  const scope = loc.scope === "project" ? "Project" : "User";
-  return `${scope}${loc.os ? `, ${loc.os}` : ""}: ${loc.path}`;
-}
-
 function snippetView(snippet: Snippet, index: number): HTMLElement {
-  const suffix = index === 0 ? "" : `-${String(index)}`;
-  const text = h("pre", { id: `config-text${suffix}`, class: "codeblock", "data-format": snippet.format }, snippet.text);
+  const m = snippetModel(snippet, index);
+  const text = h("pre", { id: `config-text${m.idSuffix}`, class: "codeblock", "data-format": m.format }, m.text);
   return h(
     "div",
     { class: "snippet", "data-index": index },
     h(
       "div",
       { class: "snippet-head" },
-      snippet.locations.length > 0
-        ? h(
-            "ul",
-            { class: "location-list" },
-            ...snippet.locations.map((loc) => h("li", { class: "mono" }, locationText(loc))),
-          )
+      m.where.kind === "files"
+        ? h("ul", { class: "location-list" }, ...m.where.paths.map((path) => h("li", { class: "mono" }, path)))
         : h("span", { class: "muted" }, "Command line"),
       h(
         "div",
         { class: "toolbar" },
-        snippet.contains_secret ? h("span", { class: "badge badge-warn" }, "contains the key") : null,
-        copyButton(`config-copy${suffix}`, () => snippet.text),
+        m.warnSecret ? h("span", { class: "badge badge-warn" }, "contains the key") : null,
+        copyButton(`config-copy${m.idSuffix}`, () => m.text),
       ),
     ),
     text,
-    h("p", { id: `config-instructions${suffix}`, class: "snippet-instructions muted" }, snippet.instructions),
+    h("p", { id: `config-instructions${m.idSuffix}`, class: "snippet-instructions muted" }, m.instructions),
   );
 }
 
@@ -77,7 +68,15 @@ export class ConfigPanel {
   /** Drops answers to requests that a newer one replaced. */
   private generation = 0;
 
-  constructor(key: ConfigKey | null, extra?: HTMLElement) {
+  /**
+   * `onChoice` hears of every client shown (the first once core's list has
+   * loaded, then each pick), so what depends on the client can follow.
+   */
+  constructor(
+    key: ConfigKey | null,
+    extra?: HTMLElement,
+    private readonly onChoice?: (choice: ClientChoice | null) => void,
+  ) {
     this.key = key;
     this.picker = h("select", { id: "config-client", class: "input select" });
     this.secretRef = h("input", { id: "config-secret-ref", type: "checkbox" });
@@ -130,23 +129,25 @@ export class ConfigPanel {
       this.output.replaceChildren(errorView(toGatehouseError(raw)));
       return;
     }
+    const shown = pickClient(this.choices, this.picker.value);
     this.picker.replaceChildren(...this.choices.map((c) => h("option", { value: c.id }, c.name)));
+    if (shown) this.picker.value = shown.id;
     this.syncSecretRef();
     await this.refresh();
   }
 
+  /** The client the picker shows (null until core's list has loaded). */
+  get choice(): ClientChoice | null {
+    return this.choices.find((c) => c.id === this.picker.value) ?? null;
+  }
+
   /** A client without a secret indirection cannot take a reference: say so. */
   private syncSecretRef(): void {
-    const choice = this.choices.find((c) => c.id === this.picker.value);
-    const supported = choice?.secret_ref ?? false;
-    this.secretRef.disabled = !supported;
-    if (!supported) this.secretRef.checked = false;
-    this.secretRef.parentElement?.setAttribute(
-      "title",
-      supported
-        ? "The client supplies the key at start; the config never holds it"
-        : `${choice?.name ?? "This client"} cannot reference a secret: the key is written into its config`,
-    );
+    const state = secretRefState(this.choice, this.secretRef.checked);
+    this.secretRef.disabled = !state.enabled;
+    this.secretRef.checked = state.checked;
+    this.secretRef.parentElement?.setAttribute("title", state.title);
+    this.onChoice?.(this.choice);
   }
 
   private async refresh(): Promise<void> {

@@ -1,5 +1,6 @@
 import { h } from "../dom";
 import {
+  type GatehouseError,
   type CallRecordView,
   type LiveView,
   type ToolView,
@@ -13,9 +14,22 @@ import {
 } from "../ipc";
 import { isolationSummary } from "../lib/isolation";
 import { formatTime } from "../screens/common";
+import { Pager } from "../paging";
+import { whileBusy } from "./busy";
 import { errorView } from "./error-view";
+import { PagerBar } from "./pager-bar";
 import { resultView } from "./result-view";
 import { SchemaForm } from "./schema-form";
+
+/** Call records per page. */
+const RECORDS_PAGE = 50;
+
+/** A record's stored error in full (code, message, hint), without announcing every row as an alert. */
+function quietErrorView(err: GatehouseError): HTMLElement {
+  const view = errorView(err);
+  view.removeAttribute("role");
+  return view;
+}
 
 const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
 
@@ -84,9 +98,36 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
   const status = h("div", { class: "result" });
   let timer = 0;
 
-  const refreshRecords = async () => {
-    const list = await callRecords(name, 50);
-    records.replaceChildren(...list.map(recordRow));
+  const recordsStatus = h("div", { class: "result" });
+  const pager = new Pager(RECORDS_PAGE);
+  let loadingRecords = 0;
+  /** Loads the pager's current page of records; `trigger` shows progress when slow. */
+  const loadRecords = async (trigger?: HTMLButtonElement) => {
+    const mine = ++loadingRecords;
+    const get = () => callRecords(name, pager.cursor ?? 0, pager.size);
+    try {
+      const page = await (trigger ? whileBusy(trigger, "Loading…", get) : get());
+      if (mine !== loadingRecords) return;
+      pager.loaded({ count: page.records.length, total: page.total, nextBefore: page.next_offset });
+      records.replaceChildren(...page.records.map(recordRow));
+      records.dataset.page = String(pager.index);
+      recordsStatus.replaceChildren();
+      bar.update();
+    } catch (raw) {
+      if (mine !== loadingRecords) return;
+      bar.update();
+      recordsStatus.replaceChildren(errorView(toGatehouseError(raw)));
+    }
+  };
+  const bar = new PagerBar(
+    pager,
+    { ids: { label: "call-page-label", back: "call-newer", forward: "call-older" }, back: "Newer", forward: "Older", noun: "call records" },
+    (trigger) => void loadRecords(trigger),
+  );
+  // After a call: back to the newest page, where the new record is.
+  const refreshRecords = () => {
+    pager.reset();
+    return loadRecords();
   };
   const refreshFacts = async () => {
     try {
@@ -150,7 +191,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
           send.disabled = false;
           cancel.disabled = true;
           token = "";
-          void refreshRecords().catch(() => undefined);
+          void refreshRecords();
         });
     });
     callBox.replaceChildren(el);
@@ -162,7 +203,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
       const list = await listTools(name);
       tools.replaceChildren(
         ...list.map((t) => {
-          const open = h("button", { type: "button", class: "button button-small", "data-action": "call" }, "Call…");
+          const open = h("button", { type: "button", class: "button button-small", "data-action": "call", "aria-label": `Call ${t.name}…` }, "Call…");
           open.addEventListener("click", () => {
             openCall(t);
           });
@@ -178,9 +219,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     } catch (raw) {
       status.replaceChildren(errorView(toGatehouseError(raw)));
     }
-    await refreshRecords().catch((raw: unknown) => {
-      status.replaceChildren(errorView(toGatehouseError(raw)));
-    });
+    await refreshRecords();
   };
   timer = window.setInterval(() => void refreshFacts(), 1000);
   signal.addEventListener("abort", () => {
@@ -195,7 +234,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     facts,
     status,
     h("div", { class: "detail-grid" }, h("div", {}, h("h3", {}, "Tools"), tools), callBox),
-    h("h3", {}, "Call records (newest first)"),
+    h("div", { class: "row" }, h("h3", {}, "Call records (newest first)"), bar.element),
     h(
       "div",
       { class: "table-wrap" },
@@ -206,6 +245,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
         records,
       ),
     ),
+    recordsStatus,
   );
 }
 
@@ -218,6 +258,6 @@ function recordRow(r: CallRecordView): HTMLTableRowElement {
     h("td", {}, h("span", { class: "pill", "data-tone": r.state === "completed" ? "ok" : "error" }, r.state)),
     h("td", {}, r.effect ?? "—"),
     h("td", {}, r.duration_ms === null ? "—" : `${String(r.duration_ms)} ms`),
-    h("td", { class: "small" }, r.error ? `${r.error.code}: ${r.error.message}` : ""),
+    h("td", { class: "small" }, r.error ? quietErrorView(toGatehouseError(r.error)) : ""),
   );
 }

@@ -1,6 +1,7 @@
 import { h } from "../dom";
 import { type DefinitionForm, type EnvKind, type GatehouseError, saveConnection, toGatehouseError } from "../ipc";
 import { errorView } from "./error-view";
+import { whileBusy } from "./busy";
 
 const KINDS: [EnvKind, string, string][] = [
   ["plain", "value", "the value"],
@@ -159,14 +160,10 @@ export function connectionForm(
     for (const el of slots.values()) el.replaceChildren();
     status.replaceChildren();
     const { form: value, rows } = read();
-    save.disabled = true;
-    saveConnection(original, value)
+    void whileBusy(save, "Saving…", () => saveConnection(original, value))
       .then(onSaved)
       .catch((raw: unknown) => {
         show(toGatehouseError(raw), rows);
-      })
-      .finally(() => {
-        save.disabled = false;
       });
   });
   return form;

@@ -1,5 +1,6 @@
 import { h } from "../dom";
-import type { ResultView } from "../ipc";
+import { type ResultView, toGatehouseError } from "../ipc";
+import { errorView } from "./error-view";
 
 /**
  * A call result as Rust cut it for the view: text, images (from the server's
@@ -28,17 +29,18 @@ export function resultView(view: ResultView, onSave: () => Promise<string>): HTM
         );
     }
   });
-  const note = h("span", { class: "muted small", role: "status" });
+  const note = h("div", { class: "muted small", role: "status" });
   const save = h("button", { type: "button", class: "button button-small", id: "result-save" }, "Save full result to a file");
   save.addEventListener("click", () => {
     save.disabled = true;
     onSave()
       .then((path) => {
-        note.textContent = `saved to ${path}`;
+        note.replaceChildren(`saved to ${path}`);
         note.dataset.path = path;
       })
       .catch((raw: unknown) => {
-        note.textContent = raw instanceof Error ? raw.message : String(raw);
+        delete note.dataset.path;
+        note.replaceChildren(errorView(toGatehouseError(raw)));
       })
       .finally(() => {
         save.disabled = false;

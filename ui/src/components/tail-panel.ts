@@ -1,7 +1,8 @@
 import { h } from "../dom";
-import type { TailCounters, TailMessage } from "../ipc";
+import { type GatehouseError, type TailCounters, type TailMessage, toGatehouseError } from "../ipc";
 import { TailModel, n } from "../lib/tail-model";
 import { copyButton } from "./copy-button";
+import { errorView } from "./error-view";
 
 let panels = 0;
 
@@ -43,7 +44,7 @@ export class TailPanel {
     this.pause.addEventListener("click", () => {
       this.setPaused(!this.paused);
     });
-    this.note = h("span", { class: "muted small", role: "status" });
+    this.note = h("div", { class: "muted small", role: "status" });
     const save = onSave
       ? h("button", { type: "button", class: "button button-small", "data-action": "save-tail" }, "Save")
       : null;
@@ -51,10 +52,10 @@ export class TailPanel {
       save.disabled = true;
       onSave?.()
         .then((path) => {
-          this.note.textContent = `saved to ${path}`;
+          this.note.replaceChildren(`saved to ${path}`);
         })
         .catch((raw: unknown) => {
-          this.note.textContent = raw instanceof Error ? raw.message : String(raw);
+          this.note.replaceChildren(errorView(toGatehouseError(raw)));
         })
         .finally(() => {
           save.disabled = false;
@@ -120,8 +121,10 @@ export class TailPanel {
     this.schedule();
   }
 
-  fail(message: string): void {
-    this.setStatus("error", message);
+  /** The stream failed: the status says so, the note shows why (code, message, hint). */
+  fail(err: GatehouseError): void {
+    this.setStatus("error", "failed");
+    this.note.replaceChildren(errorView(err));
   }
 
   setPaused(paused: boolean): void {

@@ -1,5 +1,6 @@
 import { h } from "../dom";
 import { saveStderr, toGatehouseError, unwatchStderr, watchStderr } from "../ipc";
+import { tabKeyTarget } from "../lib/roving";
 import { TailPanel } from "./tail-panel";
 
 let streams = 0;
@@ -20,6 +21,17 @@ export class TailTabs {
   constructor() {
     this.tabs = h("div", { id: "tail-tabs", class: "tabs", role: "tablist", "aria-label": "stderr tails" });
     this.body = h("div", { class: "tail-body" });
+    // WAI-ARIA tabs: one tab in the Tab order (roving tabindex), arrows move between them.
+    this.tabs.addEventListener("keydown", (event) => {
+      const names = [...this.open.keys()];
+      const current = names.findIndex((name) => this.open.get(name)?.tab === event.target);
+      if (current < 0) return;
+      const target = names[tabKeyTarget(event.key, current, names.length) ?? -1];
+      if (target === undefined) return;
+      event.preventDefault();
+      this.activate(target);
+      this.open.get(target)?.tab.focus();
+    });
     const layout = h("input", { type: "checkbox", id: "tail-side-by-side" });
     layout.addEventListener("change", () => {
       this.sideBySide = layout.checked;
@@ -38,7 +50,9 @@ export class TailTabs {
     this.stop(name);
     const stream = `tail-${String(++streams)}`;
     const panel = new TailPanel(`stderr · ${name}`, () => saveStderr(name));
-    const tab = h("button", { type: "button", role: "tab", class: "tab", "data-tail": name }, name);
+    const tab = h("button", { type: "button", role: "tab", id: `${stream}-tab`, class: "tab", "data-tail": name }, name);
+    panel.element.setAttribute("role", "tabpanel");
+    panel.element.setAttribute("aria-labelledby", tab.id);
     tab.addEventListener("click", () => {
       this.activate(name);
     });
@@ -58,7 +72,7 @@ export class TailTabs {
         if (this.open.get(name)?.stream === stream) onEnd();
       })
       .catch((raw: unknown) => {
-        panel.fail(toGatehouseError(raw).message);
+        panel.fail(toGatehouseError(raw));
       });
   }
 
@@ -88,6 +102,7 @@ export class TailTabs {
     for (const [name, { panel, tab }] of this.open) {
       const active = name === this.active;
       tab.setAttribute("aria-selected", String(active));
+      tab.tabIndex = active ? 0 : -1;
       panel.setActive(active);
       if (active || this.sideBySide) shown.push(panel.element);
     }

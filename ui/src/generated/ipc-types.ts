@@ -302,7 +302,12 @@ export type ClientChoice = { id: Client, name: string,
 /**
  * Whether the client can reference the key instead of holding it.
  */
-secret_ref: boolean, };
+secret_ref: boolean, 
+/**
+ * Whether the install can write the client's file (some keep MCP servers
+ * in their own settings).
+ */
+installable: boolean, };
 
 /**
  * The syntax of a [`Snippet`].
@@ -638,6 +643,19 @@ export type CallRecordView = { call_id: string, tool: string, state: string, eff
  * RFC 3339.
  */
 received_at: string, };
+
+/**
+ * One page of a connection's call records, newest first.
+ */
+export type CallRecordPage = { records: Array<CallRecordView>, 
+/**
+ * Calls of every run of the connection, on all pages.
+ */
+total: number, 
+/**
+ * Where the next (older) page starts; `null` on the last page.
+ */
+next_offset: number | null, };
 
 /**
  * An actor the page picked.

@@ -1,5 +1,6 @@
 import { whileBusy } from "../components/busy";
 import { errorView, successView } from "../components/error-view";
+import { PagerBar } from "../components/pager-bar";
 import { h } from "../dom";
 import {
   type AuditEntry,
@@ -93,9 +94,11 @@ export const audit: Screen = {
     });
 
     const tbody = h("tbody", { id: "audit-rows" });
-    const pageLabel = h("span", { id: "audit-page-label", class: "muted", "aria-live": "polite" }, "Loading…");
-    const newer = h("button", { id: "audit-newer", type: "button", class: "button button-small", disabled: true }, "← Newer");
-    const older = h("button", { id: "audit-older", type: "button", class: "button button-small", disabled: true }, "Older →");
+    const bar = new PagerBar(
+      pager,
+      { ids: { label: "audit-page-label", back: "audit-newer", forward: "audit-older" }, back: "Newer", forward: "Older", noun: "entries" },
+      (trigger) => void load(trigger),
+    );
 
     let loading = 0;
     const load = async (trigger: HTMLButtonElement) => {
@@ -107,28 +110,22 @@ export const audit: Screen = {
         pager.loaded({ count: page.entries.length, total: page.total, nextBefore: page.next_before });
         tbody.replaceChildren(...page.entries.map(entryRow));
         tbody.dataset.page = String(pager.index);
-        pageLabel.textContent = pager.describe();
+        bar.update();
       } catch (raw) {
         if (mine !== loading) return;
         pager.loaded({ count: 0, total: 0, nextBefore: null });
         tbody.replaceChildren();
-        pageLabel.textContent = "";
+        bar.update("");
         filterResult.replaceChildren(errorView(toGatehouseError(raw)));
       } finally {
-        newer.disabled = !pager.hasPrevious;
-        older.disabled = !pager.hasNext;
+        // A superseded load's button came back enabled: disable what the newer page cannot do.
+        if (mine !== loading) bar.update();
       }
     };
     filterForm.addEventListener("submit", (event) => {
       event.preventDefault();
       pager.reset();
       void load(apply);
-    });
-    newer.addEventListener("click", () => {
-      if (pager.previous()) void load(newer);
-    });
-    older.addEventListener("click", () => {
-      if (pager.next() !== null) void load(older);
     });
 
     // ---- verify ----
@@ -177,7 +174,7 @@ export const audit: Screen = {
       panel("Filter", null, filterForm, filterResult),
       panel(
         "Entries",
-        h("div", { class: "toolbar pager" }, pageLabel, newer, older),
+        bar.element,
         h(
           "div",
           { class: "table-wrap" },

@@ -35,7 +35,11 @@ function tone(status: Check["status"]): string {
  * secret reference, scope) drops the preview, so what is written is what was
  * shown.
  */
-export function installPanel(selection: () => Selection | null): { element: HTMLElement; reset: () => void } {
+export function installPanel(selection: () => Selection | null): {
+  element: HTMLElement;
+  reset: () => void;
+  setAvailability: (state: { available: boolean; note: string }) => void;
+} {
   const scope = h(
     "select",
     { id: "install-scope", class: "input select" },
@@ -52,6 +56,7 @@ export function installPanel(selection: () => Selection | null): { element: HTML
   const preview = h("button", { id: "install-preview", class: "button", type: "button" }, "Preview install");
   const write = h("button", { id: "install-write", class: "button button-primary", type: "button", hidden: true }, "Write file");
   const output = h("div", { id: "install-output", class: "stack", "aria-live": "polite" });
+  const unavailable = h("p", { id: "install-unavailable", class: "muted", hidden: true });
   let previewed: { selection: Selection; target: InstallTarget } | null = null;
   let generation = 0;
 
@@ -104,6 +109,12 @@ export function installPanel(selection: () => Selection | null): { element: HTML
     previewed = dryRun && outcome.changed ? { selection: chosen, target: where } : null;
     write.hidden = previewed === null;
   };
+  // A client with no file of its own (JetBrains) cannot be installed into: say so up front.
+  const setAvailability = (state: { available: boolean; note: string }): void => {
+    preview.disabled = !state.available;
+    unavailable.hidden = state.available;
+    unavailable.textContent = state.note;
+  };
   preview.addEventListener("click", () => void run(true));
   write.addEventListener("click", () => void run(false));
   scope.addEventListener("change", reset);
@@ -121,10 +132,11 @@ export function installPanel(selection: () => Selection | null): { element: HTML
       preview,
       write,
     ),
+    unavailable,
     output,
   );
   element.id = "install-panel";
-  return { element, reset };
+  return { element, reset, setAvailability };
 }
 
 function reportView(report: DoctorReport): HTMLElement {

@@ -2,6 +2,7 @@ import { ConfigPanel } from "../components/config-panel";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { listKeys, toGatehouseError } from "../ipc";
+import { installState } from "../lib/client-config";
 import { currentSite } from "../session";
 import { doctorPanel, installPanel } from "./client-config-install";
 import { noSitePanel } from "./common";
@@ -40,6 +41,10 @@ export const clientConfig: Screen = {
         h("label", { for: "config-key", class: "field-label" }, "Key"),
         keyPicker,
       ),
+      // Called once core's client list has loaded, after `install` exists.
+      (choice) => {
+        install.setAvailability(installState(choice));
+      },
     );
     const labels = new Map<string, string>();
     // The install writes what the panel shows: read its client and secret

@@ -1,3 +1,5 @@
+import { whileBusy } from "../components/busy";
+import { twoStep } from "../components/confirm-button";
 import { askConsent, askToolApproval } from "../components/consent-dialog";
 import { connectionDetail } from "../components/connection-detail";
 import { connectionForm } from "../components/connection-form";
@@ -99,6 +101,7 @@ export const connections: Screen = {
       detailAbort?.abort();
     });
 
+    /** A failure of the whole list (not of one row's action). */
     const fail = (raw: unknown) => {
       status.replaceChildren(errorView(toGatehouseError(raw)));
     };
@@ -136,18 +139,39 @@ export const connections: Screen = {
       formSlot.querySelector<HTMLInputElement>("#conn-form-name")?.focus();
     };
 
-    const button = (label: string, action: string, primary = false) =>
-      h("button", { type: "button", class: `button button-small${primary ? " button-primary" : ""}`, "data-action": action }, label);
+    // A row's failure stays under that row (also across a refresh) until its next action.
+    const rowErrors = new Map<string, unknown>();
+    /** A row button; its accessible name names the connection ("Connect docs"). */
+    const button = (label: string, action: string, ariaLabel: string, primary = false) =>
+      h(
+        "button",
+        { type: "button", class: `button button-small${primary ? " button-primary" : ""}`, "data-action": action, "aria-label": ariaLabel },
+        label,
+      );
 
     const row = (c: ConnectionView): HTMLTableRowElement => {
       const live = c.live;
       const running = live?.state === "connected";
-      const action = running ? button("Disconnect", "close") : button("Connect", "open", true);
-      action.addEventListener("click", () => {
-        action.disabled = true;
+      const rowError = h("div", { class: "row-error", "aria-live": "polite" });
+      const stored = rowErrors.get(c.name);
+      if (stored !== undefined) rowError.replaceChildren(errorView(toGatehouseError(stored)));
+      const fail = (raw: unknown) => {
+        rowErrors.set(c.name, raw);
+        rowError.replaceChildren(errorView(toGatehouseError(raw)));
+      };
+      const clear = () => {
+        rowErrors.delete(c.name);
+        rowError.replaceChildren();
         status.replaceChildren();
-        const done = running ? closeConnection(c.name).then(() => true) : connect(c.name);
-        done
+      };
+      const action = running
+        ? button("Disconnect", "close", `Disconnect ${c.name}`)
+        : button("Connect", "open", `Connect ${c.name}`, true);
+      action.addEventListener("click", () => {
+        clear();
+        void whileBusy(action, running ? "Disconnecting…" : "Connecting…", () =>
+          running ? closeConnection(c.name).then(() => true) : connect(c.name),
+        )
           .then(async (started) => {
             await refresh();
             if (!running && started) {
@@ -155,64 +179,66 @@ export const connections: Screen = {
               showDetail(c.name);
             } else if (selected === c.name) showDetail(c.name);
           })
-          .catch(fail)
-          .finally(() => {
-            action.disabled = false;
-          });
+          .catch(fail);
       });
-      const view = button("stderr", "watch");
+      const view = button("stderr", "watch", `Show the stderr of ${c.name}`);
       view.addEventListener("click", () => {
         tails.watch(c.name, () => void refresh());
       });
-      const details = button("Details", "details");
+      const details = button("Details", "details", `Details of ${c.name}`);
       details.addEventListener("click", () => {
         showDetail(c.name);
       });
-      const editButton = button("Edit", "edit");
+      const editButton = button("Edit", "edit", `Edit ${c.name}`);
       editButton.addEventListener("click", () => {
-        loadForm(c.name)
+        clear();
+        void whileBusy(editButton, "Loading…", () => loadForm(c.name))
           .then((form) => {
             edit(c.name, form);
           })
           .catch(fail);
       });
-      const dup = button("Duplicate", "duplicate");
+      const dup = button("Duplicate", "duplicate", `Duplicate ${c.name}`);
       dup.addEventListener("click", () => {
-        duplicateConnection(c.name, `${c.name}-copy`.slice(0, 64))
-          .then(async (copy) => {
+        clear();
+        void whileBusy(dup, "Duplicating…", async () => {
+          const copy = await duplicateConnection(c.name, `${c.name}-copy`.slice(0, 64));
+          return { copy, form: await loadForm(copy) };
+        })
+          .then(async ({ copy, form }) => {
             await refresh();
-            edit(copy, await loadForm(copy));
+            edit(copy, form);
           })
           .catch(fail);
       });
-      const remove = button("Remove", "remove");
-      remove.addEventListener("click", () => {
-        if (remove.dataset.confirm !== "true") {
-          remove.dataset.confirm = "true";
-          remove.textContent = "Confirm remove";
-          return;
-        }
-        remove.disabled = true;
-        removeConnection(c.name)
-          .then(() => {
-            tails.stop(c.name);
-            if (selected === c.name) showDetail(null);
-            return refresh();
-          })
-          .catch((raw: unknown) => {
-            fail(raw);
-            remove.disabled = false;
-            remove.dataset.confirm = "false";
-            remove.textContent = "Remove";
-          });
-      });
+      const remove = h("button", { type: "button", class: "button button-small", "data-action": "remove" });
+      // Removing is immediate and final: the first click only arms the button.
+      const { disarm } = twoStep(
+        remove,
+        { text: "Remove", label: `Remove ${c.name}` },
+        { text: "Confirm remove", label: `Confirm remove of ${c.name}` },
+        () => {
+          void whileBusy(remove, "Removing…", () => removeConnection(c.name))
+            .then(() => {
+              rowErrors.delete(c.name);
+              tails.stop(c.name);
+              if (selected === c.name) showDetail(null);
+              return refresh();
+            })
+            .catch((raw: unknown) => {
+              disarm();
+              fail(raw);
+            });
+        },
+        clear,
+      );
       return h(
         "tr",
         { "data-connection": c.name, "data-state": live?.state ?? "idle", "aria-selected": selected === c.name },
         h("td", {}, h("div", { class: "conn-name" }, c.name), h("div", { class: "muted small" }, serverText(live))),
         h("td", { class: "mono small conn-command", title: [c.program, ...c.args].join(" ") }, [c.program, ...c.args].join(" ")),
         h("td", {}, h("span", { class: "pill conn-state", "data-tone": live ? STATE_TONE[live.state] : "muted" }, live ? exitText(live) : "not started")),
-        h("td", { class: "row-actions" }, action, live ? view : null, live ? details : null, editButton, dup, remove),
+        h("td", { class: "row-actions" }, action, live ? view : null, live ? details : null, editButton, dup, remove, rowError),
       );
     };
 

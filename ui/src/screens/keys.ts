@@ -3,6 +3,8 @@ import { copyButton } from "../components/copy-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { whileBusy } from "../components/busy";
+import { PagerBar } from "../components/pager-bar";
+import { twoStep } from "../components/confirm-button";
 import {
   GRANTABLE_ROLES,
   type KeyFilterName,
@@ -16,6 +18,8 @@ import {
   rollKey,
   toGatehouseError,
 } from "../ipc";
+import { pageOf } from "../lib/list-page";
+import { Pager } from "../paging";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -25,6 +29,9 @@ const STATUS_TONE: Record<KeyInfo["status"], string> = {
   revoked: "error",
   expired: "muted",
 };
+
+/** Keys per page. */
+const PAGE_SIZE = 50;
 
 const FILTERS: readonly (readonly [KeyFilterName, string])[] = [
   ["all", "All keys"],
@@ -136,48 +143,35 @@ export const keys: Screen = {
     };
 
     const row = (key: KeyOverview): HTMLTableRowElement => {
-      const revoke = h(
-        "button",
-        { type: "button", class: "button button-small button-danger", "data-action": "revoke", "aria-label": `Revoke key ${key.label} (${key.id})` },
-        "Revoke",
-      );
+      const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke" });
       const roll = h(
         "button",
         { type: "button", class: "button button-small", "data-action": "roll", "aria-label": `Roll key ${key.label} (${key.id})` },
         "Roll",
       );
       const rowError = h("div", { class: "row-error", "aria-live": "polite" });
-      const disarm = () => {
-        delete revoke.dataset.armed;
-        revoke.textContent = "Revoke";
-      };
-      // Revoking is immediate and final: the first click only arms the button
-      // (Escape or leaving it disarms it).
-      revoke.addEventListener("keydown", (event) => {
-        if (event.key === "Escape") disarm();
-      });
-      revoke.addEventListener("blur", () => {
-        if (!revoke.disabled) disarm();
-      });
-      revoke.addEventListener("click", () => {
-        if (revoke.dataset.armed !== "true") {
-          revoke.dataset.armed = "true";
-          revoke.textContent = "Confirm revoke";
+      // Revoking is immediate and final: the first click only arms the button.
+      const { disarm } = twoStep(
+        revoke,
+        { text: "Revoke", label: `Revoke key ${key.label} (${key.id})` },
+        { text: "Confirm revoke", label: `Confirm revoke of key ${key.label} (${key.id})` },
+        () => {
+          void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
+            .then(() => {
+              // A config for a revoked key is useless: stop offering it.
+              if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
+              return refresh();
+            })
+            .catch((raw: unknown) => {
+              // Back to a usable button, with the reason next to it.
+              disarm();
+              rowError.replaceChildren(errorView(toGatehouseError(raw)));
+            });
+        },
+        () => {
           rowError.replaceChildren();
-          return;
-        }
-        void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
-          .then(() => {
-            // A config for a revoked key is useless: stop offering it.
-            if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
-            return refresh();
-          })
-          .catch((raw: unknown) => {
-            // Back to a usable button, with the reason next to it.
-            disarm();
-            rowError.replaceChildren(errorView(toGatehouseError(raw)));
-          });
-      });
+        },
+      );
       roll.addEventListener("click", () => {
         rowError.replaceChildren();
         void whileBusy(roll, "Rolling…", () => rollKey(key.id))
@@ -210,12 +204,33 @@ export const keys: Screen = {
       { id: "keys-filter", class: "input select" },
       ...FILTERS.map(([value, text]) => h("option", { value }, text)),
     );
-    filter.addEventListener("change", () => void refresh());
+    filter.addEventListener("change", () => {
+      pager.reset();
+      void refresh();
+    });
+
+    // The list comes whole (keys are few); the table shows a page of it.
+    const pager = new Pager(PAGE_SIZE);
+    let list: KeyOverview[] = [];
+    const showPage = () => {
+      let page = pageOf(list, pager.cursor, pager.size);
+      // The list shrank under the page shown (a revoke under "Active"): step back.
+      while (page.items.length === 0 && pager.previous()) page = pageOf(list, pager.cursor, pager.size);
+      pager.loaded(page.result);
+      tbody.replaceChildren(...page.items.map(row));
+      tbody.dataset.page = String(pager.index);
+      bar.update();
+    };
+    const bar = new PagerBar(
+      pager,
+      { ids: { label: "keys-page-label", back: "keys-previous", forward: "keys-next" }, back: "Previous", forward: "Next", noun: "keys" },
+      showPage,
+    );
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await keyOverview(filter.value as KeyFilterName);
-        tbody.replaceChildren(...list.map(row));
+        list = await keyOverview(filter.value as KeyFilterName);
+        showPage();
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
           list.length === 0
@@ -305,6 +320,7 @@ export const keys: Screen = {
             tbody,
           ),
         ),
+        bar.element,
         listStatus,
       ),
     );

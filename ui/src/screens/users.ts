@@ -1,5 +1,6 @@
 import { whileBusy } from "../components/busy";
 import { errorView } from "../components/error-view";
+import { PagerBar } from "../components/pager-bar";
 import { h } from "../dom";
 import {
   GRANTABLE_ROLES,
@@ -13,9 +14,14 @@ import {
   setUserRoles,
   toGatehouseError,
 } from "../ipc";
+import { pageOf } from "../lib/list-page";
+import { Pager } from "../paging";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
+
+/** Users per page. */
+const PAGE_SIZE = 50;
 
 /** Every role, lowest first, for the permission table's columns. */
 const ALL_ROLES: readonly Role[] = ["public", ...GRANTABLE_ROLES];
@@ -124,10 +130,27 @@ export const users: Screen = {
       );
     };
 
+    // The list comes whole; the table shows a page of it.
+    const pager = new Pager(PAGE_SIZE);
+    let list: User[] = [];
+    const showPage = () => {
+      let page = pageOf(list, pager.cursor, pager.size);
+      while (page.items.length === 0 && pager.previous()) page = pageOf(list, pager.cursor, pager.size);
+      pager.loaded(page.result);
+      tbody.replaceChildren(...page.items.map(row));
+      tbody.dataset.page = String(pager.index);
+      bar.update();
+    };
+    const bar = new PagerBar(
+      pager,
+      { ids: { label: "users-page-label", back: "users-previous", forward: "users-next" }, back: "Previous", forward: "Next", noun: "users" },
+      showPage,
+    );
+
     const refresh = async (): Promise<void> => {
       try {
-        const list = await listUsers();
-        tbody.replaceChildren(...list.map(row));
+        list = await listUsers();
+        showPage();
         listStatus.replaceChildren(list.length === 0 ? h("p", { class: "muted" }, "No users yet: create one above.") : "");
       } catch (raw) {
         listStatus.replaceChildren(errorView(toGatehouseError(raw)));
@@ -184,6 +207,7 @@ export const users: Screen = {
             tbody,
           ),
         ),
+        bar.element,
         listStatus,
       ),
       panel("What each role may do", h("span", { class: "muted" }, "from core's permission table"), perms),

@@ -217,7 +217,10 @@ fn call_records_of_a_connection_come_newest_first() {
         live.clone().close().await;
         assert!(live.usage().is_none(), "no usage once ended");
         assert!(live.end_message().is_some());
-        let records = saved::call_records(&site.store, "echo", 10).await.unwrap();
+        let records = saved::call_records(&site.store, "echo", 0, 10)
+            .await
+            .unwrap()
+            .records;
         let got: Vec<(&str, &str)> = records
             .iter()
             .map(|r| (r.call_id.as_str(), r.tool.as_str()))
@@ -231,9 +234,10 @@ fn call_records_of_a_connection_come_newest_first() {
         );
         assert!(records.iter().all(|r| r.finished_at_ms.is_some()));
         assert_eq!(
-            saved::call_records(&site.store, "other", 10)
+            saved::call_records(&site.store, "other", 0, 10)
                 .await
                 .unwrap()
+                .records
                 .len(),
             0
         );

@@ -107,8 +107,14 @@ pub async fn list_for_connection(store: &Store, connection_id: &str) -> Result<V
         .await
 }
 
-/// The newest `limit` calls of every run of stored connection `name`, newest first.
-pub async fn list_for_name(store: &Store, name: &str, limit: i64) -> Result<Vec<CallRow>> {
+/// Calls of every run of stored connection `name`, newest first: `limit` of
+/// them after skipping the newest `offset`.
+pub async fn list_for_name(
+    store: &Store,
+    name: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<CallRow>> {
     let columns = COLUMNS
         .split(", ")
         .map(|c| format!("c.{}", c.trim()))
@@ -116,17 +122,34 @@ pub async fn list_for_name(store: &Store, name: &str, limit: i64) -> Result<Vec<
         .join(", ");
     let sql = &format!(
         "SELECT {columns} FROM mcp_calls c JOIN mcp_connection_runs r ON r.connection_id = c.connection_id \
-         WHERE r.name = $1 ORDER BY c.received_at DESC, c.call_id DESC LIMIT $2"
+         WHERE r.name = $1 ORDER BY c.received_at DESC, c.call_id DESC LIMIT $2 OFFSET $3"
     );
     store
         .read("listing calls", |pool| async move {
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(name)
                 .bind(limit)
+                .bind(offset)
                 .fetch_all(&pool)
                 .await
         })
         .await
+}
+
+/// How many calls every run of stored connection `name` made.
+pub async fn count_for_name(store: &Store, name: &str) -> Result<i64> {
+    let (n,): (i64,) = store
+        .read("counting calls", |pool| async move {
+            sqlx::query_as(
+                "SELECT COUNT(*) FROM mcp_calls c JOIN mcp_connection_runs r \
+                 ON r.connection_id = c.connection_id WHERE r.name = $1",
+            )
+            .bind(name)
+            .fetch_one(&pool)
+            .await
+        })
+        .await?;
+    Ok(n)
 }
 
 /// Closes the run of a child whose host was killed (matched by the child's PID

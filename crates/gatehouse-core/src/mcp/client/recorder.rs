@@ -106,9 +106,15 @@ pub async fn load_calls(store: &Store, connection_id: &str) -> Result<Vec<CallRe
         .collect()
 }
 
-/// The newest `limit` calls of every run of stored connection `name`, newest first.
-pub async fn load_calls_of(store: &Store, name: &str, limit: i64) -> Result<Vec<CallRecord>> {
-    store::calls::list_for_name(store, name, limit)
+/// `limit` calls of every run of stored connection `name`, newest first,
+/// after the newest `offset`.
+pub async fn load_calls_of(
+    store: &Store,
+    name: &str,
+    offset: i64,
+    limit: i64,
+) -> Result<Vec<CallRecord>> {
+    store::calls::list_for_name(store, name, offset, limit)
         .await?
         .into_iter()
         .map(call_record)

@@ -320,9 +320,37 @@ pub async fn duplicate(
     Ok(copy)
 }
 
-/// The newest `limit` call records of every run of connection `name`, newest first.
-pub async fn call_records(store: &Store, name: &str, limit: u32) -> Result<Vec<super::CallRecord>> {
-    super::recorder::load_calls_of(store, name, i64::from(limit.clamp(1, 1000))).await
+/// One page of a connection's call records, newest first.
+#[derive(Debug, Clone)]
+pub struct CallPage {
+    pub records: Vec<super::CallRecord>,
+    /// Calls of every run of the connection, on all pages.
+    pub total: u64,
+    /// Where the next (older) page starts; `None` on the last page.
+    pub next_offset: Option<u32>,
+}
+
+/// The call records of every run of connection `name`, newest first: `limit`
+/// of them (1 to 1000) after the newest `offset`.
+///
+/// # Caveats
+/// An offset, not a cursor: call ids carry no order. A call made while
+/// someone pages pushes every older record one place on, so the record at a
+/// page's end shows again at the next page's start; none is skipped.
+pub async fn call_records(store: &Store, name: &str, offset: u32, limit: u32) -> Result<CallPage> {
+    let limit = limit.clamp(1, 1000);
+    let total = store::calls::count_for_name(store, name).await?;
+    // One more than asked says whether an older page exists.
+    let mut records =
+        super::recorder::load_calls_of(store, name, i64::from(offset), i64::from(limit) + 1)
+            .await?;
+    let more = records.len() > limit as usize;
+    records.truncate(limit as usize);
+    Ok(CallPage {
+        next_offset: more.then(|| offset + limit),
+        total: u64::try_from(total).unwrap_or(0),
+        records,
+    })
 }
 
 fn from_row(row: store::connections::DefinitionRow) -> Result<SavedConnection> {
@@ -394,5 +422,108 @@ mod tests {
         assert!(validate_name("echo-1").is_ok());
         assert!(validate_name("Echo").is_err());
         assert!(validate_name("").is_err());
+    }
+    fn run(connection_id: &str, name: &str) -> store::connections::RunRow {
+        store::connections::RunRow {
+            connection_id: connection_id.into(),
+            name: Some(name.into()),
+            program: "/bin/true".into(),
+            pid: None,
+            era: None,
+            protocol_version: None,
+            server_name: None,
+            server_version: None,
+            end_reason: None,
+            exit_code: None,
+            exit_signal: None,
+            stderr_bytes_seen: 0,
+            stderr_bytes_retained: 0,
+            stderr_truncated: 0,
+            stderr_excerpt: None,
+            stdout_end: "open".into(),
+            stderr_end: "open".into(),
+            protocol_violations: 0,
+            started_at: 1,
+            ended_at: None,
+        }
+    }
+
+    fn call(call_id: &str, connection_id: &str, received_at: i64) -> store::calls::CallRow {
+        store::calls::CallRow {
+            call_id: call_id.into(),
+            connection_id: connection_id.into(),
+            tool: "echo".into(),
+            state: "completed".into(),
+            effect: None,
+            request_id: None,
+            args_bytes: 2,
+            error: None,
+            exit_code: None,
+            exit_signal: None,
+            stderr_bytes_seen: 0,
+            stderr_bytes_retained: 0,
+            stderr_truncated: 0,
+            stdout_end: "open".into(),
+            stderr_end: "open".into(),
+            received_at,
+            dispatched_at: Some(received_at),
+            finished_at: Some(received_at + 1),
+        }
+    }
+
+    /// Paging reaches every record of every run once, newest first, and says
+    /// where the next page starts; another connection's calls stay out.
+    #[tokio::test]
+    async fn call_records_page_through_every_run_newest_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&store::sqlite_url(&tmp.path().join("site.db")))
+            .await
+            .unwrap();
+        for (id, name) in [("run-a", "echo"), ("run-b", "echo"), ("run-c", "other")] {
+            store::connections::upsert_run(&store, &run(id, name))
+                .await
+                .unwrap();
+        }
+        // Five calls of `echo` over two runs (two at the same instant), one of `other`.
+        for (id, conn, at) in [
+            ("c1", "run-a", 10),
+            ("c2", "run-a", 20),
+            ("c3", "run-b", 30),
+            ("c4", "run-b", 30),
+            ("c5", "run-b", 40),
+            ("x1", "run-c", 50),
+        ] {
+            store::calls::upsert(&store, &call(id, conn, at))
+                .await
+                .unwrap();
+        }
+
+        let mut seen = Vec::new();
+        let mut offset = 0;
+        let mut pages = 0;
+        loop {
+            let page = call_records(&store, "echo", offset, 2).await.unwrap();
+            assert_eq!(page.total, 5);
+            assert!(page.records.len() <= 2);
+            seen.extend(page.records.iter().map(|r| r.call_id.clone()));
+            pages += 1;
+            match page.next_offset {
+                Some(next) => offset = next,
+                None => break,
+            }
+        }
+        assert_eq!(pages, 3);
+        assert_eq!(seen, ["c5", "c4", "c3", "c2", "c1"]);
+
+        let exact = call_records(&store, "echo", 0, 5).await.unwrap();
+        assert_eq!((exact.records.len(), exact.next_offset), (5, None));
+        let past = call_records(&store, "echo", 9, 2).await.unwrap();
+        assert_eq!(
+            (past.records.len(), past.total, past.next_offset),
+            (0, 5, None)
+        );
+        let none = call_records(&store, "missing", 0, 50).await.unwrap();
+        assert_eq!((none.records.len(), none.total), (0, 0));
+        store.close().await;
     }
 }
