@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::client_config::doctor::{Check, EntryReport, FileReport, Status};
@@ -35,7 +36,7 @@ use gatehouse_core::mcp::client::actor_preview::{
 use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
 use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
 use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
-use gatehouse_core::mcp::client::{LiveState, LiveUsage};
+use gatehouse_core::mcp::client::{CallState, EffectClass, LiveState, LiveUsage};
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 
 /// Where the generated file lives, from the repository root.
@@ -97,6 +98,7 @@ pub fn render() -> String {
     decl::<Snippet>(&cfg, &mut out);
     decl::<GeneratedConfig>(&cfg, &mut out);
     decl::<Scope>(&cfg, &mut out);
+    decl::<KeyFilter>(&cfg, &mut out);
     decl::<InstallOutcome>(&cfg, &mut out);
     decl::<Status>(&cfg, &mut out);
     decl::<Check>(&cfg, &mut out);
@@ -120,6 +122,8 @@ pub fn render() -> String {
     decl::<ConsentEnv>(&cfg, &mut out);
     decl::<ConsentLimits>(&cfg, &mut out);
     decl::<ConsentRequest>(&cfg, &mut out);
+    decl::<CallState>(&cfg, &mut out);
+    decl::<EffectClass>(&cfg, &mut out);
     decl::<ToolView>(&cfg, &mut out);
     decl::<ViewItem>(&cfg, &mut out);
     decl::<ResultView>(&cfg, &mut out);

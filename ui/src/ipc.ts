@@ -17,6 +17,7 @@ import {
   type AuditFilter,
   type AuditPage,
   type AuditReport,
+  type KeyFilter,
   type KeyOverview,
   type PermissionRow,
   type RecentSite,
@@ -38,6 +39,7 @@ import {
   type LiveView,
   type MintedKey,
   type Role,
+  type Scope,
   type SiteSummary,
   type TailMessage,
 } from "./generated/ipc-types";
@@ -163,10 +165,9 @@ export function mintKey(label: string, roles: Role[], expires: string): Promise<
 }
 
 /** How the Keys screen filters its list. */
-export type KeyFilterName = "all" | "active" | "expires_soon" | "expired" | "revoked";
 
 /** Keys with their uses and expiry warnings, filtered. */
-export function keyOverview(filter: KeyFilterName): Promise<KeyOverview[]> {
+export function keyOverview(filter: KeyFilter): Promise<KeyOverview[]> {
   return call<KeyOverview[]>("key_overview", { filter });
 }
 
@@ -200,7 +201,7 @@ export function generateClientConfig(
 
 /** Where and how {@link installClientConfig} writes; `null` means the client's default. */
 export interface InstallTarget {
-  scope: "user" | "project" | null;
+  scope: Scope | null;
   project: string | null;
 }
 

@@ -10,7 +10,9 @@ use gatehouse_core::Error;
 use gatehouse_core::ErrorBody;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::result_view::{self, ResultView};
-use gatehouse_core::mcp::client::{CallOptions, CallRecord, LiveConnection, saved};
+use gatehouse_core::mcp::client::{
+    CallOptions, CallRecord, CallState, EffectClass, LiveConnection, saved,
+};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, State};
@@ -32,15 +34,15 @@ pub struct ToolView {
     pub input_schema: Value,
     #[ts(type = "unknown")]
     pub annotations: Value,
-    /// `read_only` or `may_write`, from the tool's `readOnlyHint`.
-    pub effect: String,
+    /// From the tool's `readOnlyHint`.
+    pub effect: EffectClass,
 }
 
 /// How a call from the page ended.
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct CallView {
     pub call_id: String,
-    pub state: String,
+    pub state: CallState,
     /// The result cut for the view (the full one can be saved).
     pub view: Option<ResultView>,
     pub error: Option<ErrorBody>,
@@ -52,8 +54,8 @@ pub struct CallView {
 pub struct CallRecordView {
     pub call_id: String,
     pub tool: String,
-    pub state: String,
-    pub effect: Option<String>,
+    pub state: CallState,
+    pub effect: Option<EffectClass>,
     pub duration_ms: Option<u64>,
     pub error: Option<ErrorBody>,
     /// RFC 3339.
@@ -99,7 +101,7 @@ pub async fn list_tools(name: String, state: State<'_, AppState>) -> IpcResult<V
             description: t.description,
             input_schema: t.input_schema,
             annotations: t.annotations,
-            effect: t.effect.as_str().to_string(),
+            effect: t.effect,
         })
         .collect())
 }
@@ -158,7 +160,7 @@ pub async fn call_tool(
     }
     Ok(CallView {
         call_id: out.call_id,
-        state: out.state.as_str().to_string(),
+        state: out.state,
         view,
         error: out.error,
         duration_ms: started.elapsed().as_millis() as u64,
@@ -198,8 +200,8 @@ fn record_view(r: CallRecord) -> CallRecordView {
         received_at: gatehouse_core::time::rfc3339(r.received_at_ms),
         call_id: r.call_id,
         tool: r.tool,
-        state: r.state.as_str().to_string(),
-        effect: r.effect.map(|e| e.as_str().to_string()),
+        state: r.state,
+        effect: r.effect,
         error: r.error,
     }
 }

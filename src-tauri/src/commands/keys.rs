@@ -86,10 +86,9 @@ pub async fn roll_key(
 /// `expires_soon`, `expired`, `revoked`) with its uses and expiry warning.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn key_overview(
-    filter: String,
+    filter: gatehouse_core::access::key_overview::KeyFilter,
     state: State<'_, AppState>,
 ) -> IpcResult<Vec<gatehouse_core::access::key_overview::KeyOverview>> {
     let site = state.site()?;
-    let filter = filter.parse()?;
     Ok(gatehouse_core::access::key_overview::list(&site.store, filter).await?)
 }

@@ -359,6 +359,11 @@ export type GeneratedConfig = { client: Client, client_name: string, server_name
 export type Scope = "user" | "project" | "local";
 
 /**
+ * Which keys the list shows.
+ */
+export type KeyFilter = "all" | "active" | "expires_soon" | "expired" | "revoked";
+
+/**
  * What an install did (or, in a dry run, would do).
  */
 export type InstallOutcome = { client: Client, client_name: string, server_name: string, scope: Scope, path: string, 
@@ -596,13 +601,24 @@ working_directory: string, limits: ConsentLimits,
 changed_since_consent: boolean, };
 
 /**
+ * Where a call is in its life.
+ */
+export type CallState = "received" | "validated" | "dispatched" | "completed" | "failed" | "timed_out" | "cancelled_before_dispatch" | "cancelled_after_dispatch" | "outcome_unknown";
+
+/**
+ * May the call write? From the tool's `readOnlyHint` when it was dispatched;
+ * a tool not in the list, or without the hint, may write.
+ */
+export type EffectClass = "read_only" | "may_write";
+
+/**
  * A tool as the page shows it and builds its call form from.
  */
 export type ToolView = { name: string, title: string | null, description: string | null, input_schema: unknown, annotations: unknown, 
 /**
- * `read_only` or `may_write`, from the tool's `readOnlyHint`.
+ * From the tool's `readOnlyHint`.
  */
-effect: string, };
+effect: EffectClass, };
 
 /**
  * One piece of a result as shown.
@@ -629,7 +645,7 @@ cut: boolean, };
 /**
  * How a call from the page ended.
  */
-export type CallView = { call_id: string, state: string, 
+export type CallView = { call_id: string, state: CallState, 
 /**
  * The result cut for the view (the full one can be saved).
  */
@@ -638,7 +654,7 @@ view: ResultView | null, error: ErrorBody | null, duration_ms: number, };
 /**
  * One call record, newest first in lists.
  */
-export type CallRecordView = { call_id: string, tool: string, state: string, effect: string | null, duration_ms: number | null, error: ErrorBody | null, 
+export type CallRecordView = { call_id: string, tool: string, state: CallState, effect: EffectClass | null, duration_ms: number | null, error: ErrorBody | null, 
 /**
  * RFC 3339.
  */

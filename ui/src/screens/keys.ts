@@ -7,7 +7,7 @@ import { PagerBar } from "../components/pager-bar";
 import { twoStep } from "../components/confirm-button";
 import {
   GRANTABLE_ROLES,
-  type KeyFilterName,
+  type KeyFilter,
   type KeyInfo,
   type KeyOverview,
   type MintedKey,
@@ -33,7 +33,7 @@ const STATUS_TONE: Record<KeyInfo["status"], string> = {
 /** Keys per page. */
 const PAGE_SIZE = 50;
 
-const FILTERS: readonly (readonly [KeyFilterName, string])[] = [
+const FILTERS: readonly (readonly [KeyFilter, string])[] = [
   ["all", "All keys"],
   ["active", "Active"],
   ["expires_soon", "Expiring within 7 days"],
@@ -229,7 +229,7 @@ export const keys: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        list = await keyOverview(filter.value as KeyFilterName);
+        list = await keyOverview(filter.value as KeyFilter);
         showPage();
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(

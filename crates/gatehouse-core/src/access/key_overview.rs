@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::access::keys::{self, KeyInfo, KeyStatus};
 use crate::error::{Error, Result, codes};
@@ -58,7 +58,8 @@ pub struct KeyOverview {
 }
 
 /// Which keys the list shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "snake_case")]
 pub enum KeyFilter {
     #[default]
     All,

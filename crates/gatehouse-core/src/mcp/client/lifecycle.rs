@@ -24,7 +24,7 @@ use crate::error::{ErrorBody, Result};
 use crate::sandbox::ExitInfo;
 
 /// Where a call is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum CallState {
     Received,
@@ -78,7 +78,7 @@ impl CallState {
 
 /// May the call write? From the tool's `readOnlyHint` when it was dispatched;
 /// a tool not in the list, or without the hint, may write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum EffectClass {
     ReadOnly,
