@@ -96,7 +96,6 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         return Err(refuse_key_in_project(client));
     }
     let main = &config.snippets[0];
-    let edits = edits_for(client, &target, &config.server_name, &main.text)?;
 
     let _lock = if req.dry_run {
         None
@@ -109,21 +108,10 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         Err(e) => return Err(io_error("read", &target.path, e)),
     };
     let old_text = old.as_deref().unwrap_or("");
+    let edits = edits_for(client, &target, &config.server_name, &main.text, old_text)?;
     let new = match target.syntax {
-        Syntax::YamlFile => {
-            merge::parse(target.syntax, old_text).map_err(|merge::Unparsable(why)| {
-                Error::invalid(
-                    codes::CONFIG_FILE_UNPARSABLE,
-                    format!(
-                        "{} does not parse as YAML: {}",
-                        target.path.display(),
-                        super::merge::mask_keys(&why)
-                    ),
-                    "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
-                )
-            })?;
-            main.text.clone()
-        }
+        // A new Continue block file is ours whole, as rendered.
+        Syntax::YamlFile if old_text.trim().is_empty() => main.text.clone(),
         _ => {
             merge::apply(target.syntax, old_text, &edits).map_err(|e| with_path(e, &target.path))?
         }
@@ -165,8 +153,14 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
 }
 
 /// The edits that put the main snippet's entry (and VS Code's input) into a
-/// file of `target`'s shape.
-fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<Vec<Edit>> {
+/// file of `target`'s shape whose text is `old`.
+fn edits_for(
+    client: Client,
+    target: &Target,
+    name: &str,
+    text: &str,
+    old: &str,
+) -> Result<Vec<Edit>> {
     let doc: Value = match target.syntax {
         Syntax::Toml => toml::from_str(text).map_err(|e| super::spec::internal(e.to_string()))?,
         Syntax::Yaml | Syntax::YamlFile => {
@@ -177,7 +171,7 @@ fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<
         }
     };
     if target.syntax == Syntax::YamlFile {
-        return Ok(Vec::new());
+        return block_edits(client, &doc, name, old);
     }
     let shape = client.shape();
     let entry = shape
@@ -203,6 +197,39 @@ fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<
             });
         }
     }
+    Ok(edits)
+}
+
+/// A Continue block file someone else wrote (or ours, with servers added):
+/// our entry is upserted into its `mcpServers` list by name, and the block's
+/// own `name`, `version` and `schema` are added only where it has none, so
+/// other servers, comments and the admin's block name stay.
+fn block_edits(client: Client, doc: &Value, name: &str, old: &str) -> Result<Vec<Edit>> {
+    let entry = client
+        .shape()
+        .entry(doc, name)
+        .cloned()
+        .ok_or_else(|| super::spec::internal("the generated block lacks its entry".into()))?;
+    // A file that does not parse gets every key here; `apply` then refuses it.
+    let existing = merge::parse(Syntax::YamlFile, old).unwrap_or_default();
+    let mut edits: Vec<Edit> = ["name", "version", "schema"]
+        .into_iter()
+        .filter(|key| existing.get(key).is_none())
+        .map(|key| Edit::Set {
+            path: vec![key.to_string()],
+            value: doc[key].clone(),
+        })
+        .collect();
+    edits.push(Edit::Upsert {
+        path: client
+            .shape()
+            .servers
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        key: "name".into(),
+        item: entry,
+    });
     Ok(edits)
 }
 
@@ -240,9 +267,12 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A unified diff of the whole file (`--- a/PATH`, `+++ b/PATH`).
+/// A unified diff of the whole file (`--- a/PATH`, `+++ b/PATH`); an absolute
+/// path loses its leading `/` there, as in `git diff`'s prefixes (`a//tmp` read
+/// as a typo).
 pub fn unified_diff(path: &Path, old: &str, new: &str) -> String {
-    let shown = path.display().to_string();
+    let full = path.display().to_string();
+    let shown = full.trim_start_matches('/');
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
@@ -336,6 +366,10 @@ mod tests {
 
         let dry = install(&request(home.path(), site.path(), Client::Codex, true)).unwrap();
         assert!(dry.changed && !dry.written && dry.diff.contains("+[mcp_servers.gatehouse]"));
+        let shown = file.display().to_string();
+        let header = format!("--- a/{}\n", shown.trim_start_matches('/'));
+        assert!(dry.diff.starts_with(&header), "{}", dry.diff);
+        assert!(!dry.diff.contains("a//") && !dry.diff.contains("b//"));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
 
         let done = install(&request(home.path(), site.path(), Client::Codex, false)).unwrap();
@@ -358,6 +392,52 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["config.toml", "config.toml.gatehouse.bak"]);
+    }
+
+    /// A Continue block file the admin already keeps other servers in: ours is
+    /// merged into its list, never written over it.
+    #[test]
+    fn continue_install_merges_into_an_existing_block_file() {
+        let project = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let file = project.path().join(".continue/mcpServers/gatehouse.yaml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let old = "# Team servers, reviewed quarterly\nname: Team servers\nversion: 1.2.0\nschema: v1\nmcpServers:\n  # the docs search\n  - name: docs\n    type: stdio\n    command: /usr/bin/docs # pinned\n    args: []\n";
+        std::fs::write(&file, old).unwrap();
+        let mut req = request(project.path(), site.path(), Client::Continue, false);
+        req.project = Some(project.path().to_path_buf());
+
+        let done = install(&req).unwrap();
+        assert!(done.written, "{done:?}");
+        let new = std::fs::read_to_string(&file).unwrap();
+        assert!(new.ends_with("type: stdio\n"), "{new}");
+        for kept in [
+            "# Team servers, reviewed quarterly",
+            "# the docs search",
+            "# pinned",
+            "name: Team servers",
+        ] {
+            assert!(new.contains(kept), "{kept:?} lost:\n{new}");
+        }
+        let doc: Value = serde_yaml_ng::from_str(&new).unwrap();
+        let servers = doc["mcpServers"].as_array().unwrap();
+        assert_eq!(servers.len(), 2, "{new}");
+        assert_eq!(servers[0]["command"], "/usr/bin/docs");
+        assert_eq!(servers[1]["name"], "gatehouse");
+        assert_eq!(servers[1]["type"], "stdio");
+        assert_eq!(doc["version"], "1.2.0");
+        assert_eq!(std::fs::read_to_string(done.backup.unwrap()).unwrap(), old);
+        let again = install(&req).unwrap();
+        assert!(!again.changed, "{}", again.diff);
+
+        // A list we cannot merge into is refused, and the file left as it was.
+        let odd =
+            "name: x\nversion: 0.0.1\nschema: v1\nmcpServers:\n  docs: {command: /usr/bin/docs}\n";
+        std::fs::write(&file, odd).unwrap();
+        let err = install(&req).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE, "{err:?}");
+        assert!(err.message.contains("not a list"), "{}", err.message);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), odd);
     }
 
     #[test]
