@@ -38,6 +38,7 @@ import {
   type LiveView,
   type MintedKey,
   type Role,
+  type Scope,
   type SiteSummary,
   type TailMessage,
 } from "./generated/ipc-types";
@@ -200,14 +201,16 @@ export function generateClientConfig(
 
 /** Where and how {@link installClientConfig} writes; `null` means the client's default. */
 export interface InstallTarget {
-  scope: "user" | "project" | null;
+  scope: Scope | null;
   project: string | null;
 }
 
 /**
  * Puts the entry {@link generateClientConfig} shows into the client's own
  * file. With `dryRun` nothing is written: the outcome's `diff` is what would
- * change, for the page to show before the admin confirms.
+ * change, for the page to show before the admin confirms. The write passes
+ * the preview's `original_hash` as `expectedHash`: a file changed since is
+ * refused with `CONFIG_FILE_CHANGED`.
  */
 export function installClientConfig(
   client: string,
@@ -215,6 +218,7 @@ export function installClientConfig(
   secretRef: boolean,
   target: InstallTarget,
   dryRun: boolean,
+  expectedHash: string | null,
 ): Promise<InstallOutcome> {
   return call<InstallOutcome>("install_client_config", {
     client,
@@ -223,6 +227,7 @@ export function installClientConfig(
     scope: target.scope,
     project: target.project,
     dry_run: dryRun,
+    expected_hash: expectedHash,
   });
 }
 

@@ -289,6 +289,8 @@ pub enum Code {
     CommandNotExecutable,
     /// `config doctor`: the installed client reads another file than this one.
     ConfigFileIgnored,
+    /// `config install`: the file changed between the previewed diff and the write.
+    ConfigFileChanged,
 }
 
 impl Code {
@@ -422,6 +424,7 @@ pub mod codes {
     pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
     pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
     pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;
+    pub const CONFIG_FILE_CHANGED: Code = Code::ConfigFileChanged;
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ import {
   type DoctorReport,
   type InstallOutcome,
   type InstallTarget,
+  type Scope,
   doctorClientConfigs,
   installClientConfig,
   toGatehouseError,
@@ -42,6 +43,7 @@ export function installPanel(selection: () => Selection | null): { element: HTML
     h("option", { value: "" }, "Client's default"),
     h("option", { value: "user" }, "User (every project)"),
     h("option", { value: "project" }, "Project folder"),
+    h("option", { value: "local" }, "Local (this project, kept outside it: Claude Code)"),
   );
   const project = h("input", {
     id: "install-project",
@@ -52,11 +54,11 @@ export function installPanel(selection: () => Selection | null): { element: HTML
   const preview = h("button", { id: "install-preview", class: "button", type: "button" }, "Preview install");
   const write = h("button", { id: "install-write", class: "button button-primary", type: "button", hidden: true }, "Write file");
   const output = h("div", { id: "install-output", class: "stack", "aria-live": "polite" });
-  let previewed: { selection: Selection; target: InstallTarget } | null = null;
+  let previewed: { selection: Selection; target: InstallTarget; hash: string } | null = null;
   let generation = 0;
 
   const target = (): InstallTarget => ({
-    scope: scope.value === "" ? null : (scope.value as "user" | "project"),
+    scope: scope.value === "" ? null : (scope.value as Scope),
     project: project.value.trim() === "" ? null : project.value.trim(),
   });
   const reset = (): void => {
@@ -92,7 +94,9 @@ export function installPanel(selection: () => Selection | null): { element: HTML
     write.hidden = true;
     let outcome: InstallOutcome;
     try {
-      outcome = await installClientConfig(chosen.client, chosen.keyId, chosen.secretRef, where, dryRun);
+      // The write names the file as previewed: core refuses it if it changed since.
+      const hash = dryRun ? null : (previewed?.hash ?? null);
+      outcome = await installClientConfig(chosen.client, chosen.keyId, chosen.secretRef, where, dryRun, hash);
     } catch (raw) {
       if (mine !== generation) return;
       output.replaceChildren(errorView(toGatehouseError(raw)));
@@ -101,7 +105,7 @@ export function installPanel(selection: () => Selection | null): { element: HTML
     }
     if (mine !== generation) return;
     show(outcome);
-    previewed = dryRun && outcome.changed ? { selection: chosen, target: where } : null;
+    previewed = dryRun && outcome.changed ? { selection: chosen, target: where, hash: outcome.original_hash } : null;
     write.hidden = previewed === null;
   };
   preview.addEventListener("click", () => void run(true));

@@ -8,6 +8,8 @@
 //! `<file>.gatehouse.bak`, write a temporary file beside it, flush it to disk
 //! and rename it over the original. Readers therefore see the old file or the
 //! new one, never a torn one. An install that changes nothing writes nothing.
+//! A write may name the hash its preview saw ([`InstallRequest::expected_hash`]):
+//! the file is then checked under the lock and refused if it changed since.
 //!
 //! A raw key never goes into a project file (it would be committed): that is
 //! refused with a hint to `--secret-ref` or a user/local scope. The diff shown
@@ -37,6 +39,10 @@ pub struct InstallRequest {
     pub project: Option<PathBuf>,
     /// Compute the diff, write nothing.
     pub dry_run: bool,
+    /// The [`InstallOutcome::original_hash`] of the previewed dry run: the
+    /// write is refused if the file no longer has it, so what is written is
+    /// what was shown.
+    pub expected_hash: Option<String>,
 }
 
 /// What an install did (or, in a dry run, would do).
@@ -57,6 +63,9 @@ pub struct InstallOutcome {
     pub dry_run: bool,
     /// A unified diff of the file, any raw key replaced by a marker.
     pub diff: String,
+    /// The file as it was read (SHA-256 of its bytes, or `absent`): pass it
+    /// back as [`InstallRequest::expected_hash`] to write what was previewed.
+    pub original_hash: String,
     /// The copy of the previous file, when one was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "string")]
@@ -107,6 +116,16 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_error("read", &target.path, e)),
     };
+    let original_hash = content_hash(old.as_deref());
+    if let Some(expected) = &req.expected_hash
+        && *expected != original_hash
+    {
+        return Err(Error::invalid(
+            codes::CONFIG_FILE_CHANGED,
+            format!("{} changed since the preview", target.path.display()),
+            "the file changed since the preview; preview again",
+        ));
+    }
     let old_text = old.as_deref().unwrap_or("");
     let edits = edits_for(client, &target, &config.server_name, &main.text, old_text)?;
     let new = match target.syntax {
@@ -132,6 +151,7 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         written: false,
         dry_run: req.dry_run,
         diff,
+        original_hash,
         backup: None,
         instructions: main.instructions.clone(),
     };
@@ -150,6 +170,15 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     write_atomically(&target.path, new.as_bytes(), raw_key.is_some())?;
     outcome.written = true;
     Ok(outcome)
+}
+
+/// What a preview saw: the SHA-256 of the file's bytes, or `absent`.
+fn content_hash(text: Option<&str>) -> String {
+    use sha2::Digest;
+    match text {
+        Some(text) => hex::encode(sha2::Sha256::digest(text.as_bytes())),
+        None => "absent".to_string(),
+    }
 }
 
 /// The edits that put the main snippet's entry (and VS Code's input) into a
@@ -352,6 +381,7 @@ mod tests {
             home: Home::new(Os::Linux, home.to_path_buf(), |_| None),
             project: None,
             dry_run,
+            expected_hash: None,
         }
     }
 
@@ -392,6 +422,42 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["config.toml", "config.toml.gatehouse.bak"]);
+    }
+
+    /// The desktop app previews, then writes: a file changed in between is
+    /// refused under the lock, and left as the other writer made it.
+    #[test]
+    fn a_write_after_a_preview_refuses_a_file_changed_since() {
+        let home = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let file = home.path().join(".cursor/mcp.json");
+        let write_after = |preview: &InstallOutcome| InstallRequest {
+            expected_hash: Some(preview.original_hash.clone()),
+            ..request(home.path(), site.path(), Client::Cursor, false)
+        };
+
+        // Absent at the preview, created by someone else before the write.
+        let preview = install(&request(home.path(), site.path(), Client::Cursor, true)).unwrap();
+        assert_eq!(preview.original_hash, "absent");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let theirs = "{\"mcpServers\": {\"other\": {\"command\": \"/x\"}}}\n";
+        std::fs::write(&file, theirs).unwrap();
+        let err = install(&write_after(&preview)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_CHANGED);
+        assert!(err.hint.unwrap().contains("preview again"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+
+        // Previewed as it is now: the write goes through.
+        let preview = install(&request(home.path(), site.path(), Client::Cursor, true)).unwrap();
+        let done = install(&write_after(&preview)).unwrap();
+        assert!(done.written);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(doc["mcpServers"]["other"]["command"], "/x");
+        assert!(doc["mcpServers"]["gatehouse"].is_object());
+
+        // The same preview again is stale: the file is not what it showed.
+        let err = install(&write_after(&preview)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_CHANGED);
     }
 
     /// A Continue block file the admin already keeps other servers in: ours is
