@@ -208,7 +208,9 @@ export interface InstallTarget {
 /**
  * Puts the entry {@link generateClientConfig} shows into the client's own
  * file. With `dryRun` nothing is written: the outcome's `diff` is what would
- * change, for the page to show before the admin confirms.
+ * change, for the page to show before the admin confirms. The write passes
+ * the preview's `original_hash` as `expectedHash`: a file changed since is
+ * refused with `CONFIG_FILE_CHANGED`.
  */
 export function installClientConfig(
   client: string,
@@ -216,6 +218,7 @@ export function installClientConfig(
   secretRef: boolean,
   target: InstallTarget,
   dryRun: boolean,
+  expectedHash: string | null,
 ): Promise<InstallOutcome> {
   return call<InstallOutcome>("install_client_config", {
     client,
@@ -224,6 +227,7 @@ export function installClientConfig(
     scope: target.scope,
     project: target.project,
     dry_run: dryRun,
+    expected_hash: expectedHash,
   });
 }
 

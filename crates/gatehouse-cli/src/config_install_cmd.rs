@@ -53,6 +53,7 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
         home: Home::from_env()?,
         project: Some(client_config::client_path(&project)?),
         dry_run: args.dry_run,
+        expected_hash: None,
     };
     let outcome = client_config::install(&request)?;
     if args.json {

@@ -285,6 +285,12 @@ pub enum Code {
     PreviewKeyUnavailable,
     /// `config install`: a project or local scope without a project folder.
     ConfigProjectRequired,
+    /// `config doctor`: the command a client entry starts is not executable.
+    CommandNotExecutable,
+    /// `config doctor`: the installed client reads another file than this one.
+    ConfigFileIgnored,
+    /// `config install`: the file changed between the previewed diff and the write.
+    ConfigFileChanged,
 }
 
 impl Code {
@@ -416,6 +422,9 @@ pub mod codes {
     pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
     pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
     pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
+    pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
+    pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;
+    pub const CONFIG_FILE_CHANGED: Code = Code::ConfigFileChanged;
 }
 
 #[cfg(test)]

@@ -67,8 +67,10 @@ pub async fn generate_client_config(
 }
 
 /// Puts `client`'s entry into the client's own file for this user (or the
-/// `project` folder's file with `scope` "project"). With `dry_run` nothing is
-/// written and the outcome carries the diff the page shows before writing.
+/// `project` folder's file with `scope` "project" or "local"). With `dry_run`
+/// nothing is written and the outcome carries the diff the page shows before
+/// writing, and the file's hash; the write passes it back as `expected_hash`
+/// so a file changed since the preview is refused, not overwritten.
 #[tauri::command(rename_all = "snake_case")]
 #[allow(clippy::too_many_arguments)]
 pub async fn install_client_config(
@@ -78,6 +80,7 @@ pub async fn install_client_config(
     scope: Option<String>,
     project: Option<String>,
     dry_run: bool,
+    expected_hash: Option<String>,
     state: State<'_, AppState>,
 ) -> IpcResult<InstallOutcome> {
     let site = state.site()?;
@@ -97,6 +100,7 @@ pub async fn install_client_config(
             .map(|p| client_config::client_path(&PathBuf::from(p)))
             .transpose()?,
         dry_run,
+        expected_hash,
     };
     Ok(
         tauri::async_runtime::spawn_blocking(move || client_config::install(&request))

@@ -5,6 +5,7 @@ import {
   type DoctorReport,
   type InstallOutcome,
   type InstallTarget,
+  type Scope,
   doctorClientConfigs,
   installClientConfig,
   toGatehouseError,
@@ -46,6 +47,7 @@ export function installPanel(selection: () => Selection | null): {
     h("option", { value: "" }, "Client's default"),
     h("option", { value: "user" }, "User (every project)"),
     h("option", { value: "project" }, "Project folder"),
+    h("option", { value: "local" }, "Local (this project, kept outside it: Claude Code)"),
   );
   const project = h("input", {
     id: "install-project",
@@ -57,11 +59,11 @@ export function installPanel(selection: () => Selection | null): {
   const write = h("button", { id: "install-write", class: "button button-primary", type: "button", hidden: true }, "Write file");
   const output = h("div", { id: "install-output", class: "stack", "aria-live": "polite" });
   const unavailable = h("p", { id: "install-unavailable", class: "muted", hidden: true });
-  let previewed: { selection: Selection; target: InstallTarget } | null = null;
+  let previewed: { selection: Selection; target: InstallTarget; hash: string } | null = null;
   let generation = 0;
 
   const target = (): InstallTarget => ({
-    scope: scope.value === "" ? null : (scope.value as "user" | "project"),
+    scope: scope.value === "" ? null : (scope.value as Scope),
     project: project.value.trim() === "" ? null : project.value.trim(),
   });
   const reset = (): void => {
@@ -97,7 +99,9 @@ export function installPanel(selection: () => Selection | null): {
     write.hidden = true;
     let outcome: InstallOutcome;
     try {
-      outcome = await installClientConfig(chosen.client, chosen.keyId, chosen.secretRef, where, dryRun);
+      // The write names the file as previewed: core refuses it if it changed since.
+      const hash = dryRun ? null : (previewed?.hash ?? null);
+      outcome = await installClientConfig(chosen.client, chosen.keyId, chosen.secretRef, where, dryRun, hash);
     } catch (raw) {
       if (mine !== generation) return;
       output.replaceChildren(errorView(toGatehouseError(raw)));
@@ -106,7 +110,7 @@ export function installPanel(selection: () => Selection | null): {
     }
     if (mine !== generation) return;
     show(outcome);
-    previewed = dryRun && outcome.changed ? { selection: chosen, target: where } : null;
+    previewed = dryRun && outcome.changed ? { selection: chosen, target: where, hash: outcome.original_hash } : null;
     write.hidden = previewed === null;
   };
   // A client with no file of its own (JetBrains) cannot be installed into: say so up front.

@@ -152,7 +152,120 @@ const FIXTURES: &[Fixture] = &[
             (&["extensions", "developer", "type"], "builtin"),
         ],
     },
+    Fixture {
+        client: "opencode",
+        // Project scope (its default): the current directory, HOME here.
+        file: "opencode.json",
+        format: "jsonc",
+        text: "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // my servers\n  \"mcp\": {\n    \"other\": { \"type\": \"local\", \"command\": [\"/usr/bin/other\", \"--flag\"], \"enabled\": true }, // keep me\n  },\n}\n",
+        kept: &["// my servers", "// keep me"],
+        other: &[
+            (&["$schema"], "https://opencode.ai/config.json"),
+            (&["mcp", "other", "command", "0"], "/usr/bin/other"),
+        ],
+    },
+    Fixture {
+        client: "cline",
+        file: ".cline/data/settings/cline_mcp_settings.json",
+        format: "json",
+        text: "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"/usr/bin/other\",\n      \"args\": [],\n      \"disabled\": false,\n      \"autoApprove\": [\"search\"]\n    }\n  }\n}\n",
+        kept: &["\"autoApprove\": [\"search\"]"],
+        other: &[
+            (&["mcpServers", "other", "command"], "/usr/bin/other"),
+            (&["mcpServers", "other", "autoApprove", "0"], "search"),
+        ],
+    },
+    Fixture {
+        client: "roo-code",
+        // Project scope (its default).
+        file: ".roo/mcp.json",
+        format: "json",
+        text: "{\n  \"mcpServers\": {\n    \"other\": {\n      \"type\": \"stdio\",\n      \"command\": \"/usr/bin/other\",\n      \"alwaysAllow\": [\"read\"]\n    }\n  }\n}\n",
+        kept: &["\"alwaysAllow\": [\"read\"]"],
+        other: &[(&["mcpServers", "other", "command"], "/usr/bin/other")],
+    },
+    Fixture {
+        client: "copilot",
+        file: ".copilot/mcp-config.json",
+        format: "json",
+        text: "{\n  \"mcpServers\": {\n    \"other\": {\n      \"type\": \"local\",\n      \"command\": \"/usr/bin/other\",\n      \"args\": [],\n      \"tools\": [\"search\"]\n    }\n  }\n}\n",
+        kept: &["\"tools\": [\"search\"]"],
+        other: &[
+            (&["mcpServers", "other", "command"], "/usr/bin/other"),
+            (&["mcpServers", "other", "tools", "0"], "search"),
+        ],
+    },
+    Fixture {
+        client: "windsurf",
+        file: ".codeium/windsurf/mcp_config.json",
+        format: "json",
+        text: "{\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"/usr/bin/other\",\n      \"args\": [\"--flag\"],\n      \"disabled\": true\n    }\n  }\n}\n",
+        kept: &["\"disabled\": true"],
+        other: &[(&["mcpServers", "other", "command"], "/usr/bin/other")],
+    },
+    Fixture {
+        client: "lm-studio",
+        file: ".lmstudio/mcp.json",
+        format: "json",
+        text: "{\n  \"mcpServers\": {\n    \"other\": {\n      \"url\": \"https://example.org/mcp\"\n    }\n  }\n}\n",
+        kept: &["\"url\": \"https://example.org/mcp\""],
+        other: &[(&["mcpServers", "other", "url"], "https://example.org/mcp")],
+    },
+    Fixture {
+        client: "claude-desktop",
+        file: ".config/Claude/claude_desktop_config.json",
+        format: "json",
+        text: "{\n  \"globalShortcut\": \"Ctrl+Space\",\n  \"mcpServers\": {\n    \"other\": {\n      \"command\": \"/usr/bin/other\",\n      \"args\": [\"--stdio\"]\n    }\n  }\n}\n",
+        kept: &["\"globalShortcut\": \"Ctrl+Space\""],
+        other: &[
+            (&["globalShortcut"], "Ctrl+Space"),
+            (&["mcpServers", "other", "command"], "/usr/bin/other"),
+        ],
+    },
+    Fixture {
+        client: "continue",
+        // Project scope (its default): our block file, already holding a server.
+        file: ".continue/mcpServers/gatehouse.yaml",
+        format: "yaml",
+        text: "# Team servers, reviewed quarterly\nname: Team servers\nversion: 1.0.0\nschema: v1\nmcpServers:\n  # the docs search\n  - name: other\n    type: stdio\n    command: /usr/bin/other # pinned\n    args: []\n",
+        kept: &[
+            "# Team servers, reviewed quarterly",
+            "# the docs search",
+            "# pinned",
+        ],
+        other: &[
+            (&["name"], "Team servers"),
+            (&["mcpServers", "0", "name"], "other"),
+            (&["mcpServers", "0", "command"], "/usr/bin/other"),
+        ],
+    },
 ];
+
+/// What each client's own documentation says its entry (and file) must hold
+/// beyond `command` and `args`, written out here independently of core.
+fn assert_documented_shape(client: &str, doc: &Value, e: &Value) {
+    let kind = match client {
+        "vscode" | "roo-code" | "continue" | "goose" => Some("stdio"),
+        "opencode" | "copilot" => Some("local"),
+        _ => None,
+    };
+    if let Some(kind) = kind {
+        assert_eq!(e["type"], kind, "{client}: {e}");
+    }
+    match client {
+        // opencode: `command` is the program and its arguments, in one array.
+        "opencode" => assert!(e.get("args").is_none() && e["command"].is_array(), "{e}"),
+        // Copilot CLI: `tools` lists the tools to enable.
+        "copilot" => assert!(e["tools"].is_array(), "{e}"),
+        // A Continue block file names itself.
+        "continue" => {
+            for key in ["name", "version", "schema"] {
+                assert!(doc[key].is_string(), "continue: no {key}: {doc}");
+            }
+        }
+        _ => {}
+    }
+}
 
 fn at<'a>(doc: &'a Value, path: &[&str]) -> &'a Value {
     path.iter().fold(doc, |v, k| match k.parse::<usize>() {
@@ -188,6 +301,16 @@ fn install_keeps_other_entries_and_comments_and_a_second_install_changes_nothing
         let new = read(&path);
         assert!(diff.contains("+++ b/"), "{}: no diff:\n{diff}", fx.client);
         assert!(
+            !diff.contains("a//"),
+            "{}: doubled slash:\n{diff}",
+            fx.client
+        );
+        assert!(
+            new.ends_with('\n'),
+            "{}: last newline lost:\n{new}",
+            fx.client
+        );
+        assert!(
             diff.lines()
                 .any(|l| l.starts_with('+') && l.contains("mcp")),
             "{}: the diff does not add the entry:\n{diff}",
@@ -207,6 +330,7 @@ fn install_keeps_other_entries_and_comments_and_a_second_install_changes_nothing
             assert_eq!(at(&doc, path), at(&old_doc, path));
         }
         let e = entry_in(fx.client, &doc, "gatehouse");
+        assert_documented_shape(fx.client, &doc, &e);
         let (program, args) = program_and_args(fx.client, &e);
         assert_eq!(Path::new(&program), bin, "{}", fx.client);
         assert_eq!(

@@ -4,8 +4,11 @@
 //! Every file of every client ([`paths::read_targets`], user scope and the given
 //! project) that exists is read; an entry counts as Gatehouse's when its program
 //! is called `gatehouse` or its args start with `mcp` and name a `--site`. Each
-//! entry gets four [`Check`]s:
-//! - `command`: the program exists and is a file;
+//! entry gets four [`Check`]s, and a fifth where the file is one the installed
+//! client ignores:
+//! - `file` (only then): the client reads another file (Claude Desktop's MSIX
+//!   app ignores `%APPDATA%\Claude`), so this entry never runs;
+//! - `command`: the program exists, is a file, and may be executed;
 //! - `site`: `--site DIR` holds a readable `gatehouse.toml`;
 //! - `key` (inline keys only): the key is well formed, known to the site, not
 //!   revoked or expired, and not expiring within [`EXPIRY_WARNING_DAYS`];
@@ -85,7 +88,7 @@ pub enum Status {
 /// One check's result, with the error code when it failed on one.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct Check {
-    /// `command`, `site`, `key` or `actor`.
+    /// `file`, `command`, `site`, `key` or `actor`.
     pub name: &'static str,
     pub status: Status,
     pub message: String,
@@ -196,7 +199,24 @@ async fn examine(
         if !is_gatehouse(&view) {
             continue;
         }
-        report.entries.push(check_entry(name, view, sites).await);
+        let mut entry = check_entry(name, view, sites).await;
+        if let Some(read) = &target.read_instead {
+            let ignored = Error::invalid(
+                codes::CONFIG_FILE_IGNORED,
+                format!(
+                    "{} as installed here ignores this file; it reads {}",
+                    client.display_name(),
+                    read.display()
+                ),
+                format!(
+                    "run `gatehouse config install {client}` to put the entry in the file it \
+                     reads, then remove it from this one"
+                ),
+            );
+            entry.checks.insert(0, Check::failed("file", &ignored));
+            entry.ok = false;
+        }
+        report.entries.push(entry);
     }
     report
 }
@@ -224,23 +244,7 @@ async fn check_entry(
     view: EntryView,
     sites: &mut BTreeMap<PathBuf, std::result::Result<Site, Error>>,
 ) -> EntryReport {
-    let mut checks = Vec::new();
-    let command = Path::new(&view.command);
-    checks.push(if command.is_file() {
-        Check::new("command", Status::Pass, format!("{} exists", view.command))
-    } else {
-        Check {
-            code: Some(codes::COMMAND_NOT_FOUND),
-            ..Check::new(
-                "command",
-                Status::Fail,
-                format!(
-                    "{} does not exist (reinstall Gatehouse or re-run `gatehouse config install`)",
-                    view.command
-                ),
-            )
-        }
-    });
+    let mut checks = vec![check_command(&view.command)];
 
     let site_dir = flag(&view.args, "--site").map(PathBuf::from);
     let site = match &site_dir {
@@ -347,6 +351,38 @@ async fn check_entry(
     }
 }
 
+/// The program must exist, be a file, and be executable: a copied binary
+/// that lost its mode bit fails at every client start just as a missing one.
+fn check_command(command: &str) -> Check {
+    let fail = |code: Code, what: &str, fix: &str| Check {
+        code: Some(code),
+        ..Check::new("command", Status::Fail, format!("{command} {what} ({fix})"))
+    };
+    let reinstall = "reinstall Gatehouse or re-run `gatehouse config install`";
+    match std::fs::metadata(command) {
+        Err(_) => fail(codes::COMMAND_NOT_FOUND, "does not exist", reinstall),
+        Ok(meta) if !meta.is_file() => fail(codes::COMMAND_NOT_FOUND, "is not a file", reinstall),
+        Ok(meta) if !executable(&meta) => fail(
+            codes::COMMAND_NOT_EXECUTABLE,
+            "is not executable",
+            "make it executable with `chmod +x`, or reinstall Gatehouse",
+        ),
+        Ok(_) => Check::new("command", Status::Pass, format!("{command} exists")),
+    }
+}
+
+#[cfg(unix)]
+fn executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    meta.permissions().mode() & 0o111 != 0
+}
+
+/// Windows runs any file by its extension; there is no mode bit to check.
+#[cfg(not(unix))]
+fn executable(_: &std::fs::Metadata) -> bool {
+    true
+}
+
 /// `${X}`, `$X`, `${env:X}`, `{env:X}`, `${input:x}`, `${{ secrets.X }}`.
 fn is_reference(value: &str) -> bool {
     value.starts_with('$') || value.starts_with("{env:")
@@ -404,6 +440,129 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
                 },
                 _ => Check::new("key", Status::Pass, format!("key {id} is active")),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client_config::Os;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn claude_desktop_entry() -> String {
+        serde_json::json!({"mcpServers": {"gatehouse": {
+            "command": std::env::current_exe().unwrap(),
+            "args": ["mcp", "--site", "/nonexistent/site"],
+        }}})
+        .to_string()
+    }
+
+    /// With the MSIX package installed, Claude Desktop reads only the
+    /// package's file: an entry in `%APPDATA%\Claude` is flagged as never run.
+    #[tokio::test]
+    async fn claude_desktop_entry_in_the_file_the_msix_app_ignores_is_flagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let (roaming, local) = (dir.path().join("Roaming"), dir.path().join("Local"));
+        let home = Home::new(Os::Windows, dir.path().join("home"), |k| match k {
+            "APPDATA" => Some(roaming.to_string_lossy().into_owned()),
+            "LOCALAPPDATA" => Some(local.to_string_lossy().into_owned()),
+            _ => None,
+        });
+        let legacy = roaming.join("Claude/claude_desktop_config.json");
+        write(&legacy, &claude_desktop_entry());
+
+        // The older installer: its %APPDATA% file is the one read, nothing flagged.
+        let report = doctor(&home, None).await;
+        let [file] = &report.files[..] else {
+            panic!("{report:#?}")
+        };
+        assert_eq!(file.path, legacy);
+        assert!(file.entries[0].checks.iter().all(|c| c.name != "file"));
+
+        let msix = local.join(
+            "Packages/Claude_pzs8sxrjxfjjc/LocalCache/Roaming/Claude/claude_desktop_config.json",
+        );
+        write(&msix, &claude_desktop_entry());
+        let report = doctor(&home, None).await;
+        let files: Vec<_> = report
+            .files
+            .iter()
+            .filter(|f| f.client == Client::ClaudeDesktop)
+            .collect();
+        assert_eq!(files.len(), 2, "{report:#?}");
+        let read = files.iter().find(|f| f.path == msix).unwrap();
+        assert!(read.entries[0].checks.iter().all(|c| c.name != "file"));
+        let ignored = files.iter().find(|f| f.path == legacy).unwrap();
+        let check = &ignored.entries[0].checks[0];
+        assert_eq!(
+            (check.name, check.status, check.code),
+            ("file", Status::Fail, Some(codes::CONFIG_FILE_IGNORED))
+        );
+        assert!(
+            check.message.contains(&msix.display().to_string()),
+            "{}",
+            check.message
+        );
+        assert!(!ignored.entries[0].ok && !report.ok);
+    }
+
+    #[test]
+    fn command_must_be_an_executable_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let code = |p: &Path| check_command(p.to_str().unwrap()).code;
+        assert_eq!(code(&missing), Some(codes::COMMAND_NOT_FOUND));
+        assert_eq!(code(dir.path()), Some(codes::COMMAND_NOT_FOUND));
+        let program = dir.path().join("gatehouse");
+        write(&program, "#!/bin/sh\n");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |m| std::fs::Permissions::from_mode(m);
+            std::fs::set_permissions(&program, mode(0o644)).unwrap();
+            assert_eq!(code(&program), Some(codes::COMMAND_NOT_EXECUTABLE));
+            std::fs::set_permissions(&program, mode(0o755)).unwrap();
+        }
+        let ok = check_command(program.to_str().unwrap());
+        assert_eq!((ok.status, ok.code), (Status::Pass, None));
+    }
+
+    /// opencode reads `opencode.jsonc` as well as `opencode.json`.
+    #[tokio::test]
+    async fn opencode_jsonc_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(Os::Linux, dir.path().to_path_buf(), |_| None);
+        let user = dir.path().join(".config/opencode/opencode.jsonc");
+        let exe = std::env::current_exe().unwrap();
+        let text = format!(
+            "// mine\n{{\n  \"mcp\": {{\n    \"gatehouse\": {{ \"type\": \"local\", \"command\": [{:?}, \"mcp\", \"--site\", \"/nonexistent/site\"] }}, // ours\n  }},\n}}\n",
+            exe.to_str().unwrap()
+        );
+        write(&user, &text);
+        let project = tempfile::tempdir().unwrap();
+        // Both names in one folder: both are read.
+        let (json, jsonc) = (
+            project.path().join("opencode.json"),
+            project.path().join("opencode.jsonc"),
+        );
+        write(&json, "{\"mcp\": {}}\n");
+        write(&jsonc, &text);
+        let report = doctor(&home, Some(project.path())).await;
+        let files: Vec<&FileReport> = report
+            .files
+            .iter()
+            .filter(|f| f.client == Client::Opencode)
+            .collect();
+        let paths: Vec<&PathBuf> = files.iter().map(|f| &f.path).collect();
+        assert_eq!(paths, [&user, &json, &jsonc], "{report:#?}");
+        for file in [files[0], files[2]] {
+            assert_eq!(file.entries.len(), 1, "{file:#?}");
+            assert_eq!(file.entries[0].checks[0].status, Status::Pass);
         }
     }
 }

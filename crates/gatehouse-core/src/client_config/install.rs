@@ -8,6 +8,8 @@
 //! `<file>.gatehouse.bak`, write a temporary file beside it, flush it to disk
 //! and rename it over the original. Readers therefore see the old file or the
 //! new one, never a torn one. An install that changes nothing writes nothing.
+//! A write may name the hash its preview saw ([`InstallRequest::expected_hash`]):
+//! the file is then checked under the lock and refused if it changed since.
 //!
 //! A raw key never goes into a project file (it would be committed): that is
 //! refused with a hint to `--secret-ref` or a user/local scope. The diff shown
@@ -37,6 +39,10 @@ pub struct InstallRequest {
     pub project: Option<PathBuf>,
     /// Compute the diff, write nothing.
     pub dry_run: bool,
+    /// The [`InstallOutcome::original_hash`] of the previewed dry run: the
+    /// write is refused if the file no longer has it, so what is written is
+    /// what was shown.
+    pub expected_hash: Option<String>,
 }
 
 /// What an install did (or, in a dry run, would do).
@@ -57,6 +63,9 @@ pub struct InstallOutcome {
     pub dry_run: bool,
     /// A unified diff of the file, any raw key replaced by a marker.
     pub diff: String,
+    /// The file as it was read (SHA-256 of its bytes, or `absent`): pass it
+    /// back as [`InstallRequest::expected_hash`] to write what was previewed.
+    pub original_hash: String,
     /// The copy of the previous file, when one was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "string")]
@@ -96,7 +105,6 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         return Err(refuse_key_in_project(client));
     }
     let main = &config.snippets[0];
-    let edits = edits_for(client, &target, &config.server_name, &main.text)?;
 
     let _lock = if req.dry_run {
         None
@@ -108,22 +116,21 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_error("read", &target.path, e)),
     };
+    let original_hash = content_hash(old.as_deref());
+    if let Some(expected) = &req.expected_hash
+        && *expected != original_hash
+    {
+        return Err(Error::invalid(
+            codes::CONFIG_FILE_CHANGED,
+            format!("{} changed since the preview", target.path.display()),
+            "the file changed since the preview; preview again",
+        ));
+    }
     let old_text = old.as_deref().unwrap_or("");
+    let edits = edits_for(client, &target, &config.server_name, &main.text, old_text)?;
     let new = match target.syntax {
-        Syntax::YamlFile => {
-            merge::parse(target.syntax, old_text).map_err(|merge::Unparsable(why)| {
-                Error::invalid(
-                    codes::CONFIG_FILE_UNPARSABLE,
-                    format!(
-                        "{} does not parse as YAML: {}",
-                        target.path.display(),
-                        super::merge::mask_keys(&why)
-                    ),
-                    "fix or move the file by hand; Gatehouse never rewrites a file it cannot parse",
-                )
-            })?;
-            main.text.clone()
-        }
+        // A new Continue block file is ours whole, as rendered.
+        Syntax::YamlFile if old_text.trim().is_empty() => main.text.clone(),
         _ => {
             merge::apply(target.syntax, old_text, &edits).map_err(|e| with_path(e, &target.path))?
         }
@@ -144,6 +151,7 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         written: false,
         dry_run: req.dry_run,
         diff,
+        original_hash,
         backup: None,
         instructions: main.instructions.clone(),
     };
@@ -164,9 +172,24 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     Ok(outcome)
 }
 
+/// What a preview saw: the SHA-256 of the file's bytes, or `absent`.
+fn content_hash(text: Option<&str>) -> String {
+    use sha2::Digest;
+    match text {
+        Some(text) => hex::encode(sha2::Sha256::digest(text.as_bytes())),
+        None => "absent".to_string(),
+    }
+}
+
 /// The edits that put the main snippet's entry (and VS Code's input) into a
-/// file of `target`'s shape.
-fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<Vec<Edit>> {
+/// file of `target`'s shape whose text is `old`.
+fn edits_for(
+    client: Client,
+    target: &Target,
+    name: &str,
+    text: &str,
+    old: &str,
+) -> Result<Vec<Edit>> {
     let doc: Value = match target.syntax {
         Syntax::Toml => toml::from_str(text).map_err(|e| super::spec::internal(e.to_string()))?,
         Syntax::Yaml | Syntax::YamlFile => {
@@ -177,7 +200,7 @@ fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<
         }
     };
     if target.syntax == Syntax::YamlFile {
-        return Ok(Vec::new());
+        return block_edits(client, &doc, name, old);
     }
     let shape = client.shape();
     let entry = shape
@@ -203,6 +226,39 @@ fn edits_for(client: Client, target: &Target, name: &str, text: &str) -> Result<
             });
         }
     }
+    Ok(edits)
+}
+
+/// A Continue block file someone else wrote (or ours, with servers added):
+/// our entry is upserted into its `mcpServers` list by name, and the block's
+/// own `name`, `version` and `schema` are added only where it has none, so
+/// other servers, comments and the admin's block name stay.
+fn block_edits(client: Client, doc: &Value, name: &str, old: &str) -> Result<Vec<Edit>> {
+    let entry = client
+        .shape()
+        .entry(doc, name)
+        .cloned()
+        .ok_or_else(|| super::spec::internal("the generated block lacks its entry".into()))?;
+    // A file that does not parse gets every key here; `apply` then refuses it.
+    let existing = merge::parse(Syntax::YamlFile, old).unwrap_or_default();
+    let mut edits: Vec<Edit> = ["name", "version", "schema"]
+        .into_iter()
+        .filter(|key| existing.get(key).is_none())
+        .map(|key| Edit::Set {
+            path: vec![key.to_string()],
+            value: doc[key].clone(),
+        })
+        .collect();
+    edits.push(Edit::Upsert {
+        path: client
+            .shape()
+            .servers
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        key: "name".into(),
+        item: entry,
+    });
     Ok(edits)
 }
 
@@ -240,9 +296,12 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// A unified diff of the whole file (`--- a/PATH`, `+++ b/PATH`).
+/// A unified diff of the whole file (`--- a/PATH`, `+++ b/PATH`); an absolute
+/// path loses its leading `/` there, as in `git diff`'s prefixes (`a//tmp` read
+/// as a typo).
 pub fn unified_diff(path: &Path, old: &str, new: &str) -> String {
-    let shown = path.display().to_string();
+    let full = path.display().to_string();
+    let shown = full.trim_start_matches('/');
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)
@@ -322,6 +381,7 @@ mod tests {
             home: Home::new(Os::Linux, home.to_path_buf(), |_| None),
             project: None,
             dry_run,
+            expected_hash: None,
         }
     }
 
@@ -336,6 +396,10 @@ mod tests {
 
         let dry = install(&request(home.path(), site.path(), Client::Codex, true)).unwrap();
         assert!(dry.changed && !dry.written && dry.diff.contains("+[mcp_servers.gatehouse]"));
+        let shown = file.display().to_string();
+        let header = format!("--- a/{}\n", shown.trim_start_matches('/'));
+        assert!(dry.diff.starts_with(&header), "{}", dry.diff);
+        assert!(!dry.diff.contains("a//") && !dry.diff.contains("b//"));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), old);
 
         let done = install(&request(home.path(), site.path(), Client::Codex, false)).unwrap();
@@ -358,6 +422,88 @@ mod tests {
             .collect();
         names.sort();
         assert_eq!(names, ["config.toml", "config.toml.gatehouse.bak"]);
+    }
+
+    /// The desktop app previews, then writes: a file changed in between is
+    /// refused under the lock, and left as the other writer made it.
+    #[test]
+    fn a_write_after_a_preview_refuses_a_file_changed_since() {
+        let home = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let file = home.path().join(".cursor/mcp.json");
+        let write_after = |preview: &InstallOutcome| InstallRequest {
+            expected_hash: Some(preview.original_hash.clone()),
+            ..request(home.path(), site.path(), Client::Cursor, false)
+        };
+
+        // Absent at the preview, created by someone else before the write.
+        let preview = install(&request(home.path(), site.path(), Client::Cursor, true)).unwrap();
+        assert_eq!(preview.original_hash, "absent");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let theirs = "{\"mcpServers\": {\"other\": {\"command\": \"/x\"}}}\n";
+        std::fs::write(&file, theirs).unwrap();
+        let err = install(&write_after(&preview)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_CHANGED);
+        assert!(err.hint.unwrap().contains("preview again"));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), theirs);
+
+        // Previewed as it is now: the write goes through.
+        let preview = install(&request(home.path(), site.path(), Client::Cursor, true)).unwrap();
+        let done = install(&write_after(&preview)).unwrap();
+        assert!(done.written);
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(doc["mcpServers"]["other"]["command"], "/x");
+        assert!(doc["mcpServers"]["gatehouse"].is_object());
+
+        // The same preview again is stale: the file is not what it showed.
+        let err = install(&write_after(&preview)).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_CHANGED);
+    }
+
+    /// A Continue block file the admin already keeps other servers in: ours is
+    /// merged into its list, never written over it.
+    #[test]
+    fn continue_install_merges_into_an_existing_block_file() {
+        let project = tempfile::tempdir().unwrap();
+        let site = tempfile::tempdir().unwrap();
+        let file = project.path().join(".continue/mcpServers/gatehouse.yaml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let old = "# Team servers, reviewed quarterly\nname: Team servers\nversion: 1.2.0\nschema: v1\nmcpServers:\n  # the docs search\n  - name: docs\n    type: stdio\n    command: /usr/bin/docs # pinned\n    args: []\n";
+        std::fs::write(&file, old).unwrap();
+        let mut req = request(project.path(), site.path(), Client::Continue, false);
+        req.project = Some(project.path().to_path_buf());
+
+        let done = install(&req).unwrap();
+        assert!(done.written, "{done:?}");
+        let new = std::fs::read_to_string(&file).unwrap();
+        assert!(new.ends_with("type: stdio\n"), "{new}");
+        for kept in [
+            "# Team servers, reviewed quarterly",
+            "# the docs search",
+            "# pinned",
+            "name: Team servers",
+        ] {
+            assert!(new.contains(kept), "{kept:?} lost:\n{new}");
+        }
+        let doc: Value = serde_yaml_ng::from_str(&new).unwrap();
+        let servers = doc["mcpServers"].as_array().unwrap();
+        assert_eq!(servers.len(), 2, "{new}");
+        assert_eq!(servers[0]["command"], "/usr/bin/docs");
+        assert_eq!(servers[1]["name"], "gatehouse");
+        assert_eq!(servers[1]["type"], "stdio");
+        assert_eq!(doc["version"], "1.2.0");
+        assert_eq!(std::fs::read_to_string(done.backup.unwrap()).unwrap(), old);
+        let again = install(&req).unwrap();
+        assert!(!again.changed, "{}", again.diff);
+
+        // A list we cannot merge into is refused, and the file left as it was.
+        let odd =
+            "name: x\nversion: 0.0.1\nschema: v1\nmcpServers:\n  docs: {command: /usr/bin/docs}\n";
+        std::fs::write(&file, odd).unwrap();
+        let err = install(&req).unwrap_err();
+        assert_eq!(err.code, codes::CONFIG_FILE_UNPARSABLE, "{err:?}");
+        assert!(err.message.contains("not a list"), "{}", err.message);
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), odd);
     }
 
     #[test]

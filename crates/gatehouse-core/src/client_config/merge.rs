@@ -1,5 +1,6 @@
 //! Editing a client's file in place: set one server entry (and, for VS Code,
-//! one input) while every other entry, comment and blank line stays as it was.
+//! one input; for a Continue block file, one item of its server list) while
+//! every other entry, comment and blank line stays as it was.
 //!
 //! Each syntax goes through a lossless editor: `jsonc-parser`'s concrete syntax
 //! tree for JSON (comments allowed only where the client's own parser allows
@@ -121,8 +122,7 @@ pub fn apply(syntax: Syntax, old: &str, edits: &[Edit]) -> Result<String> {
     let new = match syntax {
         Syntax::Json | Syntax::Jsonc => edit_json(old, edits, syntax == Syntax::Jsonc),
         Syntax::Toml => edit_toml(old, edits),
-        Syntax::Yaml => edit_yaml(old, edits),
-        Syntax::YamlFile => Err(Unparsable("a whole file is replaced, not edited".into())),
+        Syntax::Yaml | Syntax::YamlFile => edit_yaml(old, edits),
     }
     .map_err(refuse)?;
     let got = parse(syntax, &new)
@@ -328,13 +328,18 @@ fn edit_yaml(old: &str, edits: &[Edit]) -> std::result::Result<String, Unparsabl
     let Some(top) = doc.as_mapping() else {
         return Err(Unparsable("the top level is not a map".into()));
     };
+    // The parsed document as it stands before each edit: where an upsert's
+    // item already is, read with the ordinary parser rather than from nodes.
+    let mut current = parse(Syntax::Yaml, old)?;
     for edit in edits {
-        let Edit::Set { path, value } = edit else {
-            return Err(Unparsable("YAML files take no list edits here".into()));
+        let (path, last) = match edit {
+            Edit::Set { path, .. } | Edit::Upsert { path, .. } => {
+                let (last, parents) = path.split_last().expect("an edit has a path");
+                (parents, last)
+            }
         };
-        let (last, parents) = path.split_last().expect("an edit has a path");
         let mut map = top.clone();
-        for key in parents {
+        for key in path {
             map = match map.get(key.as_str()) {
                 Some(node) => node
                     .as_mapping()
@@ -350,9 +355,44 @@ fn edit_yaml(old: &str, edits: &[Edit]) -> std::result::Result<String, Unparsabl
                 }
             };
         }
-        map.set(last.as_str(), yaml_value(value)?);
+        match edit {
+            Edit::Set { value, .. } => map.set(last.as_str(), yaml_value(value)?),
+            Edit::Upsert {
+                path: full,
+                key,
+                item,
+            } => match map.get(last.as_str()) {
+                None => map.set(
+                    last.as_str(),
+                    yaml_value(&Value::Array(vec![item.clone()]))?,
+                ),
+                Some(node) => {
+                    let list = node
+                        .as_sequence()
+                        .cloned()
+                        .ok_or_else(|| Unparsable(format!("\"{last}\" is not a list")))?;
+                    let index = full
+                        .iter()
+                        .try_fold(&current, |v, k| v.get(k))
+                        .and_then(Value::as_array)
+                        .and_then(|l| l.iter().position(|e| e.get(key) == item.get(key)));
+                    match index {
+                        Some(i) => {
+                            list.set(i, yaml_value(item)?);
+                        }
+                        None => list.push(yaml_value(item)?),
+                    }
+                }
+            },
+        }
+        apply_to_value(&mut current, std::slice::from_ref(edit))?;
     }
-    Ok(doc.to_string())
+    // An item pushed at the very end comes out without the file's last newline.
+    let mut text = doc.to_string();
+    if old.ends_with('\n') && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// A value as a yaml-edit node, by way of its own block-style rendering.

@@ -187,6 +187,10 @@ pub struct Target {
     /// client's usual [`Shape::servers`](super::Shape) (Claude Code local scope).
     #[serde(skip)]
     pub servers: Vec<String>,
+    /// Set when the client installed here ignores this file, to the file it
+    /// reads instead (Claude Desktop's `%APPDATA%` file under the MSIX app).
+    #[serde(skip)]
+    pub read_instead: Option<PathBuf>,
 }
 
 /// Every file `client` may read on this machine, user scope first. `project`
@@ -198,42 +202,72 @@ pub fn targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
         .collect()
 }
 
-/// Every file `client` may read, for the doctor: [`targets`], and for
-/// Continue every block file in `.continue/mcpServers/` (an admin may have
-/// named its file anything) and the `mcpServers` of `~/.continue/config.yaml`.
+/// Every file `client` may read, for the doctor: [`targets`]; for Continue
+/// every block file in `.continue/mcpServers/` (an admin may have named its
+/// file anything) and the `mcpServers` of `~/.continue/config.yaml`; for
+/// opencode both `opencode.json` and `opencode.jsonc`; for Claude Desktop on
+/// Windows both installers' files, the one the installed app ignores marked
+/// with [`Target::read_instead`].
 pub fn read_targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
     let mut all = targets(client, home, project);
-    if client != Client::Continue {
-        return all;
-    }
     let found = |scope: Scope, path: PathBuf, syntax: Syntax| Target {
         client,
         scope,
         path,
         syntax,
-        servers: Vec::new(),
+        servers: client
+            .shape()
+            .servers
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
+        read_instead: None,
     };
-    for (scope, base) in [(Scope::User, home.dir.as_path()), (Scope::Project, project)] {
-        let Ok(dir) = std::fs::read_dir(base.join(".continue/mcpServers")) else {
-            continue;
-        };
-        let mut blocks: Vec<PathBuf> = dir
-            .filter_map(|e| Some(e.ok()?.path()))
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-            .collect();
-        blocks.sort();
-        for path in blocks {
-            if !all.iter().any(|t| t.path == path) {
-                all.push(found(scope, path, Syntax::YamlFile));
+    match client {
+        Client::Opencode => {
+            for t in all.clone() {
+                let other = t.path.with_extension(match t.path.extension() {
+                    Some(e) if e == "jsonc" => "json",
+                    _ => "jsonc",
+                });
+                all.push(found(t.scope, other, Syntax::Jsonc));
             }
         }
+        Client::ClaudeDesktop if home.os == Os::Windows => {
+            if let (Some(msix), legacy) = claude_desktop_windows(home) {
+                all.push(Target {
+                    read_instead: Some(msix),
+                    ..found(Scope::User, legacy, Syntax::Json)
+                });
+            }
+        }
+        Client::Continue => {
+            for (scope, base) in [(Scope::User, home.dir.as_path()), (Scope::Project, project)] {
+                let Ok(dir) = std::fs::read_dir(base.join(".continue/mcpServers")) else {
+                    continue;
+                };
+                let mut blocks: Vec<PathBuf> = dir
+                    .filter_map(|e| Some(e.ok()?.path()))
+                    .filter(|p| {
+                        matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+                    })
+                    .collect();
+                blocks.sort();
+                for path in blocks {
+                    if !all.iter().any(|t| t.path == path) {
+                        all.push(found(scope, path, Syntax::YamlFile));
+                    }
+                }
+            }
+            // The main config lists servers the same way as a block file.
+            all.push(found(
+                Scope::User,
+                home.dir.join(".continue/config.yaml"),
+                Syntax::Yaml,
+            ));
+        }
+        _ => {}
     }
-    // The main config lists servers the same way as a block file.
-    all.push(found(
-        Scope::User,
-        home.dir.join(".continue/config.yaml"),
-        Syntax::Yaml,
-    ));
     all
 }
 
@@ -356,16 +390,14 @@ pub fn target(
             };
             (dir.join("config.yaml"), Yaml, servers(default_servers))
         }
-        (Client::Opencode, User) => (
-            home.xdg_config().join("opencode/opencode.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::Opencode, Project) => (
-            project.join("opencode.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
+        (Client::Opencode, User | Project) => {
+            let dir = if scope == User {
+                home.xdg_config().join("opencode")
+            } else {
+                project.to_path_buf()
+            };
+            (opencode(&dir), Jsonc, servers(default_servers))
+        }
         (Client::Kiro, User) => (
             h.join(".kiro/settings/mcp.json"),
             Json,
@@ -410,36 +442,60 @@ pub fn target(
         path,
         syntax,
         servers,
+        read_instead: None,
     })
+}
+
+/// opencode reads `opencode.json` or `opencode.jsonc`: an admin's existing
+/// `.jsonc` is edited rather than a second file created beside it.
+fn opencode(dir: &Path) -> PathBuf {
+    let jsonc = dir.join("opencode.jsonc");
+    let json = dir.join("opencode.json");
+    if jsonc.is_file() && !json.is_file() {
+        jsonc
+    } else {
+        json
+    }
 }
 
 /// On Windows the MSIX app reads its virtualised copy under
 /// `%LOCALAPPDATA%\Packages\Claude_<publisher>\LocalCache\Roaming\Claude`; the
-/// older installer reads `%APPDATA%\Claude`. The package folder is found by its
-/// `Claude_` prefix rather than the publisher hash, which could change.
+/// older installer reads `%APPDATA%\Claude`.
 fn claude_desktop(home: &Home) -> PathBuf {
-    const FILE: &str = "claude_desktop_config.json";
     match home.os {
-        Os::Macos => home.app_data().join("Claude").join(FILE),
-        Os::Linux => home.xdg_config().join("Claude").join(FILE),
-        Os::Windows => {
-            let packages = home.localappdata().join("Packages");
-            let msix = std::fs::read_dir(&packages).ok().and_then(|dir| {
-                dir.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| {
-                        p.file_name()
-                            .and_then(|n| n.to_str())
-                            .is_some_and(|n| n.starts_with("Claude_"))
-                    })
-                    .min()
-            });
-            match msix {
-                Some(pkg) => pkg.join("LocalCache/Roaming/Claude").join(FILE),
-                None => home.appdata().join("Claude").join(FILE),
-            }
-        }
+        Os::Macos => home.app_data().join("Claude").join(CLAUDE_DESKTOP_FILE),
+        Os::Linux => home.xdg_config().join("Claude").join(CLAUDE_DESKTOP_FILE),
+        Os::Windows => match claude_desktop_windows(home) {
+            (Some(msix), _) => msix,
+            (None, legacy) => legacy,
+        },
     }
+}
+
+const CLAUDE_DESKTOP_FILE: &str = "claude_desktop_config.json";
+
+/// Claude Desktop's Windows files: the MSIX package's (when the package is
+/// installed) and `%APPDATA%`'s. The package folder is found by its `Claude_`
+/// prefix rather than the publisher hash, which could change.
+fn claude_desktop_windows(home: &Home) -> (Option<PathBuf>, PathBuf) {
+    let packages = home.localappdata().join("Packages");
+    let msix = std::fs::read_dir(&packages).ok().and_then(|dir| {
+        dir.flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("Claude_"))
+            })
+            .min()
+    });
+    (
+        msix.map(|pkg| {
+            pkg.join("LocalCache/Roaming/Claude")
+                .join(CLAUDE_DESKTOP_FILE)
+        }),
+        home.appdata().join("Claude").join(CLAUDE_DESKTOP_FILE),
+    )
 }
 
 /// Cline 4's shared file, with its override variables in Cline's order.

@@ -144,6 +144,9 @@ impl ServerSpec {
             );
             instructions.push_str(if self.client.supports_secret_ref() {
                 ", or regenerate with --secret-ref."
+            } else if self.client == Client::ClaudeDesktop {
+                "; Claude Desktop cannot reference a secret from this file, but `gatehouse config \
+                 mcpb` builds an extension whose key it keeps in the OS keychain."
             } else {
                 "; this client has no way to reference a secret from its config."
             });
@@ -186,8 +189,8 @@ pub(super) fn servers_file(top: &str, name: &str, entry: impl Serialize) -> Resu
     to_json(&file)
 }
 
-/// Claude Desktop: `claude_desktop_config.json`, `mcpServers` → `command`, `args`,
-/// `env`, as in <https://modelcontextprotocol.io/quickstart/user>. It has no
+/// The sentence for clients whose `${env:...}` is read from their own process
+/// environment, which an app started from a desktop launcher may not have.
 pub(super) fn env_reference_note(client: &str) -> String {
     format!(
         " {client} resolves ${{env:{API_KEY_ENV}}} from its own environment: start it from a \

@@ -81,6 +81,22 @@ fn claude_desktop_shape() {
     assert!(entry.get("type").is_none());
 }
 
+/// Claude Desktop has no reference form, but the extension keeps the key in
+/// the OS keychain: the inline-key warning must say so.
+#[test]
+fn claude_desktop_inline_key_warning_names_the_mcpb_extension() {
+    let out = generate(&request(
+        Client::ClaudeDesktop,
+        ConfigActor::ApiKey(KeyDelivery::Inline(fake_key())),
+    ))
+    .unwrap();
+    let instructions = &out.snippets[0].instructions;
+    assert!(
+        instructions.contains("`gatehouse config mcpb`") && instructions.contains("keychain"),
+        "{instructions}"
+    );
+}
+
 #[test]
 fn claude_code_json_and_shell_agree() {
     let out = generate(&request(
