@@ -27,10 +27,20 @@ pub const PATIENCE: Duration = Duration::from_secs(30);
 /// A running `tauri-driver`, stopped with SIGTERM on drop: SIGKILL would leave
 /// its `WebKitWebDriver` child holding the native port for the next run.
 /// It holds the one turn at the port until then.
-pub struct Driver(Child, #[allow(dead_code)] MutexGuard<'static, ()>);
+pub struct Driver {
+    child: Child,
+    /// What the driver was started with, to start it again (see `connect`).
+    default_site: PathBuf,
+    home: PathBuf,
+    _turn: MutexGuard<'static, ()>,
+}
 
 /// Scenarios run one after another: the driver's port is fixed.
 static TURN: Mutex<()> = Mutex::new(());
+
+/// How long one session request may take: the app starts in about a second;
+/// an app that died while starting leaves the request unanswered for good.
+const SESSION_PATIENCE: Duration = Duration::from_secs(45);
 
 impl Driver {
     /// Starts the driver; the app it launches inherits its environment:
@@ -41,27 +51,18 @@ impl Driver {
     pub fn start(default_site: &Path, home: &Path) -> Result<Self> {
         // A scenario that failed still hands the turn on.
         let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-        let exe = find_tauri_driver()?;
-        let child = Command::new(&exe)
-            .args(["--port", &DRIVER_PORT.to_string()])
-            .env(gatehouse_core::site::ENV_SITE, default_site)
-            .env("HOME", home)
-            .env("XDG_CONFIG_HOME", config_home(home))
-            .env_remove("CODEX_HOME")
-            .env_remove("COPILOT_HOME")
-            .env_remove("CLINE_DIR")
-            .env_remove("CLINE_DATA_DIR")
-            .env_remove("CLINE_MCP_SETTINGS_PATH")
-            .env_remove("GATEHOUSE_BIN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .with_context(|| format!("starting {}", exe.display()))?;
-        Ok(Self(child, turn))
+        Ok(Self {
+            child: spawn_driver(default_site, home)?,
+            default_site: default_site.to_path_buf(),
+            home: home.to_path_buf(),
+            _turn: turn,
+        })
     }
 
     /// Connects a WebDriver session that launches the app, retrying until the
-    /// driver listens.
+    /// driver listens. A session request left unanswered (the app died while
+    /// starting: CI once saw GTK fail to open the display) restarts the
+    /// driver and asks once more, instead of waiting forever.
     pub async fn connect(&mut self) -> Result<Client> {
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), "wry".into());
@@ -70,16 +71,15 @@ impl Driver {
             serde_json::json!({ "application": app() }),
         );
         let url = format!("http://127.0.0.1:{DRIVER_PORT}");
-        let deadline = Instant::now() + PATIENCE;
+        let mut restarted = false;
+        let mut deadline = Instant::now() + PATIENCE;
         loop {
-            match ClientBuilder::native()
-                .capabilities(caps.clone())
-                .connect(&url)
-                .await
-            {
-                Ok(client) => return Ok(client),
-                Err(err) => {
-                    if let Some(status) = self.0.try_wait()? {
+            let mut builder = ClientBuilder::native();
+            builder.capabilities(caps.clone());
+            match tokio::time::timeout(SESSION_PATIENCE, builder.connect(&url)).await {
+                Ok(Ok(client)) => return Ok(client),
+                Ok(Err(err)) => {
+                    if let Some(status) = self.child.try_wait()? {
                         bail!("tauri-driver exited with {status} before accepting a session");
                     }
                     if Instant::now() > deadline {
@@ -87,17 +87,49 @@ impl Driver {
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
+                Err(_) if !restarted => {
+                    eprintln!("the app did not answer a session request; restarting the driver");
+                    self.stop();
+                    self.child = spawn_driver(&self.default_site, &self.home)?;
+                    restarted = true;
+                    deadline = Instant::now() + PATIENCE;
+                }
+                Err(_) => bail!("the app did not start twice (see its output above)"),
             }
+        }
+    }
+
+    /// Stops the driver (and with it the app it launched).
+    fn stop(&mut self) {
+        let pid = Pid::from_raw(self.child.id() as i32);
+        if self.child.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
+            let _ = self.child.wait();
         }
     }
 }
 
+fn spawn_driver(default_site: &Path, home: &Path) -> Result<Child> {
+    let exe = find_tauri_driver()?;
+    Command::new(&exe)
+        .args(["--port", &DRIVER_PORT.to_string()])
+        .env(gatehouse_core::site::ENV_SITE, default_site)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", config_home(home))
+        .env_remove("CODEX_HOME")
+        .env_remove("COPILOT_HOME")
+        .env_remove("CLINE_DIR")
+        .env_remove("CLINE_DATA_DIR")
+        .env_remove("CLINE_MCP_SETTINGS_PATH")
+        .env_remove("GATEHOUSE_BIN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}", exe.display()))
+}
+
 impl Drop for Driver {
     fn drop(&mut self) {
-        let pid = Pid::from_raw(self.0.id() as i32);
-        if self.0.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
-            let _ = self.0.wait();
-        }
+        self.stop();
     }
 }
 

@@ -319,7 +319,7 @@ fn is_sqlite(db: &Db) -> bool {
 }
 
 /// Writers of one process share a write gate: group commits, write
-/// transactions and a second store on the same file never wait for each
+/// transactions, checkpoint rows and a second store on the same file never wait for each
 /// other at SQLite's lock (which would show as a lock wait), and the chain
 /// comes out whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -351,7 +351,17 @@ async fn writers_of_one_process_never_wait_at_the_sqlite_lock() {
     for i in 0..120 {
         let store = stores[i % 2].clone();
         tasks.push(tokio::spawn(async move {
-            if i % 2 == 0 {
+            if i % 4 == 1 {
+                // A signed checkpoint's row: a write like any other.
+                let row = gatehouse_core::store::checkpoints::CheckpointRow {
+                    seq: i as i64,
+                    hash: format!("{i:064}"),
+                    ts: 0,
+                    public_key: "00".repeat(32),
+                    signature: "00".repeat(64),
+                };
+                gatehouse_core::store::checkpoints::insert(&store, &row).await
+            } else if i % 2 == 0 {
                 let author = actor(&[Role::Author]);
                 let slug = format!("gate-{i}");
                 content::write_draft(&store, &author, &draft(&slug, "Gate", "body"))
