@@ -1,35 +1,7 @@
 //! Audit chain tamper detection on the real database: edit, delete and swap
 //! rows, then `audit verify` must fail at the right entry.
 
-use crate::util::TestSite;
-
-/// A site with at least 6 audit entries.
-fn site_with_history(name: &str) -> TestSite {
-    let site = TestSite::new(name);
-    let (_, id) = site.mint("viewer");
-    site.mint("editor");
-    site.ok(&[
-        "users",
-        "create",
-        "--email",
-        "x@example.com",
-        "--roles",
-        "viewer",
-    ]);
-    site.ok(&["keys", "revoke", &id]);
-    site.ok(&[
-        "users",
-        "update",
-        "--email",
-        "x@example.com",
-        "--roles",
-        "author",
-    ]);
-    let v = site.ok_json(&["audit", "verify", "--json"]);
-    assert_eq!(v["ok"], true);
-    assert_eq!(v["entries"], 6);
-    site
-}
+use crate::util::{TestSite, site_with_history};
 
 fn broken_at(site: &TestSite) -> i64 {
     let f = site.fails(&["audit", "verify", "--json"]);

@@ -8,36 +8,7 @@
 use gatehouse_core::access::audit::entry_hash;
 use serde_json::Value;
 
-use crate::util::{TestSite, failure};
-
-/// A site with 6 audit entries, each written by a separate CLI process (each
-/// of which ends cleanly, so each writes a checkpoint).
-fn site_with_history(name: &str) -> TestSite {
-    let site = TestSite::new(name);
-    let (_, id) = site.mint("viewer");
-    site.mint("editor");
-    site.ok(&[
-        "users",
-        "create",
-        "--email",
-        "x@example.com",
-        "--roles",
-        "viewer",
-    ]);
-    site.ok(&["keys", "revoke", &id]);
-    site.ok(&[
-        "users",
-        "update",
-        "--email",
-        "x@example.com",
-        "--roles",
-        "author",
-    ]);
-    let v = site.ok_json(&["audit", "verify", "--json"]);
-    assert_eq!(v["ok"], true, "{v}");
-    assert_eq!(v["entries"], 6);
-    site
-}
+use crate::util::{TestSite, failure, site_with_history};
 
 /// Every stored entry, in chain order, as JSON objects.
 fn rows(site: &TestSite) -> Vec<Value> {

@@ -4,13 +4,7 @@
 
 use std::process::{Command, Output};
 
-use crate::util::{BIN, failure, pg_base_url};
-
-/// A loopback port nothing listens on.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
+use crate::util::{BIN, closed_port, failure, pg_base_url};
 
 /// `gatehouse` with the database URL in the environment (not in argv);
 /// `site init` gets the site folder as its argument.

@@ -13,16 +13,7 @@ use gatehouse_core::sandbox::{ChildSpec, EnvValue};
 use gatehouse_core::site::{self, Settings, Site};
 use serde_json::json;
 
-use crate::util::{BIN, TestSite};
-
-fn fixture() -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/mcp_server.py")
-        .canonicalize()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::util::{BIN, TestSite, fixture};
 
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
@@ -43,7 +34,7 @@ async fn open(t: &TestSite) -> Site {
 fn echo(name: &str) -> SavedConnection {
     SavedConnection {
         name: name.into(),
-        spec: ChildSpec::new("python3").arg(fixture()).env(
+        spec: ChildSpec::new("python3").arg(fixture("mcp_server.py")).env(
             "TOKEN",
             EnvValue::SecretFromHost {
                 name: "GATEHOUSE_TEST_TOKEN_NEVER_SET".into(),
@@ -77,7 +68,7 @@ fn consent_is_asked_again_when_the_definition_changes() {
         let err = consent::require(&site, &conn).await.unwrap_err();
         assert_eq!(err.code, codes::CONSENT_REQUIRED);
         let req = err.detail.unwrap();
-        assert_eq!(req["argv"], json!(["python3", fixture()]));
+        assert_eq!(req["argv"], json!(["python3", fixture("mcp_server.py")]));
         assert_eq!(
             req["env"],
             json!([{"name": "TOKEN", "source": "secret", "host_variable": "GATEHOUSE_TEST_TOKEN_NEVER_SET"}])

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use serde_json::{Value, json};
 
 use crate::mcp_util::{McpSite, tool_error};
-use crate::util::TestSite;
+use crate::util::{TestSite, closed_port};
 
 /// Answers every connection with a small 200 response.
 fn hello_server() -> u16 {
@@ -25,15 +25,6 @@ fn hello_server() -> u16 {
         }
     });
     port
-}
-
-/// A port nothing listens on (bound, then released).
-fn closed_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn fetch(site: &TestSite, urls: &[String]) -> Vec<Value> {

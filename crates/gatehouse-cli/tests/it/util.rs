@@ -240,3 +240,41 @@ pub fn fixture(name: &str) -> String {
         .to_string_lossy()
         .into_owned()
 }
+
+/// A site with 6 audit entries, each written by a separate CLI process (each
+/// of which ends cleanly, so each signs a checkpoint).
+pub fn site_with_history(name: &str) -> TestSite {
+    let site = TestSite::new(name);
+    let (_, id) = site.mint("viewer");
+    site.mint("editor");
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "x@example.com",
+        "--roles",
+        "viewer",
+    ]);
+    site.ok(&["keys", "revoke", &id]);
+    site.ok(&[
+        "users",
+        "update",
+        "--email",
+        "x@example.com",
+        "--roles",
+        "author",
+    ]);
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["entries"], 6);
+    site
+}
+
+/// A TCP port nothing listens on (bound, then released).
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

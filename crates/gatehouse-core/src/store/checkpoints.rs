@@ -1,13 +1,11 @@
 //! SQL for signed audit checkpoints. Signing and checking are in
 //! `crate::site::checkpoint`.
 
-use sqlx::Row;
-
 use super::Store;
 use crate::error::Result;
 
 /// One stored checkpoint: the chain head (`seq`, `hash`) at `ts`, signed.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, sqlx::FromRow)]
 pub struct CheckpointRow {
     pub seq: i64,
     pub hash: String,
@@ -41,37 +39,25 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
 
 /// Every stored checkpoint, oldest entry first.
 pub async fn all(store: &Store) -> Result<Vec<CheckpointRow>> {
-    let rows = store
+    store
         .read("reading the audit checkpoints", |pool| async move {
-            sqlx::query(
+            sqlx::query_as(
                 "SELECT seq, hash, ts, public_key, signature FROM audit_checkpoints ORDER BY seq",
             )
             .fetch_all(&pool)
             .await
         })
-        .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(CheckpointRow {
-                seq: r.try_get("seq")?,
-                hash: r.try_get("hash")?,
-                ts: r.try_get("ts")?,
-                public_key: r.try_get("public_key")?,
-                signature: r.try_get("signature")?,
-            })
-        })
-        .collect()
+        .await
 }
 
 /// The stored hash of entry `seq`, if there is one.
 pub async fn entry_hash(store: &Store, seq: i64) -> Result<Option<String>> {
-    let row = store
+    store
         .read("reading the audit log", |pool| async move {
-            sqlx::query("SELECT hash FROM audit_log WHERE seq = $1")
+            sqlx::query_scalar("SELECT hash FROM audit_log WHERE seq = $1")
                 .bind(seq)
                 .fetch_optional(&pool)
                 .await
         })
-        .await?;
-    Ok(row.map(|r| r.try_get(0)).transpose()?)
+        .await
 }

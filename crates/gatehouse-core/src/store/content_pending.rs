@@ -1,12 +1,10 @@
 //! SQL for pending revisions: an edit of a published entry waits here (one
 //! per entry) while the published text stays live, until the entry is published.
 
-use sqlx::Row;
-
 use super::{Store, Tx};
 use crate::error::{Error, Result};
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, sqlx::FromRow)]
 pub struct Pending {
     pub title: String,
     pub body: String,
@@ -18,38 +16,26 @@ pub struct Pending {
 const SELECT: &str =
     "SELECT title, body, author, created_at, updated_at FROM content_pending WHERE content_id = $1";
 
-fn from_row(r: &sqlx::any::AnyRow) -> Result<Pending> {
-    Ok(Pending {
-        title: r.try_get(0)?,
-        body: r.try_get(1)?,
-        author: r.try_get(2)?,
-        created_at: r.try_get(3)?,
-        updated_at: r.try_get(4)?,
-    })
-}
-
 pub async fn get(store: &Store, content_id: i64) -> Result<Option<Pending>> {
     if let Some(direct) = store.direct() {
         return direct.pending(SELECT, content_id);
     }
-    let row = store
+    store
         .read("reading a pending revision", |pool| async move {
-            sqlx::query(SELECT)
+            sqlx::query_as(SELECT)
                 .bind(content_id)
                 .fetch_optional(&pool)
                 .await
         })
-        .await?;
-    row.as_ref().map(from_row).transpose()
+        .await
 }
 
 pub async fn get_in(tx: &mut Tx, content_id: i64) -> Result<Option<Pending>> {
-    let row = sqlx::query(SELECT)
+    sqlx::query_as(SELECT)
         .bind(content_id)
         .fetch_optional(&mut **tx)
         .await
-        .map_err(|e| Error::storage("reading a pending revision", e))?;
-    row.as_ref().map(from_row).transpose()
+        .map_err(|e| Error::storage("reading a pending revision", e))
 }
 
 /// Creates or replaces the entry's pending revision.
