@@ -24,6 +24,20 @@ import { SchemaForm } from "./schema-form";
 /** Call records per page. */
 const RECORDS_PAGE = 50;
 
+/** Core's end reasons (`Closed::reason`) in words. */
+const END_REASONS: Record<string, string> = {
+  timeout: "a call passed its deadline",
+  memory: "memory ceiling reached",
+  cpu: "CPU ceiling reached",
+  scratch_quota: "scratch quota reached",
+  end_of_input: "ended by itself (end of input)",
+  crash: "crashed",
+  protocol: "broke the protocol",
+  closed: "disconnected from here",
+  dropped: "dropped",
+  host_killed: "the app running it was killed",
+};
+
 /** A record's stored error in full (code, message, hint), without announcing every row as an alert. */
 function quietErrorView(err: GatehouseError): HTMLElement {
   const view = errorView(err);
@@ -65,7 +79,8 @@ export function liveFacts(live: LiveView): HTMLElement {
         ? `signal ${String(live.exit.signal)}`
         : `exit code ${String(live.exit.code)}`
       : "not observed";
-    facts.push(["exit", "Exit", exit], ["reason", "Reason", [live.end_reason, live.end_message].filter(Boolean).join(": ") || "—"]);
+    const reason = live.end_reason ? (END_REASONS[live.end_reason] ?? live.end_reason) : null;
+    facts.push(["exit", "Exit", exit], ["reason", "Reason", [reason, live.end_message].filter(Boolean).join(": ") || "—"]);
   }
   return h(
     "dl",

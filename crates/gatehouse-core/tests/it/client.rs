@@ -453,7 +453,7 @@ async fn a_crash_fails_pending_calls_with_the_exit_and_stderr() {
     assert_eq!(later.state, CallState::Failed);
     assert_eq!(later.record.request_id, None);
     let record = conn.close().await;
-    assert_eq!(record.end_reason.as_deref(), Some("exited"));
+    assert_eq!(record.end_reason.as_deref(), Some("crash"));
     assert_eq!(record.exit.unwrap().code, Some(3));
     assert_eq!(
         f.recorder.last_connection(&record.connection_id).unwrap(),
@@ -533,7 +533,7 @@ async fn rss_ceiling_kills_the_group_naming_the_ceiling() {
     assert_eq!(err.code, "RESOURCE_LIMIT");
     assert_eq!(err.detail.unwrap()["ceiling"], "max_rss");
     let record = f.close(conn).await;
-    assert_eq!(record.end_reason.as_deref(), Some("resource"));
+    assert_eq!(record.end_reason.as_deref(), Some("memory"));
 }
 
 #[tokio::test]
@@ -546,7 +546,20 @@ async fn cpu_ceiling_kills_the_group_naming_the_ceiling() {
     let err = out.error.unwrap();
     assert_eq!(err.code, "RESOURCE_LIMIT");
     assert_eq!(err.detail.unwrap()["ceiling"], "max_cpu");
-    f.close(conn).await;
+    let record = f.close(conn).await;
+    assert_eq!(record.end_reason.as_deref(), Some("cpu"));
+}
+
+/// A server that ends by itself with status 0 ended its input, not crashed.
+#[tokio::test]
+async fn a_clean_exit_is_recorded_as_end_of_input() {
+    let f = Fixture::new();
+    let conn = f.connect(&[]).await;
+    let out = conn.call_tool("exit", json!({"code": 0}), opts()).await;
+    assert_eq!(out.error.unwrap().code, "SERVER_EXITED");
+    let record = f.close(conn).await;
+    assert_eq!(record.end_reason.as_deref(), Some("end_of_input"));
+    assert_eq!(record.exit.unwrap().code, Some(0));
 }
 
 #[tokio::test]

@@ -32,12 +32,25 @@ pub(super) enum Closed {
 }
 
 impl Closed {
-    /// The word the record stores.
+    /// The word the record stores (and the desktop shows): `timeout`,
+    /// `memory`, `cpu` or `scratch_quota` (a ceiling), `end_of_input` (the
+    /// server ended by itself with status 0), `crash` (any other status or a
+    /// signal), `protocol`, `closed` (by us), `dropped`.
     pub(super) fn reason(&self) -> &'static str {
         match self {
             Closed::Timeout { .. } => "timeout",
-            Closed::Exited { .. } => "exited",
-            Closed::Resource { .. } => "resource",
+            Closed::Exited { exit, .. } => match exit {
+                Some(ExitInfo {
+                    code: Some(0),
+                    signal: None,
+                }) => "end_of_input",
+                _ => "crash",
+            },
+            Closed::Resource { ceiling, .. } => match ceiling.as_str() {
+                "max_rss" => "memory",
+                "max_cpu" => "cpu",
+                _ => "scratch_quota",
+            },
             Closed::Protocol { .. } => "protocol",
             Closed::Shutdown => "closed",
             Closed::Dropped => "dropped",
