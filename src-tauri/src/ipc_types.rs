@@ -16,6 +16,7 @@ use gatehouse_core::client_config::{
 };
 use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::{ExitInfo, Isolation};
+use gatehouse_core::site::config::ConfigEntry;
 use ts_rs::{Config, TS};
 
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
@@ -99,6 +100,7 @@ pub fn render() -> String {
     decl::<GeneratedConfig>(&cfg, &mut out);
     decl::<Scope>(&cfg, &mut out);
     decl::<KeyFilter>(&cfg, &mut out);
+    decl::<ConfigEntry>(&cfg, &mut out);
     decl::<InstallOutcome>(&cfg, &mut out);
     decl::<Status>(&cfg, &mut out);
     decl::<Check>(&cfg, &mut out);

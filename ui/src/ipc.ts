@@ -29,6 +29,7 @@ import {
   type PreviewChoices,
   type ToolView,
   type ClientChoice,
+  type ConfigEntry,
   type Code,
   type ConnectionView,
   type DoctorReport,
@@ -351,6 +352,21 @@ export function previewActors(left: ActorChoice, right: ActorChoice | null): Pro
 }
 
 // ---- users (Users screen) ---------------------------------------------------
+
+/** The site's config, secret values redacted. */
+export function listSiteConfig(): Promise<ConfigEntry[]> {
+  return call<ConfigEntry[]>("list_site_config");
+}
+
+/** Sets one entry (audited); a secret value is never returned. */
+export function setSiteConfig(key: string, value: string, secret: boolean): Promise<ConfigEntry> {
+  return call<ConfigEntry>("set_site_config", { key, value, secret });
+}
+
+/** Removes one entry (audited). */
+export function unsetSiteConfig(key: string): Promise<null> {
+  return call<null>("unset_site_config", { key });
+}
 
 export function listUsers(): Promise<User[]> {
   return call<User[]>("list_users");

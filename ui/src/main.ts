@@ -15,11 +15,12 @@ import { backendText } from "./screens/common";
 import { connections } from "./screens/connections";
 import { keys } from "./screens/keys";
 import { overview } from "./screens/overview";
+import { siteConfig } from "./screens/site-config";
 import type { Screen } from "./screens/screen";
 import { users } from "./screens/users";
 import { onSiteChange, setCurrentSite } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, users, audit, connections, actorPreview, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, users, siteConfig, audit, connections, actorPreview, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");

@@ -10,4 +10,5 @@ pub mod connection_edit;
 pub mod connections;
 pub mod keys;
 pub mod site;
+pub mod site_config;
 pub mod users;

@@ -1,6 +1,6 @@
 import { h } from "../dom";
 import { type GatehouseError, type TailCounters, type TailMessage, toGatehouseError } from "../ipc";
-import { TailModel, n } from "../lib/tail-model";
+import { type TailEntry, TailModel, n } from "../lib/tail-model";
 import { copyButton } from "./copy-button";
 import { errorView } from "./error-view";
 
@@ -29,6 +29,10 @@ export class TailPanel {
   private paused = false;
   private frame = 0;
   private active = false;
+  /** The last entry drawn while drawing incrementally; 0: redraw whole. */
+  private drawnTo = 0;
+  /** The "older lines not shown" item, while drawn. */
+  private droppedItem: HTMLLIElement | null = null;
 
   constructor(title: string, onSave: (() => Promise<string>) | null = null, maxLines = 2000) {
     this.model = new TailModel(maxLines);
@@ -38,6 +42,7 @@ export class TailPanel {
     this.heading = h("h2", {}, title);
     this.filter = h("input", { type: "search", class: "input input-small", placeholder: "filter lines" });
     this.filter.addEventListener("input", () => {
+      this.drawnTo = 0;
       this.render();
     });
     this.pause = h("button", { type: "button", class: "button button-small", "aria-pressed": "false" }, "Pause");
@@ -132,7 +137,12 @@ export class TailPanel {
     this.pause.textContent = paused ? "Resume" : "Pause";
     this.pause.setAttribute("aria-pressed", String(paused));
     this.element.dataset.paused = String(paused);
-    if (!paused) this.render();
+    if (!paused) this.refresh();
+  }
+
+  /** Draws what arrived while the panel was hidden or paused. */
+  refresh(): void {
+    this.schedule(true);
   }
 
   /** Stops drawing (the screen was left). */
@@ -141,14 +151,21 @@ export class TailPanel {
     this.frame = 0;
   }
 
-  private schedule(): void {
+  private schedule(force = false): void {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      if (this.model.takeDirty()) this.render();
+      // A panel in a hidden tab draws nothing until it is shown again.
+      if (!this.element.isConnected) return;
+      if (this.model.takeDirty() || force) this.render();
     });
   }
 
+  /**
+   * Draws the model: only what changed since the last frame (new entries
+   * appended, dropped lines removed from the top), so ten busy tails cost
+   * their new lines, not ten redraws of 2,000 items each. A filter redraws whole.
+   */
   private render(): void {
     const counters = this.model.counters;
     if (counters) this.showCounters(counters);
@@ -157,12 +174,45 @@ export class TailPanel {
       return;
     }
     const stick = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
-    this.list.replaceChildren(
-      ...this.model
-        .entries(this.filter.value)
-        .map((e) => (e.kind === "line" ? h("li", {}, e.text) : h("li", { class: `tail-marker ${e.marker}` }, e.text))),
-    );
+    const filter = this.filter.value.trim();
+    if (filter) {
+      this.list.replaceChildren(...this.model.entries(filter).map(item));
+      this.droppedItem = null;
+      this.drawnTo = 0;
+    } else {
+      if (this.drawnTo === 0) {
+        this.list.replaceChildren();
+        this.droppedItem = null;
+      }
+      const { added, oldestLine } = this.model.since(this.drawnTo);
+      this.list.append(
+        ...added.map((e) => {
+          const li = item(e);
+          li.dataset.seq = String(e.seq);
+          return li;
+        }),
+      );
+      this.dropLinesBefore(oldestLine);
+      this.drawnTo = this.model.lastSeq;
+    }
     if (stick) this.list.scrollTop = this.list.scrollHeight;
+  }
+
+  /** Removes the drawn lines the model dropped, and counts them where the model does. */
+  private dropLinesBefore(oldestLine: number): void {
+    for (const li of Array.from(this.list.children) as HTMLLIElement[]) {
+      if (li.classList.contains("tail-marker")) continue;
+      const seq = Number(li.dataset.seq ?? Number.NaN);
+      if (!(seq < oldestLine)) break;
+      li.remove();
+    }
+    if (this.model.dropped === 0) return;
+    const text = `[${n(this.model.dropped)} older lines not shown here]`;
+    this.droppedItem ??= item({ kind: "marker", marker: "tail-dropped", text });
+    this.droppedItem.textContent = text;
+    const first = this.list.firstElementChild;
+    const anchor = first?.classList.contains("tail-origin") ? first.nextElementSibling : first;
+    if (anchor !== this.droppedItem) this.list.insertBefore(this.droppedItem, anchor);
   }
 
   private showCounters(c: TailCounters): void {
@@ -177,4 +227,9 @@ export class TailPanel {
     this.status.dataset.state = state;
     this.status.textContent = text;
   }
+}
+
+/** One list item for `entry`. */
+function item(entry: TailEntry): HTMLLIElement {
+  return entry.kind === "line" ? h("li", {}, entry.text) : h("li", { class: `tail-marker ${entry.marker}` }, entry.text);
 }

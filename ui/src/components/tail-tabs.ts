@@ -108,5 +108,7 @@ export class TailTabs {
     }
     this.body.classList.toggle("side-by-side", this.sideBySide);
     this.body.replaceChildren(...shown);
+    // A hidden panel drew nothing meanwhile (see TailPanel): catch up.
+    for (const { panel } of this.open.values()) panel.refresh();
   }
 }

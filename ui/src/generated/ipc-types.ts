@@ -367,6 +367,23 @@ export type Scope = "user" | "project" | "local";
 export type KeyFilter = "all" | "active" | "expires_soon" | "expired" | "revoked";
 
 /**
+ * One entry as the admin surfaces show it.
+ */
+export type ConfigEntry = { key: string, 
+/**
+ * `<redacted>` unless revealed.
+ */
+value: string, 
+/**
+ * Marked secret by the admin.
+ */
+secret: boolean, 
+/**
+ * Hidden from clients (flagged, or shaped like a secret).
+ */
+redacted: boolean, updated_at: string, };
+
+/**
  * What an install did (or, in a dry run, would do).
  */
 export type InstallOutcome = { client: Client, client_name: string, server_name: string, scope: Scope, path: string, 

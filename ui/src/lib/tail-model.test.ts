@@ -73,4 +73,19 @@ describe("TailModel", () => {
     m.push({ kind: "end", counters: counters(40000) });
     expect(m.ended).toBe(true);
   });
+
+  it("tells an incremental view what was added and which lines were dropped", () => {
+    const m = new TailModel(4);
+    m.push(lines(1, 3));
+    const first = m.since(0);
+    expect(first.added.map((e) => e.text)).toEqual(["line 1", "line 2", "line 3"]);
+    expect(first.oldestLine).toBe(1);
+    const drawn = m.lastSeq;
+    m.push(lines(4, 8));
+    const next = m.since(drawn);
+    // Only what is new and still kept; lines 1-4 are gone (cap 4).
+    expect(next.added.map((e) => e.text)).toEqual(["line 5", "line 6", "line 7", "line 8"]);
+    expect(next.oldestLine).toBe(next.added[0]?.seq);
+    expect(m.since(m.lastSeq).added).toEqual([]);
+  });
 });

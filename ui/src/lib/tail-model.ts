@@ -15,13 +15,17 @@ export type MarkerKind = "tail-origin" | "tail-missed" | "tail-dropped";
 
 export type TailEntry = { kind: "line"; text: string } | { kind: "marker"; marker: MarkerKind; text: string };
 
+/** An entry with its place in the stream (increasing, never reused). */
+export type Numbered = TailEntry & { seq: number };
+
 const numbers = new Intl.NumberFormat("en");
 export const n = (value: number): string => numbers.format(value);
 
 export class TailModel {
   readonly maxLines: number;
   /** Lines and in-stream markers, oldest first (without the dropped marker). */
-  private list: TailEntry[] = [];
+  private list: Numbered[] = [];
+  private nextSeq = 1;
   /** Lines received in total (shown or not). */
   lines = 0;
   /** Lines the Rust side dropped because the page was slow. */
@@ -43,7 +47,7 @@ export class TailModel {
     switch (message.kind) {
       case "snapshot":
         this.append(message.before);
-        if (message.marker !== null) this.list.push({ kind: "marker", marker: "tail-origin", text: message.marker });
+        if (message.marker !== null) this.add({ kind: "marker", marker: "tail-origin", text: message.marker });
         this.append(message.after);
         break;
       case "lines":
@@ -51,7 +55,7 @@ export class TailModel {
         break;
       case "missed":
         this.missed += message.lines;
-        this.list.push({
+        this.add({
           kind: "marker",
           marker: "tail-missed",
           text: `[missed ${n(message.lines)} lines, ${n(message.bytes)} bytes: the page fell behind]`,
@@ -82,9 +86,9 @@ export class TailModel {
   entries(filter = ""): TailEntry[] {
     this.trim();
     const needle = filter.trim().toLowerCase();
-    const shown = needle
-      ? this.list.filter((e) => e.kind === "marker" || e.text.toLowerCase().includes(needle))
-      : this.list.slice();
+    const shown: TailEntry[] = (
+      needle ? this.list.filter((e) => e.kind === "marker" || e.text.toLowerCase().includes(needle)) : this.list
+    ).map((e): TailEntry => (e.kind === "line" ? { kind: "line", text: e.text } : { kind: "marker", marker: e.marker, text: e.text }));
     if (this.dropped > 0) {
       const marker: TailEntry = {
         kind: "marker",
@@ -105,14 +109,36 @@ export class TailModel {
       .join("\n");
   }
 
+  /**
+   * What changed since the entry numbered `after` was drawn, for a panel that
+   * draws incrementally: the entries added since, and the number of the
+   * oldest line still kept (lines before it were dropped; markers never are).
+   */
+  since(after: number): { added: Numbered[]; oldestLine: number } {
+    this.trim();
+    const oldestLine = this.list.find((e) => e.kind === "line")?.seq ?? this.nextSeq;
+    let from = this.list.length;
+    while (from > 0 && (this.list[from - 1]?.seq ?? 0) > after) from -= 1;
+    return { added: this.list.slice(from), oldestLine };
+  }
+
+  /** The number the next entry gets (everything before it exists or existed). */
+  get lastSeq(): number {
+    return this.nextSeq - 1;
+  }
+
   /** Lines currently kept (markers not counted). */
   get keptLines(): number {
     this.trim();
     return this.kept;
   }
 
+  private add(entry: TailEntry): void {
+    this.list.push({ ...entry, seq: this.nextSeq++ });
+  }
+
   private append(lines: string[]): void {
-    for (const text of lines) this.list.push({ kind: "line", text });
+    for (const text of lines) this.list.push({ kind: "line", text, seq: this.nextSeq++ });
     this.lines += lines.length;
     this.kept += lines.length;
   }
@@ -121,7 +147,7 @@ export class TailModel {
   private trim(): void {
     let excess = this.kept - this.maxLines;
     if (excess <= 0) return;
-    const next: TailEntry[] = [];
+    const next: Numbered[] = [];
     for (const e of this.list) {
       if (excess > 0 && e.kind === "line") {
         excess -= 1;

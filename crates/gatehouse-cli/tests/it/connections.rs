@@ -128,7 +128,7 @@ fn tail_shows_every_line_once_across_the_connect() {
     assert!(
         lines
             .last()
-            .is_some_and(|l| l.starts_with("[gatehouse: connection ended (exited)")),
+            .is_some_and(|l| l.starts_with("[gatehouse: connection ended (end_of_input)")),
         "{out}"
     );
 }

@@ -126,7 +126,7 @@ fn must_redact(row: &sql::FlaggedRow) -> bool {
 }
 
 /// One entry as the admin surfaces show it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 pub struct ConfigEntry {
     pub key: String,
     /// `<redacted>` unless revealed.
@@ -135,6 +135,8 @@ pub struct ConfigEntry {
     pub secret: bool,
     /// Hidden from clients (flagged, or shaped like a secret).
     pub redacted: bool,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
     pub updated_at: i64,
 }
 
