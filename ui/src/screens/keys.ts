@@ -3,7 +3,7 @@ import { copyButton } from "../components/copy-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
 import { whileBusy } from "../components/busy";
-import { PagerBar } from "../components/pager-bar";
+import { PagedRows } from "../components/paged-rows";
 import { twoStep } from "../components/confirm-button";
 import {
   GRANTABLE_ROLES,
@@ -18,8 +18,6 @@ import {
   rollKey,
   toGatehouseError,
 } from "../ipc";
-import { pageOf } from "../lib/list-page";
-import { Pager } from "../paging";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -205,32 +203,17 @@ export const keys: Screen = {
       ...FILTERS.map(([value, text]) => h("option", { value }, text)),
     );
     filter.addEventListener("change", () => {
-      pager.reset();
+      rows.reset();
       void refresh();
     });
 
     // The list comes whole (keys are few); the table shows a page of it.
-    const pager = new Pager(PAGE_SIZE);
-    let list: KeyOverview[] = [];
-    const showPage = () => {
-      let page = pageOf(list, pager.cursor, pager.size);
-      // The list shrank under the page shown (a revoke under "Active"): step back.
-      while (page.items.length === 0 && pager.previous()) page = pageOf(list, pager.cursor, pager.size);
-      pager.loaded(page.result);
-      tbody.replaceChildren(...page.items.map(row));
-      tbody.dataset.page = String(pager.index);
-      bar.update();
-    };
-    const bar = new PagerBar(
-      pager,
-      { ids: { label: "keys-page-label", back: "keys-previous", forward: "keys-next" }, back: "Previous", forward: "Next", noun: "keys" },
-      showPage,
-    );
+    const rows = new PagedRows(tbody, "keys", "keys", row, PAGE_SIZE);
 
     const refresh = async (): Promise<void> => {
       try {
-        list = await keyOverview(filter.value as KeyFilter);
-        showPage();
+        const list = await keyOverview(filter.value as KeyFilter);
+        rows.set(list);
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
           list.length === 0
@@ -320,7 +303,7 @@ export const keys: Screen = {
             tbody,
           ),
         ),
-        bar.element,
+        rows.bar.element,
         listStatus,
       ),
     );

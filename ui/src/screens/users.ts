@@ -1,6 +1,6 @@
 import { whileBusy } from "../components/busy";
 import { errorView } from "../components/error-view";
-import { PagerBar } from "../components/pager-bar";
+import { PagedRows } from "../components/paged-rows";
 import { h } from "../dom";
 import {
   GRANTABLE_ROLES,
@@ -14,8 +14,6 @@ import {
   setUserRoles,
   toGatehouseError,
 } from "../ipc";
-import { pageOf } from "../lib/list-page";
-import { Pager } from "../paging";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -131,26 +129,12 @@ export const users: Screen = {
     };
 
     // The list comes whole; the table shows a page of it.
-    const pager = new Pager(PAGE_SIZE);
-    let list: User[] = [];
-    const showPage = () => {
-      let page = pageOf(list, pager.cursor, pager.size);
-      while (page.items.length === 0 && pager.previous()) page = pageOf(list, pager.cursor, pager.size);
-      pager.loaded(page.result);
-      tbody.replaceChildren(...page.items.map(row));
-      tbody.dataset.page = String(pager.index);
-      bar.update();
-    };
-    const bar = new PagerBar(
-      pager,
-      { ids: { label: "users-page-label", back: "users-previous", forward: "users-next" }, back: "Previous", forward: "Next", noun: "users" },
-      showPage,
-    );
+    const rows = new PagedRows(tbody, "users", "users", row, PAGE_SIZE);
 
     const refresh = async (): Promise<void> => {
       try {
-        list = await listUsers();
-        showPage();
+        const list = await listUsers();
+        rows.set(list);
         listStatus.replaceChildren(list.length === 0 ? h("p", { class: "muted" }, "No users yet: create one above.") : "");
       } catch (raw) {
         listStatus.replaceChildren(errorView(toGatehouseError(raw)));
@@ -207,7 +191,7 @@ export const users: Screen = {
             tbody,
           ),
         ),
-        bar.element,
+        rows.bar.element,
         listStatus,
       ),
       panel("What each role may do", h("span", { class: "muted" }, "from core's permission table"), perms),
