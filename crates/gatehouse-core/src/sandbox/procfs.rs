@@ -55,6 +55,7 @@ pub(crate) struct ProcStat {
     pub state: char,
     pub ppid: i32,
     pub pgrp: i32,
+    pub session: i32,
     pub ticks: u64,
     pub start: u64,
     pub rss_pages: u64,
@@ -79,7 +80,7 @@ pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &text[text.rfind(')')? + 2..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state(0) ppid(1) pgrp(2) ... utime(11) stime(12)
+    // After the name: state(0) ppid(1) pgrp(2) session(3) ... utime(11) stime(12)
     // cutime(13) cstime(14) ... starttime(19) vsize(20) rss(21)
     let num = |i: usize| {
         f.get(i)
@@ -92,6 +93,7 @@ pub(crate) fn read_stat(pid: i32) -> Option<ProcStat> {
         state: f.first()?.chars().next()?,
         ppid: f.get(1)?.parse().ok()?,
         pgrp: f.get(2)?.parse().ok()?,
+        session: f.get(3)?.parse().ok()?,
         ticks: num(11) + num(12) + num(13) + num(14),
         start: f.get(19)?.parse().ok()?,
         rss_pages: num(21),

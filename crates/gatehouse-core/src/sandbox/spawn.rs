@@ -89,6 +89,11 @@ pub struct Sandboxed {
     tracker: Tracker,
     isolation: Isolation,
     quota: u64,
+    /// The profile's niceness, the host's session (the child's at spawn) and
+    /// the processes already looked at (see [`Sandboxed::watch`]).
+    nice: i32,
+    host_session: i32,
+    reniced: Vec<ProcId>,
     pub stdin: Option<ChildStdin>,
     pub stdout: Option<ChildStdout>,
     pub stderr: Option<ChildStderr>,
@@ -171,13 +176,14 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             .and_then(|s| s.trim().parse().ok())
             .unwrap_or(63)
     });
+    let nice = child::nice_not_below_host(profile.nice());
     child::install(
         &mut cmd,
         ChildSetup {
             ruleset,
             rlimits,
             drop_caps_to,
-            nice: child::nice_not_below_host(profile.nice()),
+            nice,
             seccomp,
         },
     );
@@ -207,6 +213,9 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         scratch: Some(scratch),
         isolation,
         quota: profile.scratch_quota(),
+        nice,
+        host_session: nix::unistd::getsid(None).map_or(0, |s| s.as_raw()),
+        reniced: Vec::new(),
         exit: None,
     })
 }
@@ -237,11 +246,41 @@ impl Sandboxed {
         {
             let _ = s.record(None, self.tracker.seen());
         }
+        self.renice_new_sessions();
         let used = self.scratch.as_ref().map(|s| s.usage_bytes()).unwrap_or(0);
         (used >= self.quota).then_some(QuotaExceeded {
             used,
             limit: self.quota,
         })
+    }
+
+    /// A descendant in a session of its own (it or a parent called `setsid`)
+    /// is in a scheduler autogroup of its own too: its niceness then ranks it
+    /// only against that group, and the group competes with the admin's
+    /// window at full weight. Each such process's autogroup gets the profile's
+    /// niceness (a same-user process may lower a priority; only
+    /// `CAP_SYS_NICE` raises one).
+    fn renice_new_sessions(&mut self) {
+        if self.nice == 0 {
+            return;
+        }
+        for p in self.tracker.seen().to_vec() {
+            if self.reniced.contains(&p) {
+                continue;
+            }
+            let Some(stat) = procfs::read_stat(p.pid).filter(|s| s.start == p.start) else {
+                continue;
+            };
+            if stat.session == self.host_session {
+                self.reniced.push(p);
+                continue;
+            }
+            // EAGAIN: the kernel lets unprivileged writers do this ten times a
+            // second at most; the next poll tries again.
+            if std::fs::write(format!("/proc/{}/autogroup", p.pid), self.nice.to_string()).is_ok() {
+                self.reniced.push(p);
+            }
+        }
     }
 
     /// Waits for the direct child to exit (cancel-safe).

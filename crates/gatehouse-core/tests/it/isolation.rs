@@ -866,3 +866,43 @@ async fn bwrap_backend_confines_files_network_and_daemons() {
         "bwrap daemon(s) {left:?} outlived the connection"
     );
 }
+
+/// A daemon that calls `setsid` leads a scheduler autogroup of its own, where
+/// the niceness it inherited ranks it only against itself (an attack run's
+/// daemon competed with the window at full weight). The watchdog gives that
+/// autogroup the profile's niceness within a few polls.
+#[tokio::test]
+async fn a_setsid_daemons_own_autogroup_gets_the_profiles_niceness() {
+    use gatehouse_core::mcp::client::{CallOptions, ConnectOptions, Connection, MemoryRecorder};
+    if std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .is_ok_and(|s| s.trim() == "0")
+    {
+        return; // no autogroups: the niceness set at spawn already holds
+    }
+    let (_tmp, root) = scratch_root();
+    let options = ConnectOptions::new(python("hostile.py", &[]), root, MemoryRecorder::new());
+    let conn = Connection::connect(options).await.unwrap();
+    let out = conn
+        .call_tool("daemon", json!({}), CallOptions::default())
+        .await;
+    let text = out.result.unwrap()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pid = serde_json::from_str::<Value>(&text).unwrap()["pid"]
+        .as_i64()
+        .unwrap();
+    let autogroup =
+        || std::fs::read_to_string(format!("/proc/{pid}/autogroup")).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !autogroup().contains(&format!("nice {}", gatehouse_core::sandbox::DEFAULT_NICE)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the daemon's autogroup kept its niceness: {}",
+            autogroup()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    conn.close().await;
+    assert!(!alive(pid), "the daemon outlived the connection");
+}
