@@ -110,6 +110,8 @@ const MIN_ENCODED_SECRET: usize = 8;
 pub struct Secrets {
     /// Every form, longest first.
     forms: Vec<String>,
+    /// A searcher per form, lowercased: built once, used for every line.
+    lowered: Vec<memchr::memmem::Finder<'static>>,
 }
 
 impl Secrets {
@@ -138,7 +140,11 @@ impl Secrets {
         }
         forms.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         forms.dedup();
-        Secrets { forms }
+        let lowered = forms
+            .iter()
+            .map(|f| memchr::memmem::Finder::new(&f.to_ascii_lowercase()).into_owned())
+            .collect();
+        Secrets { forms, lowered }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -159,12 +165,9 @@ impl Secrets {
         // form (valid UTF-8) starts and ends on character boundaries.
         let lower = text.to_ascii_lowercase();
         let mut found: Vec<(usize, usize)> = Vec::new();
-        for form in &self.forms {
-            let needle = form.to_ascii_lowercase();
-            found.extend(
-                memchr::memmem::find_iter(lower.as_bytes(), needle.as_bytes())
-                    .map(|at| (at, at + needle.len())),
-            );
+        for finder in &self.lowered {
+            let len = finder.needle().len();
+            found.extend(finder.find_iter(lower.as_bytes()).map(|at| (at, at + len)));
         }
         if found.is_empty() {
             return text;
