@@ -35,6 +35,7 @@ use sha2::{Digest, Sha256};
 
 use crate::access::audit::{self, Report};
 use crate::error::{Error, Result, codes};
+use crate::host_env::config_dir;
 use crate::site::Site;
 use crate::store::audit::committed_head;
 use crate::store::checkpoints::{self as sql, CheckpointRow};
@@ -249,7 +250,7 @@ fn set_last_seq(anchor: &Path, seq: i64) {
 /// machine's anchor to it. Refuses when the chain no longer holds the entry
 /// the anchor signed (it was rewritten): signing then would bless the rewrite.
 pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
-    let config = crate::host_env::config_dir()?;
+    let config = config_dir()?;
     let anchor = anchor_path(&config, site);
     let (seq, hash) = committed_head(&site.store).await?;
     if seq == 0 {
@@ -329,7 +330,7 @@ fn cached_anchor_path(site: &Site) -> Option<PathBuf> {
     {
         return Some(path.clone());
     }
-    let path = anchor_path(&crate::host_env::config_dir().ok()?, site);
+    let path = anchor_path(&config_dir().ok()?, site);
     ANCHORS
         .lock()
         .expect("lock")
@@ -364,7 +365,7 @@ impl Drop for Running {
 /// The checkpoint of a clean shutdown: written when the head moved since this
 /// machine's anchor. Failures are logged (the work itself is done).
 pub async fn on_close(site: &Site) {
-    let Ok(config) = crate::host_env::config_dir() else {
+    let Ok(config) = config_dir() else {
         return;
     };
     let anchor = anchor_path(&config, site);
@@ -425,7 +426,7 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
     if !report.ok {
         return Ok(report);
     }
-    let config = crate::host_env::config_dir()?;
+    let config = config_dir()?;
     let local = Signer::load(&config)?.map(|s| s.public_hex());
     let mut trusted: Vec<(CheckpointRow, &'static str)> = Vec::new();
     let mut others = 0;

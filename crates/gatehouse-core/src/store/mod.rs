@@ -400,7 +400,6 @@ pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
     }
 }
 
-/// A clear error for a failed first connection, with its step and a hint.
 /// `url` with libpq's `PGPASSWORD` when it names no password itself: the
 /// variable was taken out of our environment at start
 /// ([`crate::host_env::take_host_secrets`]), where the driver would look.
@@ -417,6 +416,7 @@ fn with_host_password(url: &str, backend: DatabaseKind) -> std::borrow::Cow<'_, 
     url.into()
 }
 
+/// A clear error for a failed first connection, with its step and a hint.
 fn connect_error(shown: &str, backend: DatabaseKind, err: &sqlx::Error) -> Error {
     // The user sees the error itself; the log keeps sqlx's full wording.
     tracing::debug!(url = %shown, error = %redact_urls(&err.to_string()), "database connect failed");

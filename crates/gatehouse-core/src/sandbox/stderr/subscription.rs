@@ -9,7 +9,7 @@ use tokio::sync::Notify;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TailEvent {
     /// Complete lines (without their newline), coalesced: one event may carry
-    /// many lines. A line longer than [`TailLimits::line_bytes`] arrives in pieces.
+    /// many lines. A line longer than [`TailLimits::line_bytes`](super::TailLimits::line_bytes) arrives in pieces.
     Lines(Vec<String>),
     /// This subscriber was too slow: these lines and their bytes were dropped
     /// for it (and only for it) at this point of the stream.
