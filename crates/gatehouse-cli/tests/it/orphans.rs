@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::util::{TestSite, fixture};
+use crate::util::{TestSite, add_hostile};
 
 /// Whether `pid` is a live process (a zombie is not).
 fn alive(pid: i32) -> bool {
@@ -25,21 +25,10 @@ fn kill9(pid: i32) {
     );
 }
 
-fn add_hostile(site: &TestSite) {
-    site.ok(&[
-        "connections",
-        "add",
-        "h",
-        "--",
-        "python3",
-        &fixture("hostile.py"),
-    ]);
-}
-
 #[test]
 fn setsid_daemon_does_not_outlive_gatehouse_call() {
     let site = TestSite::new("orphan_daemon");
-    add_hostile(&site);
+    add_hostile(&site, "h");
     let call = site.ok_json(&["call", "h", "daemon", "--json"]);
     let out: serde_json::Value =
         serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
@@ -54,7 +43,7 @@ fn setsid_daemon_does_not_outlive_gatehouse_call() {
 #[test]
 fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
     let site = TestSite::new("orphan_kill9");
-    add_hostile(&site);
+    add_hostile(&site, "h");
     let mut cli = site
         .command()
         .args(["call", "h", "hang", "--json"])

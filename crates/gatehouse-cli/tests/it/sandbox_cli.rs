@@ -2,7 +2,7 @@
 //! flags, their validation, `connections show` and `probe`; and the ANSI and
 //! marker forger against `gatehouse tail` and the stored stderr excerpt.
 
-use crate::util::{TestSite, fixture};
+use crate::util::{TestSite, add_hostile, fixture};
 
 #[test]
 fn profile_flags_are_stored_and_shown() {
@@ -349,14 +349,7 @@ fn pid_hopping_daemon_does_not_outlive_gatehouse_call() {
 #[test]
 fn scratch_root_inside_the_site_is_refused() {
     let site = TestSite::new("scratch_in_site");
-    site.ok(&[
-        "connections",
-        "add",
-        "h",
-        "--",
-        "python3",
-        &fixture("hostile.py"),
-    ]);
+    add_hostile(&site, "h");
     let inside = site.path().join("run/scratch");
     let args = ["call", "h", "fds"];
     let out = site

@@ -278,3 +278,15 @@ pub fn closed_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Stores connection `name` to the hostile fixture server, default profile.
+pub fn add_hostile(site: &TestSite, name: &str) {
+    site.ok(&[
+        "connections",
+        "add",
+        name,
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+    ]);
+}
