@@ -200,11 +200,17 @@ export class TailPanel {
 
   /** Removes the drawn lines the model dropped, and counts them where the model does. */
   private dropLinesBefore(oldestLine: number): void {
-    for (const li of Array.from(this.list.children) as HTMLLIElement[]) {
-      if (li.classList.contains("tail-marker")) continue;
-      const seq = Number(li.dataset.seq ?? Number.NaN);
-      if (!(seq < oldestLine)) break;
-      li.remove();
+    // From the top only, and only as far as the first kept line: no copy of
+    // the whole list per frame.
+    let li = this.list.firstElementChild as HTMLLIElement | null;
+    while (li) {
+      const next = li.nextElementSibling as HTMLLIElement | null;
+      if (!li.classList.contains("tail-marker")) {
+        const seq = Number(li.dataset.seq ?? Number.NaN);
+        if (!(seq < oldestLine)) break;
+        li.remove();
+      }
+      li = next;
     }
     if (this.model.dropped === 0) return;
     const text = `[${n(this.model.dropped)} older lines not shown here]`;
