@@ -1,10 +1,13 @@
 //! What the child does to itself between `fork` and `exec`: its niceness,
-//! resource limits, capabilities dropped (a host running as root would
+//! resource limits, its pids cgroup and read-only view (`cgroup`, `view`),
+//! capabilities dropped (a host running as root would
 //! otherwise hand them on: CAP_SYS_PTRACE reads any process's
 //! `/proc/PID/environ`, CAP_NET_RAW sidesteps TCP rules), `no_new_privs`, the
 //! socket filter, then Landlock. Everything is prepared in the host (the
 //! ruleset is built, its paths opened and the filter compiled there), so the
 //! child only makes system calls: nothing allocates or locks after the fork.
+
+use std::ffi::CString;
 
 use landlock::RulesetCreated;
 use nix::sys::resource::{Resource, setrlimit};
@@ -20,6 +23,11 @@ pub(crate) struct ChildSetup {
     pub nice: i32,
     /// The socket filters (see `seccomp`), installed after `no_new_privs`.
     pub seccomp: Vec<seccompiler::BpfProgram>,
+    /// `cgroup.procs` of the child's pids cgroup, joined first.
+    pub cgroup: Option<CString>,
+    /// The read-only view, entered after the limits (so the user namespace
+    /// it makes inherits them) and before the capabilities are dropped.
+    pub view: Option<super::view::ReadOnlyView>,
 }
 
 /// Empties the capability bounding set and the ambient set, so `exec` grants
@@ -103,9 +111,15 @@ impl ChildSetup {
     /// Runs in the child: async-signal-safe calls only.
     fn apply(&mut self) -> std::io::Result<()> {
         close_inherited_on_exec();
+        if let Some(procs) = &self.cgroup {
+            super::cgroup::join(procs)?;
+        }
         set_nice(self.nice)?;
         for (resource, limit) in &self.rlimits {
             setrlimit(*resource, *limit, *limit).map_err(std::io::Error::from)?;
+        }
+        if let Some(view) = &self.view {
+            view.enter()?;
         }
         if let Some(last) = self.drop_caps_to {
             drop_capabilities(last);
@@ -129,8 +143,9 @@ impl ChildSetup {
 #[allow(unsafe_code)]
 pub(crate) fn install(cmd: &mut tokio::process::Command, mut setup: ChildSetup) {
     // SAFETY: `pre_exec` runs the closure in the forked child before exec.
-    // It must be async-signal-safe: `apply` only calls close_range, setpriority, setrlimit,
-    // prctl, seccomp and landlock_restrict_self on what the parent built, takes no lock
+    // It must be async-signal-safe: `apply` only calls close_range, open/write/close,
+    // setpriority, setrlimit, unshare, mount, mount_setattr, prctl, seccomp and
+    // landlock_restrict_self on what the parent built, takes no lock
     // and allocates nothing on its success path; its errors are raw OS errors.
     unsafe {
         cmd.pre_exec(move || setup.apply());

@@ -63,6 +63,24 @@ impl LandlockSupport {
     }
 }
 
+/// What the host offers beside Landlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostSupport {
+    /// Children can get a read-only view of the file system (see `view`).
+    pub read_only_view: bool,
+    /// The process ceiling holds: the host is not root (for whom the kernel
+    /// ignores `RLIMIT_NPROC`), or a pids cgroup can be made (see `cgroup`).
+    pub process_ceiling: bool,
+}
+
+/// What this host offers beside Landlock (tried once per process).
+pub fn host_support() -> HostSupport {
+    HostSupport {
+        read_only_view: super::view::available(),
+        process_ceiling: !nix::unistd::getuid().is_root() || super::cgroup::available(),
+    }
+}
+
 /// Asks the kernel once per process which Landlock ABI it offers (0: none,
 /// or Landlock compiled in but not enabled at boot).
 pub fn probe() -> LandlockSupport {
@@ -296,6 +314,10 @@ pub struct Isolation {
     pub backend: &'static str,
     /// Landlock ABI applied (0: not applied).
     pub landlock_abi: u8,
+    /// Everything but scratch and the profile's read-write paths is mounted
+    /// read-only for the server (Landlock backend, where user namespaces are
+    /// allowed); bwrap's own mounts do the same.
+    pub read_only_view: bool,
     pub network: bool,
     /// With `network` off, the TCP ports it may still connect to (always
     /// present, empty or not: the page reads it as an array).
@@ -313,12 +335,13 @@ pub struct Isolation {
 /// weaker than asked said in `warnings` (once per connection: in `probe`, in
 /// the live connection's status and in `connections show`).
 pub fn describe(profile: &Profile) -> Isolation {
-    describe_on(profile, probe())
+    describe_on(profile, probe(), host_support())
 }
 
-/// [`describe`] on a kernel offering `support`.
-fn describe_on(profile: &Profile, support: LandlockSupport) -> Isolation {
+/// [`describe`] on a kernel offering `support`, and a host offering `host`.
+fn describe_on(profile: &Profile, support: LandlockSupport, host: HostSupport) -> Isolation {
     let mut warnings = Vec::new();
+    let read_only_view = profile.backend == Backend::Landlock && host.read_only_view;
     let mut landlock_abi = 0;
     let mut network = profile.network;
     match profile.backend {
@@ -340,6 +363,11 @@ fn describe_on(profile: &Profile, support: LandlockSupport) -> Isolation {
                     support.abi
                 ));
             }
+            if !host.read_only_view {
+                warnings.push(
+                    "user namespaces are not available: the server can change the mode and times of this user's files outside its scratch (Landlock does not rule them)".to_string(),
+                );
+            }
         }
         Backend::Bwrap => {
             if super::bwrap::find().is_err() {
@@ -354,8 +382,15 @@ fn describe_on(profile: &Profile, support: LandlockSupport) -> Isolation {
             );
         }
     }
+    if !host.process_ceiling {
+        warnings.push(format!(
+            "running as root without a writable pids cgroup: the ceiling of {} processes is not enforced (the kernel exempts root from RLIMIT_NPROC)",
+            profile.max_processes()
+        ));
+    }
     Isolation {
         backend: profile.backend.as_str(),
+        read_only_view,
         landlock_abi,
         network,
         connect_ports: if network {
@@ -379,7 +414,11 @@ mod tests {
     #[test]
     fn older_landlock_abis_say_what_they_cannot_confine() {
         let profile = Profile::default();
-        let warned = |abi| describe_on(&profile, LandlockSupport { abi }).warnings;
+        let full = HostSupport {
+            read_only_view: true,
+            process_ceiling: true,
+        };
+        let warned = |abi| describe_on(&profile, LandlockSupport { abi }, full).warnings;
         assert_eq!(warned(7), Vec::<String>::new());
         assert_eq!(warned(6), Vec::<String>::new());
         let five = warned(5);
@@ -388,9 +427,40 @@ mod tests {
         let three = warned(3);
         assert_eq!(three.len(), 2, "{three:?}");
         assert!(three[0].contains("cannot restrict TCP"), "{three:?}");
-        assert!(describe_on(&profile, LandlockSupport { abi: 3 }).network);
+        assert!(describe_on(&profile, LandlockSupport { abi: 3 }, full).network);
         let none = warned(0);
         assert!(none[0].contains("not available"), "{none:?}");
+    }
+
+    /// A host without user namespaces, or root without a pids cgroup, says
+    /// what it cannot hold; a full host says nothing.
+    #[test]
+    fn missing_host_layers_are_said_not_skipped() {
+        let profile = Profile::default();
+        let seven = LandlockSupport { abi: 7 };
+        let on = |read_only_view, process_ceiling| {
+            describe_on(
+                &profile,
+                seven,
+                HostSupport {
+                    read_only_view,
+                    process_ceiling,
+                },
+            )
+        };
+        assert!(on(true, true).read_only_view);
+        assert!(on(true, true).warnings.is_empty());
+        let no_view = on(false, true);
+        assert!(!no_view.read_only_view);
+        assert!(
+            no_view.warnings[0].contains("mode and times"),
+            "{no_view:?}"
+        );
+        let no_ceiling = on(true, false).warnings;
+        assert!(
+            no_ceiling[0].contains("256 processes is not enforced"),
+            "{no_ceiling:?}"
+        );
     }
 
     #[test]

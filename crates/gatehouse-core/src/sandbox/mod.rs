@@ -8,8 +8,12 @@
 //!   owner records; sweeps of dead hosts' runs; cleanup never follows symlinks.
 //! - [`isolation`]: the Landlock layer and the paths a command needs to start.
 //! - `seccomp`: the socket filter under Landlock (UDP, UNIX sockets, io_uring).
+//! - `view`: the read-only view of the file system under Landlock (modes and
+//!   times, which Landlock does not rule).
+//! - `cgroup`: the pids cgroup holding the process ceiling for a root host.
 //! - [`bwrap`]: the optional bubblewrap backend.
-//! - `child`: what the child applies to itself before `exec` (the one `unsafe`).
+//! - `child`: what the child applies to itself before `exec` (with `view` and
+//!   `cgroup`, the only `unsafe`).
 //! - [`spawn`]: the one builder and the one teardown ([`Sandboxed`]).
 //! - [`reaper`]: every descendant of a child, escaped daemons included.
 //! - [`procfs`]: what `/proc` says (groups, usage, PID + start time).
@@ -25,8 +29,10 @@
 //! [`reaper`]); with several live connections in one host, an orphan nobody
 //! saw is taken by the first teardown that finds it.
 
+mod cgroup;
 mod child;
 mod seccomp;
+mod view;
 
 pub mod bwrap;
 pub mod host;

@@ -242,6 +242,78 @@ impl ProcessGroup {
     }
 }
 
+/// Disk held by files under `dir` that were deleted while one of `pids`
+/// still has them open or mapped: a child can unlink a file and keep
+/// writing to it, past a quota that walks the directory. Each file counts
+/// once (device and inode); a mapped file with no descriptor left counts
+/// the length of its mappings (its size needs a privilege to read).
+pub fn deleted_but_held(pids: impl IntoIterator<Item = i32>, dir: &Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    let prefix = dir.as_os_str().as_bytes();
+    let held = |target: &[u8]| {
+        target.starts_with(prefix)
+            && target.get(prefix.len()) == Some(&b'/')
+            && target.ends_with(b" (deleted)")
+    };
+    let mut counted = std::collections::HashSet::new();
+    let mut total = 0;
+    for pid in pids {
+        for fd in fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let is_held = fs::read_link(fd.path()).is_ok_and(|t| held(t.as_os_str().as_bytes()));
+            // `metadata` follows the descriptor to the file itself, deleted or not.
+            if is_held
+                && let Ok(m) = fs::metadata(fd.path())
+                && counted.insert((m.dev(), m.ino()))
+            {
+                total += m.blocks() * 512;
+            }
+        }
+        let maps = fs::read(format!("/proc/{pid}/maps")).unwrap_or_default();
+        let mut lengths = std::collections::HashMap::new();
+        for line in String::from_utf8_lossy(&maps).lines() {
+            // start-end perms offset major:minor inode          path
+            let mut parts = line.splitn(6, ' ');
+            let (Some(range), Some(_), Some(_), Some(device), Some(inode)) = (
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+            ) else {
+                continue;
+            };
+            if !held(parts.next().unwrap_or("").trim_start().as_bytes()) {
+                continue;
+            }
+            let hex = |s: &str| u64::from_str_radix(s, 16).ok();
+            let (Some((start, end)), Some((major, minor)), Ok(inode)) = (
+                range
+                    .split_once('-')
+                    .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
+                device
+                    .split_once(':')
+                    .and_then(|(a, b)| Some((hex(a)?, hex(b)?))),
+                inode.parse::<u64>(),
+            ) else {
+                continue;
+            };
+            let key = (nix::libc::makedev(major as u32, minor as u32), inode);
+            *lengths.entry(key).or_insert(0) += end.saturating_sub(start);
+        }
+        for (key, length) in lengths {
+            if counted.insert(key) {
+                total += length;
+            }
+        }
+    }
+    total
+}
+
 /// Reaps `pid` if it is a zombie child of this process (a re-parented orphan).
 pub(crate) fn reap(pid: i32) {
     let _ = waitpid(Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG));

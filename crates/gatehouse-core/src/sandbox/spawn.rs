@@ -10,7 +10,7 @@
 //! then every other descendant the [`Tracker`] attributes to the child
 //! (escaped `setsid` daemons included), reap, remove the scratch directory.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nix::sys::resource::Resource;
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::bwrap;
+use super::cgroup::PidsCgroup;
 use super::child::{self, ChildSetup};
 use super::isolation::{self, Isolation};
 use super::procfs::{self, ProcId, ProcessGroup};
@@ -26,6 +27,7 @@ use super::profile::{Backend, Profile};
 use super::reaper::Tracker;
 use super::scratch::{ScratchDir, ScratchRoot};
 use super::spec::ChildSpec;
+use super::view::ReadOnlyView;
 use crate::error::{Error, Result, codes};
 
 /// How a child ended, as observed (never invented).
@@ -87,6 +89,9 @@ pub struct Sandboxed {
     pub group: ProcessGroup,
     scratch: Option<ScratchDir>,
     tracker: Tracker,
+    /// The pids cgroup holding the ceiling for a root host (removed on drop,
+    /// after teardown).
+    cgroup: Option<PidsCgroup>,
     isolation: Isolation,
     quota: u64,
     /// The profile's niceness, the host's session (the child's at spawn) and
@@ -141,13 +146,28 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         Backend::Landlock => super::seccomp::child_filters(profile)?,
         Backend::Bwrap | Backend::None => Vec::new(),
     };
-    let uid = nix::unistd::getuid().as_raw();
+    // Landlock does not rule metadata (modes, times): the view makes every
+    // mount but the writable paths read-only. bwrap mounts its own; `none`
+    // confines nothing.
+    let view = match profile.backend {
+        Backend::Landlock if isolation.read_only_view => Some(ReadOnlyView::new(
+            scratch.path(),
+            profile.read_write.iter().map(PathBuf::as_path),
+        )?),
+        _ => None,
+    };
+    let uid = nix::unistd::getuid();
+    // The kernel never applies RLIMIT_NPROC to root: a pids cgroup does.
+    let cgroup = uid
+        .is_root()
+        .then(|| PidsCgroup::create(profile.max_processes()))
+        .flatten();
     let mut rlimits = vec![
         (Resource::RLIMIT_NOFILE, profile.max_open_files()),
         // RLIMIT_NPROC counts every process of the user: allow this many more.
         (
             Resource::RLIMIT_NPROC,
-            procfs::count_of_user(uid) + profile.max_processes(),
+            procfs::count_of_user(uid.as_raw()) + profile.max_processes(),
         ),
         // No single file may pass the scratch quota.
         (Resource::RLIMIT_FSIZE, profile.scratch_quota()),
@@ -185,6 +205,8 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
             drop_caps_to,
             nice,
             seccomp,
+            cgroup: cgroup.as_ref().map(PidsCgroup::procs),
+            view,
         },
     );
     // Until the tracker below is registered, no teardown may take this child
@@ -210,6 +232,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         pid,
         group: ProcessGroup { pgid: pid },
         tracker,
+        cgroup,
         scratch: Some(scratch),
         isolation,
         quota: profile.scratch_quota(),
@@ -239,7 +262,7 @@ impl Sandboxed {
 
     /// Periodic care, from the owner's watchdog: records descendants seen
     /// (for the next start, should this host be killed) and checks the
-    /// scratch quota.
+    /// scratch quota (files in scratch, and deleted ones still held open).
     pub fn watch(&mut self) -> Option<QuotaExceeded> {
         if self.tracker.refresh()
             && let Some(s) = self.scratch.as_mut()
@@ -247,7 +270,10 @@ impl Sandboxed {
             let _ = s.record(None, self.tracker.seen());
         }
         self.renice_new_sessions();
-        let used = self.scratch.as_ref().map(|s| s.usage_bytes()).unwrap_or(0);
+        let used = self.scratch.as_ref().map_or(0, |s| {
+            let live = self.tracker.seen().iter().filter(|p| p.exists());
+            s.usage_bytes() + procfs::deleted_but_held(live.map(|p| p.pid), s.path())
+        });
         (used >= self.quota).then_some(QuotaExceeded {
             used,
             limit: self.quota,
@@ -354,12 +380,36 @@ impl Sandboxed {
             tracing::warn!(pid = self.pid, "descendants survived teardown");
         }
         report.escaped_killed = self.tracker.seen().len().saturating_sub(before);
+        report.escaped_killed += self.kill_cgroup().await;
         if let Some(scratch) = self.scratch.take()
             && let Err(e) = scratch.remove()
         {
             tracing::warn!(error = %e, "scratch directory not removed");
         }
         report
+    }
+
+    /// Kills what is still in the child's pids cgroup (root hosts): its
+    /// descendants and nothing else, whether the tracker saw them or not.
+    /// Returns how many there were.
+    async fn kill_cgroup(&self) -> usize {
+        let Some(cgroup) = &self.cgroup else {
+            return 0;
+        };
+        let first = cgroup.pids();
+        let mut left = first.clone();
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            for pid in &left {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid), Signal::SIGKILL);
+                procfs::reap(*pid);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            left = cgroup.pids();
+        }
+        first.len()
     }
 
     /// Waits up to `limit` for the leader to exit and the group to empty.
@@ -387,5 +437,13 @@ impl Drop for Sandboxed {
             let _ = self.group.signal(Signal::SIGKILL);
         }
         self.tracker.kill_all_now();
+        for pid in self
+            .cgroup
+            .as_ref()
+            .map(PidsCgroup::pids)
+            .unwrap_or_default()
+        {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
     }
 }

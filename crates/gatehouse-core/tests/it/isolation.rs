@@ -271,6 +271,34 @@ async fn scratch_filler_in_small_files_is_stopped_with_the_quota_as_reason() {
     assert!(message.contains("scratch_quota"), "{e}");
 }
 
+/// A file deleted while still open, or still mapped with its descriptor
+/// closed, no longer shows in the scratch directory but keeps its blocks: a
+/// quota that only walked the directory let such a filler write without end.
+#[tokio::test]
+async fn scratch_filler_holding_deleted_files_is_stopped_at_the_quota() {
+    let (_tmp, site) = fresh_site("iso_fill_deleted").await;
+    let limits = with_profile(Profile {
+        scratch_quota_bytes: Some(32 << 20),
+        ..Profile::default()
+    });
+    add_hostile(&site, "h", limits).await;
+    for how in [
+        json!({"unlink": true}),
+        json!({"unlink": true, "mmap": true}),
+    ] {
+        let mut args = json!({"mb": 200, "per": 4, "pause_ms": 2});
+        args.as_object_mut()
+            .unwrap()
+            .extend(how.as_object().unwrap().clone());
+        let e = attack(&site, "h", "fill", args)
+            .await
+            .expect_err(&format!("the server was not stopped ({how})"));
+        assert_eq!(e["code"], "RESOURCE_LIMIT", "{how}: {e}");
+        let message = e["message"].as_str().unwrap();
+        assert!(message.contains("scratch_quota"), "{how}: {e}");
+    }
+}
+
 #[tokio::test]
 async fn child_cannot_replace_the_scratch_root_with_a_symlink() {
     let (tmp, site) = fresh_site("iso_symlink").await;
@@ -593,6 +621,121 @@ async fn child_cannot_make_the_site_database_writable_by_others() {
         "{out}"
     );
     assert_eq!(std::fs::metadata(&db).unwrap().permissions(), before);
+}
+
+/// Landlock rules what may be opened, not a file's mode or times: a child
+/// made a private file of the user readable by every user (`chmod 644`),
+/// locked the user out of it (`000`) and reset its times. Under the
+/// read-only view every mount but scratch refuses them; in scratch they
+/// still work; the `none` backend (the control) lets them through.
+#[tokio::test]
+async fn child_cannot_change_the_mode_or_times_of_files_outside_scratch() {
+    use std::os::unix::fs::PermissionsExt;
+    let (tmp, site) = fresh_site("iso_metadata").await;
+    let victim = tmp.path().join("id_ed25519");
+    std::fs::write(&victim, "private key").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mtime = || std::fs::metadata(&victim).unwrap().modified().unwrap();
+    let mode = || std::fs::metadata(&victim).unwrap().permissions().mode() & 0o7777;
+    let before = mtime();
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    for m in ["644", "000"] {
+        let out = attack(&site, "h", "chmod", json!({"path": victim, "mode": m}))
+            .await
+            .unwrap();
+        assert_eq!(out["ok"], false, "chmod {m}: {out}");
+        assert!(
+            out["error"]
+                .as_str()
+                .unwrap()
+                .contains("Read-only file system"),
+            "{out}"
+        );
+    }
+    let out = attack(&site, "h", "utime", json!({"path": victim}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(mode(), 0o600);
+    assert_eq!(mtime(), before);
+    if on_sqlite() {
+        let db = site.dir.join("gatehouse.db");
+        let out = attack(&site, "h", "chmod", json!({"path": db, "mode": "644"}))
+            .await
+            .unwrap();
+        assert_eq!(out["ok"], false, "{out}");
+    }
+    // Its own files in scratch stay its own to change.
+    let wrote = attack(&site, "h", "write_file", json!({"path": "own.txt"}))
+        .await
+        .unwrap();
+    assert_eq!(wrote["ok"], true, "{wrote}");
+    let own = attack(
+        &site,
+        "h",
+        "chmod",
+        json!({"path": "own.txt", "mode": "700"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(own["ok"], true, "{own}");
+
+    let none = Profile {
+        backend: Backend::None,
+        ..Profile::default()
+    };
+    add_hostile(&site, "none", with_profile(none)).await;
+    let out = attack(
+        &site,
+        "none",
+        "chmod",
+        json!({"path": victim, "mode": "644"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out["ok"], true, "the control could not chmod: {out}");
+    assert_eq!(mode(), 0o644);
+}
+
+/// The process ceiling holds whoever runs the host: the kernel exempts root
+/// from `RLIMIT_NPROC` (as root, a child forked 40 processes against a
+/// ceiling of 8), so a root host puts each child in a pids cgroup.
+#[tokio::test]
+async fn process_ceiling_holds_for_a_root_host_too() {
+    let (_tmp, site) = fresh_site("iso_nproc").await;
+    for backend in [Backend::Landlock, Backend::None] {
+        let name = format!("h-{}", backend.as_str());
+        let profile = Profile {
+            backend,
+            max_processes: Some(8),
+            ..Profile::default()
+        };
+        add_hostile(&site, &name, with_profile(profile)).await;
+        let report = saved::probe(&site, &name).await.unwrap();
+        assert!(
+            !report
+                .isolation
+                .warnings
+                .iter()
+                .any(|w| w.contains("not enforced")),
+            "{:?}",
+            report.isolation.warnings
+        );
+        let out = attack(&site, &name, "forks", json!({"n": 40}))
+            .await
+            .unwrap();
+        assert_eq!(out["ok"], false, "{backend:?}: {out}");
+        // The user's other processes count against RLIMIT_NPROC too, so a
+        // non-root host's child gets no more than the ceiling, maybe fewer.
+        assert!(out["forked"].as_u64().unwrap() < 8, "{backend:?}: {out}");
+        assert!(
+            out["error"]
+                .as_str()
+                .unwrap()
+                .contains("Resource temporarily unavailable"),
+            "{out}"
+        );
+    }
 }
 
 /// A descriptor the host inherited without close-on-exec (a shell redirect,
