@@ -242,6 +242,14 @@ impl ProcessGroup {
     }
 }
 
+/// The user namespace `pid` is in (the inode of `/proc/<pid>/ns/user`).
+pub fn user_ns(pid: i32) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    fs::metadata(format!("/proc/{pid}/ns/user"))
+        .ok()
+        .map(|m| m.ino())
+}
+
 /// Disk held by files under `dir` that were deleted while one of `pids`
 /// still has them open or mapped: a child can unlink a file and keep
 /// writing to it, past a quota that walks the directory. Each file counts

@@ -5,7 +5,9 @@
 //! so a host killed with SIGKILL leaves the next start what to kill.
 //!
 //! Attribution of the host's re-parented orphans: a process seen below the
-//! child is this connection's. An orphan of the host with `no_new_privs` set
+//! child, or in the child's own user namespace (the read-only view gives
+//! each Landlock child one, and descendants inherit it), is this
+//! connection's. Otherwise an orphan of the host with `no_new_privs` set
 //! (every sandboxed child has it; the host and the programs it starts
 //! otherwise do not) that is not another live connection's leader, not in
 //! another's record and not working in another's scratch is this
@@ -38,6 +40,7 @@ struct Live {
     start: u64,
     scratch: PathBuf,
     tracked: Vec<ProcId>,
+    userns: Option<u64>,
 }
 
 /// Live connections of this host, for attributing re-parented orphans.
@@ -64,20 +67,27 @@ pub struct Tracker {
     leader: ProcId,
     scratch: PathBuf,
     seen: Vec<ProcId>,
+    /// The child's own user namespace (the read-only view makes one), which
+    /// every descendant inherits: it names an orphan's owner exactly.
+    userns: Option<u64>,
 }
 
 impl Tracker {
     pub fn new(leader: ProcId, scratch: PathBuf) -> Self {
+        let host = procfs::user_ns(std::process::id() as i32);
+        let userns = procfs::user_ns(leader.pid).filter(|ns| Some(*ns) != host);
         live().push(Live {
             leader: leader.pid,
             start: leader.start,
             scratch: scratch.clone(),
             tracked: Vec::new(),
+            userns,
         });
         Self {
             leader,
             scratch,
             seen: Vec::new(),
+            userns,
         }
     }
 
@@ -113,6 +123,17 @@ impl Tracker {
     fn claims(&self, s: &ProcStat, live: &[Live], take_shared: bool) -> bool {
         if s.is_zombie() {
             return false;
+        }
+        if let Some(ns) = procfs::user_ns(s.pid) {
+            if self.userns == Some(ns) {
+                return s.pid != self.leader.pid;
+            }
+            if live
+                .iter()
+                .any(|l| l.leader != self.leader.pid && l.userns == Some(ns))
+            {
+                return false;
+            }
         }
         let id = s.id();
         let others = || live.iter().filter(|l| l.leader != self.leader.pid);
