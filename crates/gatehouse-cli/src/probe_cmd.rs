@@ -31,9 +31,14 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     );
     let iso = &r.isolation;
     text.push_str(&format!(
-        "  sandbox: {} (Landlock ABI {}), network {}, scratch quota {} MiB\n",
+        "  sandbox: {} (Landlock ABI {}{}), network {}, scratch quota {} MiB\n",
         iso.backend,
         iso.landlock_abi,
+        if iso.read_only_view {
+            ", read-only view"
+        } else {
+            ""
+        },
         network_text(iso.network, &iso.connect_ports),
         iso.scratch_quota_bytes >> 20
     ));

@@ -484,7 +484,13 @@ export type Isolation = { backend: string,
 /**
  * Landlock ABI applied (0: not applied).
  */
-landlock_abi: number, network: boolean, 
+landlock_abi: number, 
+/**
+ * Everything but scratch and the profile's read-write paths is mounted
+ * read-only for the server (Landlock backend, where user namespaces are
+ * allowed); bwrap's own mounts do the same.
+ */
+read_only_view: boolean, network: boolean, 
 /**
  * With `network` off, the TCP ports it may still connect to (always
  * present, empty or not: the page reads it as an array).

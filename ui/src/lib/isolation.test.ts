@@ -5,6 +5,7 @@ import { isolationSummary } from "./isolation";
 const base: Isolation = {
   backend: "landlock",
   landlock_abi: 7,
+  read_only_view: true,
   network: false,
   connect_ports: [],
   scratch_quota_bytes: 256 * 1048576,
@@ -15,15 +16,15 @@ const base: Isolation = {
 
 describe("isolationSummary", () => {
   it("names the Landlock ABI applied, the network and the quota", () => {
-    expect(isolationSummary(base)).toBe("Landlock ABI 7 · no network · scratch 256 MiB · nice 10");
+    expect(isolationSummary(base)).toBe("Landlock ABI 7 + read-only view · no network · scratch 256 MiB · nice 10");
   });
 
   it("lists the only ports a server without network may connect to", () => {
-    expect(isolationSummary({ ...base, connect_ports: [5432, 443] })).toBe("Landlock ABI 7 · network: TCP 5432, 443 only · scratch 256 MiB · nice 10");
+    expect(isolationSummary({ ...base, connect_ports: [5432, 443] })).toBe("Landlock ABI 7 + read-only view · network: TCP 5432, 443 only · scratch 256 MiB · nice 10");
   });
 
   it("says plainly when nothing confines the server", () => {
-    expect(isolationSummary({ ...base, backend: "none", landlock_abi: 0, network: true, unix_sockets: true, nice: 0 })).toBe(
+    expect(isolationSummary({ ...base, backend: "none", landlock_abi: 0, read_only_view: false, network: true, unix_sockets: true, nice: 0 })).toBe(
       "none · network allowed · UNIX sockets allowed · scratch 256 MiB · host priority",
     );
   });

@@ -4,13 +4,15 @@ const mib = (b: number) => `${String(Math.round(b / 1048576))} MiB`;
 
 /**
  * One line saying how a server is confined: the backend (with the Landlock
- * ABI actually applied), what network it has, its scratch quota and its
+ * ABI actually applied, and whether everything but its scratch is mounted
+ * read-only for it), what network it has, its scratch quota and its
  * scheduling niceness. The
  * warnings (a layer weaker than the profile asks for) are shown apart, never
  * folded into this line.
  */
 export function isolationSummary(iso: Isolation): string {
-  const backend = iso.backend === "landlock" && iso.landlock_abi > 0 ? `Landlock ABI ${String(iso.landlock_abi)}` : iso.backend;
+  const landlock = iso.backend === "landlock" && iso.landlock_abi > 0 ? `Landlock ABI ${String(iso.landlock_abi)}` : iso.backend;
+  const backend = iso.read_only_view ? `${landlock} + read-only view` : landlock;
   const network = iso.network
     ? "network allowed"
     : iso.connect_ports.length > 0

@@ -69,8 +69,10 @@ fn profile_flags_are_stored_and_shown() {
     assert_eq!(probe["isolation"]["scratch_quota_bytes"], 64 << 20);
     assert_eq!(probe["isolation"]["nice"], 15);
     assert_eq!(probe["isolation"]["unix_sockets"], true);
+    assert_eq!(probe["isolation"]["read_only_view"], true);
     let text = site.ok(&["probe", "wide"]);
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
+    assert!(text.contains(", read-only view)"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
     assert!(text.contains("tools pinned: 26 tools"), "{text}");
     let list = site.ok(&["connections", "list"]);
