@@ -250,6 +250,15 @@ pub fn user_ns(pid: i32) -> Option<u64> {
         .map(|m| m.ino())
 }
 
+/// An open handle on the user namespace `pid` is in, and its number: the
+/// namespace (and so its number) lives at least as long as the handle.
+pub fn user_ns_handle(pid: i32) -> Option<(fs::File, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let file = fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
+    let ino = file.metadata().ok()?.ino();
+    Some((file, ino))
+}
+
 /// Disk held by files under `dir` that were deleted while one of `pids`
 /// still has them open or mapped: a child can unlink a file and keep
 /// writing to it, past a quota that walks the directory. Each file counts

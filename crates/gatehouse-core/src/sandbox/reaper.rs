@@ -68,14 +68,19 @@ pub struct Tracker {
     scratch: PathBuf,
     seen: Vec<ProcId>,
     /// The child's own user namespace (the read-only view makes one), which
-    /// every descendant inherits: it names an orphan's owner exactly.
+    /// every descendant inherits: it names an orphan's owner exactly. The
+    /// open handle keeps the namespace, so its number cannot be given to a
+    /// later child's while this tracker exists (they are reused: a tracker
+    /// whose child had exited took a new child for its own and killed it).
     userns: Option<u64>,
+    _userns_handle: Option<std::fs::File>,
 }
 
 impl Tracker {
     pub fn new(leader: ProcId, scratch: PathBuf) -> Self {
         let host = procfs::user_ns(std::process::id() as i32);
-        let userns = procfs::user_ns(leader.pid).filter(|ns| Some(*ns) != host);
+        let handle = procfs::user_ns_handle(leader.pid).filter(|(_, ns)| Some(*ns) != host);
+        let userns = handle.as_ref().map(|(_, ns)| *ns);
         live().push(Live {
             leader: leader.pid,
             start: leader.start,
@@ -88,6 +93,7 @@ impl Tracker {
             scratch,
             seen: Vec::new(),
             userns,
+            _userns_handle: handle.map(|(file, _)| file),
         }
     }
 
