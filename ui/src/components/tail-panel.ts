@@ -6,6 +6,38 @@ import { errorView } from "./error-view";
 
 let panels = 0;
 
+/** What one panel's frame will do, decided by reading the layout only. */
+interface FramePlan {
+  draw: boolean;
+  /** The list was scrolled to its end: keep it there. */
+  stick: boolean;
+}
+
+/**
+ * Panels due for a frame and whether each must redraw. All are drawn in one
+ * animation-frame callback, in passes: every panel reads its scroll position,
+ * then every panel changes its list, then every panel scrolls. With one
+ * callback per panel, each read came after the previous panel's writes, and
+ * WebKit laid the whole page out once per busy tail per frame.
+ */
+const due = new Map<TailPanel, boolean>();
+let frame = 0;
+
+function scheduleDraw(panel: TailPanel, force: boolean): void {
+  due.set(panel, force || (due.get(panel) ?? false));
+  if (frame === 0) frame = requestAnimationFrame(drawDue);
+}
+
+function drawDue(): void {
+  frame = 0;
+  // A panel in a hidden tab draws nothing until it is shown again.
+  const batch = [...due].filter(([panel]) => panel.element.isConnected);
+  due.clear();
+  const plans = batch.map(([panel, force]) => [panel, panel.plan(force)] as const);
+  for (const [panel, plan] of plans) panel.draw(plan);
+  for (const [panel, plan] of plans) panel.scroll(plan);
+}
+
 /**
  * A live, bounded view of one connection's stderr, drawn from a
  * {@link TailModel}: messages go into the model as they arrive, the list is
@@ -27,7 +59,6 @@ export class TailPanel {
   private readonly pause: HTMLButtonElement;
   private readonly note: HTMLElement;
   private paused = false;
-  private frame = 0;
   private active = false;
   /** The last entry drawn while drawing incrementally; 0: redraw whole. */
   private drawnTo = 0;
@@ -43,7 +74,9 @@ export class TailPanel {
     this.filter = h("input", { type: "search", class: "input input-small", placeholder: "filter lines" });
     this.filter.addEventListener("input", () => {
       this.drawnTo = 0;
-      this.render();
+      const plan = this.plan(true);
+      this.draw(plan);
+      this.scroll(plan);
     });
     this.pause = h("button", { type: "button", class: "button button-small", "aria-pressed": "false" }, "Pause");
     this.pause.addEventListener("click", () => {
@@ -147,33 +180,36 @@ export class TailPanel {
 
   /** Stops drawing (the screen was left). */
   dispose(): void {
-    if (this.frame) cancelAnimationFrame(this.frame);
-    this.frame = 0;
+    due.delete(this);
   }
 
   private schedule(force = false): void {
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      // A panel in a hidden tab draws nothing until it is shown again.
-      if (!this.element.isConnected) return;
-      if (this.model.takeDirty() || force) this.render();
-    });
+    scheduleDraw(this, force);
+  }
+
+  /** Decides this frame's work; reads the layout, changes nothing. */
+  plan(force: boolean): FramePlan {
+    const draw = this.model.takeDirty() || force;
+    const stick = draw && !this.paused && this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
+    return { draw, stick };
+  }
+
+  /** Keeps a list that was at its end at its end (after every panel drew). */
+  scroll(plan: FramePlan): void {
+    if (plan.stick) this.list.scrollTop = this.list.scrollHeight;
   }
 
   /**
    * Draws the model: only what changed since the last frame (new entries
    * appended, dropped lines removed from the top), so ten busy tails cost
-   * their new lines, not ten redraws of 2,000 items each. A filter redraws whole.
+   * their new lines, not ten redraws of 2,000 items each. A filter redraws
+   * whole. Changes the page without reading its layout (see `drawDue`).
    */
-  private render(): void {
+  draw(plan: FramePlan): void {
+    if (!plan.draw) return;
     const counters = this.model.counters;
     if (counters) this.showCounters(counters);
-    if (this.paused) {
-      this.model.takeDirty();
-      return;
-    }
-    const stick = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 24;
+    if (this.paused) return;
     const filter = this.filter.value.trim();
     if (filter) {
       this.list.replaceChildren(...this.model.entries(filter).map(item));
@@ -195,7 +231,6 @@ export class TailPanel {
       this.dropLinesBefore(oldestLine);
       this.drawnTo = this.model.lastSeq;
     }
-    if (stick) this.list.scrollTop = this.list.scrollHeight;
   }
 
   /** Removes the drawn lines the model dropped, and counts them where the model does. */
