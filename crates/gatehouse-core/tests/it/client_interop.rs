@@ -151,7 +151,12 @@ async fn server_everything_from_npm() {
     assert!(!record.stderr.truncated);
     assert_eq!(record.stderr_excerpt.as_deref(), Some(banner));
     // It exits by itself when stdin closes.
-    assert_eq!(record.exit.expect("exit observed").code, Some(0), "{:?}", record.exit);
+    assert_eq!(
+        record.exit.expect("exit observed").code,
+        Some(0),
+        "{:?}",
+        record.exit
+    );
 }
 
 #[tokio::test]
