@@ -111,6 +111,9 @@ pub(crate) fn storage_cause(text: &str) -> Option<(Code, &'static str, &'static 
         "could not extend file",
         "53100",
         "(code: 13)",
+        // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, so opening a
+        // WAL database on a full disk fails with it before any write.
+        "(code: 4874)",
     ]) {
         Some((
             codes::DISK_FULL,
@@ -478,6 +481,10 @@ mod tests {
             ),
             (
                 "error returned from database: (code: 13) database or disk is full",
+                codes::DISK_FULL,
+            ),
+            (
+                "error returned from database: (code: 4874) disk I/O error",
                 codes::DISK_FULL,
             ),
             (

@@ -2,9 +2,17 @@
 //! password in the database URL never reaches stderr, logs, the audit log or
 //! the database — even with tracing at `trace`.
 
+use std::io::Read;
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use crate::util::{BIN, closed_port, failure, pg_base_url};
+use serde_json::json;
+
+use crate::mcp_util::{McpSite, tool_error};
+use crate::util::{BIN, TestSite, closed_port, failure, fresh_pg_database, pg_base_url};
 
 /// `gatehouse` with the database URL in the environment (not in argv);
 /// `site init` gets the site folder as its argument.
@@ -208,4 +216,117 @@ fn a_wrong_password_is_an_authentication_error_and_the_right_one_never_leaks() {
         !dump.contains(password),
         "the password reached the database"
     );
+}
+
+/// A TCP relay to `target` that can stop answering: [`Relay::hang`] cuts the
+/// connections it carries and from then on accepts new ones and never
+/// answers, as a stuck server or a network cut would; [`Relay::resume`]
+/// forwards again.
+struct Relay {
+    port: u16,
+    hung: Arc<AtomicBool>,
+    carried: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn start(target: String) -> Relay {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hung = Arc::new(AtomicBool::new(false));
+        let carried = Arc::new(Mutex::new(Vec::new()));
+        let (hung2, carried2) = (hung.clone(), carried.clone());
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for client in listener.incoming() {
+                let Ok(client) = client else { break };
+                if hung2.load(Ordering::SeqCst) {
+                    held.push(client);
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let mut carried = carried2.lock().unwrap();
+                carried.push(client.try_clone().unwrap());
+                carried.push(server.try_clone().unwrap());
+                for (mut from, mut to) in [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ] {
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16384];
+                        while let Ok(n) = from.read(&mut buf) {
+                            if n == 0 || std::io::Write::write_all(&mut to, &buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Relay {
+            port,
+            hung,
+            carried,
+        }
+    }
+
+    fn hang(&self) {
+        self.hung.store(true, Ordering::SeqCst);
+        for s in self.carried.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn resume(&self) {
+        self.hung.store(false, Ordering::SeqCst);
+    }
+}
+
+/// With PostgreSQL not answering, a call's work waits out one connect bound
+/// (10 s) and its audit entry then gets only a short retry, not a second
+/// 10 s: one bound per call (`call_record`). The bound asserted (18 s) is
+/// far above the expected 11 s and below the 20 s of waiting twice. The
+/// call is refused, not applied, and the chain verifies once the server
+/// answers again.
+#[test]
+fn with_postgresql_not_answering_a_call_waits_one_bound_not_two() {
+    let Some(base) = pg_base_url() else {
+        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+        return;
+    };
+    let direct = fresh_pg_database(&base, "pg_hung");
+    let (user, rest) = direct.rsplit_once('@').unwrap();
+    let (host, db) = rest.split_once('/').unwrap();
+    let relay = Relay::start(host.to_string());
+    let url = format!("{user}@127.0.0.1:{}/{db}", relay.port);
+    let site = TestSite::with_database("pg_hung", true, Some(url));
+    let mut mcp = site.mcp(&["--role", "editor"], &[]);
+    mcp.initialize("2025-11-25");
+    let draft = |slug: &str| json!({"slug": slug, "title": "A title", "body": "a body"});
+    let first = mcp.call(1, "content_write_draft", draft("before"), None);
+    assert_eq!(first["result"]["isError"], false, "{first}");
+
+    relay.hang();
+    let started = Instant::now();
+    let stuck = mcp.call(2, "content_write_draft", draft("stuck"), None);
+    let waited = started.elapsed();
+    let err = tool_error(&stuck);
+    assert_eq!(err["code"], "DATABASE_UNREACHABLE", "{stuck}");
+    assert!(err["hint"].is_string(), "{stuck}");
+    assert!(
+        waited < Duration::from_secs(18),
+        "the call waited {waited:?}: its work and its entry each waited a full bound"
+    );
+
+    relay.resume();
+    let after = mcp.call(3, "content_write_draft", draft("after"), None);
+    assert_eq!(after["result"]["isError"], false, "{after}");
+    assert!(mcp.finish().success());
+    assert_eq!(
+        site.sql("SELECT count(*) FROM content WHERE slug = 'stuck'"),
+        "0"
+    );
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }

@@ -34,6 +34,7 @@ mod portable;
 mod robustness;
 mod sandbox_cli;
 mod site_config;
+mod storage_failures;
 mod tool_pinning;
 mod util;
 mod version;

@@ -25,18 +25,24 @@ pub fn bin() -> &'static str {
 pub trait McpSite {
     /// Starts `gatehouse mcp` with these actor flags and extra environment.
     fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp;
+    /// The command [`McpSite::mcp`] starts, for tests that wrap it.
+    fn mcp_command(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Command;
     /// The audit log, newest first.
     fn audit(&self) -> Vec<Value>;
 }
 
 impl McpSite for TestSite {
     fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp {
+        Mcp::spawn(self.mcp_command(actor_args, env))
+    }
+
+    fn mcp_command(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = self.command();
         cmd.env("GATEHOUSE_LOG", "warn").arg("mcp").args(actor_args);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        Mcp::spawn(cmd)
+        cmd
     }
 
     fn audit(&self) -> Vec<Value> {

@@ -279,6 +279,29 @@ pub fn closed_port() -> u16 {
         .port()
 }
 
+/// `cmd` run inside a user and mount namespace of its own (`unshare -rm`), so
+/// a test can give one process real mounts (a small full tmpfs, a read-only
+/// bind) without root and without touching anyone else's view. `script` is
+/// `sh -c` text that sets the mounts up and runs the command as `"$@"`; the
+/// mounts end with it.
+pub fn in_namespace(cmd: &Command, script: &str) -> Command {
+    let mut outer = Command::new("unshare");
+    outer
+        .args(["-rm", "sh", "-c", script, "sh"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => outer.env(key, value),
+            None => outer.env_remove(key),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        outer.current_dir(dir);
+    }
+    outer
+}
+
 /// Stores connection `name` to the hostile fixture server, default profile.
 pub fn add_hostile(site: &TestSite, name: &str) {
     site.ok(&[

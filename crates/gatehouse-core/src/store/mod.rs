@@ -188,13 +188,28 @@ impl Store {
         .await;
         let _ = conn.close().await;
         migrated.map_err(|e| {
-            tracing::error!(url = %shown, error = %redact_urls(&e.to_string()), "migration failed");
+            let text = redact_urls(&e.to_string());
+            tracing::error!(url = %shown, error = %text, "migration failed");
+            let detail = serde_json::json!({"step": "migrate", "url": &*shown});
+            if let Some(err) = sqlite_readonly(&options, &shown) {
+                return err.detail(serde_json::json!({"step": "open", "url": &*shown}));
+            }
+            // A full disk or a read-only server stops the first statement too;
+            // those are not a damaged or newer database.
+            if let Some((code, what, hint)) = crate::error::storage_cause(&text) {
+                return Error::new(
+                    code,
+                    format!("{what} while opening the database at {shown}"),
+                )
+                .hint(hint)
+                .detail(detail);
+            }
             Error::new(
                 codes::STORAGE,
                 format!("migrating the database at {shown} failed; see the log"),
             )
             .hint("the database may belong to a newer Gatehouse, or be damaged")
-            .detail(serde_json::json!({"step": "migrate", "url": &*shown}))
+            .detail(detail)
         })?;
         let pool_of = |size: u32| {
             AnyPoolOptions::new()
@@ -454,6 +469,34 @@ fn connect_error(shown: &str, backend: DatabaseKind, err: &sqlx::Error) -> Error
     Error::new(code, message)
         .hint(hint)
         .detail(serde_json::json!({"step": step, "url": shown}))
+}
+
+/// `DATABASE_READONLY` when the SQLite file behind `options`, or its folder,
+/// cannot be written (a read-only mount, or no permission), else `None`.
+///
+/// Opening such a database fails before any write: SQLite falls back to a
+/// read-only open, then cannot create the `-shm` file WAL mode needs beside
+/// it and reports only "unable to open database file" (code 14).
+fn sqlite_readonly(options: &AnyConnectOptions, shown: &str) -> Option<Error> {
+    let sqlite: sqlx::sqlite::SqliteConnectOptions = options.try_into().ok()?;
+    let file = sqlite.get_filename();
+    let folder = file.parent().filter(|p| !p.as_os_str().is_empty())?;
+    let writable = |p: &std::path::Path| {
+        !matches!(
+            nix::unistd::access(p, nix::unistd::AccessFlags::W_OK),
+            Err(nix::errno::Errno::EROFS | nix::errno::Errno::EACCES)
+        )
+    };
+    if writable(folder) && writable(file) {
+        return None;
+    }
+    Some(
+        Error::new(
+            codes::DATABASE_READONLY,
+            format!("the database file {shown} or its folder cannot be written by this process"),
+        )
+        .hint("SQLite writes the database and creates its -wal and -shm files beside it: make the site folder writable by this user (or mount it read-write), then retry"),
+    )
 }
 
 fn backend_of(url: &str) -> Result<DatabaseKind> {
