@@ -27,7 +27,7 @@ pub trait McpSite {
     fn mcp(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Mcp;
     /// The command [`McpSite::mcp`] starts, for tests that wrap it.
     fn mcp_command(&self, actor_args: &[&str], env: &[(&str, &str)]) -> Command;
-    /// The audit log, newest first.
+    /// The newest 1,000 entries of the audit log, oldest of them first.
     fn audit(&self) -> Vec<Value>;
 }
 
