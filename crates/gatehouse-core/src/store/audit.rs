@@ -273,11 +273,13 @@ pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
 
 /// The head as committed (outside any transaction), for verification.
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
+    let sql = "SELECT seq, hash FROM audit_head WHERE id = 1";
+    if let Some(direct) = store.direct() {
+        return direct.head(sql);
+    }
     store
         .read("reading the audit head", |pool| async move {
-            sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1")
-                .fetch_one(&pool)
-                .await
+            sqlx::query_as(sql).fetch_one(&pool).await
         })
         .await
 }

@@ -217,6 +217,42 @@ impl Direct {
         })
     }
 
+    /// The committed chain head (`store::audit::committed_head`'s statement).
+    pub(crate) fn head(&self, sql: &str) -> Result<(i64, String)> {
+        self.read("reading the audit head", |c| {
+            c.prepare_cached(sql)?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
+        })
+    }
+
+    /// `store::checkpoints::entry_hash`'s statement.
+    pub(crate) fn stored_hash(&self, sql: &str, seq: i64) -> Result<Option<String>> {
+        self.read("reading the audit log", |c| {
+            c.prepare_cached(sql)?
+                .query_row([seq], |r| r.get(0))
+                .optional()
+        })
+    }
+
+    /// Runs `write` in one transaction on the writer's connection, for a
+    /// caller that holds the write gate on a thread that may block (another
+    /// process may hold the lock: the usual busy timeout applies).
+    pub(crate) fn write<T>(
+        &self,
+        context: &str,
+        write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let mut slot = self.writer.lock().expect("writer");
+        let conn = opened(&mut slot, &self.path, context)?;
+        let run = |conn: &mut Connection| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = write(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        run(conn).map_err(|e| storage(context, e))
+    }
+
     /// Appends `entries` in one transaction and returns their seqs once it
     /// committed. The caller holds the process's writer (see the module doc).
     /// Returns `None` without writing when another process holds the write

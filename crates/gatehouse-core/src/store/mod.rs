@@ -265,6 +265,11 @@ impl Store {
         self.direct.as_deref()
     }
 
+    /// [`Store::direct`], for work moved to a blocking thread.
+    pub(crate) fn direct_shared(&self) -> Option<Arc<direct::Direct>> {
+        self.direct.clone()
+    }
+
     /// How many audit group commits found the SQLite file locked by another
     /// process and waited for it (always 0 on PostgreSQL). Writers of this
     /// process never make each other wait: they share a write gate.
