@@ -18,7 +18,9 @@ pub struct McpArgs {
 pub async fn run(ctx: &Ctx, args: McpArgs) -> Result<String> {
     let site = ctx.open().await?;
     let actor = actor::resolve(&site.store, site.is_scratch(), &args.actor.flags()).await?;
-    server::run_stdio(site.clone(), actor).await?;
+    let served = server::run_stdio(site.clone(), actor).await;
+    // Signs the shutdown checkpoint whether serving ended cleanly or not:
+    // every entry written so far is committed either way.
     site.close().await;
-    Ok(String::new())
+    served.map(|_| String::new())
 }

@@ -206,6 +206,37 @@ fn a_running_server_signs_a_checkpoint_every_hundred_entries() {
     verify_fails(&site, &[]);
 }
 
+/// A server that ends cleanly (end of input, or SIGTERM) with fewer than
+/// `checkpoint::EVERY` entries signs a checkpoint of its head on the way out,
+/// so none of its entries is left unanchored.
+#[test]
+fn a_server_that_ends_cleanly_signs_a_checkpoint_of_its_head() {
+    use crate::mcp_util::McpSite;
+    for how in ["end of input", "SIGTERM"] {
+        let site = TestSite::new("anchor_shutdown");
+        let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+        mcp.initialize("2025-11-25");
+        for id in 1..=3 {
+            let r = mcp.call(id, "content_list", serde_json::json!({}), None);
+            assert_eq!(r["result"]["isError"], false, "{r}");
+        }
+        let status = if how == "SIGTERM" {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(mcp.child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            )
+            .unwrap();
+            mcp.finish()
+        } else {
+            mcp.finish()
+        };
+        assert!(status.success(), "{how}: {status:?}");
+        let head = rows(&site).len();
+        let v = site.ok_json(&["audit", "verify", "--json"]);
+        assert_eq!(v["anchored_at"], head, "{how}: {v}");
+    }
+}
+
 /// `site config set` ends cleanly, so it signs a checkpoint of its entry.
 #[test]
 fn site_config_changes_are_covered_by_a_checkpoint() {

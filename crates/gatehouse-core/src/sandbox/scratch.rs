@@ -95,15 +95,57 @@ fn unsafe_root(root: &Path, why: &str) -> Error {
     )
 }
 
+/// Whether `name` is one of the entries a scratch root holds: a run's
+/// directory `c-<pid>-<nanos>-<n>`, its `.lock`, `.json` or `.dead.json`, or
+/// one of those being written (`.tmp`).
+fn is_scratch_entry(name: &str) -> bool {
+    let name = name.strip_suffix(".tmp").unwrap_or(name);
+    let id = [".dead.json", ".json", ".lock"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(name);
+    id.strip_prefix("c-").is_some_and(|rest| {
+        let parts: Vec<&str> = rest.split('-').collect();
+        parts.len() == 3
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+/// Refuses a root holding anything but scratch entries: a root pointed at
+/// the user's home or a folder of sites would have its folders swept away
+/// (a sweep removes every run directory whose owner is gone) and its mode
+/// narrowed.
+fn only_scratch_entries(root: &Path) -> Result<()> {
+    let entries = fs::read_dir(root).map_err(|e| io_error("listing the scratch root", root, e))?;
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(is_scratch_entry) {
+            return Err(unsafe_root(
+                root,
+                &format!(
+                    "holds {}, which is not Gatehouse scratch: a scratch root must be a folder of its own",
+                    name.to_string_lossy()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Creates `dir` (mode 0700) or checks that it is a real directory we own;
 /// refuses a symlink.
-fn ensure_private_dir(dir: &Path) -> Result<()> {
+fn ensure_private_dir(dir: &Path, is_parent: bool) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(unsafe_root(dir, "is a symlink")),
         Ok(m) if !m.is_dir() => Err(unsafe_root(dir, "is not a directory")),
         Ok(m) => {
             if m.uid() != nix::unistd::geteuid().as_raw() {
                 return Err(unsafe_root(dir, "belongs to another user"));
+            }
+            if !is_parent {
+                only_scratch_entries(dir)?;
             }
             if m.mode() & 0o077 != 0 {
                 fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
@@ -118,7 +160,9 @@ fn ensure_private_dir(dir: &Path) -> Result<()> {
             }
             match DirBuilder::new().mode(0o700).create(dir) {
                 Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ensure_private_dir(dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    ensure_private_dir(dir, is_parent)
+                }
                 Err(e) => Err(io_error("creating the scratch root", dir, e)),
             }
         }
@@ -132,9 +176,9 @@ impl ScratchRoot {
         if let Some(parent) = root.parent()
             && parent.file_name().is_some_and(|n| n == "gatehouse")
         {
-            ensure_private_dir(parent)?;
+            ensure_private_dir(parent, true)?;
         }
-        ensure_private_dir(&root)?;
+        ensure_private_dir(&root, false)?;
         let this = Self { root, site: None };
         let report = this.sweep()?;
         Ok((this, report))
@@ -166,7 +210,9 @@ impl ScratchRoot {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        for name in &names {
+        // Nothing but scratch entries is ever touched (the root was checked
+        // when opened; this holds whatever appeared since).
+        for name in names.iter().filter(|n| is_scratch_entry(n)) {
             let path = self.root.join(name);
             let Ok(meta) = fs::symlink_metadata(&path) else {
                 continue;
@@ -481,6 +527,52 @@ mod tests {
         let err = ScratchRoot::open(&link).unwrap_err();
         assert_eq!(err.code, codes::SCRATCH_UNSAFE);
         assert!(victim.join("precious").is_dir());
+    }
+
+    #[test]
+    fn only_scratch_entries_are_recognised() {
+        for ours in [
+            "c-12-1733-0",
+            "c-12-1733-0.lock",
+            "c-12-1733-0.json",
+            "c-12-1733-0.dead.json",
+            "c-12-1733-0.lock.tmp",
+            "c-12-1733-0.json.tmp",
+        ] {
+            assert!(is_scratch_entry(ours), "{ours}");
+        }
+        for theirs in [
+            "site",
+            "c-1-2",
+            "c-1-2-3-4",
+            "c-a-2-3",
+            ".bashrc",
+            "c--1-2",
+            "gatehouse.db",
+        ] {
+            assert!(!is_scratch_entry(theirs), "{theirs}");
+        }
+    }
+
+    /// A root pointed at a folder that holds other things (a home, a folder
+    /// of sites) is refused before anything in it is swept or re-moded.
+    #[test]
+    fn a_root_holding_other_files_is_refused_and_left_as_it_was() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        fs::create_dir_all(home.join("my-site")).unwrap();
+        fs::write(home.join("notes.txt"), b"keep").unwrap();
+        fs::set_permissions(&home, fs::Permissions::from_mode(0o755)).unwrap();
+        let e = ScratchRoot::open(&home).unwrap_err();
+        assert_eq!(e.code, codes::SCRATCH_UNSAFE, "{e:?}");
+        assert!(e.message.contains("is not Gatehouse scratch"), "{e:?}");
+        assert!(home.join("my-site").is_dir());
+        assert!(home.join("notes.txt").is_file());
+        assert_eq!(
+            fs::metadata(&home).unwrap().permissions().mode() & 0o777,
+            0o755
+        );
     }
 
     #[test]
