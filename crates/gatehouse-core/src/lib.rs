@@ -15,16 +15,18 @@
 //! - [`host_env`]: the host's own secrets taken out of its environment; the
 //!   user's config directory.
 //! - [`text`]: labels without bidirectional overrides; control characters made visible.
+//! - [`json`]: canonical JSON, for digests and signatures.
 //!
 //! Layers, bottom up; a module imports only from its own layer and those below
 //! (test modules excepted), so the store never reaches into a domain module:
-//! `redact` → `error` → `time`, `text`, `host_env` → `store` → `access` →
+//! `redact` → `error` → `time`, `text`, `json`, `host_env` → `store` → `access` →
 //! `site` → `sandbox` → `mcp` → `client_config`.
 
 pub mod access;
 pub mod client_config;
 pub mod error;
 pub mod host_env;
+pub mod json;
 pub mod mcp;
 pub mod redact;
 pub mod sandbox;

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 use super::negotiate::ToolInfo;
 use crate::access::audit;
 use crate::error::{Error, Result, codes};
+use crate::json::canonical;
 use crate::sandbox::ChildSpec;
 use crate::store::tool_pins::PinRow;
 use crate::store::{self, Store};
@@ -58,25 +59,6 @@ pub fn snapshot(tools: &[ToolInfo]) -> Vec<PinnedTool> {
     out
 }
 
-/// JSON with object keys sorted at every level and no whitespace, so equal
-/// values have one text whatever order a server wrote them in.
-pub fn canonical_json(value: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let ordered: BTreeMap<&String, Value> =
-                    m.iter().map(|(k, v)| (k, sorted(v))).collect();
-                // serde_json's map may keep insertion order (preserve_order):
-                // insert in sorted order so either way the text is sorted.
-                Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    sorted(value).to_string()
-}
-
 fn sha256_hex(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
@@ -85,7 +67,7 @@ fn sha256_hex(text: &str) -> String {
 pub fn tools_hash(tools: &[PinnedTool]) -> String {
     let mut sorted = tools.to_vec();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    sha256_hex(&canonical_json(
+    sha256_hex(&canonical(
         &serde_json::to_value(&sorted).expect("tools serialise"),
     ))
 }
@@ -93,7 +75,7 @@ pub fn tools_hash(tools: &[PinnedTool]) -> String {
 /// The hash of a connection definition (program, arguments, environment
 /// names and kinds; stored definitions hold no secret value).
 pub fn definition_hash(spec: &ChildSpec) -> String {
-    sha256_hex(&canonical_json(
+    sha256_hex(&canonical(
         &serde_json::to_value(spec).expect("spec serialises"),
     ))
 }
@@ -174,7 +156,7 @@ pub fn diff(pinned: &[PinnedTool], offered: &[PinnedTool]) -> ToolsDiff {
             ("input_schema", &o.input_schema, &t.input_schema),
             ("annotations", &o.annotations, &t.annotations),
         ] {
-            let (a, b) = (canonical_json(a), canonical_json(b));
+            let (a, b) = (canonical(a), canonical(b));
             if a != b {
                 changes.push(FieldChange {
                     field,

@@ -370,45 +370,9 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
     Ok(out)
 }
 
-/// JSON with object keys sorted at every level, so equal arguments digest equally.
-pub fn canonical(value: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    write(&map[k], out);
-                }
-                out.push('}');
-            }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(item, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
-        }
-    }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
-}
-
 pub fn args_digest(args: &Map<String, Value>) -> String {
     hex::encode(Sha256::digest(
-        canonical(&Value::Object(args.clone())).as_bytes(),
+        crate::json::canonical(&Value::Object(args.clone())).as_bytes(),
     ))
 }
 
@@ -436,12 +400,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn canonical_json_sorts_keys_at_every_level() {
-        let a = json!({"b": 1, "a": {"y": [1, {"d": 2, "c": 3}], "x": "s"}});
-        assert_eq!(
-            canonical(&a),
-            r#"{"a":{"x":"s","y":[1,{"c":3,"d":2}]},"b":1}"#
-        );
+    fn equal_arguments_digest_equally() {
         let m1 = json!({"x": 1, "y": 2}).as_object().cloned().unwrap();
         let m2 = json!({"y": 2, "x": 1}).as_object().cloned().unwrap();
         assert_eq!(args_digest(&m1), args_digest(&m2));
