@@ -31,6 +31,9 @@ pub enum AuditCommand {
     /// Signed checkpoints of the chain's head.
     #[command(subcommand)]
     Checkpoint(CheckpointCommand),
+    /// Print this machine's audit signing key (public half, hex): what
+    /// another admin passes to `site import --trust-key` for your exports.
+    Key,
 }
 
 #[derive(Subcommand)]
@@ -73,6 +76,11 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
                     ),
                 }
             }
+        }
+        AuditCommand::Key => {
+            store.close().await;
+            checkpoint::Signer::load_or_create(&gatehouse_core::host_env::config_dir()?)?
+                .public_hex()
         }
         AuditCommand::Checkpoint(CheckpointCommand::Export) => {
             let text = checkpoint::export(&site).await;

@@ -28,7 +28,18 @@ pub enum SiteCommand {
         out: Option<PathBuf>,
     },
     /// Load an export into this site, which must be empty (a fresh `site init`).
-    Import { file: PathBuf },
+    /// It must be signed by this machine's audit key or one given with
+    /// --trust-key (exports are signed by the machine that wrote them).
+    Import {
+        file: PathBuf,
+        /// Also accept an export signed by this key (hex; another admin's
+        /// machine prints its own with `gatehouse audit key`). Repeatable.
+        #[arg(long = "trust-key", value_name = "KEY")]
+        trust_key: Vec<String>,
+        /// Accept an export that carries no signature (one you wrote yourself).
+        #[arg(long)]
+        unsigned: bool,
+    },
     /// Read and change the site's config (audited).
     #[command(subcommand)]
     Config(crate::site_config_cmd::SiteConfigCommand),
@@ -88,9 +99,17 @@ pub async fn run(ctx: &Ctx, cmd: SiteCommand) -> Result<String> {
             }
         }
         SiteCommand::Config(c) => crate::site_config_cmd::run(ctx, c).await,
-        SiteCommand::Import { file } => {
+        SiteCommand::Import {
+            file,
+            trust_key,
+            unsigned,
+        } => {
             let site = ctx.open().await?;
-            let summary = portable::import_file(&site.store, &file).await;
+            let trust = portable::Trust {
+                keys: trust_key,
+                unsigned,
+            };
+            let summary = portable::import_file(&site.store, &file, &trust).await;
             site.close().await;
             Ok(format!("imported {}", counts(&summary?)))
         }

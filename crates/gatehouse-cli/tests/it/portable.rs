@@ -47,6 +47,8 @@ fn data(mut dump: serde_json::Value) -> serde_json::Value {
     let o = dump.as_object_mut().unwrap();
     o.remove("exported_at");
     o.remove("site_name");
+    // Each machine signs with its own key.
+    o.remove("signature");
     dump
 }
 
@@ -81,8 +83,16 @@ fn round_trip(name: &str, from: Option<String>, to: Option<String>) {
     );
     assert!(!text.contains(&revoked[revoked.len() - 20..]));
 
+    // Another machine's site (its own audit key): it trusts the source's.
     let dst = TestSite::with_database(&format!("{name}_dst"), false, to);
-    let out = dst.ok(&["site", "import", file.to_str().unwrap()]);
+    let src_key = src.ok(&["audit", "key"]).trim().to_string();
+    let out = dst.ok(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        &src_key,
+    ]);
     assert!(
         out.contains("imported 5 users, 2 keys, 3 entries, 1 redirects, 1 media, 3 config values, 1 MCP connections"),
         "{out}"
@@ -165,25 +175,35 @@ fn import_refuses_a_site_that_is_not_empty() {
     // A scratch target already holds sample data.
     let dst = TestSite::new("port_full_dst");
     let before = dst.ok(&["audit", "list", "--json"]);
-    let f = dst.fails(&["site", "import", file.to_str().unwrap()]);
+    let src_key = src.ok(&["audit", "key"]).trim().to_string();
+    let f = dst.fails(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        &src_key,
+    ]);
     assert_eq!(f.code, "IMPORT_TARGET_NOT_EMPTY", "{}", f.stderr);
     assert!(f.stderr.contains("hint: "), "{}", f.stderr);
     assert_eq!(dst.ok(&["audit", "list", "--json"]), before);
 }
 
-/// Writes `dump` changed by `edit` and imports it into a fresh empty site.
+/// Writes `dump` changed by `edit` and imports it into a fresh empty site,
+/// unsigned (an edit breaks the signature, which import_tamper.rs pins; these
+/// are the checks of the contents).
 fn import_edited(
     name: &str,
     dump: &serde_json::Value,
     edit: impl FnOnce(&mut serde_json::Value),
 ) -> (TestSite, util::Failure) {
     let mut changed = dump.clone();
+    changed.as_object_mut().unwrap().remove("signature");
     edit(&mut changed);
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("edited.json");
     std::fs::write(&file, changed.to_string()).unwrap();
     let dst = TestSite::plain(name);
-    let f = dst.fails(&["site", "import", file.to_str().unwrap()]);
+    let f = dst.fails(&["site", "import", file.to_str().unwrap(), "--unsigned"]);
     (dst, f)
 }
 

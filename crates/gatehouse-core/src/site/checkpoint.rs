@@ -137,6 +137,11 @@ impl Signer {
         hex::encode(self.key.verifying_key().to_bytes())
     }
 
+    /// Signs `message` (the signature in hex); a site export is signed so.
+    pub fn sign_message(&self, message: &[u8]) -> String {
+        hex::encode(self.key.sign(message).to_bytes())
+    }
+
     /// Signs the head `seq`/`hash` as of now.
     pub fn sign(&self, seq: i64, hash: &str) -> CheckpointRow {
         let ts = now_ms();
@@ -157,22 +162,30 @@ fn message(seq: i64, hash: &str, ts: i64) -> Vec<u8> {
 
 /// Whether `row`'s signature is valid for its own public key.
 pub fn signature_ok(row: &CheckpointRow) -> bool {
-    let Some(key) = hex::decode(&row.public_key)
+    signed_by(
+        &row.public_key,
+        &row.signature,
+        &message(row.seq, &row.hash, row.ts),
+    )
+}
+
+/// Whether `signature` (hex) is `public_key`'s (hex) over `message`.
+pub fn signed_by(public_key: &str, signature: &str, message: &[u8]) -> bool {
+    let Some(key) = hex::decode(public_key)
         .ok()
         .and_then(|b| <[u8; 32]>::try_from(b).ok())
         .and_then(|b| VerifyingKey::from_bytes(&b).ok())
     else {
         return false;
     };
-    let Some(sig) = hex::decode(&row.signature)
+    let Some(sig) = hex::decode(signature)
         .ok()
         .and_then(|b| <[u8; 64]>::try_from(b).ok())
         .map(|b| Signature::from_bytes(&b))
     else {
         return false;
     };
-    key.verify(&message(row.seq, &row.hash, row.ts), &sig)
-        .is_ok()
+    key.verify(message, &sig).is_ok()
 }
 
 /// Where this machine keeps its newest checkpoint of `site`.

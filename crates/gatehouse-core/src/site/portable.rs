@@ -14,6 +14,13 @@
 //!
 //! MCP client run and call records are operational history and are not carried.
 //!
+//! The dump is signed with the exporting machine's audit signing key (the one
+//! that signs audit checkpoints), over its canonical JSON. The audit chain has
+//! no secret: whoever edits a key's roles can recompute the chain to match.
+//! The signature cannot be recomputed without the key, so an import accepts a
+//! dump signed by this machine's key or one the admin names (`--trust-key`),
+//! and an unsigned one only when told to (`--unsigned`).
+//!
 //! # Caveats
 //! The whole dump is held in memory (sites are small; media bytes are inline).
 //! The file holds key hashes and drafts: it is written readable by its owner only.
@@ -28,7 +35,8 @@ use sha2::{Digest, Sha256};
 use crate::access::audit::{GENESIS, entry_hash};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
-use crate::site::Site;
+use crate::host_env::config_dir;
+use crate::site::{Site, checkpoint};
 use crate::store::audit::AuditRow;
 use crate::store::keys::KeyRow;
 // The table records are the store's rows, serialised as they are.
@@ -64,6 +72,81 @@ pub struct Dump {
     pub config: Vec<ConfigRecord>,
     pub connections: Vec<ConnectionRecord>,
     pub audit: AuditRecord,
+    /// Who vouches for the dump (absent in a dump that was never signed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<DumpSignature>,
+}
+
+/// The exporting machine's audit signing key (hex) and its signature over
+/// the dump's canonical JSON without this field (see [`signed_message`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumpSignature {
+    pub public_key: String,
+    pub signature: String,
+}
+
+/// What an import accepts as the dump's signer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trust {
+    /// Public keys (hex) of other machines' audit signing keys.
+    pub keys: Vec<String>,
+    /// Accept a dump that carries no signature at all.
+    pub unsigned: bool,
+}
+
+/// What a dump's signature covers: its canonical JSON without the signature.
+const SIGNED_AS: &str = "gatehouse-site-export/1";
+
+fn signed_message(dump: &Dump) -> Vec<u8> {
+    let mut value = serde_json::to_value(dump).expect("a dump serialises");
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("signature");
+    }
+    let digest = Sha256::digest(crate::json::canonical(&value).as_bytes());
+    format!("{SIGNED_AS}\n{}", hex::encode(digest)).into_bytes()
+}
+
+fn tampered(message: impl Into<String>, hint: &str) -> Error {
+    Error::invalid(codes::IMPORT_TAMPERED, message, hint)
+}
+
+/// Refuses a dump whose signature is missing (unless `trust.unsigned`),
+/// does not match its content, or is not by this machine's key or one in
+/// `trust.keys`.
+pub fn check_signature(dump: &Dump, trust: &Trust) -> Result<()> {
+    let Some(signed) = &dump.signature else {
+        if trust.unsigned {
+            return Ok(());
+        }
+        return Err(tampered(
+            "the export is not signed, so nothing shows it is as it was exported",
+            "export it again with this Gatehouse (exports are signed), or pass --unsigned if you made this file yourself and it never left your hands",
+        ));
+    };
+    if !checkpoint::signed_by(&signed.public_key, &signed.signature, &signed_message(dump)) {
+        return Err(tampered(
+            "the export's signature does not match its content: it was changed after it was exported",
+            "import the file exactly as `gatehouse site export` wrote it",
+        ));
+    }
+    let own = checkpoint::Signer::load(&config_dir()?)?.map(|s| s.public_hex());
+    let key = signed.public_key.to_ascii_lowercase();
+    if own.as_deref() == Some(key.as_str())
+        || trust
+            .keys
+            .iter()
+            .any(|k| k.trim().to_ascii_lowercase() == key)
+    {
+        return Ok(());
+    }
+    Err(tampered(
+        format!(
+            "the export is signed by key {}, which this machine does not trust",
+            signed.public_key
+        ),
+        "ask whoever exported it for their key (`gatehouse audit key` on their machine); if the two match, import with --trust-key KEY",
+    ))
 }
 
 /// A key as stored: its public id and the argon2id PHC hash of its secret.
@@ -134,8 +217,20 @@ impl Dump {
     }
 }
 
-/// Reads the whole site in one consistent snapshot.
+/// Reads the whole site in one consistent snapshot, signed with this
+/// machine's audit signing key (made on first use).
 pub async fn export(site: &Site) -> Result<Dump> {
+    let mut dump = export_unsigned(site).await?;
+    let signer = checkpoint::Signer::load_or_create(&config_dir()?)?;
+    let signature = signer.sign_message(&signed_message(&dump));
+    dump.signature = Some(DumpSignature {
+        public_key: signer.public_hex(),
+        signature,
+    });
+    Ok(dump)
+}
+
+async fn export_unsigned(site: &Site) -> Result<Dump> {
     let mut tx = sql::snapshot(&site.store).await?;
     let t = sql::read_all(&mut tx).await?;
     let _ = tx.rollback().await;
@@ -174,6 +269,7 @@ pub async fn export(site: &Site) -> Result<Dump> {
             .collect(),
         config: t.config,
         connections: t.connections,
+        signature: None,
         audit: AuditRecord {
             head_seq: t.head.0,
             head_hash: t.head.1,
@@ -443,11 +539,14 @@ pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
     Ok(summary)
 }
 
-/// Reads, checks and imports the dump in `path`.
-pub async fn import_file(store: &Store, path: &Path) -> Result<Summary> {
+/// Reads, checks (contents first, then the signature against `trust`) and
+/// imports the dump in `path`.
+pub async fn import_file(store: &Store, path: &Path, trust: &Trust) -> Result<Summary> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
             .hint("give the path of a file written by `gatehouse site export --out FILE`")
     })?;
-    import(store, parse(&text)?).await
+    let dump = parse(&text)?;
+    check_signature(&dump, trust)?;
+    import(store, dump).await
 }
