@@ -12,10 +12,11 @@
 //! - without network, `listen` (it binds an ephemeral port past Landlock);
 //!   without UNIX sockets, datagram `socketpair`s (they can reach named ones);
 //! - `prlimit` on another process, the kernel keyring, group- or
-//!   world-writable and setuid/setgid modes, and (with `EPERM`) every
-//!   extended-attribute write (found by attack runs: the host killed through
+//!   world-writable and setuid/setgid modes, file leases, and (with `EPERM`)
+//!   every extended-attribute write (found by attack runs: the host killed through
 //!   its file-size limit, a secret read from the user's keyring, the site
-//!   database made writable by every user by mode and by ACL).
+//!   database made writable by every user by mode and by ACL);
+//! - `clone3` (with `ENOSYS`, so threads and forks fall back to `clone`).
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
 //! runs with less than its profile says.
@@ -118,6 +119,13 @@ pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
         // The user's kernel keyring is not the server's (it read a secret
         // another program of the user had stored there).
         (nix::libc::SYS_keyctl, always()),
+        // A lease on a file it may only read (any file its uid owns: for a
+        // root host, every system file) stalled the host's writers of that
+        // file for the lease-break time, again on every write.
+        (
+            nix::libc::SYS_fcntl,
+            vec![rule(vec![arg(1, Eq, nix::libc::F_SETLEASE as u64)?])?],
+        ),
         (nix::libc::SYS_add_key, always()),
         (nix::libc::SYS_request_key, always()),
     ]
@@ -156,7 +164,22 @@ pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
     rules.insert(nix::libc::SYS_fchmodat2, widening(2)?);
     let arch: seccompiler::TargetArch = std::env::consts::ARCH.try_into().map_err(failed)?;
     let program = compile(rules, nix::libc::EACCES, arch)?;
-    Ok(vec![refuse_x32(program), xattr_filter(arch)?])
+    Ok(vec![
+        refuse_x32(program),
+        xattr_filter(arch)?,
+        clone3_filter(arch)?,
+    ])
+}
+
+/// `clone3`, refused with `ENOSYS` (the C libraries then fall back to
+/// `clone`): its flags sit in a structure seccomp cannot read, and
+/// `CLONE_INTO_CGROUP` there moved an attack run's child into a cgroup of
+/// its choosing past the read-only view (the kernel checks only the
+/// permissions of `cgroup.procs`), which would escape a v2 pids ceiling.
+fn clone3_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
+    let rules: BTreeMap<i64, Vec<SeccompRule>> =
+        [(nix::libc::SYS_clone3, Vec::new())].into_iter().collect();
+    compile(rules, nix::libc::ENOSYS, arch)
 }
 
 /// `setxattrat` and `removexattrat` (Linux 6.13; one number on every

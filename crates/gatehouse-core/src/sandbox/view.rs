@@ -1,6 +1,7 @@
 //! The read-only view: the child's own mount namespace, inside a user
 //! namespace of its own (so no privilege is needed), in which every mount is
-//! read-only but its scratch directory and the profile's read-write paths.
+//! read-only but its scratch directory and the profile's read-write paths,
+//! and an IPC namespace of its own.
 //!
 //! Landlock rules what a child may open, not a file's metadata: under
 //! Landlock alone a child could `chmod` (narrowing or widening for reading),
@@ -72,7 +73,12 @@ impl ReadOnlyView {
     /// async-signal-safe calls only.
     pub fn enter(&self) -> std::io::Result<()> {
         // SAFETY: integer arguments only.
-        check(unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) })?;
+        // CLONE_NEWIPC too: System V shared memory and message queues of the
+        // host's namespace outlived the server (1.5 GiB of segments after an
+        // attack run's child was gone); a namespace of its own ends with it.
+        check(unsafe {
+            libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC)
+        })?;
         write_proc(c"/proc/self/setgroups", b"deny")?;
         write_proc(c"/proc/self/uid_map", &self.uid_map)?;
         write_proc(c"/proc/self/gid_map", &self.gid_map)?;

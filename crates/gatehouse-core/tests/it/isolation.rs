@@ -732,6 +732,94 @@ async fn process_ceiling_holds_for_a_root_host_too() {
     }
 }
 
+/// System V segments belong to an IPC namespace: a child's, made in the
+/// host's, outlived it (an attack run left 1.5 GiB behind). Under the
+/// read-only view the child has a namespace of its own, which ends with it:
+/// the host never sees its segment. The `none` backend is the control.
+#[tokio::test]
+async fn child_shared_memory_stays_in_an_ipc_namespace_of_its_own() {
+    let (_tmp, site) = fresh_site("iso_shm").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let none = Profile {
+        backend: Backend::None,
+        ..Profile::default()
+    };
+    add_hostile(&site, "none", with_profile(none)).await;
+    // /proc/sysvipc/shm: key shmid perms size cpid …, as the host sees them.
+    let made_by = |pid: &Value| {
+        std::fs::read_to_string("/proc/sysvipc/shm")
+            .unwrap()
+            .lines()
+            .skip(1)
+            .filter(|l| l.split_whitespace().nth(4) == Some(&pid.to_string()))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse::<i32>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    let out = attack(&site, "h", "shm", json!({"mb": 1})).await.unwrap();
+    assert_eq!(out["ok"], true, "{out}");
+    assert_eq!(made_by(&out["pid"]), Vec::<i32>::new(), "{out}");
+    let out = attack(&site, "none", "shm", json!({"mb": 1}))
+        .await
+        .unwrap();
+    let left = made_by(&out["pid"]);
+    for id in &left {
+        // SAFETY: removing a segment by id; no memory of ours is involved.
+        #[allow(unsafe_code)]
+        unsafe {
+            nix::libc::shmctl(*id, nix::libc::IPC_RMID, std::ptr::null_mut());
+        }
+    }
+    assert_eq!(
+        left.len(),
+        1,
+        "the control's segment was not in the host's namespace: {out}"
+    );
+}
+
+/// A lease on a file the child may only read (one its uid owns: for a root
+/// host, every system file) stalled the host's writers of that file for the
+/// lease-break time. Refused; the `none` backend is the control.
+#[tokio::test]
+async fn child_cannot_take_a_lease_on_a_file_it_may_read() {
+    let (tmp, site) = fresh_site("iso_lease").await;
+    let data = tmp.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let file = data.join("shared.txt");
+    std::fs::write(&file, "read by the child").unwrap();
+    for backend in [Backend::Landlock, Backend::None] {
+        let name = format!("h-{}", backend.as_str());
+        let profile = Profile {
+            backend,
+            // `none` reads everything already (and refuses paths).
+            read_only: if backend == Backend::None {
+                Vec::new()
+            } else {
+                vec![data.clone()]
+            },
+            ..Profile::default()
+        };
+        add_hostile(&site, &name, with_profile(profile)).await;
+        let out = attack(&site, &name, "lease", json!({"path": file}))
+            .await
+            .unwrap();
+        let refused = backend == Backend::Landlock;
+        assert_eq!(out["ok"], !refused, "{backend:?}: {out}");
+    }
+}
+
+/// `clone3` carries its flags in a structure seccomp cannot read;
+/// `CLONE_INTO_CGROUP` there put an attack run's child into a cgroup of its
+/// choosing. It is refused with `ENOSYS`, and threads still start (the C
+/// library falls back to `clone`).
+#[tokio::test]
+async fn clone3_is_refused_and_threads_still_start() {
+    let (_tmp, site) = fresh_site("iso_clone3").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "clone3", json!({})).await.unwrap();
+    assert_eq!(out["clone3_error"], "Function not implemented", "{out}");
+    assert_eq!(out["thread_ran"], true, "{out}");
+}
+
 /// A descriptor the host inherited without close-on-exec (a shell redirect,
 /// a launcher) would reach the child past Landlock, which rules only what is
 /// opened: every descriptor above stderr closes at the child's exec.
