@@ -14,6 +14,7 @@
 //! entry is unlinked, never entered.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -372,16 +373,91 @@ fn kill_leftovers(owner: Option<&Owner>, dir: &Path) -> Vec<ProcId> {
 /// `remove_dir_all` unlinks links, never enters them); a symlink in place of
 /// the directory is unlinked.
 fn remove_tree(path: &Path) {
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => {
-            let _ = fs::remove_dir_all(path);
-        }
-        Ok(_) => {
-            let _ = fs::remove_file(path);
-        }
-        Err(_) => {}
+    if let Err(e) = remove_any(path) {
+        tracing::warn!(path = %path.display(), error = %e, "scratch entry not removed");
     }
 }
+
+/// Removes `path`, a file or a whole directory tree, never following a
+/// symlink, without recursion and holding one directory open at a time: a
+/// server made a tree 30,000 levels deep, and the standard library's
+/// recursive removal overflowed the stack of the thread tearing it down
+/// (the host aborted) and would run out of descriptors before that.
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    use nix::dir::Dir;
+    use nix::fcntl::OFlag;
+    use nix::sys::stat::Mode;
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    use std::os::fd::AsRawFd;
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+    let mut dir = Dir::open(path, flags, Mode::empty())?;
+    // Names from `path` down to `dir`; going up is `..` (the child is gone,
+    // so nothing moves the tree meanwhile).
+    let mut names: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        let fd = dir.as_raw_fd();
+        let mut subdir = None;
+        let entries: Vec<(std::ffi::CString, bool)> = dir
+            .iter()
+            .filter_map(|e| e.ok())
+            .filter(|e| !matches!(e.file_name().to_bytes(), b"." | b".."))
+            .map(|e| {
+                let is_dir = match e.file_type() {
+                    Some(kind) => kind == nix::dir::Type::Directory,
+                    // A file system that does not say: ask, never following.
+                    None => nix::sys::stat::fstatat(
+                        Some(fd),
+                        e.file_name(),
+                        nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+                    )
+                    .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFDIR),
+                };
+                (e.file_name().to_owned(), is_dir)
+            })
+            .collect();
+        for (name, is_dir) in entries {
+            if is_dir {
+                subdir.get_or_insert(name);
+            } else {
+                unlinkat(Some(fd), name.as_c_str(), UnlinkatFlags::NoRemoveDir)?;
+            }
+        }
+        if let Some(name) = subdir {
+            // A directory the server made unreadable is made readable first.
+            let _ = nix::sys::stat::fchmodat(
+                Some(fd),
+                name.as_c_str(),
+                Mode::S_IRWXU,
+                nix::sys::stat::FchmodatFlags::NoFollowSymlink,
+            );
+            dir = Dir::openat(Some(fd), name.as_c_str(), flags, Mode::empty())?;
+            names.push(std::ffi::OsString::from_vec(name.into_bytes()));
+            continue;
+        }
+        let Some(name) = names.pop() else {
+            break;
+        };
+        let parent = Dir::openat(Some(fd), "..", flags, Mode::empty())?;
+        unlinkat(
+            Some(parent.as_raw_fd()),
+            name.as_os_str(),
+            UnlinkatFlags::RemoveDir,
+        )?;
+        dir = parent;
+    }
+    drop(dir);
+    fs::remove_dir(path)
+}
+
+/// How deep a scratch tree may go and still be measured (see
+/// [`ScratchDir::usage_bytes`]).
+pub const MAX_DEPTH: usize = 64;
 
 /// One connection's working directory; removed (with its lock) when dropped.
 #[derive(Debug)]
@@ -423,25 +499,37 @@ impl ScratchDir {
         .map_err(|e| io_error("recording a scratch owner", &self.owner_path, e))
     }
 
-    /// Disk the directory uses (allocated blocks), symlinks not followed.
-    pub fn usage_bytes(&self) -> u64 {
-        fn walk(dir: &Path, total: &mut u64) {
-            let Ok(entries) = fs::read_dir(dir) else {
-                return;
+    /// Disk the directory uses (allocated blocks), symlinks not followed;
+    /// `None` when it cannot be measured: deeper than [`MAX_DEPTH`] levels,
+    /// or a part of it unreadable. The watchdog counts that as over quota
+    /// (a server hid 360 MiB in paths longer than `PATH_MAX`, which the walk
+    /// skipped).
+    pub fn usage_bytes(&self) -> Option<u64> {
+        let mut total = 0;
+        let mut pending = vec![(self.dir.clone(), 0usize)];
+        while let Some((dir, depth)) = pending.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(_) => return None,
             };
-            for e in entries.filter_map(|e| e.ok()) {
-                let Ok(m) = fs::symlink_metadata(e.path()) else {
-                    continue;
+            for entry in entries {
+                let path = entry.ok()?.path();
+                let m = match fs::symlink_metadata(&path) {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(_) => return None,
                 };
-                *total += m.blocks() * 512;
+                total += m.blocks() * 512;
                 if m.is_dir() {
-                    walk(&e.path(), total);
+                    if depth + 1 > MAX_DEPTH {
+                        return None;
+                    }
+                    pending.push((path, depth + 1));
                 }
             }
         }
-        let mut total = 0;
-        walk(&self.dir, &mut total);
-        total
+        Some(total)
     }
 
     /// Removes the directory now; reports a failure instead of hiding it.
@@ -453,13 +541,8 @@ impl ScratchDir {
         let Some(lock) = self.lock.take() else {
             return Ok(());
         };
-        let result = match fs::symlink_metadata(&self.dir) {
-            Ok(m) if m.is_dir() => fs::remove_dir_all(&self.dir)
-                .map_err(|e| io_error("removing a scratch directory", &self.dir, e)),
-            Ok(_) => fs::remove_file(&self.dir)
-                .map_err(|e| io_error("removing a scratch directory", &self.dir, e)),
-            Err(_) => Ok(()),
-        };
+        let result = remove_any(&self.dir)
+            .map_err(|e| io_error("removing a scratch directory", &self.dir, e));
         // Directory first, lock last: a sweep never sees a live dir unlocked.
         let _ = fs::remove_file(&self.owner_path);
         let _ = fs::remove_file(&self.lock_path);
@@ -573,6 +656,51 @@ mod tests {
             fs::metadata(&home).unwrap().permissions().mode() & 0o777,
             0o755
         );
+    }
+
+    /// A chain of `depth` folders under `top`, made bottom-up (each step is
+    /// one rename, as an attack run's server made 30,000 in seconds).
+    fn deep_tree(top: &Path, depth: usize) {
+        fs::create_dir(top.join("c0")).unwrap();
+        for i in 1..depth {
+            fs::create_dir(top.join(format!("c{i}"))).unwrap();
+            fs::rename(top.join(format!("c{}", i - 1)), top.join(format!("c{i}/a"))).unwrap();
+        }
+    }
+
+    /// The standard library's recursive removal overflowed the tearing-down
+    /// thread's stack on a deep tree (the host aborted); this one holds one
+    /// folder open at a time, on a thread with a small stack to prove it.
+    #[test]
+    fn a_tree_deeper_than_any_stack_is_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().join("scratch-dir");
+        fs::create_dir(&top).unwrap();
+        deep_tree(&top, 5000);
+        fs::write(top.join("file"), b"x").unwrap();
+        let path = top.clone();
+        std::thread::Builder::new()
+            .stack_size(64 * 1024)
+            .spawn(move || remove_any(&path).unwrap())
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(!top.exists());
+    }
+
+    /// Deeper than [`MAX_DEPTH`] cannot be measured, which the watchdog
+    /// counts as over quota.
+    #[test]
+    fn a_tree_too_deep_to_measure_has_no_usage() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, _) = ScratchRoot::open(tmp.path().join("scratch")).unwrap();
+        let dir = root.create().unwrap();
+        fs::create_dir(dir.path().join("top")).unwrap();
+        deep_tree(&dir.path().join("top"), 10);
+        assert!(dir.usage_bytes().is_some());
+        fs::create_dir(dir.path().join("deep")).unwrap();
+        deep_tree(&dir.path().join("deep"), MAX_DEPTH + 1);
+        assert_eq!(dir.usage_bytes(), None);
     }
 
     #[test]

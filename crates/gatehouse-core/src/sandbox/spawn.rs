@@ -270,9 +270,12 @@ impl Sandboxed {
             let _ = s.record(None, self.tracker.seen());
         }
         self.renice_new_sessions();
+        // What cannot be measured counts as over the quota.
         let used = self.scratch.as_ref().map_or(0, |s| {
             let live = self.tracker.seen().iter().filter(|p| p.exists());
-            s.usage_bytes() + procfs::deleted_but_held(live.map(|p| p.pid), s.path())
+            s.usage_bytes().map_or(u64::MAX, |bytes| {
+                bytes.saturating_add(procfs::deleted_but_held(live.map(|p| p.pid), s.path()))
+            })
         });
         (used >= self.quota).then_some(QuotaExceeded {
             used,

@@ -271,9 +271,10 @@ async fn scratch_filler_in_small_files_is_stopped_with_the_quota_as_reason() {
     assert!(message.contains("scratch_quota"), "{e}");
 }
 
-/// A file deleted while still open, or still mapped with its descriptor
-/// closed, no longer shows in the scratch directory but keeps its blocks: a
-/// quota that only walked the directory let such a filler write without end.
+/// A file deleted while still open, or still mapped (one page) with its
+/// descriptor closed, no longer shows in the scratch directory but keeps its
+/// blocks; files 100 folders down hid from a walk by path: a quota that only
+/// walked the directory let such a filler write without end.
 #[tokio::test]
 async fn scratch_filler_holding_deleted_files_is_stopped_at_the_quota() {
     let (_tmp, site) = fresh_site("iso_fill_deleted").await;
@@ -282,10 +283,14 @@ async fn scratch_filler_holding_deleted_files_is_stopped_at_the_quota() {
         ..Profile::default()
     });
     add_hostile(&site, "h", limits).await;
-    for how in [
-        json!({"unlink": true}),
-        json!({"unlink": true, "mmap": true}),
-    ] {
+    let mut ways = vec![json!({"unlink": true}), json!({"nest": 100})];
+    // A one-page mapping keeps the whole file: its size is read from
+    // /proc/PID/map_files, which only root may do (elsewhere the mapping's
+    // length counts, and this way stays open: docs/decisions.md).
+    if nix::unistd::geteuid().is_root() {
+        ways.push(json!({"unlink": true, "mmap": true}));
+    }
+    for how in ways {
         let mut args = json!({"mb": 200, "per": 4, "pause_ms": 2});
         args.as_object_mut()
             .unwrap()

@@ -89,7 +89,14 @@ pub(super) async fn supervise(
                     break (Closed::Resource {
                         ceiling: "scratch_quota".into(),
                         limit: format!("{} MiB", q.limit / (1024 * 1024)),
-                        observed: format!("{} MiB", q.used / (1024 * 1024)),
+                        observed: if q.used == u64::MAX {
+                            format!(
+                                "a tree it could not measure (deeper than {} levels, or unreadable)",
+                                crate::sandbox::scratch::MAX_DEPTH
+                            )
+                        } else {
+                            format!("{} MiB", q.used / (1024 * 1024))
+                        },
                     }, false);
                 }
                 if let Some(why) = watch.then(|| check_ceilings(&child, &limits)).flatten() {
