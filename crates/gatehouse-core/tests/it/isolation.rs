@@ -527,7 +527,11 @@ async fn child_cannot_change_the_hosts_limits() {
 #[tokio::test]
 async fn every_backend_sets_no_new_privs_and_the_profiles_ceilings() {
     let (_tmp, site) = fresh_site("iso_limits").await;
-    for backend in [Backend::Landlock, Backend::None] {
+    let mut backends = vec![Backend::Landlock, Backend::None];
+    if !bwrap_missing() {
+        backends.push(Backend::Bwrap);
+    }
+    for backend in backends {
         let name = format!("h-{}", backend.as_str());
         let profile = Profile {
             backend,
@@ -823,6 +827,31 @@ async fn clone3_is_refused_and_threads_still_start() {
     let out = attack(&site, "h", "clone3", json!({})).await.unwrap();
     assert_eq!(out["clone3_error"], "Function not implemented", "{out}");
     assert_eq!(out["thread_ran"], true, "{out}");
+}
+
+/// The user's config folder holds the audit signing key (what makes the
+/// checkpoints, and now the site exports, trustworthy): no Landlock child
+/// reads it. The `none` backend is the control.
+#[tokio::test]
+async fn child_cannot_read_the_audit_signing_key() {
+    let (_tmp, site) = fresh_site("iso_audit_key").await;
+    let config = gatehouse_core::host_env::config_dir().unwrap();
+    gatehouse_core::site::checkpoint::Signer::load_or_create(&config).unwrap();
+    let key = config.join(gatehouse_core::site::checkpoint::KEY_FILE);
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "read_file", json!({"path": key}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    let none = Profile {
+        backend: Backend::None,
+        ..Profile::default()
+    };
+    add_hostile(&site, "none", with_profile(none)).await;
+    let out = attack(&site, "none", "read_file", json!({"path": key}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], true, "the control could not read the key: {out}");
 }
 
 /// A descriptor the host inherited without close-on-exec (a shell redirect,
