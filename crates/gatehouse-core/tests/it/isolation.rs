@@ -41,6 +41,17 @@ async fn attack(site: &Site, name: &str, tool: &str, args: Value) -> Result<Valu
     }
 }
 
+/// The hostile server as `name` under the `none` backend: the control that
+/// shows an attack works without the isolation, so its refusal is the
+/// isolation's.
+async fn add_control(site: &Site, name: &str) {
+    let none = Profile {
+        backend: Backend::None,
+        ..Profile::default()
+    };
+    add_hostile(site, name, with_profile(none)).await;
+}
+
 async fn roles_of(site: &Site, email: &str) -> String {
     let user = gatehouse_core::access::users::get(&site.store, email)
         .await
@@ -94,11 +105,7 @@ async fn child_cannot_tamper_with_site_database_by_relative_path() {
     assert_eq!(walked["ok"], false, "{walked}");
     assert_eq!(roles_of(&site, viewer).await, before);
 
-    let unconfined = with_profile(Profile {
-        backend: Backend::None,
-        ..Profile::default()
-    });
-    add_hostile(&site, "control", unconfined).await;
+    add_control(&site, "control").await;
     let control = attack(
         &site,
         "control",
@@ -683,11 +690,7 @@ async fn child_cannot_change_the_mode_or_times_of_files_outside_scratch() {
         assert_eq!(own["ok"], true, "{tool}: {own}");
     }
 
-    let none = Profile {
-        backend: Backend::None,
-        ..Profile::default()
-    };
-    add_hostile(&site, "none", with_profile(none)).await;
+    add_control(&site, "none").await;
     let out = attack(
         &site,
         "none",
@@ -749,11 +752,7 @@ async fn process_ceiling_holds_for_a_root_host_too() {
 async fn child_shared_memory_stays_in_an_ipc_namespace_of_its_own() {
     let (_tmp, site) = fresh_site("iso_shm").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
-    let none = Profile {
-        backend: Backend::None,
-        ..Profile::default()
-    };
-    add_hostile(&site, "none", with_profile(none)).await;
+    add_control(&site, "none").await;
     // /proc/sysvipc/shm: key shmid perms size cpid …, as the host sees them.
     let made_by = |pid: &Value| {
         std::fs::read_to_string("/proc/sysvipc/shm")
@@ -843,11 +842,7 @@ async fn child_cannot_read_the_audit_signing_key() {
         .await
         .unwrap();
     assert_eq!(out["ok"], false, "{out}");
-    let none = Profile {
-        backend: Backend::None,
-        ..Profile::default()
-    };
-    add_hostile(&site, "none", with_profile(none)).await;
+    add_control(&site, "none").await;
     let out = attack(&site, "none", "read_file", json!({"path": key}))
         .await
         .unwrap();
