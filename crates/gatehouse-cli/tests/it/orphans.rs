@@ -63,6 +63,8 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         .sql("SELECT pid FROM mcp_connection_runs")
         .parse()
         .unwrap();
+    // The run's scratch directory: the server works in it.
+    let scratch = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap();
     kill9(cli.id() as i32);
     cli.wait().unwrap();
     let orphaned = alive(pid);
@@ -78,6 +80,9 @@ fn server_of_a_killed_call_is_killed_and_its_call_closed_by_the_next_start() {
         !survived,
         "server {pid} of the killed call is still running"
     );
+    // Its scratch directory went too, after it (the sweep kills first, then
+    // removes; a removal under a live server was the original complaint).
+    assert!(!scratch.exists(), "{} was left behind", scratch.display());
     let row = site.sql("SELECT state || '|' || error FROM mcp_calls WHERE tool = 'hang'");
     assert!(row.starts_with("outcome_unknown|"), "{row}");
     assert!(row.contains("killed"), "the record names the reason: {row}");
