@@ -40,6 +40,66 @@ fn listens_cannot_take_the_request_slots_and_end_of_input_still_ends_the_server(
     assert!(status.success(), "{status:?}");
 }
 
+/// Every ordinary request slot (32) taken by calls held up (their writes
+/// wait behind another process's write lock): the reader keeps reading, a
+/// further request is told "busy" at once, and when the lock goes every held
+/// call is answered and the chain verifies.
+#[test]
+fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let site = TestSite::new("request_slots");
+    let Some(db) = site.db_file() else {
+        return; // the lock that holds the calls is SQLite's
+    };
+    let mut m = site.mcp(&["--role", "editor"], &[]);
+    m.initialize("2025-11-25");
+    let mut locker = Command::new("sqlite3")
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = locker.stdin.take().unwrap();
+    writeln!(stdin, "BEGIN IMMEDIATE; SELECT 'locked';").unwrap();
+    stdin.flush().unwrap();
+    let mut line = String::new();
+    BufReader::new(locker.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "locked");
+
+    let draft = |n: i64| {
+        json!({"name": "content_write_draft",
+            "arguments": {"slug": format!("held-{n}"), "title": "Held", "body": "held"}})
+    };
+    for id in 100..132 {
+        m.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": draft(id)}));
+    }
+    // Answered while the 32 still wait: the reader never waits for a slot.
+    let busy = m.request(200, "tools/call", draft(200));
+    assert_eq!(busy["error"]["code"], -32000, "{busy}");
+    assert!(
+        busy["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("every request slot is taken"),
+        "{busy}"
+    );
+    drop(stdin);
+    locker.wait().unwrap();
+    for id in 100..132 {
+        let r = m.response(&json!(id));
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    assert!(
+        m.tool_names(300, json!({}))
+            .contains(&"content_write_draft".to_string())
+    );
+    assert!(m.finish().success());
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
 #[test]
 fn a_message_that_would_expand_in_memory_is_refused_before_it_is_parsed() {
     let site = TestSite::new("cost_bound");
