@@ -111,4 +111,15 @@ fn a_refused_port_and_an_unreachable_host_read_the_same() {
             assert!(!text.contains(tell), "{tell:?} shows: {e}");
         }
     }
+    // Nor in how long it takes: a refused port (answered at once by the
+    // kernel) is reported only when an unreachable host's connect would have
+    // timed out (5 s), so timing cannot scan ports either.
+    let started = std::time::Instant::now();
+    let r = fetch(&site, &[format!("http://127.0.0.1:{port}/")]);
+    let took = started.elapsed();
+    assert_eq!(tool_error(&r[0])["code"], "HTTP_FETCH_FAILED");
+    assert!(
+        took >= std::time::Duration::from_millis(4_500),
+        "a refused port answered after {took:?}"
+    );
 }
