@@ -3,15 +3,15 @@
 //! short (cancelled by the client, or stdin closed while it runs) is recorded
 //! with the outcome it reached.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
 use crate::mcp_util::{McpSite, tool_error, wait_exit};
-use crate::util::TestSite;
+use crate::util::{Locker, TestSite};
 
 /// An HTTP server that reads one request, reports it on the channel, and
 /// never answers (the connection stays open until the test ends).
@@ -113,20 +113,9 @@ fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() 
     );
 
     // Another process holds the write lock (WAL readers still read).
-    let mut locker = Command::new("sqlite3")
-        .arg(&db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = locker.stdin.take().unwrap();
-    writeln!(stdin, "BEGIN IMMEDIATE; SELECT 'locked';").unwrap();
-    stdin.flush().unwrap();
-    let mut line = String::new();
-    BufReader::new(locker.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "locked");
+    let mut sqlite3 = Command::new("sqlite3");
+    sqlite3.arg(&db);
+    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
 
     let during = mcp.call(2, "content_read", json!({"slug": "welcome"}), None);
     let err = tool_error(&during);
@@ -135,8 +124,7 @@ fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() 
         !during.to_string().contains("visible to everyone"),
         "the result must be withheld: {during}"
     );
-    drop(stdin);
-    locker.wait().unwrap();
+    locker.release("");
     assert!(mcp.finish().success());
     // The refused call left no entry, and the chain is intact.
     assert_eq!(tool_calls(&site).len(), 1);

@@ -2,10 +2,12 @@
 //! server, durations that would overflow, labels that lie about their text,
 //! terminal-safe output, media that is only dressed as its type.
 
+use std::process::Command;
+
 use serde_json::{Value, json};
 
 use crate::mcp_util::{McpSite, modern, tool_error, wait_exit};
-use crate::util::TestSite;
+use crate::util::{Locker, TestSite};
 
 /// Peak resident memory of a process, from /proc (VmHWM), in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
@@ -46,28 +48,15 @@ fn listens_cannot_take_the_request_slots_and_end_of_input_still_ends_the_server(
 /// call is answered and the chain verifies.
 #[test]
 fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::{Command, Stdio};
     let site = TestSite::new("request_slots");
     let Some(db) = site.db_file() else {
         return; // the lock that holds the calls is SQLite's
     };
     let mut m = site.mcp(&["--role", "editor"], &[]);
     m.initialize("2025-11-25");
-    let mut locker = Command::new("sqlite3")
-        .arg(&db)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = locker.stdin.take().unwrap();
-    writeln!(stdin, "BEGIN IMMEDIATE; SELECT 'locked';").unwrap();
-    stdin.flush().unwrap();
-    let mut line = String::new();
-    BufReader::new(locker.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "locked");
+    let mut sqlite3 = Command::new("sqlite3");
+    sqlite3.arg(&db);
+    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
 
     let draft = |n: i64| {
         json!({"name": "content_write_draft",
@@ -86,8 +75,7 @@ fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
             .contains("every request slot is taken"),
         "{busy}"
     );
-    drop(stdin);
-    locker.wait().unwrap();
+    locker.release("");
     for id in 100..132 {
         let r = m.response(&json!(id));
         assert_eq!(r["result"]["isError"], false, "{r}");

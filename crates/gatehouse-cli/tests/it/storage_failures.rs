@@ -4,14 +4,13 @@
 //! PostgreSQL backend terminated in the middle of a write. None of them loses
 //! or half-writes anything: the audit chain verifies afterwards.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::mcp_util::{Mcp, McpSite, PATIENCE, tool_error};
-use crate::util::{TestSite, failure, in_namespace};
+use crate::util::{Locker, TestSite, failure, in_namespace};
 
 /// Puts the site on a 4 MiB tmpfs filled to leave `$GH_FREE_KIB` free, runs
 /// the command, then frees the space and copies the site back to where the
@@ -241,25 +240,12 @@ fn a_postgresql_connection_lost_mid_write_is_unreachable_and_not_applied() {
     let first = write_draft(&mut mcp, 1, "before", "written before");
     assert_eq!(first["result"]["isError"], false, "{first}");
 
-    let mut locker = Command::new("psql")
-        .arg(&url)
-        .args(["-qAt", "-v", "ON_ERROR_STOP=1"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lock = locker.stdin.take().unwrap();
-    writeln!(
-        lock,
-        "BEGIN; LOCK TABLE content IN ACCESS EXCLUSIVE MODE; SELECT 'locked';"
-    )
-    .unwrap();
-    lock.flush().unwrap();
-    let mut line = String::new();
-    BufReader::new(locker.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "locked");
+    let mut psql = Command::new("psql");
+    psql.arg(&url).args(["-qAt", "-v", "ON_ERROR_STOP=1"]);
+    let locker = Locker::hold(
+        psql,
+        "BEGIN; LOCK TABLE content IN ACCESS EXCLUSIVE MODE; SELECT 'locked';",
+    );
 
     mcp.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "content_write_draft",
@@ -284,9 +270,7 @@ fn a_postgresql_connection_lost_mid_write_is_unreachable_and_not_applied() {
         site.sql(&format!("SELECT pg_terminate_backend({pid})")),
         "t"
     );
-    writeln!(lock, "ROLLBACK;").unwrap();
-    drop(lock);
-    assert!(locker.wait().unwrap().success());
+    assert!(locker.release("ROLLBACK;").success());
 
     let lost = mcp.response(&json!(2));
     let err = tool_error(&lost);

@@ -313,3 +313,40 @@ pub fn add_hostile(site: &TestSite, name: &str) {
         &fixture("hostile.py"),
     ]);
 }
+
+/// Another process holding a database lock: `shell` (sqlite3 or psql) runs
+/// `statement`, which must end by printing `locked`; the lock is held until
+/// [`Locker::release`].
+pub struct Locker {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+}
+
+impl Locker {
+    pub fn hold(mut shell: Command, statement: &str) -> Locker {
+        use std::io::{BufRead, BufReader, Write};
+        let mut child = shell
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{statement}").unwrap();
+        stdin.flush().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "locked");
+        Locker { child, stdin }
+    }
+
+    /// Sends `finish` (e.g. `ROLLBACK;`, or nothing), ends the shell's input
+    /// and waits for it.
+    pub fn release(mut self, finish: &str) -> std::process::ExitStatus {
+        use std::io::Write;
+        writeln!(self.stdin, "{finish}").unwrap();
+        drop(self.stdin);
+        self.child.wait().unwrap()
+    }
+}
