@@ -6,14 +6,10 @@
 //! whose `pids.max` is the profile's ceiling; otherwise the isolation status
 //! says the ceiling is not enforced.
 
-#![allow(unsafe_code)]
-
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use nix::libc;
 
 /// One child's cgroup: made in the host, joined by the child before `exec`,
 /// removed once its processes are gone.
@@ -101,7 +97,7 @@ impl PidsCgroup {
         Some(made)
     }
 
-    /// `cgroup.procs` of this cgroup, for [`join`] in the child.
+    /// `cgroup.procs` of this cgroup: the child joins by writing `0` to it.
     pub fn procs(&self) -> CString {
         self.procs.clone()
     }
@@ -113,26 +109,6 @@ impl PidsCgroup {
             .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default()
     }
-}
-
-/// Runs in the forked child: moves it into the cgroup whose `cgroup.procs`
-/// is `procs` (async-signal-safe).
-pub(crate) fn join(procs: &CStr) -> std::io::Result<()> {
-    // SAFETY: a NUL-terminated path and a static buffer; open/write/close
-    // are async-signal-safe. "0" names the writing process.
-    unsafe {
-        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let written = libc::write(fd, b"0".as_ptr().cast(), 1);
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        if written != 1 {
-            return Err(err);
-        }
-    }
-    Ok(())
 }
 
 impl Drop for PidsCgroup {

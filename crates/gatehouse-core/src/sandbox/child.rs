@@ -89,6 +89,27 @@ pub(crate) fn set_nice(nice: i32) -> std::io::Result<()> {
     }
 }
 
+/// Writes `content` to the existing file `path` in one `write` (a `/proc` or
+/// cgroup control file); async-signal-safe, for the child before `exec`.
+#[allow(unsafe_code)]
+pub(crate) fn write_file(path: &std::ffi::CStr, content: &[u8]) -> std::io::Result<()> {
+    // SAFETY: a NUL-terminated path and a live buffer; open/write/close are
+    // async-signal-safe.
+    unsafe {
+        let fd = nix::libc::open(path.as_ptr(), nix::libc::O_WRONLY | nix::libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let written = nix::libc::write(fd, content.as_ptr().cast(), content.len());
+        let err = std::io::Error::last_os_error();
+        nix::libc::close(fd);
+        if written != content.len() as isize {
+            return Err(err);
+        }
+    }
+    Ok(())
+}
+
 /// Marks every descriptor above stderr close-on-exec: the host may have
 /// inherited open files from whatever started it (a shell redirect, a desktop
 /// launcher), and Landlock does not rule what is already open. Kernels before
@@ -112,7 +133,8 @@ impl ChildSetup {
     fn apply(&mut self) -> std::io::Result<()> {
         close_inherited_on_exec();
         if let Some(procs) = &self.cgroup {
-            super::cgroup::join(procs)?;
+            // "0" names the writing process.
+            write_file(procs, b"0")?;
         }
         set_nice(self.nice)?;
         for (resource, limit) in &self.rlimits {

@@ -12,8 +12,8 @@
 //!   times, which Landlock does not rule).
 //! - `cgroup`: the pids cgroup holding the process ceiling for a root host.
 //! - [`bwrap`]: the optional bubblewrap backend.
-//! - `child`: what the child applies to itself before `exec` (with `view` and
-//!   `cgroup`, the only `unsafe`).
+//! - `child`: what the child applies to itself before `exec` (with `view`,
+//!   the only `unsafe`).
 //! - [`spawn`]: the one builder and the one teardown ([`Sandboxed`]).
 //! - [`reaper`]: every descendant of a child, escaped daemons included.
 //! - [`procfs`]: what `/proc` says (groups, usage, PID + start time).

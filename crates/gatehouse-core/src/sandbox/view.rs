@@ -19,6 +19,7 @@ use std::sync::OnceLock;
 
 use nix::libc;
 
+use super::child::write_file;
 use crate::error::{Error, Result, codes};
 
 /// `struct mount_attr` of `mount_setattr(2)`.
@@ -79,9 +80,9 @@ impl ReadOnlyView {
         check(unsafe {
             libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC)
         })?;
-        write_proc(c"/proc/self/setgroups", b"deny")?;
-        write_proc(c"/proc/self/uid_map", &self.uid_map)?;
-        write_proc(c"/proc/self/gid_map", &self.gid_map)?;
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", &self.uid_map)?;
+        write_file(c"/proc/self/gid_map", &self.gid_map)?;
         // Nothing done below propagates back to the host's namespace.
         mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
         // Each writable path becomes a mount of its own before everything
@@ -106,24 +107,6 @@ fn check(rc: libc::c_int) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
-}
-
-fn write_proc(path: &std::ffi::CStr, content: &[u8]) -> std::io::Result<()> {
-    // SAFETY: a NUL-terminated path and a live buffer; open/write/close are
-    // async-signal-safe.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let written = libc::write(fd, content.as_ptr().cast(), content.len());
-        let err = std::io::Error::last_os_error();
-        libc::close(fd);
-        if written != content.len() as isize {
-            return Err(err);
-        }
-    }
-    Ok(())
 }
 
 fn mount(
