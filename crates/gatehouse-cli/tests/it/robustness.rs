@@ -88,6 +88,63 @@ fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
 
+/// The memory bound over all requests together (256 MiB of parse cost):
+/// calls each costing ~30 MiB once parsed (a large `_meta` beside valid
+/// arguments, so each passes every check and is held by its audit write
+/// behind another process's write lock) are taken until the budget is full;
+/// the next is told "busy" at once instead of being parsed, and every held
+/// call is answered once the lock goes.
+#[test]
+fn requests_in_flight_together_stay_within_the_total_memory_budget() {
+    let site = TestSite::new("total_budget");
+    let Some(db) = site.db_file() else {
+        return; // the lock that holds the calls is SQLite's
+    };
+    let mut m = site.mcp(&["--role", "editor"], &[]);
+    m.initialize("2025-11-25");
+    let before = peak_rss_kib(m.child.id());
+    let mut sqlite3 = Command::new("sqlite3");
+    sqlite3.arg(&db);
+    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
+
+    // ~462,000 one-letter strings: 1.8 MiB of text, ~30 MiB by the server's
+    // estimate (under the 32 MiB bound for one message).
+    let pad = "\"a\",".repeat(462_000);
+    let line = |id: i64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"content_read","arguments":{{"slug":"welcome"}},"_meta":{{"pad":[{pad}"a"]}}}}}}"#
+        )
+    };
+    // Eight fit in 256 MiB; the rest must be refused without being held.
+    for id in 100..116 {
+        m.send_raw(line(id).as_bytes());
+    }
+    // The refusals come at once, while the held calls still wait.
+    let mut busy = Vec::new();
+    for _ in 0..8 {
+        let r = m.recv();
+        assert_eq!(r["error"]["code"], -32000, "{r}");
+        let message = r["error"]["message"].as_str().unwrap();
+        assert!(message.contains("memory budget"), "{message}");
+        busy.push(r["id"].as_i64().unwrap());
+    }
+    locker.release("");
+    let held: Vec<i64> = (100..116).filter(|id| !busy.contains(id)).collect();
+    for id in &held {
+        let r = m.response(&json!(id));
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    assert_eq!(held.len(), 8, "held {held:?}, busy {busy:?}");
+    let grown = peak_rss_kib(m.child.id()) - before;
+    assert!(
+        grown < 256 * 1024,
+        "peak memory grew by {grown} KiB, more than the budget"
+    );
+    assert!(m.finish().success());
+    let verify = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verify["ok"], true, "{verify}");
+}
+
 #[test]
 fn a_message_that_would_expand_in_memory_is_refused_before_it_is_parsed() {
     let site = TestSite::new("cost_bound");
