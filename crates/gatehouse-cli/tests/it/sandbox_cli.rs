@@ -365,3 +365,101 @@ fn scratch_root_inside_the_site_is_refused() {
     assert!(f.stderr.contains("inside the site"), "{}", f.stderr);
     assert!(!inside.exists(), "scratch created in the site");
 }
+
+/// `cmd` as on a kernel built without Landlock: a seccomp filter in front of
+/// it answers Landlock's three calls `ENOSYS`, as such a kernel does (this
+/// one offers ABI 7, so the path is otherwise never taken).
+#[allow(unsafe_code)]
+fn without_landlock(mut cmd: std::process::Command) -> std::process::Command {
+    use nix::libc;
+    use seccompiler::{SeccompAction, SeccompFilter};
+    use std::os::unix::process::CommandExt;
+    let calls = [
+        libc::SYS_landlock_create_ruleset,
+        libc::SYS_landlock_add_rule,
+        libc::SYS_landlock_restrict_self,
+    ];
+    let filter: seccompiler::BpfProgram = SeccompFilter::new(
+        calls.into_iter().map(|nr| (nr, Vec::new())).collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        std::env::consts::ARCH.try_into().unwrap(),
+    )
+    .unwrap()
+    .try_into()
+    .unwrap();
+    // SAFETY: between fork and exec only prctl and seccomp run (apply_filter
+    // makes both calls and allocates nothing).
+    unsafe {
+        cmd.pre_exec(move || seccompiler::apply_filter(&filter).map_err(std::io::Error::other));
+    }
+    cmd
+}
+
+/// Without Landlock the server still runs, says so in `probe` and in the
+/// call's isolation (reads and TCP are open, as the status then says), and
+/// every other layer holds: the read-only view keeps it from writing the site
+/// database, no_new_privs and the descriptor ceiling are set, and the host's
+/// environment stays unreadable.
+#[test]
+fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
+    let site = TestSite::new("no_landlock");
+    add_hostile(&site, "h");
+    let db = site.path().join("gatehouse.db");
+    let run = |args: &[&str]| -> serde_json::Value {
+        let out = without_landlock(site.command())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let attack = |tool: &str, args: serde_json::Value| -> serde_json::Value {
+        let call = run(&["call", "h", tool, "--args", &args.to_string(), "--json"]);
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+    };
+    let landlock_warning = |isolation: &serde_json::Value| {
+        isolation["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("Landlock is not available"))
+    };
+
+    let probe = run(&["probe", "h", "--json"]);
+    assert_eq!(probe["isolation"]["landlock_abi"], 0, "{probe}");
+    assert!(landlock_warning(&probe["isolation"]), "{probe}");
+    // Nothing rules TCP now, and the status says so.
+    assert_eq!(probe["isolation"]["network"], true, "{probe}");
+    // The same probe without the filter: the kernel's Landlock, no warning.
+    let real = site.ok_json(&["probe", "h", "--json"]);
+    assert_ne!(real["isolation"]["landlock_abi"], 0, "{real}");
+    assert!(!landlock_warning(&real["isolation"]), "{real}");
+
+    // Files are not confined (what the warning says) ...
+    let read = attack("read_file", serde_json::json!({"path": db}));
+    assert_eq!(read["ok"], true, "{read}");
+    // ... but the read-only view still refuses every write outside scratch.
+    let tamper = attack(
+        "db_tamper",
+        serde_json::json!({"path": db, "email": "viewer@example.com"}),
+    );
+    assert_eq!(tamper["ok"], false, "{tamper}");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tcp = attack(
+        "connect",
+        serde_json::json!({"host": "127.0.0.1", "port": port}),
+    );
+    assert_eq!(tcp["ok"], true, "{tcp}");
+    let whoami = site.ok_json(&["whoami", "--email", "viewer@example.com", "--json"]);
+    assert!(!whoami.to_string().contains("admin"), "{whoami}");
+    let limits = attack("limits", serde_json::json!({"open": 2000}));
+    assert_eq!(limits["no_new_privs"], 1, "{limits}");
+    assert!(limits["opened"].as_u64().unwrap() < 1024, "{limits}");
+    assert_eq!(attack("environ", serde_json::json!({}))["ok"], false);
+}

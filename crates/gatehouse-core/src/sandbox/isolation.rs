@@ -345,9 +345,16 @@ fn describe_on(profile: &Profile, support: LandlockSupport, host: HostSupport) -
     let mut landlock_abi = 0;
     let mut network = profile.network;
     match profile.backend {
-        Backend::Landlock if !support.available() => warnings.push(
-            "Landlock is not available on this kernel: the server runs with resource limits and no_new_privs only (files and network are not confined)".to_string(),
-        ),
+        Backend::Landlock if !support.available() => {
+            // Nothing rules TCP without Landlock (the socket filter only
+            // narrows families and types), so the status must not say "no network".
+            network = true;
+            warnings.push(if host.read_only_view {
+                "Landlock is not available on this kernel: the server can read any file this user can and use the network (writes outside its scratch are still refused by its read-only view)".to_string()
+            } else {
+                "Landlock is not available on this kernel: the server runs with resource limits and no_new_privs only (files and network are not confined)".to_string()
+            });
+        }
         Backend::Landlock => {
             landlock_abi = support.abi;
             if !profile.network && !support.network() {
@@ -430,6 +437,7 @@ mod tests {
         assert!(describe_on(&profile, LandlockSupport { abi: 3 }, full).network);
         let none = warned(0);
         assert!(none[0].contains("not available"), "{none:?}");
+        assert!(describe_on(&profile, LandlockSupport { abi: 0 }, full).network);
     }
 
     /// A host without user namespaces, or root without a pids cgroup, says
