@@ -31,7 +31,7 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     );
     let iso = &r.isolation;
     text.push_str(&format!(
-        "  sandbox: {} (Landlock ABI {}{}), network {}, scratch quota {} MiB\n",
+        "  sandbox: {} (Landlock ABI {}{}), network {}, scratch quota {} MiB{}\n",
         iso.backend,
         iso.landlock_abi,
         if iso.read_only_view {
@@ -40,7 +40,12 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
             ""
         },
         network_text(iso.network, &iso.connect_ports),
-        iso.scratch_quota_bytes >> 20
+        iso.scratch_quota_bytes >> 20,
+        if iso.read_only_view {
+            " (in memory)"
+        } else {
+            ""
+        }
     ));
     for w in &iso.warnings {
         text.push_str(&format!("  warning: {w}\n"));

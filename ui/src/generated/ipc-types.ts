@@ -487,8 +487,9 @@ export type Isolation = { backend: string,
 landlock_abi: number, 
 /**
  * Everything but scratch and the profile's read-write paths is mounted
- * read-only for the server (Landlock backend, where user namespaces are
- * allowed); bwrap's own mounts do the same.
+ * read-only for the server, and scratch is a tmpfs of the quota's size
+ * (Landlock backend, where user namespaces are allowed); bwrap's own
+ * mounts do the same for the first.
  */
 read_only_view: boolean, network: boolean, 
 /**

@@ -16,11 +16,11 @@ const base: Isolation = {
 
 describe("isolationSummary", () => {
   it("names the Landlock ABI applied, the network and the quota", () => {
-    expect(isolationSummary(base)).toBe("Landlock ABI 7 + read-only view · no network · scratch 256 MiB · nice 10");
+    expect(isolationSummary(base)).toBe("Landlock ABI 7 + read-only view · no network · scratch 256 MiB in memory · nice 10");
   });
 
   it("lists the only ports a server without network may connect to", () => {
-    expect(isolationSummary({ ...base, connect_ports: [5432, 443] })).toBe("Landlock ABI 7 + read-only view · network: TCP 5432, 443 only · scratch 256 MiB · nice 10");
+    expect(isolationSummary({ ...base, connect_ports: [5432, 443] })).toBe("Landlock ABI 7 + read-only view · network: TCP 5432, 443 only · scratch 256 MiB in memory · nice 10");
   });
 
   it("says plainly when nothing confines the server", () => {

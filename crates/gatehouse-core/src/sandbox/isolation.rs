@@ -315,8 +315,9 @@ pub struct Isolation {
     /// Landlock ABI applied (0: not applied).
     pub landlock_abi: u8,
     /// Everything but scratch and the profile's read-write paths is mounted
-    /// read-only for the server (Landlock backend, where user namespaces are
-    /// allowed); bwrap's own mounts do the same.
+    /// read-only for the server, and scratch is a tmpfs of the quota's size
+    /// (Landlock backend, where user namespaces are allowed); bwrap's own
+    /// mounts do the same for the first.
     pub read_only_view: bool,
     pub network: bool,
     /// With `network` off, the TCP ports it may still connect to (always

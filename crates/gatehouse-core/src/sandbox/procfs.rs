@@ -259,13 +259,28 @@ pub fn user_ns_handle(pid: i32) -> Option<(fs::File, u64)> {
     Some((file, ino))
 }
 
+/// Bytes used on the tmpfs mounted at `path` as process `pid` sees it
+/// (through its mount namespace): a child's scratch, of which the host's own
+/// view shows only the empty directory beneath. `None` when that is not a
+/// tmpfs (the disk beneath is the walk's to count).
+pub fn fs_used(pid: i32, path: &Path) -> Option<u64> {
+    let seen = Path::new(&format!("/proc/{pid}/root")).join(path.strip_prefix("/").ok()?);
+    let st = nix::sys::statfs::statfs(&seen).ok()?;
+    if st.filesystem_type() != nix::sys::statfs::TMPFS_MAGIC {
+        return None;
+    }
+    let free = st.blocks_free();
+    Some(st.blocks().saturating_sub(free) * st.block_size() as u64)
+}
+
 /// Disk held by files under `dir` that were deleted while one of `pids`
 /// still has them open or mapped: a child can unlink a file and keep
 /// writing to it, past a quota that walks the directory. Each file counts
 /// once (device and inode); a mapped file with no descriptor left counts its
 /// size where `/proc/PID/map_files` may be read (root), else the length of
 /// its mappings. A descriptor in flight on a socket is in no process's
-/// table and is not seen (see docs/decisions.md).
+/// table and is not seen: the tmpfs of the read-only view ([`fs_used`])
+/// holds that quota where user namespaces allow it (docs/decisions.md).
 pub fn deleted_but_held(pids: impl IntoIterator<Item = i32>, dir: &Path) -> u64 {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;

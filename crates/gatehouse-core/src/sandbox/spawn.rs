@@ -94,6 +94,8 @@ pub struct Sandboxed {
     cgroup: Option<PidsCgroup>,
     isolation: Isolation,
     quota: u64,
+    /// Scratch is the view's tmpfs: its use is read through the child's eyes.
+    scratch_in_memory: bool,
     /// The profile's niceness, the host's session (the child's at spawn) and
     /// the processes already looked at (see [`Sandboxed::watch`]).
     nice: i32,
@@ -104,6 +106,11 @@ pub struct Sandboxed {
     pub stderr: Option<ChildStderr>,
     exit: Option<ExitInfo>,
 }
+
+/// How far past its quota a scratch tmpfs may fill: enough that the
+/// watchdog sees the quota passed and stops the server with that reason,
+/// where a tmpfs of exactly the quota would only answer `ENOSPC`.
+const SCRATCH_SLACK: u64 = 1 << 20;
 
 /// Spawns `spec` in a fresh scratch directory under `root`, default profile.
 pub fn spawn(spec: &ChildSpec, root: &ScratchRoot) -> Result<Sandboxed> {
@@ -150,12 +157,20 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     // mount but the writable paths read-only. bwrap mounts its own; `none`
     // confines nothing.
     let view = match profile.backend {
-        Backend::Landlock if isolation.read_only_view => Some(ReadOnlyView::new(
-            scratch.path(),
-            profile.read_write.iter().map(PathBuf::as_path),
-        )?),
+        Backend::Landlock if isolation.read_only_view => {
+            let mut view = ReadOnlyView::new(
+                scratch.path(),
+                profile.read_write.iter().map(PathBuf::as_path),
+                Some(profile.scratch_quota() + SCRATCH_SLACK),
+            )?;
+            if let Some(ruleset) = &ruleset {
+                view.grant_scratch(ruleset)?;
+            }
+            Some(view)
+        }
         _ => None,
     };
+    let scratch_in_memory = view.is_some();
     let uid = nix::unistd::getuid();
     // The kernel never applies RLIMIT_NPROC to root: a pids cgroup does.
     let cgroup = uid
@@ -236,6 +251,7 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         scratch: Some(scratch),
         isolation,
         quota: profile.scratch_quota(),
+        scratch_in_memory,
         nice,
         host_session: nix::unistd::getsid(None).map_or(0, |s| s.as_raw()),
         reniced: Vec::new(),
@@ -272,9 +288,20 @@ impl Sandboxed {
         self.renice_new_sessions();
         // What cannot be measured counts as over the quota.
         let used = self.scratch.as_ref().map_or(0, |s| {
-            let live = self.tracker.seen().iter().filter(|p| p.exists());
+            let live = || self.tracker.seen().iter().filter(|p| p.exists());
+            // The tmpfs (when there is one) as any live process of the child
+            // sees it; the walk still counts what reached the disk beneath.
+            let in_memory = if self.scratch_in_memory {
+                live()
+                    .find_map(|p| procfs::fs_used(p.pid, s.path()))
+                    .unwrap_or(0)
+            } else {
+                0
+            };
             s.usage_bytes().map_or(u64::MAX, |bytes| {
-                bytes.saturating_add(procfs::deleted_but_held(live.map(|p| p.pid), s.path()))
+                bytes
+                    .saturating_add(in_memory)
+                    .saturating_add(procfs::deleted_but_held(live().map(|p| p.pid), s.path()))
             })
         });
         (used >= self.quota).then_some(QuotaExceeded {

@@ -9,14 +9,23 @@
 //! user, the site database and `~/.ssh` among them. On a read-only mount
 //! those calls fail with `EROFS`, whatever the path. Landlock then still
 //! decides what may be opened; nothing here widens it.
+//!
+//! Scratch itself is a tmpfs of the quota's size mounted in that namespace:
+//! the kernel then holds the quota, whatever hides the bytes from a walk of
+//! the directory (a file deleted while open or mapped, its descriptor in
+//! flight on a socket, paths past `PATH_MAX`). The host reads its use with
+//! `statfs` through `/proc/PID/root` ([`super::procfs::fs_used`]); it ends
+//! with the namespace, so nothing of it outlives the server.
 
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use landlock::{ABI, Access, AccessFs, RulesetCreated};
 use nix::libc;
 
 use super::child::write_file;
@@ -41,6 +50,13 @@ pub(crate) struct ReadOnlyView {
     /// The working directory (scratch), entered again once it is writable.
     cwd: CString,
     writable: Vec<CString>,
+    /// Mount options of the tmpfs put over `cwd`, if any.
+    scratch_tmpfs: Option<CString>,
+    /// The child's Landlock ruleset and what it grants on scratch: a rule
+    /// the host made on the directory does not reach the tmpfs mounted over
+    /// it (Landlock skips hidden mount points), so the child adds one on the
+    /// tmpfs once mounted, before the ruleset is enforced.
+    scratch_rule: Option<(OwnedFd, u64)>,
 }
 
 fn c_path(p: &Path) -> Result<CString> {
@@ -54,20 +70,52 @@ fn c_path(p: &Path) -> Result<CString> {
 
 impl ReadOnlyView {
     /// A view in which only `cwd` and `writable` (existing paths) can be
-    /// changed.
-    pub fn new<'a>(cwd: &Path, writable: impl IntoIterator<Item = &'a Path>) -> Result<Self> {
+    /// changed; with `scratch_bytes`, `cwd` is a fresh tmpfs of that size.
+    pub fn new<'a>(
+        cwd: &Path,
+        writable: impl IntoIterator<Item = &'a Path>,
+        scratch_bytes: Option<u64>,
+    ) -> Result<Self> {
         let cwd = c_path(cwd)?;
         let mut writable: Vec<CString> = writable.into_iter().map(c_path).collect::<Result<_>>()?;
         writable.push(cwd.clone());
         // The same ids inside as outside: files keep their owners.
         let uid = nix::unistd::getuid().as_raw();
         let gid = nix::unistd::getgid().as_raw();
+        // Inodes are bounded too (each costs kernel memory, not blocks): one
+        // per 4 KiB of the quota, at least 4096.
+        let scratch_tmpfs = scratch_bytes.map(|bytes| {
+            let inodes = (bytes / 4096).max(4096);
+            CString::new(format!("size={bytes},nr_inodes={inodes},mode=700"))
+                .expect("no NUL in numbers")
+        });
         Ok(Self {
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             cwd,
             writable,
+            scratch_tmpfs,
+            scratch_rule: None,
         })
+    }
+
+    /// Makes the scratch tmpfs readable and writable under `ruleset` (the
+    /// same grant the ruleset gives the directory beneath it).
+    pub fn grant_scratch(&mut self, ruleset: &RulesetCreated) -> Result<()> {
+        if self.scratch_tmpfs.is_none() {
+            return Ok(());
+        }
+        let failed = |e: std::io::Error| {
+            Error::new(
+                codes::SPAWN_FAILED,
+                format!("could not share the Landlock ruleset: {e}"),
+            )
+        };
+        let fd: Option<OwnedFd> = ruleset.try_clone().map_err(failed)?.into();
+        let kernel = ABI::from(i32::from(super::isolation::probe().abi));
+        let access = AccessFs::from_all(ABI::V6) & AccessFs::from_all(kernel);
+        self.scratch_rule = fd.map(|fd| (fd, access.bits()));
+        Ok(())
     }
 
     /// Runs in the forked child, before its capabilities are dropped:
@@ -94,11 +142,67 @@ impl ReadOnlyView {
         for path in &self.writable {
             set_readonly(path, false)?;
         }
+        if let Some(options) = &self.scratch_tmpfs {
+            // SAFETY: NUL-terminated strings that outlive the call.
+            check(unsafe {
+                libc::mount(
+                    c"gatehouse-scratch".as_ptr(),
+                    self.cwd.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
+                )
+            })?;
+        }
         // The working directory was entered before its writable mount
         // existed and still points below it, at the read-only one.
         // SAFETY: a NUL-terminated path.
-        check(unsafe { libc::chdir(self.cwd.as_ptr()) })
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) })?;
+        if let Some((ruleset, access)) = &self.scratch_rule {
+            add_scratch_rule(ruleset.as_raw_fd(), *access)?;
+        }
+        Ok(())
     }
+}
+
+/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// `landlock_add_rule` granting `access` beneath the working directory.
+fn add_scratch_rule(ruleset: RawFd, access: u64) -> std::io::Result<()> {
+    const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
+    // SAFETY: a NUL-terminated path; O_PATH opens nothing for reading.
+    let dir = unsafe {
+        libc::open(
+            c".".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if dir < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let attr = PathBeneathAttr {
+        allowed_access: access,
+        parent_fd: dir,
+    };
+    // SAFETY: a live, correctly laid out attribute and two open descriptors.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0 as libc::c_uint,
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the descriptor opened above.
+    unsafe { libc::close(dir) };
+    if rc == 0 { Ok(()) } else { Err(err) }
 }
 
 fn check(rc: libc::c_int) -> std::io::Result<()> {
@@ -150,12 +254,13 @@ fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> std::io::Result<()> {
 }
 
 /// Whether this host can give children a read-only view (user namespaces
-/// allowed, `mount_setattr` present: Linux 5.12), tried once by entering
-/// one in a throwaway child.
+/// allowed, `mount_setattr` present: Linux 5.12) with scratch in a tmpfs,
+/// tried once by entering one in a throwaway child.
 pub fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        let Ok(view) = ReadOnlyView::new(&std::env::temp_dir(), std::iter::empty()) else {
+        let Ok(view) = ReadOnlyView::new(&std::env::temp_dir(), std::iter::empty(), Some(1 << 20))
+        else {
             return false;
         };
         let mut cmd = std::process::Command::new("/");

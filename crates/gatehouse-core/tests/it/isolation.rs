@@ -264,12 +264,13 @@ async fn scratch_filler_in_small_files_is_stopped_with_the_quota_as_reason() {
         ..Profile::default()
     });
     add_hostile(&site, "h", limits).await;
-    // 2 ms per MiB: 200 MiB take ~0.5 s, several watchdog rounds.
+    // 2 ms per MiB: 200 MiB take ~0.5 s, several watchdog rounds; a full
+    // scratch tmpfs does not stop it either.
     let e = attack(
         &site,
         "h",
         "fill",
-        json!({"mb": 200, "per": 4, "pause_ms": 2}),
+        json!({"mb": 200, "per": 4, "pause_ms": 2, "persist_s": 10}),
     )
     .await
     .expect_err("the server was not stopped");
@@ -278,10 +279,12 @@ async fn scratch_filler_in_small_files_is_stopped_with_the_quota_as_reason() {
     assert!(message.contains("scratch_quota"), "{e}");
 }
 
-/// A file deleted while still open, or still mapped (one page) with its
-/// descriptor closed, no longer shows in the scratch directory but keeps its
-/// blocks; files 100 folders down hid from a walk by path: a quota that only
-/// walked the directory let such a filler write without end.
+/// A file deleted while still open, still mapped (one page) with its
+/// descriptor closed, or with its only descriptor in flight on a socket, no
+/// longer shows in the scratch directory but keeps its blocks; files 100
+/// folders down hid from a walk by path: a quota that only walked the
+/// directory let such a filler write without end. The scratch tmpfs holds
+/// every way to its size; the watchdog then stops the server.
 #[tokio::test]
 async fn scratch_filler_holding_deleted_files_is_stopped_at_the_quota() {
     let (_tmp, site) = fresh_site("iso_fill_deleted").await;
@@ -290,15 +293,14 @@ async fn scratch_filler_holding_deleted_files_is_stopped_at_the_quota() {
         ..Profile::default()
     });
     add_hostile(&site, "h", limits).await;
-    let mut ways = vec![json!({"unlink": true}), json!({"nest": 100})];
-    // A one-page mapping keeps the whole file: its size is read from
-    // /proc/PID/map_files, which only root may do (elsewhere the mapping's
-    // length counts, and this way stays open: docs/decisions.md).
-    if nix::unistd::geteuid().is_root() {
-        ways.push(json!({"unlink": true, "mmap": true}));
-    }
+    let ways = [
+        json!({"unlink": true}),
+        json!({"nest": 100}),
+        json!({"unlink": true, "mmap": true}),
+        json!({"unlink": true, "in_flight": true}),
+    ];
     for how in ways {
-        let mut args = json!({"mb": 200, "per": 4, "pause_ms": 2});
+        let mut args = json!({"mb": 200, "per": 4, "pause_ms": 2, "persist_s": 10});
         args.as_object_mut()
             .unwrap()
             .extend(how.as_object().unwrap().clone());
