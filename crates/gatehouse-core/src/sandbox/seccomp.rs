@@ -16,7 +16,9 @@
 //!   every extended-attribute write (found by attack runs: the host killed through
 //!   its file-size limit, a secret read from the user's keyring, the site
 //!   database made writable by every user by mode and by ACL);
-//! - `clone3` (with `ENOSYS`, so threads and forks fall back to `clone`).
+//! - `clone3` (with `ENOSYS`, so threads and forks fall back to `clone`), and
+//!   `memfd_create`/`memfd_secret` (with `ENOSYS`: memory outside every
+//!   ceiling; runtimes fall back to a file, which the scratch tmpfs bounds).
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
 //! runs with less than its profile says.
@@ -167,18 +169,29 @@ pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
     Ok(vec![
         refuse_x32(program),
         xattr_filter(arch)?,
-        clone3_filter(arch)?,
+        enosys_filter(arch)?,
     ])
 }
 
-/// `clone3`, refused with `ENOSYS` (the C libraries then fall back to
-/// `clone`): its flags sit in a structure seccomp cannot read, and
-/// `CLONE_INTO_CGROUP` there moved an attack run's child into a cgroup of
-/// its choosing past the read-only view (the kernel checks only the
-/// permissions of `cgroup.procs`), which would escape a v2 pids ceiling.
-fn clone3_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
-    let rules: BTreeMap<i64, Vec<SeccompRule>> =
-        [(nix::libc::SYS_clone3, Vec::new())].into_iter().collect();
+/// Calls refused with `ENOSYS`, as if the kernel lacked them, so callers
+/// take their fallback:
+/// - `clone3` (the C libraries fall back to `clone`): its flags sit in a
+///   structure seccomp cannot read, and `CLONE_INTO_CGROUP` there moved an
+///   attack run's child into a cgroup of its choosing past the read-only
+///   view (the kernel checks only the permissions of `cgroup.procs`), which
+///   would escape a v2 pids ceiling;
+/// - `memfd_create` and `memfd_secret`: an attack run held 300 MiB written
+///   into a memfd past a 256 MiB ceiling (never mapped, it is neither RSS
+///   nor `RLIMIT_DATA`); without a memory cgroup nothing else counts it.
+fn enosys_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
+    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+        nix::libc::SYS_clone3,
+        nix::libc::SYS_memfd_create,
+        nix::libc::SYS_memfd_secret,
+    ]
+    .into_iter()
+    .map(|nr| (nr, Vec::new()))
+    .collect();
     compile(rules, nix::libc::ENOSYS, arch)
 }
 

@@ -376,6 +376,37 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
     );
 }
 
+/// Memory written into a memfd is neither mapped (no RSS for the poll) nor
+/// private data (no `RLIMIT_DATA`), and each file stays below the per-file
+/// ceiling: 512 MiB in 32 MiB memfds went past a 256 MiB ceiling.
+/// `memfd_create` is refused with `ENOSYS` (runtimes then fall back to a
+/// file in scratch, which the tmpfs bounds); the `none` backend is the control.
+#[tokio::test]
+async fn child_cannot_hoard_memory_in_a_memfd_past_its_ceiling() {
+    let (_tmp, site) = fresh_site("iso_memfd").await;
+    let limits = SavedLimits {
+        max_rss_bytes: Some(256 << 20),
+        ..SavedLimits::default()
+    };
+    add_hostile(&site, "h", limits.clone()).await;
+    let out = attack(&site, "h", "memfd", json!({"mb": 512, "per": 32}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], false, "512 MiB held in memfds: {out}");
+    assert!(
+        out["error"]
+            .as_str()
+            .unwrap()
+            .contains("Function not implemented"),
+        "{out}"
+    );
+    add_control(&site, "none").await;
+    let out = attack(&site, "none", "memfd", json!({"mb": 8, "per": 8}))
+        .await
+        .unwrap();
+    assert_eq!(out["ok"], true, "the control made no memfd: {out}");
+}
+
 /// The niceness this test process runs at (a child never goes below it).
 fn own_nice() -> i64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
