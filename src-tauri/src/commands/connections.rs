@@ -197,6 +197,9 @@ pub struct LiveView {
     /// How the server is confined; a layer weaker than its profile asks for
     /// is named in the warnings (issue 10: never silently).
     pub isolation: Isolation,
+    /// Connected, but its server announced a tool list change: its calls are
+    /// refused until an admin approves the new list (issue 10 §6).
+    pub on_hold: bool,
 }
 
 impl LiveView {
@@ -219,6 +222,7 @@ impl LiveView {
             counters: Counters::of(live.conn.stderr()),
             usage: live.conn.usage(),
             isolation: live.conn.isolation().clone(),
+            on_hold: live.state() == LiveState::Connected && live.conn.tools_list_changed(),
         }
     }
 }

@@ -17,7 +17,7 @@ mod units;
 
 pub use run::{
     CallReport, ConnectionView, ProbeReport, StderrReport, approve, approve_live, call, call_open,
-    connect_options, hold, open, probe, recover, scratch_root, show, tail,
+    connect_options, hold, hold_if_changed, open, probe, recover, scratch_root, show, tail,
 };
 pub use units::parse_size;
 

@@ -223,9 +223,11 @@ pub async fn approve_live(
     Ok(approval)
 }
 
-/// After a session: a server that announced a tool list change puts its
-/// connection on hold (recorded with its new list when it can be read).
-async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
+/// After a session, or whenever a long-lived host looks: a server that
+/// announced a tool list change puts its connection on hold (recorded with
+/// its new list when it can be read); returns the hold's error, which says
+/// what changed, or `None` when the connection is not on hold.
+pub async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
     if !conn.tools_list_changed() {
         return None;
     }
