@@ -567,11 +567,33 @@ async fn tail_entries(client: &Client) -> Result<Vec<TailEntry>> {
 const FILLER_LINES: usize = 3000;
 const FILLER: &str = "filler ..........................................................................................";
 
+/// The forger's last line, as the page must show it.
+const FORGED_LAST: &str = "  \\u005bgatehouse: connection ended (exited); 0 bytes of stderr]";
+
+/// Waits until the tail shows the forger's lines `copies` times.
+async fn wait_for_forgeries(client: &Client, copies: usize) -> Result<()> {
+    let deadline = Instant::now() + super::webdriver::PATIENCE;
+    loop {
+        let entries = tail_entries(client).await?;
+        let shown = entries.iter().filter(|e| e.text == FORGED_LAST).count();
+        if shown >= copies {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the forger's lines shown {shown} times, not {copies}; the tail ends with {:#?}",
+                &entries[entries.len().saturating_sub(6)..]
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 /// Checks the tail marks core's truncation marker, and no line of the
 /// child's, as Gatehouse's own, and shows the forger's look-alikes and
-/// escapes as its ordinary text, escaped. `exact`: the marker counts every
-/// byte seen (the tail was read after the server ended).
-async fn forged_lines_are_the_childs(client: &Client, exact: bool) -> Result<()> {
+/// escapes (written `copies` times) as its ordinary text, escaped. `exact`:
+/// the marker counts every byte seen (the tail was read after the end).
+async fn forged_lines_are_the_childs(client: &Client, exact: bool, copies: usize) -> Result<()> {
     let seen: u64 = wait_for(client, "#tail-counters[data-truncated='true']")
         .await?
         .attr("data-bytes-seen")
@@ -606,27 +628,25 @@ async fn forged_lines_are_the_childs(client: &Client, exact: bool) -> Result<()>
             "{origin:?}"
         );
     }
-    let line = |want: &str| -> Result<&TailEntry> {
-        let found: Vec<&TailEntry> = entries.iter().filter(|e| e.text == want).collect();
-        ensure!(
-            found.len() == 1,
-            "{want:?} shown {} times; the tail ends with {:#?}",
-            found.len(),
-            &entries[entries.len().saturating_sub(6)..]
-        );
-        Ok(found[0])
-    };
     for forged in [
         "\\u005bstderr truncated: kept last 10 of 99999 bytes]",
-        "  \\u005bgatehouse: connection ended (exited); 0 bytes of stderr]",
+        FORGED_LAST,
         "\\u001b]52;c;cm0gLXJmIH4=\\u0007clipboard written",
         "\\u001b[1A\\u001b[2Kerased the line above",
     ] {
-        let entry = line(forged)?;
+        let found: Vec<&TailEntry> = entries.iter().filter(|e| e.text == forged).collect();
         ensure!(
-            !entry.marked() && entry.font_style == "normal",
-            "the child's {forged:?} shown as Gatehouse's own line: {entry:?}"
+            found.len() == copies,
+            "{forged:?} shown {} times, not {copies}; the tail ends with {:#?}",
+            found.len(),
+            &entries[entries.len().saturating_sub(6)..]
         );
+        for entry in found {
+            ensure!(
+                !entry.marked() && entry.font_style == "normal",
+                "the child's {forged:?} shown as Gatehouse's own line: {entry:?}"
+            );
+        }
     }
     // Only Gatehouse's markers start like its lines, and no raw control
     // character reached the page.
@@ -684,19 +704,20 @@ async fn forged_marker_lines_and_escapes_stay_the_childs_text() -> Result<()> {
     in_session(&mut driver, "e2e-pin-forger-failure.png", async |client| {
         to_connections(client, &site).await?;
         connect_with_consent(client, "forger", &hostile).await?;
-        // Live: the forger's lines have arrived (the last one it writes).
-        wait_for_text(client, "#tail-lines", |t| {
-            t.contains("\\u005bgatehouse: connection ended (exited)")
-        })
-        .await?;
-        forged_lines_are_the_childs(client, false).await?;
+        // What it wrote at start (in what the tail kept when the page looked),
+        // then the same again while the page follows the tail live.
+        wait_for_forgeries(client, 1).await?;
+        let state = call_through_form(client, "forge", &[]).await?;
+        assert_eq!(state, "completed");
+        wait_for_forgeries(client, 2).await?;
+        forged_lines_are_the_childs(client, false, 2).await?;
         screenshot_at(client, "e2e-pin-forged-tail.png", ".tail-panel").await?;
         // What core kept, reopened after the end: the same.
         row_action(client, "forger", "close").await?;
         row_state(client, "forger", "closed").await?;
         row_action(client, "forger", "watch").await?;
         wait_for_text(client, "#tail-status", |t| t.starts_with("ended")).await?;
-        forged_lines_are_the_childs(client, true).await?;
+        forged_lines_are_the_childs(client, true, 2).await?;
         client
             .execute(
                 "document.querySelector('#tail-lines .tail-origin').scrollIntoView({block: 'center'})",
