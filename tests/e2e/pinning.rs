@@ -445,7 +445,15 @@ async fn a_change_announced_mid_session_holds_the_connection_until_approved() ->
             text_of(client, "#call-result .result-text").await?,
             "before the change"
         );
-        // The next one is refused, saying why and what changed.
+        // The hold shows on the row and over the tools, with the approval
+        // offered (waited for before the next click: the banner moves the form).
+        wait_for(client, &format!("{row}[data-state='connected'][data-hold='true']")).await?;
+        let pill = text_of(client, &format!("{row} .conn-state")).await?;
+        assert_eq!(pill, "connected · on hold");
+        let banner = text_of(client, "#conn-hold [data-hold='true']").await?;
+        ensure!(banner.contains("On hold"), "{banner}");
+        wait_for(client, "#hold-review").await?;
+        // The next call is refused, saying why and what changed.
         let state = call_through_form(client, "echo", &[("message", "while held")]).await?;
         assert_eq!(state, "failed");
         let refusal = text_of(
@@ -464,12 +472,6 @@ async fn a_change_announced_mid_session_holds_the_connection_until_approved() ->
             "#call-records tr[data-tool='echo'][data-state='failed'] [data-code='CONNECTION_TOOLS_CHANGED']",
         )
         .await?;
-        // The hold shows on the row and over the tools, with the approval offered.
-        wait_for(client, &format!("{row}[data-state='connected'][data-hold='true']")).await?;
-        let pill = text_of(client, &format!("{row} .conn-state")).await?;
-        assert_eq!(pill, "connected · on hold");
-        let banner = text_of(client, "#conn-hold [data-hold='true']").await?;
-        ensure!(banner.contains("On hold"), "{banner}");
         screenshot_at(client, "e2e-pin-hold-row.png", "#conn-table").await?;
         screenshot_at(client, "e2e-pin-hold.png", "#conn-detail").await?;
         // Recorded in the site as soon as it was seen, not when the session ends.

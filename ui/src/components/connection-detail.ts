@@ -201,8 +201,9 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
       out.replaceChildren(h("p", { class: "muted", id: "call-running" }, "calling…"));
       callTool(name, tool.name, args.value, token)
         .then((res) => {
-          // Refused for a hold: show it (and offer the approval) now, not at the next tick.
-          if (res.error?.code === "CONNECTION_TOOLS_CHANGED") void refreshFacts();
+          // A call can change the connection (a hold announced while it ran, an
+          // exit): show it now, not at the next tick.
+          void refreshFacts();
           const head = h(
             "p",
             { id: "call-state", "data-state": res.state, class: "small" },
