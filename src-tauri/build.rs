@@ -53,6 +53,7 @@ fn main() {
         "grant_consent",
         "approve_tools",
         "list_tools",
+        "tool_hold",
         "call_tool",
         "cancel_call",
         "call_records",

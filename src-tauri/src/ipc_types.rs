@@ -36,6 +36,9 @@ use gatehouse_core::mcp::client::actor_preview::{
 };
 use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
 use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
+use gatehouse_core::mcp::client::pin::{
+    ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
+};
 use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
 use gatehouse_core::mcp::client::{CallState, EffectClass, LiveState, LiveUsage};
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
@@ -124,6 +127,12 @@ pub fn render() -> String {
     decl::<ConsentEnv>(&cfg, &mut out);
     decl::<ConsentLimits>(&cfg, &mut out);
     decl::<ConsentRequest>(&cfg, &mut out);
+    // Tool pinning (issue 10 §6): what a CONNECTION_TOOLS_CHANGED error's detail holds.
+    decl::<PendingReason>(&cfg, &mut out);
+    decl::<PinnedTool>(&cfg, &mut out);
+    decl::<FieldChange>(&cfg, &mut out);
+    decl::<ChangedTool>(&cfg, &mut out);
+    decl::<ToolsDiff>(&cfg, &mut out);
     decl::<CallState>(&cfg, &mut out);
     decl::<EffectClass>(&cfg, &mut out);
     decl::<ToolView>(&cfg, &mut out);

@@ -76,6 +76,7 @@ pub fn run() -> tauri::Result<()> {
             commands::connection_edit::grant_consent,
             commands::connection_edit::approve_tools,
             commands::connection_calls::list_tools,
+            commands::connection_calls::tool_hold,
             commands::connection_calls::call_tool,
             commands::connection_calls::cancel_call,
             commands::connection_calls::call_records,

@@ -15,5 +15,6 @@ mod admin;
 mod client_config;
 mod desk;
 mod load;
+mod pinning;
 mod smoke;
 mod webdriver;

@@ -32,6 +32,7 @@ pub struct Driver {
     /// What the driver was started with, to start it again (see `connect`).
     default_site: PathBuf,
     home: PathBuf,
+    env: Vec<(String, String)>,
     _turn: MutexGuard<'static, ()>,
 }
 
@@ -49,12 +50,23 @@ impl Driver {
     /// honour removed), and `GATEHOUSE_BIN` is removed (the app must find
     /// the CLI next to itself).
     pub fn start(default_site: &Path, home: &Path) -> Result<Self> {
+        Self::start_with(default_site, home, &[])
+    }
+
+    /// As [`Driver::start`], with `env` added to the app's environment (a
+    /// host variable a connection passes through to its server, say).
+    pub fn start_with(default_site: &Path, home: &Path, env: &[(&str, &str)]) -> Result<Self> {
         // A scenario that failed still hands the turn on.
         let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Ok(Self {
-            child: spawn_driver(default_site, home)?,
+            child: spawn_driver(default_site, home, &env)?,
             default_site: default_site.to_path_buf(),
             home: home.to_path_buf(),
+            env,
             _turn: turn,
         })
     }
@@ -90,7 +102,7 @@ impl Driver {
                 Err(_) if !restarted => {
                     eprintln!("the app did not answer a session request; restarting the driver");
                     self.stop();
-                    self.child = spawn_driver(&self.default_site, &self.home)?;
+                    self.child = spawn_driver(&self.default_site, &self.home, &self.env)?;
                     restarted = true;
                     deadline = Instant::now() + PATIENCE;
                 }
@@ -108,9 +120,10 @@ impl Driver {
     }
 }
 
-fn spawn_driver(default_site: &Path, home: &Path) -> Result<Child> {
+fn spawn_driver(default_site: &Path, home: &Path, env: &[(String, String)]) -> Result<Child> {
     let exe = find_tauri_driver()?;
     Command::new(&exe)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["--port", &DRIVER_PORT.to_string()])
         .env(gatehouse_core::site::ENV_SITE, default_site)
         .env("HOME", home)

@@ -317,6 +317,11 @@ export function listTools(name: string): Promise<ToolView[]> {
 }
 
 /** Calls `tool`; `token` is the handle {@link cancelCall} stops it with. */
+/** The hold `name` is on, recorded: what its calls are refused with (null when not on hold). */
+export function toolHold(name: string): Promise<CoreErrorBody | null> {
+  return call("tool_hold", { name });
+}
+
 export function callTool(name: string, tool: string, args: Record<string, unknown>, token: string): Promise<CallView> {
   return call<CallView>("call_tool", { name, tool, arguments: args, token });
 }

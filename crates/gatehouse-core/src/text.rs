@@ -80,6 +80,15 @@ pub fn defang_own_lines(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(lines.join("\n"))
 }
 
+/// One line of a child's stderr as a window shows it: a look-alike of
+/// Gatehouse's own lines defanged ([`defang_own_lines`]) and its control
+/// characters made visible ([`escape_controls`]), so that it neither passes
+/// for Gatehouse's note (in a copy, too, where no styling is left) nor drives
+/// a terminal it is pasted into.
+pub fn child_line(line: &str) -> String {
+    escape_controls(&defang_own_lines(line)).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +110,19 @@ mod tests {
             defang_own_lines("plain"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn a_child_line_is_shown_defanged_and_escaped() {
+        assert_eq!(
+            child_line("\u{1b}]52;c;aGk=\u{7}copied"),
+            "\\u001b]52;c;aGk=\\u0007copied"
+        );
+        assert_eq!(
+            child_line("  [gatehouse: connection ended (exited)]"),
+            "  \\u005bgatehouse: connection ended (exited)]"
+        );
+        assert_eq!(child_line("plain [gatehouse"), "plain [gatehouse");
     }
 
     #[test]

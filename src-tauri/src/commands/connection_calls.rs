@@ -1,5 +1,5 @@
 //! Commands for a connected server's tools on the Connections screen: the
-//! tool list, a call (cancellable by the token the page chose) with its
+//! tool list, its hold (a tool list change announced mid-session), a call (cancellable by the token the page chose) with its
 //! result cut for the view, the call records, and saving a full result or a
 //! stderr tail to a file in the user's downloads folder.
 
@@ -106,6 +106,18 @@ pub async fn list_tools(name: String, state: State<'_, AppState>) -> IpcResult<V
         .collect())
 }
 
+/// The hold connection `name` is on (its server announced a tool list
+/// change), recorded in the site: the error its calls are refused with, which
+/// says what changed; `None` when it is not on hold.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn tool_hold(name: String, state: State<'_, AppState>) -> IpcResult<Option<ErrorBody>> {
+    let live = running(&state, &name)?;
+    let site = state.site()?;
+    Ok(saved::hold_if_changed(&site, &name, &live.conn)
+        .await
+        .map(|e| e.body()))
+}
+
 /// Calls `tool` on connection `name` with `arguments` (an object); `token`
 /// is the page's handle for [`cancel_call`].
 #[tauri::command(rename_all = "snake_case")]
@@ -137,19 +149,23 @@ pub async fn call_tool(
         .into());
     }
     let live = running(&state, &name)?;
+    let site = state.site()?;
     let handle = state.calls.begin(&token);
     let started = Instant::now();
-    let out = live
-        .conn
-        .call_tool(
-            &tool,
-            arguments,
-            CallOptions {
-                cancel: Some(handle.token.clone()),
-                ..CallOptions::default()
-            },
-        )
-        .await;
+    // A hold (the server announced a tool list change) is recorded at once;
+    // a call refused for it gets what changed.
+    let out = saved::call_open(
+        &site,
+        &name,
+        &live.conn,
+        &tool,
+        arguments,
+        CallOptions {
+            cancel: Some(handle.token.clone()),
+            ..CallOptions::default()
+        },
+    )
+    .await;
     state.calls.end(&token, &handle);
     let view = out
         .result

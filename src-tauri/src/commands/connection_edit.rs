@@ -3,6 +3,7 @@
 //! [`DefinitionForm::into_saved`]); an invalid field comes back as an error
 //! whose detail names the field, so the form shows it there.
 
+use gatehouse_core::mcp::client::LiveState;
 use gatehouse_core::mcp::client::consent::{self, ConsentRequest};
 use gatehouse_core::mcp::client::form::DefinitionForm;
 use gatehouse_core::mcp::client::saved;
@@ -90,12 +91,20 @@ pub async fn consent_request(
     Ok(consent::request(&site, &conn).await?)
 }
 
-/// Approves the tool change connection `name` was refused for (the list shown
-/// in the refusal, audited as `connection.tools_approved` by the desktop).
+/// Approves the tool change connection `name` was refused for or is held
+/// for (the list shown, audited as `connection.tools_approved` by the
+/// desktop); one running here goes on with that list (`saved::approve_live`).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn approve_tools(name: String, state: State<'_, AppState>) -> IpcResult<()> {
     let site = state.site()?;
-    gatehouse_core::mcp::client::saved::approve(&site.store, DESKTOP_ACTOR, &name).await?;
+    let running = state
+        .connections
+        .get(&name)
+        .filter(|l| l.state() == LiveState::Connected);
+    match running {
+        Some(live) => saved::approve_live(&site, DESKTOP_ACTOR, &name, &live.conn).await?,
+        None => saved::approve(&site.store, DESKTOP_ACTOR, &name).await?,
+    };
     Ok(())
 }
 

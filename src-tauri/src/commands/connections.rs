@@ -5,7 +5,9 @@
 //! Live stderr reaches the page through a `tauri::ipc::Channel`, which keeps
 //! messages in order (events do not promise that). [`watch_stderr`] first sends
 //! what the connection's [`StderrTail`] kept (with core's truncation marker
-//! split out, so the page can show it as Gatehouse's note and not the child's),
+//! split out, so the page can show it as Gatehouse's note and not the child's;
+//! the child's lines come with their controls made visible and their
+//! look-alikes of Gatehouse's lines defanged),
 //! then forwards a core [`Subscription`]: coalesced lines, "missed" gaps when the
 //! page is slow, and byte counters with every message. Each stream has an id
 //! the page chose; [`unwatch_stderr`] stops it (the screen does so when left).
@@ -82,13 +84,17 @@ fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage 
     }
 }
 
-/// The lines of `text`, whose last line may or may not end in a newline.
+/// The lines of `text`, whose last line may or may not end in a newline, as
+/// the child's text: controls visible, look-alikes of Gatehouse's own lines
+/// defanged (see [`gatehouse_core::text::child_line`]).
 fn lines(text: &str) -> Vec<String> {
     if text.is_empty() {
         return Vec::new();
     }
     let text = text.strip_suffix('\n').unwrap_or(text);
-    text.split('\n').map(str::to_owned).collect()
+    text.split('\n')
+        .map(gatehouse_core::text::child_line)
+        .collect()
 }
 
 /// At most this many messages' worth of events per stream per second reach
@@ -132,7 +138,13 @@ pub async fn forward_tail(
         for event in gatehouse_core::sandbox::stderr::coalesce(batch, LINES_PER_FRAME) {
             let counters = Counters::of(tail);
             let (message, last) = match event {
-                TailEvent::Lines(lines) => (TailMessage::Lines { lines, counters }, false),
+                TailEvent::Lines(lines) => {
+                    let lines = lines
+                        .iter()
+                        .map(|l| gatehouse_core::text::child_line(l))
+                        .collect();
+                    (TailMessage::Lines { lines, counters }, false)
+                }
                 TailEvent::Missed { lines, bytes } => (
                     TailMessage::Missed {
                         lines,
@@ -185,6 +197,9 @@ pub struct LiveView {
     /// How the server is confined; a layer weaker than its profile asks for
     /// is named in the warnings (issue 10: never silently).
     pub isolation: Isolation,
+    /// Connected, but its server announced a tool list change: its calls are
+    /// refused until an admin approves the new list (issue 10 §6).
+    pub on_hold: bool,
 }
 
 impl LiveView {
@@ -207,6 +222,7 @@ impl LiveView {
             counters: Counters::of(live.conn.stderr()),
             usage: live.conn.usage(),
             isolation: live.conn.isolation().clone(),
+            on_hold: live.state() == LiveState::Connected && live.conn.tools_list_changed(),
         }
     }
 }
@@ -399,8 +415,10 @@ mod tests {
                 .as_str()
             )
         );
-        assert_eq!(after.last().map(String::as_str), Some(fake));
-        assert_eq!(after.iter().filter(|l| l.starts_with("[stderr")).count(), 1);
+        // Shown as the child's, defanged: only core's marker starts so.
+        let shown = format!("\\u005b{}", &fake[1..]);
+        assert_eq!(after.last(), Some(&shown));
+        assert_eq!(after.iter().filter(|l| l.starts_with("[stderr")).count(), 0);
     }
 
     #[test]

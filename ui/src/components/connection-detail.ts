@@ -4,6 +4,7 @@ import {
   type CallRecordView,
   type LiveView,
   type ToolView,
+  approveTools,
   callRecords,
   callTool,
   cancelCall,
@@ -11,11 +12,13 @@ import {
   listTools,
   saveCallResult,
   toGatehouseError,
+  toolHold,
 } from "../ipc";
 import { isolationSummary } from "../lib/isolation";
 import { formatTime } from "../screens/common";
 import { Pager } from "../paging";
 import { whileBusy } from "./busy";
+import { askToolApproval } from "./consent-dialog";
 import { errorView } from "./error-view";
 import { PagerBar } from "./pager-bar";
 import { resultView } from "./result-view";
@@ -111,7 +114,10 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
   const callBox = h("div", { id: "call-box" });
   const records = h("tbody", { id: "call-records" });
   const status = h("div", { class: "result" });
+  const hold = h("div", { id: "conn-hold", "aria-live": "polite" });
   let timer = 0;
+  /** Whether the last status said the connection is on hold (the row shows it too). */
+  let onHold = false;
 
   const recordsStatus = h("div", { class: "result" });
   const pager = new Pager(RECORDS_PAGE);
@@ -148,6 +154,11 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     try {
       const live = await connectionStatus(name);
       facts.replaceChildren(liveFacts(live));
+      if (live.on_hold !== onHold) {
+        onHold = live.on_hold;
+        showHold();
+        onChange();
+      }
       if (live.state !== "connected") {
         window.clearInterval(timer);
         onChange();
@@ -190,6 +201,9 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
       out.replaceChildren(h("p", { class: "muted", id: "call-running" }, "calling…"));
       callTool(name, tool.name, args.value, token)
         .then((res) => {
+          // A call can change the connection (a hold announced while it ran, an
+          // exit): show it now, not at the next tick.
+          void refreshFacts();
           const head = h(
             "p",
             { id: "call-state", "data-state": res.state, class: "small" },
@@ -210,6 +224,48 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
         });
     });
     callBox.replaceChildren(el);
+  };
+
+  /**
+   * The hold banner while the server's announced tool change waits for
+   * approval: the review button shows what changed (the hold, recorded by the
+   * Rust side) and approves it; the session then goes on with the new list.
+   */
+  const showHold = () => {
+    if (!onHold) {
+      hold.replaceChildren();
+      return;
+    }
+    const review = h("button", { type: "button", id: "hold-review", class: "button button-small button-primary" }, "Review the change…");
+    const why = h("div", { class: "result" });
+    review.addEventListener("click", () => {
+      why.replaceChildren();
+      void whileBusy(review, "Loading…", () => toolHold(name))
+        .then(async (refusal) => {
+          if (refusal && (await askToolApproval(name, refusal))) {
+            await whileBusy(review, "Approving…", () => approveTools(name));
+            onHold = false;
+            showHold();
+            onChange();
+            await load();
+          } else if (!refusal) {
+            await refreshFacts();
+          }
+        })
+        .catch((raw: unknown) => {
+          why.replaceChildren(errorView(toGatehouseError(raw)));
+        });
+    });
+    hold.replaceChildren(
+      h(
+        "div",
+        { class: "notice notice-warn", role: "status", "data-hold": "true" },
+        h("div", { class: "notice-title" }, "On hold: the server announced that its tool list changed."),
+        h("div", { class: "notice-hint" }, "Its calls are refused until you review and approve the new list; the session then goes on with it."),
+        h("div", { class: "row" }, review),
+      ),
+      why,
+    );
   };
 
   const load = async () => {
@@ -247,6 +303,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     { id: "conn-detail", class: "panel", "data-connection": name },
     h("header", { class: "panel-header" }, h("h2", {}, name)),
     facts,
+    hold,
     status,
     h("div", { class: "detail-grid" }, h("div", {}, h("h3", {}, "Tools"), tools), callBox),
     h("div", { class: "row" }, h("h3", {}, "Call records (newest first)"), bar.element),

@@ -1,5 +1,6 @@
 import { h } from "../dom";
-import type { ConsentRequest } from "../ipc";
+import type { ConsentRequest, ErrorBody, ToolsDiff } from "../ipc";
+import { toolsChange } from "../lib/tools-change";
 
 const bytes = (b: number | null): string => (b === null ? "no limit" : `${String(Math.round(b / 1048576))} MiB`);
 const ms = (v: number | null): string => (v === null ? "no limit" : v % 1000 === 0 ? `${String(v / 1000)} s` : `${String(v)} ms`);
@@ -71,19 +72,54 @@ export function askConsent(req: ConsentRequest): Promise<boolean> {
   });
 }
 
+/** One difference of a tool list, for the approval dialog. */
+function diffItem(change: "added" | "removed" | "changed", tool: string, ...body: (HTMLElement | string)[]): HTMLLIElement {
+  const sign = change === "added" ? "+" : change === "removed" ? "−" : "~";
+  return h(
+    "li",
+    { class: "tools-diff-item", "data-change": change, "data-tool": tool },
+    h("div", {}, h("span", { class: "diff-sign", "aria-hidden": "true" }, `${sign} `), `${change} `, h("span", { class: "mono" }, tool)),
+    ...body,
+  );
+}
+
+/** The differences a refusal names: added tools with their text, removed ones, changed fields before and after. */
+function diffView(diff: ToolsDiff): HTMLElement {
+  const text = (cls: string, label: string, value: string) =>
+    h("div", { class: `diff-text ${cls}` }, h("span", { class: "muted small" }, `${label}: `), h("span", { class: "pre-wrap" }, value));
+  return h(
+    "ul",
+    { id: "tools-diff", class: "plain-list tools-diff" },
+    ...diff.added.map((t) => diffItem("added", t.name, text("diff-after", "description", t.description ?? "(none)"))),
+    ...diff.removed.map((name) => diffItem("removed", name)),
+    ...diff.changed.flatMap((c) =>
+      c.changes.map((f) => {
+        const item = diffItem("changed", c.name, text("diff-before", `${f.field} before`, f.before), text("diff-after", `${f.field} now`, f.after));
+        item.dataset.field = f.field;
+        return item;
+      }),
+    ),
+  );
+}
+
 /**
- * Asks before a connection whose tools changed since they were approved is
- * started: what the refusal says changed. Resolves true when the admin approves.
+ * Asks before approving a connection's changed tools: at connect (the list
+ * differs from the approved one) or mid-session (its server announced a
+ * change; it is on hold). Shows what the refusal says changed, tool by tool
+ * when its detail carries the difference. Resolves true when the admin approves.
  */
-export function askToolApproval(name: string, message: string, hint: string | null): Promise<boolean> {
+export function askToolApproval(name: string, refusal: ErrorBody): Promise<boolean> {
+  const change = toolsChange(refusal.message, refusal.detail);
   const approve = h("button", { id: "tools-approve", class: "button button-primary", value: "approve" }, "Approve the new tools");
   const cancel = h("button", { id: "tools-cancel", class: "button", value: "cancel" }, "Cancel");
   const dialog = h(
     "dialog",
-    { id: "tools-dialog", class: "dialog", "aria-labelledby": "tools-title", "data-connection": name },
+    { id: "tools-dialog", class: "dialog", "aria-labelledby": "tools-title", "data-connection": name, "data-reason": change.reason ?? "" },
     h("h2", { id: "tools-title" }, `${name}'s tools changed`),
-    h("p", { id: "tools-message", class: "pre-wrap" }, message),
-    hint ? h("p", { class: "muted" }, hint) : h("span", {}),
+    h("p", { id: "tools-message", class: "pre-wrap" }, change.headline),
+    change.diff ? diffView(change.diff) : null,
+    // The hint names the CLI's way to review and approve; here the dialog is that way.
+    refusal.hint && !change.diff ? h("p", { class: "muted" }, refusal.hint) : null,
     h("form", { method: "dialog", class: "row" }, approve, cancel),
   );
   document.body.append(dialog);

@@ -556,7 +556,12 @@ usage: LiveUsage | null,
  * How the server is confined; a layer weaker than its profile asks for
  * is named in the warnings (issue 10: never silently).
  */
-isolation: Isolation, };
+isolation: Isolation, 
+/**
+ * Connected, but its server announced a tool list change: its calls are
+ * refused until an admin approves the new list (issue 10 §6).
+ */
+on_hold: boolean, };
 
 /**
  * A connection as the list shows it. Env values are never included: a
@@ -631,6 +636,36 @@ working_directory: string, limits: ConsentLimits,
  * A consent exists for an earlier version of this definition.
  */
 changed_since_consent: boolean, };
+
+/**
+ * Why a connection's tools wait for approval.
+ */
+export type PendingReason = "changed" | "list_changed" | "definition_changed";
+
+/**
+ * One tool as pinned: everything a model reads or a call depends on.
+ */
+export type PinnedTool = { name: string, description?: string, input_schema: unknown, annotations: unknown, };
+
+/**
+ * One field of a tool that changed, with both texts.
+ */
+export type FieldChange = { 
+/**
+ * `description`, `input_schema` or `annotations`.
+ */
+field: "description" | "input_schema" | "annotations", before: string, after: string, };
+
+/**
+ * A tool present in both lists whose text differs.
+ */
+export type ChangedTool = { name: string, changes: Array<FieldChange>, };
+
+/**
+ * What differs between the pinned list and the offered one (in the detail
+ * of a `CONNECTION_TOOLS_CHANGED` error, as `diff`).
+ */
+export type ToolsDiff = { added: Array<PinnedTool>, removed: Array<string>, changed: Array<ChangedTool>, };
 
 /**
  * Where a call is in its life.

@@ -22,23 +22,12 @@ import {
   removeConnection,
   toGatehouseError,
 } from "../ipc";
+import { stateLabel } from "../lib/tools-change";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
 import { type Screen, code, panel, screenFrame } from "./screen";
 
-const STATE_TONE: Record<LiveView["state"], string> = {
-  connected: "ok",
-  exited: "error",
-  closed: "muted",
-};
-
 const EMPTY_FORM: DefinitionForm = { name: "", command: "", args: [], env: [], timeout: "", max_rss: "", max_cpu: "" };
-
-function exitText(live: LiveView): string {
-  if (!live.exit) return live.state;
-  if (live.exit.signal !== null) return `${live.state}: signal ${String(live.exit.signal)}`;
-  return `${live.state}: exit ${String(live.exit.code)}`;
-}
 
 function serverText(live: LiveView | null): string {
   if (!live) return "—";
@@ -64,7 +53,7 @@ async function connect(name: string): Promise<boolean> {
         if (!(await askConsent(req))) return false;
         await grantConsent(name, req.definition_sha256);
       } else if (err.code === "CONNECTION_TOOLS_CHANGED") {
-        if (!(await askToolApproval(name, err.body.message, err.body.hint ?? null))) return false;
+        if (!(await askToolApproval(name, err.body))) return false;
         await approveTools(name);
       } else {
         throw err;
@@ -151,6 +140,7 @@ export const connections: Screen = {
 
     const row = (c: ConnectionView): HTMLTableRowElement => {
       const live = c.live;
+      const pill = stateLabel(live);
       const running = live?.state === "connected";
       const rowError = h("div", { class: "row-error", "aria-live": "polite" });
       const stored = rowErrors.get(c.name);
@@ -234,10 +224,10 @@ export const connections: Screen = {
       );
       return h(
         "tr",
-        { "data-connection": c.name, "data-state": live?.state ?? "idle", "aria-selected": selected === c.name },
+        { "data-connection": c.name, "data-state": live?.state ?? "idle", "data-hold": String(live?.on_hold ?? false), "aria-selected": selected === c.name },
         h("td", {}, h("div", { class: "conn-name" }, c.name), h("div", { class: "muted small" }, serverText(live))),
         h("td", { class: "mono small conn-command", title: [c.program, ...c.args].join(" ") }, [c.program, ...c.args].join(" ")),
-        h("td", {}, h("span", { class: "pill conn-state", "data-tone": live ? STATE_TONE[live.state] : "muted" }, live ? exitText(live) : "not started")),
+        h("td", {}, h("span", { class: "pill conn-state", "data-tone": pill.tone }, pill.text)),
         h("td", { class: "row-actions" }, action, live ? view : null, live ? details : null, editButton, dup, remove, rowError),
       );
     };

@@ -118,3 +118,128 @@ async fn connection_definitions_are_stored_by_name() {
             .is_empty()
     );
 }
+
+/// `pin_server.py` stored as `name`, announcing a tool list change while it
+/// answers its first call.
+async fn add_late_changer(site: &gatehouse_core::site::Site, name: &str) {
+    use gatehouse_core::mcp::client::saved::{self, SavedConnection};
+    let spec = python("pin_server.py", &[]).env(
+        "PIN_LIST_CHANGED",
+        gatehouse_core::sandbox::EnvValue::Plain {
+            value: "call".into(),
+        },
+    );
+    let conn = SavedConnection {
+        name: name.into(),
+        spec,
+        limits: Default::default(),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &conn).await.unwrap();
+}
+
+/// A connection a long-lived host (the desktop app) keeps open is held
+/// mid-session: the hold is recorded as soon as the server announces it, a
+/// refused call says what changed, and approving resumes the same session
+/// with the new list (no reconnect: a restarted server may offer another).
+#[tokio::test]
+async fn a_held_open_connection_resumes_in_place_once_approved() {
+    use gatehouse_core::mcp::client::pin::{self, PendingReason};
+    use gatehouse_core::mcp::client::saved;
+    let (_tmp, site) = fresh_site("held_open").await;
+    add_late_changer(&site, "late").await;
+    let conn = saved::open(&site, "late").await.unwrap();
+    let call = |message: &str| {
+        saved::call_open(
+            &site,
+            "late",
+            &conn,
+            "echo",
+            json!({ "message": message }),
+            CallOptions::default(),
+        )
+    };
+    let first = call("one").await;
+    assert_eq!(first.state, CallState::Completed);
+    assert!(conn.tools_list_changed());
+    let status = pin::status(&site.store, "late").await.unwrap().unwrap();
+    assert_eq!(
+        status.pending,
+        Some(PendingReason::ListChanged),
+        "recorded at once"
+    );
+
+    let refused = call("two").await;
+    assert_eq!(refused.state, CallState::Failed);
+    assert_eq!(refused.record.request_id, None, "never dispatched");
+    let err = refused.error.unwrap();
+    assert_eq!(err.code, "CONNECTION_TOOLS_CHANGED");
+    assert!(
+        err.message.contains("+ added exfiltrate"),
+        "{}",
+        err.message
+    );
+    let detail = err.detail.unwrap();
+    assert_eq!(detail["reason"], "list_changed");
+    assert_eq!(detail["diff"]["removed"][0], "read_notes", "{detail}");
+
+    let approval = saved::approve_live(&site, "test", "late", &conn)
+        .await
+        .unwrap();
+    assert_eq!(approval.diff.added[0].name, "exfiltrate");
+    assert!(!conn.tools_list_changed(), "the hold is lifted in place");
+    let after = call("three").await;
+    assert_eq!(after.state, CallState::Completed, "{:?}", after.error);
+    assert_eq!(after.result.unwrap()["content"][0]["text"], "three");
+    let status = pin::status(&site.store, "late").await.unwrap().unwrap();
+    assert_eq!(status.pending, None);
+    assert_eq!(status.tools_sha256, approval.approved_sha256.unwrap());
+    conn.close().await;
+}
+
+/// Approving a list other than the one the open connection's server offers
+/// now (it moved on after the change was shown) keeps the connection on hold
+/// and records the new difference; approving that one resumes it.
+#[tokio::test]
+async fn approving_a_list_the_server_no_longer_offers_keeps_the_hold() {
+    use gatehouse_core::mcp::client::pin::{self, PendingReason};
+    use gatehouse_core::mcp::client::saved;
+    let (_tmp, site) = fresh_site("held_moved_on").await;
+    add_late_changer(&site, "late").await;
+    let conn = saved::open(&site, "late").await.unwrap();
+    // A hold shown with the list as it was at connect; then the server moves on.
+    let shown = conn.tools();
+    pin::hold(&site.store, "test", "late", Some(&shown))
+        .await
+        .unwrap();
+    let first = saved::call_open(
+        &site,
+        "late",
+        &conn,
+        "echo",
+        json!({"message": "one"}),
+        CallOptions::default(),
+    )
+    .await;
+    assert_eq!(first.state, CallState::Completed);
+    assert!(conn.tools_list_changed());
+
+    let err = saved::approve_live(&site, "test", "late", &conn)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code.as_str(), "CONNECTION_TOOLS_CHANGED");
+    assert!(
+        err.message.contains("+ added exfiltrate"),
+        "{}",
+        err.message
+    );
+    assert!(conn.tools_list_changed(), "still on hold");
+    let status = pin::status(&site.store, "late").await.unwrap().unwrap();
+    assert_eq!(status.pending, Some(PendingReason::ListChanged));
+
+    saved::approve_live(&site, "test", "late", &conn)
+        .await
+        .unwrap();
+    assert!(!conn.tools_list_changed());
+    conn.close().await;
+}

@@ -29,6 +29,11 @@ use crate::time::now_ms;
 
 /// How the child and its streams ended, as far as the connection saw: one
 /// lock, since records read all three together.
+/// How many tool list announcements a connection had received at one moment
+/// (see [`Connection::hold_mark`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HoldMark(u64);
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ends {
     pub exit: Option<ExitInfo>,
@@ -257,6 +262,19 @@ impl Connection {
     /// `CONNECTION_TOOLS_CHANGED`) until an admin approves the change.
     pub fn tools_list_changed(&self) -> bool {
         self.shared.rpc.tools_list_changed()
+    }
+
+    /// A mark of the tool list announcements received so far: take it before
+    /// reading the list an approval is checked against, so that an
+    /// announcement arriving meanwhile still holds the connection.
+    pub(crate) fn hold_mark(&self) -> HoldMark {
+        HoldMark(self.shared.rpc.list_changes())
+    }
+
+    /// Lifts the hold for the announcements up to `mark` (the approved list
+    /// is the one the server offers now); a later announcement holds again.
+    pub(crate) fn lift_hold(&self, mark: HoldMark) {
+        self.shared.rpc.approve_list_changes(mark.0);
     }
 
     /// Non-JSON-RPC lines seen on stdout.

@@ -30,14 +30,17 @@ use crate::store::tool_pins::PinRow;
 use crate::store::{self, Store};
 
 /// One tool as pinned: everything a model reads or a call depends on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PinnedTool {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub description: Option<String>,
     #[serde(default)]
+    #[ts(type = "unknown")]
     pub input_schema: Value,
     #[serde(default)]
+    #[ts(type = "unknown")]
     pub annotations: Value,
 }
 
@@ -81,23 +84,25 @@ pub fn definition_hash(spec: &ChildSpec) -> String {
 }
 
 /// One field of a tool that changed, with both texts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct FieldChange {
     /// `description`, `input_schema` or `annotations`.
+    #[ts(type = "\"description\" | \"input_schema\" | \"annotations\"")]
     pub field: &'static str,
     pub before: String,
     pub after: String,
 }
 
 /// A tool present in both lists whose text differs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ChangedTool {
     pub name: String,
     pub changes: Vec<FieldChange>,
 }
 
-/// What differs between the pinned list and the offered one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// What differs between the pinned list and the offered one (in the detail
+/// of a `CONNECTION_TOOLS_CHANGED` error, as `diff`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct ToolsDiff {
     pub added: Vec<PinnedTool>,
     pub removed: Vec<String>,
@@ -181,7 +186,7 @@ pub fn diff(pinned: &[PinnedTool], offered: &[PinnedTool]) -> ToolsDiff {
 }
 
 /// Why a connection's tools wait for approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PendingReason {
     /// A connect offered a list other than the pinned one.

@@ -12,7 +12,7 @@
 //! violations.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -59,8 +59,11 @@ pub(super) struct Rpc {
     next_id: AtomicU64,
     /// Non-JSON-RPC lines seen on stdout.
     violations: AtomicU64,
-    /// The server announced a tool list change (the connection is on hold).
-    list_changed: AtomicBool,
+    /// `notifications/tools/list_changed` received so far: the connection is
+    /// on hold while this is above `list_changes_approved`.
+    list_changes: AtomicU64,
+    /// How many of those an admin's approval covered (see [`Rpc::approve_list_changes`]).
+    list_changes_approved: AtomicU64,
 }
 
 impl Rpc {
@@ -71,7 +74,8 @@ impl Rpc {
             pending: Mutex::new(PendingTable::default()),
             next_id: AtomicU64::new(1),
             violations: AtomicU64::new(0),
-            list_changed: AtomicBool::new(false),
+            list_changes: AtomicU64::new(0),
+            list_changes_approved: AtomicU64::new(0),
         }
     }
 
@@ -79,8 +83,19 @@ impl Rpc {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Whether an announced tool list change waits for approval (on hold).
     pub(super) fn tools_list_changed(&self) -> bool {
-        self.list_changed.load(Ordering::SeqCst)
+        self.list_changes.load(Ordering::SeqCst) > self.list_changes_approved.load(Ordering::SeqCst)
+    }
+
+    /// The announcements received so far (a mark for [`Rpc::approve_list_changes`]).
+    pub(super) fn list_changes(&self) -> u64 {
+        self.list_changes.load(Ordering::SeqCst)
+    }
+
+    /// Lifts the hold for the first `upto` announcements; a later one holds again.
+    pub(super) fn approve_list_changes(&self, upto: u64) {
+        self.list_changes_approved.fetch_max(upto, Ordering::SeqCst);
     }
 
     pub(super) fn violations(&self) -> u64 {
@@ -204,7 +219,7 @@ impl Rpc {
                 if method == "notifications/tools/list_changed" {
                     // Read before the next line is routed: a call dispatched
                     // after this point is refused (see `call_tool`).
-                    self.list_changed.store(true, Ordering::SeqCst);
+                    self.list_changes.fetch_add(1, Ordering::SeqCst);
                     tracing::warn!("the server changed its tool list mid-session: on hold");
                 }
                 if method == "notifications/progress"

@@ -5,7 +5,8 @@
 //!   its audited add, edit, duplicate and remove;
 //! - [`run`](self::run): starting one ([`open`], and the one-call operations
 //!   [`probe`], [`call`], [`tail`]), each checked against the connection's tool
-//!   pin ([`approve`] lifts a hold), and settling runs whose host was killed;
+//!   pin ([`approve`] lifts a hold; [`approve_live`] also resumes an open
+//!   connection held mid-session), and settling runs whose host was killed;
 //! - [`units`]: sizes and durations as an admin writes them.
 //!
 //! A stored definition never holds a secret value: a secret is stored as the
@@ -15,8 +16,8 @@ mod run;
 mod units;
 
 pub use run::{
-    CallReport, ConnectionView, ProbeReport, StderrReport, approve, call, connect_options, hold,
-    open, probe, recover, scratch_root, show, tail,
+    CallReport, ConnectionView, ProbeReport, StderrReport, approve, approve_live, call, call_open,
+    connect_options, hold, hold_if_changed, open, probe, recover, scratch_root, show, tail,
 };
 pub use units::parse_size;
 

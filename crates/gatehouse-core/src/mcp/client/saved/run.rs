@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{SavedConnection, get};
 use crate::access::audit;
 use crate::error::{Error, ErrorBody, Result, codes};
+use crate::mcp::client::call::CallOutcome;
 use crate::mcp::client::connection::Connection;
 use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
 use crate::mcp::client::options::{CallOptions, ConnectOptions};
@@ -153,7 +154,8 @@ async fn connect_pinned(site: &Site, saved: &SavedConnection) -> Result<(Connect
 /// Opens stored connection `name` for a long-lived host (the desktop app):
 /// dead runs settled, the server started, its tools checked against the pin.
 /// The caller checks [`Connection::tools_list_changed`] and calls [`hold`]
-/// when it turns true (its calls are refused meanwhile).
+/// when it turns true (its calls are refused meanwhile; [`call_open`] does
+/// both), and lifts the hold with [`approve_live`].
 pub async fn open(site: &Site, name: &str) -> Result<Connection> {
     let saved = get(&site.store, name).await?;
     connect_pinned(site, &saved).await.map(|(conn, _)| conn)
@@ -167,9 +169,65 @@ pub async fn hold(site: &Site, name: &str, conn: &Connection) -> Error {
         .unwrap_or_else(|| crate::mcp::client::call::on_hold_error(Some(name)))
 }
 
-/// After a session: a server that announced a tool list change puts its
-/// connection on hold (recorded with its new list when it can be read).
-async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
+/// Calls `tool` on connection `name`, opened with [`open`] by a long-lived
+/// host: a server that announced a tool list change (before or while
+/// answering) has its hold recorded at once, and a call refused for the hold
+/// gets the hold's error, which says what changed.
+pub async fn call_open(
+    site: &Site,
+    name: &str,
+    conn: &Connection,
+    tool: &str,
+    arguments: Value,
+    opts: CallOptions,
+) -> CallOutcome {
+    let mut out = conn.call_tool(tool, arguments, opts).await;
+    if let Some(held) = hold_if_changed(site, name, conn).await
+        && out.state != CallState::Completed
+    {
+        out.error = Some(held.body());
+    }
+    out
+}
+
+/// Approves the tool change live connection `name` (opened with [`open`]) is
+/// held for, as [`approve`] does, and lifts its hold in place when the list
+/// its server offers now is the approved one: the session goes on with it.
+/// A server whose list moved on again since the change was shown stays on
+/// hold, and the new difference is recorded and returned
+/// (`CONNECTION_TOOLS_CHANGED`), like any hold.
+pub async fn approve_live(
+    site: &Site,
+    actor: &str,
+    name: &str,
+    conn: &Connection,
+) -> Result<pin::Approval> {
+    // Taken before the list is read: an announcement after it keeps the hold.
+    let mark = conn.hold_mark();
+    let approval = approve(&site.store, actor, name).await?;
+    let Some(approved) = approval.approved_sha256.as_deref() else {
+        // The held list could not be read: the approval dropped the pin.
+        return Err(Error::new(
+            codes::CONNECTION_TOOLS_CHANGED,
+            format!("connection {name}'s new tool list could not be read, so it stays on hold"),
+        )
+        .hint("disconnect and connect again: the next connect pins the list it offers then"));
+    };
+    let offered = conn.list_tools().await?;
+    if pin::tools_hash(&pin::snapshot(&offered)) != approved {
+        return Err(pin::hold(&site.store, actor, name, Some(&offered))
+            .await
+            .unwrap_or_else(|e| e));
+    }
+    conn.lift_hold(mark);
+    Ok(approval)
+}
+
+/// After a session, or whenever a long-lived host looks: a server that
+/// announced a tool list change puts its connection on hold (recorded with
+/// its new list when it can be read); returns the hold's error, which says
+/// what changed, or `None` when the connection is not on hold.
+pub async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Option<Error> {
     if !conn.tools_list_changed() {
         return None;
     }
