@@ -97,9 +97,10 @@ fn lines(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// At most this many messages' worth of events per stream per second reach
-/// the page, whatever the child writes (docs/bench.md, "The desktop app").
-const FRAME: std::time::Duration = std::time::Duration::from_millis(100);
+/// At most one batch per stream per this long reaches the page, whatever the
+/// child writes: four a second per tail (ten floods at 100 ms cost the page
+/// more long frames; docs/bench.md, "The desktop app").
+const FRAME: std::time::Duration = std::time::Duration::from_millis(250);
 /// At most this many lines per batch: the page keeps 2,000 per tail, and a
 /// flood is read from its newest lines; the others arrive as a gap notice.
 const LINES_PER_FRAME: usize = 500;
