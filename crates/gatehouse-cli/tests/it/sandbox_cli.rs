@@ -405,7 +405,6 @@ fn without_landlock(mut cmd: std::process::Command) -> std::process::Command {
 fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
     let site = TestSite::new("no_landlock");
     add_hostile(&site, "h");
-    let db = site.path().join("gatehouse.db");
     let run = |args: &[&str]| -> serde_json::Value {
         let out = without_landlock(site.command())
             .args(args)
@@ -441,14 +440,23 @@ fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
     assert!(!landlock_warning(&real["isolation"]), "{real}");
 
     // Files are not confined (what the warning says) ...
-    let read = attack("read_file", serde_json::json!({"path": db}));
+    let settings = site.path().join("gatehouse.toml");
+    let read = attack("read_file", serde_json::json!({"path": settings}));
     assert_eq!(read["ok"], true, "{read}");
     // ... but the read-only view still refuses every write outside scratch.
-    let tamper = attack(
-        "db_tamper",
-        serde_json::json!({"path": db, "email": "viewer@example.com"}),
-    );
-    assert_eq!(tamper["ok"], false, "{tamper}");
+    let planted = site.path().join("planted.txt");
+    let write = attack("write_file", serde_json::json!({"path": planted}));
+    assert_eq!(write["ok"], false, "{write}");
+    assert!(!planted.exists());
+    if let Some(db) = site.db_file() {
+        let tamper = attack(
+            "db_tamper",
+            serde_json::json!({"path": db, "email": "viewer@example.com"}),
+        );
+        assert_eq!(tamper["ok"], false, "{tamper}");
+        let whoami = site.ok_json(&["whoami", "--email", "viewer@example.com", "--json"]);
+        assert!(!whoami.to_string().contains("admin"), "{whoami}");
+    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let tcp = attack(
@@ -456,8 +464,6 @@ fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
         serde_json::json!({"host": "127.0.0.1", "port": port}),
     );
     assert_eq!(tcp["ok"], true, "{tcp}");
-    let whoami = site.ok_json(&["whoami", "--email", "viewer@example.com", "--json"]);
-    assert!(!whoami.to_string().contains("admin"), "{whoami}");
     let limits = attack("limits", serde_json::json!({"open": 2000}));
     assert_eq!(limits["no_new_privs"], 1, "{limits}");
     assert!(limits["opened"].as_u64().unwrap() < 1024, "{limits}");
