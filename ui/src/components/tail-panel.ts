@@ -248,7 +248,7 @@ export class TailPanel {
       li = next;
     }
     if (this.model.dropped === 0) return;
-    const text = `[${n(this.model.dropped)} older lines not shown here]`;
+    const text = `[gatehouse: ${n(this.model.dropped)} older lines not shown here]`;
     this.droppedItem ??= item({ kind: "marker", marker: "tail-dropped", text });
     this.droppedItem.textContent = text;
     const first = this.list.firstElementChild;

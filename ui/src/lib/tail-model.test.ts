@@ -28,7 +28,7 @@ describe("TailModel", () => {
     const m = new TailModel(10);
     m.push(lines(1, 25));
     const shown = m.entries();
-    expect(shown[0]).toEqual({ kind: "marker", marker: "tail-dropped", text: "[15 older lines not shown here]" });
+    expect(shown[0]).toEqual({ kind: "marker", marker: "tail-dropped", text: "[gatehouse: 15 older lines not shown here]" });
     expect(shown.slice(1).map((e) => e.text)).toEqual(Array.from({ length: 10 }, (_, i) => `line ${String(i + 16)}`));
     expect(m.keptLines).toBe(10);
     expect(m.dropped).toBe(15);
@@ -47,7 +47,7 @@ describe("TailModel", () => {
     m.push(lines(1, 4));
     const shown = m.entries();
     expect(shown[0]).toMatchObject({ marker: "tail-origin" });
-    expect(shown[1]).toMatchObject({ marker: "tail-dropped", text: "[4 older lines not shown here]" });
+    expect(shown[1]).toMatchObject({ marker: "tail-dropped", text: "[gatehouse: 4 older lines not shown here]" });
     expect(shown.slice(2).map((e) => e.text)).toEqual(["line 2", "line 3", "line 4"]);
   });
 
@@ -58,10 +58,10 @@ describe("TailModel", () => {
     m.push({ kind: "lines", lines: ["error: boom", "ok"], counters: counters(60010) });
     expect(m.missed).toBe(1200);
     expect(m.entries("ERROR").map((e) => e.text)).toEqual([
-      "[missed 1,200 lines, 54,321 bytes: the page fell behind]",
+      "[gatehouse: missed 1,200 lines, 54,321 bytes: the page fell behind]",
       "error: boom",
     ]);
-    expect(m.text("boom")).toBe("[missed 1,200 lines, 54,321 bytes: the page fell behind]\nerror: boom");
+    expect(m.text("boom")).toBe("[gatehouse: missed 1,200 lines, 54,321 bytes: the page fell behind]\nerror: boom");
   });
 
   it("stays bounded under a flood of small messages", () => {

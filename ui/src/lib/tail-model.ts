@@ -8,6 +8,10 @@
  * last one). At most `maxLines` lines are kept: the oldest go first and are
  * counted in one "not shown" marker where they were. Core's truncation marker
  * is never dropped, and no gap is silent.
+ *
+ * The page's own notes start with `[gatehouse`, a prefix core defangs at the
+ * start of every child line (`text::OWN_LINE_PREFIXES`): in a copied tail,
+ * where no styling is left, a child still cannot pass a line off as one.
  */
 import type { TailCounters, TailMessage } from "../generated/ipc-types";
 
@@ -58,7 +62,7 @@ export class TailModel {
         this.add({
           kind: "marker",
           marker: "tail-missed",
-          text: `[missed ${n(message.lines)} lines, ${n(message.bytes)} bytes: the page fell behind]`,
+          text: `[gatehouse: missed ${n(message.lines)} lines, ${n(message.bytes)} bytes: the page fell behind]`,
         });
         break;
       case "end":
@@ -93,7 +97,7 @@ export class TailModel {
       const marker: TailEntry = {
         kind: "marker",
         marker: "tail-dropped",
-        text: `[${n(this.dropped)} older lines not shown here]`,
+        text: `[gatehouse: ${n(this.dropped)} older lines not shown here]`,
       };
       const first = shown[0];
       const at = first?.kind === "marker" && first.marker === "tail-origin" ? 1 : 0;
