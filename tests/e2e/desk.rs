@@ -60,6 +60,22 @@ pub(super) async fn store_floods(
     Ok(())
 }
 
+/// Mints a viewer key outside the window (its secret never reaches the
+/// app), the way the CLI would; returns its id.
+async fn mint_outside(site: &Path) -> Result<String> {
+    use gatehouse_core::access::permissions::Role;
+    let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
+        dir: site.to_path_buf(),
+        database_url: None,
+    })
+    .await?;
+    let minted =
+        gatehouse_core::access::keys::mint(&opened.store, "e2e", "outside", &[Role::Viewer], None)
+            .await?;
+    opened.store.close().await;
+    Ok(minted.info.id)
+}
+
 /// Clicks Connect on `name`'s row, checks the consent dialog shows the exact
 /// argv, accepts, and waits until the row says connected.
 pub(super) async fn connect_with_consent(
@@ -251,7 +267,7 @@ async fn connections(client: &Client) -> Result<()> {
     Ok(())
 }
 
-async fn actor_preview(client: &Client) -> Result<()> {
+async fn actor_preview(client: &Client, key_id: &str) -> Result<()> {
     click(client, "#nav-actor-preview").await?;
     wait_for(client, "#preview-left-kind").await?;
     client
@@ -277,6 +293,41 @@ async fn actor_preview(client: &Client) -> Result<()> {
         .await?;
     ensure!(only_public.is_empty(), "public has a tool editor lacks");
     screenshot(client, "e2e-desk-actor-preview.png").await?;
+
+    // A key minted outside the window, previewed by its id: the viewer's
+    // manifest (the same as the viewer role's), beside the editor's.
+    client
+        .find(Locator::Id("preview-left-kind"))
+        .await?
+        .select_by_value("key")
+        .await?;
+    client
+        .find(Locator::Id("preview-left-key"))
+        .await?
+        .select_by_value(key_id)
+        .await?;
+    click(client, "#preview-run").await?;
+    let by_key = format!("#preview-result #preview-left[data-actor='key:{key_id}']");
+    wait_for(client, &by_key).await?;
+    let tools = |side: &'static str| async move {
+        let mut names = Vec::new();
+        for li in client
+            .find_all(Locator::Css(&format!("#preview-{side}-tools li")))
+            .await?
+        {
+            names.push(li.attr("data-tool").await?.unwrap_or_default());
+        }
+        Ok::<_, anyhow::Error>(names)
+    };
+    let key_tools = tools("left").await?;
+    ensure!(
+        key_tools.iter().any(|t| t == "content_read"),
+        "{key_tools:?}"
+    );
+    ensure!(
+        !key_tools.iter().any(|t| t == "content_write_draft"),
+        "a viewer key is served a write tool: {key_tools:?}"
+    );
     Ok(())
 }
 
@@ -285,6 +336,7 @@ async fn actor_preview(client: &Client) -> Result<()> {
 async fn connections_tools_calls_and_actor_preview() -> Result<()> {
     let (_tmp, site) = scratch_site("e2e-desk").await?;
     store_floods(&site, &["flood".to_string()], 1, None, 0).await?;
+    let key_id = mint_outside(&site).await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;
@@ -295,7 +347,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         ensure!(code == "OK", "opening the site: {code}");
         connections(&client).await?;
         eprintln!("connections done after {:?}", started.elapsed());
-        actor_preview(&client).await?;
+        actor_preview(&client, &key_id).await?;
         Ok::<(), anyhow::Error>(())
     }
     .await;

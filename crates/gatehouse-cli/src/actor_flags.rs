@@ -16,6 +16,10 @@ pub struct ActorArgs {
     /// Run as this API key. Prefer GATEHOUSE_API_KEY: argv is visible to other processes.
     #[arg(long, value_name = "KEY", hide_env_values = true)]
     pub api_key: Option<String>,
+    /// Run as the key with this id, without its secret (an admin previewing
+    /// what the key is served; revoked and expired keys are refused).
+    #[arg(long, value_name = "ID")]
+    pub key_id: Option<String>,
 }
 
 impl ActorArgs {
@@ -25,6 +29,7 @@ impl ActorArgs {
             role: self.role.clone(),
             api_key: self.api_key.clone().map(RawKey::new),
             env_api_key: None,
+            key_id: self.key_id.clone(),
         }
         .with_env()
     }

@@ -128,6 +128,13 @@ fn resolve_actor(args: &ActorChoice, env_key: Option<RawKey>) -> Result<ConfigAc
         ..args.actor.flags()
     };
     Ok(match flags.source()? {
+        Some(ActorSource::KeyId(id)) => {
+            return Err(Error::invalid(
+                codes::INPUT_INVALID,
+                format!("a client config cannot run as key {id} by its id"),
+                "give the key itself (GATEHOUSE_API_KEY or --api-key), or --secret-ref for a client that supplies it",
+            ));
+        }
         Some(ActorSource::Email(email)) => ConfigActor::Email(email.to_string()),
         Some(ActorSource::Roles(roles)) => ConfigActor::Roles(parse_roles(roles)?),
         // clap keeps --public and --secret-ref apart from the flags they exclude.

@@ -285,7 +285,6 @@ pub enum Code {
     ConsentRequired,
     ConsentStale,
     CallResultNotKept,
-    PreviewKeyUnavailable,
     /// `config install`: a project or local scope without a project folder.
     ConfigProjectRequired,
     /// `config doctor`: the command a client entry starts is not executable.
@@ -423,7 +422,6 @@ pub mod codes {
     pub const CONSENT_REQUIRED: Code = Code::ConsentRequired;
     pub const CONSENT_STALE: Code = Code::ConsentStale;
     pub const CALL_RESULT_NOT_KEPT: Code = Code::CallResultNotKept;
-    pub const PREVIEW_KEY_UNAVAILABLE: Code = Code::PreviewKeyUnavailable;
     pub const CONFIG_PROJECT_REQUIRED: Code = Code::ConfigProjectRequired;
     pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
     pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;

@@ -6,7 +6,6 @@ use gatehouse_core::Error;
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::{Role, parse_roles};
 use gatehouse_core::access::users;
-use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -26,19 +25,19 @@ pub enum ActorChoice {
     User {
         email: String,
     },
-    /// A key minted or rolled in this window (its raw key is in memory only).
+    /// A key by its id: its secret goes to the server when this window
+    /// minted or rolled it (in memory only), else the key is named by id.
     Key {
         key_id: String,
     },
 }
 
-/// A key the page may pick, and whether this window still holds its raw key.
+/// A key the page may pick (neither revoked nor expired).
 #[derive(Debug, Serialize, ts_rs::TS)]
 pub struct PreviewKey {
     pub id: String,
     pub label: String,
     pub roles: Vec<Role>,
-    pub available: bool,
 }
 
 /// Who can be previewed on the open site.
@@ -70,9 +69,8 @@ pub async fn preview_choices(state: State<'_, AppState>) -> IpcResult<PreviewCho
         users: users.into_iter().map(|u| u.email).collect(),
         keys: keys
             .into_iter()
-            .filter(|k| k.revoked_at.is_none())
+            .filter(|k| k.status == keys::KeyStatus::Active)
             .map(|k| PreviewKey {
-                available: state.minted_key(&k.id).is_some(),
                 id: k.id,
                 label: k.label,
                 roles: k.roles,
@@ -94,16 +92,10 @@ fn resolve(state: &AppState, choice: ActorChoice) -> Result<PreviewActor, Error>
             PreviewActor::Roles(list)
         }
         ActorChoice::User { email } => PreviewActor::User(email),
-        ActorChoice::Key { key_id } => {
-            let raw = state.minted_key(&key_id).ok_or_else(|| {
-                Error::invalid(
-                    codes::PREVIEW_KEY_UNAVAILABLE,
-                    format!("this window does not hold the secret of key {key_id}"),
-                    "only keys minted or rolled in this window can be previewed: roll the key on the Keys screen, then preview it",
-                )
-            })?;
-            PreviewActor::Key { key_id, raw }
-        }
+        ActorChoice::Key { key_id } => PreviewActor::Key {
+            raw: state.minted_key(&key_id),
+            key_id,
+        },
     })
 }
 

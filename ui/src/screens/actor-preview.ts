@@ -42,13 +42,7 @@ function picker(side: Side, choices: PreviewChoices): { element: HTMLElement; re
   const key = h(
     "select",
     { id: id("key"), class: "input" },
-    ...choices.keys.map((k) =>
-      h(
-        "option",
-        { value: k.id, disabled: !k.available },
-        `${k.label} (${k.id}, ${k.roles.join(", ")})${k.available ? "" : " — roll it here to preview"}`,
-      ),
-    ),
+    ...choices.keys.map((k) => h("option", { value: k.id }, `${k.label} (${k.id}, ${k.roles.join(", ")})`)),
   );
   const userField = h("label", { class: "field" }, "User", user);
   const keyField = h("label", { class: "field" }, "Key", key);

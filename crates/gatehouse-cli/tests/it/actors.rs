@@ -109,6 +109,33 @@ fn api_key_from_flag_or_environment() {
     assert_eq!(who["key_id"], id);
 }
 
+/// `--key-id`: the key's actor without its secret (what the desktop's actor
+/// preview runs for a key it did not mint), checked as every call is:
+/// unknown, revoked and expired keys are refused; it is one actor source
+/// among the others, and no client config is made from it.
+#[test]
+fn key_id_runs_as_the_key_and_is_refused_once_revoked() {
+    let site = TestSite::new("actor_key_id");
+    let (key, id) = site.mint("viewer");
+    let who = site.ok_json(&["whoami", "--key-id", &id, "--json"]);
+    assert_eq!(who["kind"], "api_key", "{who}");
+    assert_eq!(who["key_id"], id);
+    assert_eq!(who["roles"], serde_json::json!(["viewer"]));
+    let unknown = site.fails(&["whoami", "--key-id", "k_doesnotexist"]);
+    assert_eq!(unknown.code, "ACTOR_API_KEY_INVALID", "{}", unknown.stderr);
+    assert_eq!(
+        site.fails(&["whoami", "--key-id", &id, "--api-key", &key])
+            .code,
+        "ACTOR_FLAGS_CONFLICT"
+    );
+    let config = site.fails(&["config", "--client", "claude-desktop", "--key-id", &id]);
+    assert_eq!(config.code, "INPUT_INVALID", "{}", config.stderr);
+    site.ok(&["keys", "revoke", &id]);
+    let revoked = site.fails(&["whoami", "--key-id", &id]);
+    assert_eq!(revoked.code, "ACTOR_API_KEY_INVALID", "{}", revoked.stderr);
+    assert!(revoked.stderr.contains("revoked"), "{}", revoked.stderr);
+}
+
 #[test]
 fn malformed_keys_refuse_and_never_fall_back_to_public() {
     let site = TestSite::new("actor_key_malformed");

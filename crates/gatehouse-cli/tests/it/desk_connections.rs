@@ -279,7 +279,7 @@ fn actor_preview_serves_public_and_editor_different_tools() {
         .unwrap();
         let actor = PreviewActor::Key {
             key_id: minted.info.id.clone(),
-            raw: minted.key.clone(),
+            raw: Some(minted.key.clone()),
         };
         let (spec, profile) = actor_preview::spec(&site, cli, &actor).unwrap();
         assert!(!spec.args.iter().any(|a| a.contains(minted.key.expose())));
@@ -299,6 +299,34 @@ fn actor_preview_serves_public_and_editor_different_tools() {
         };
         assert_eq!(names(&by_key), names(&viewer));
         assert!(!by_key.stderr.contains(minted.key.expose()));
+
+        // The same key by its id alone (a key minted elsewhere: no secret
+        // here): the same manifest; once revoked, refused.
+        let by_id = PreviewActor::Key {
+            key_id: minted.info.id.clone(),
+            raw: None,
+        };
+        let (spec, _) = actor_preview::spec(&site, cli, &by_id).unwrap();
+        assert!(
+            spec.args
+                .windows(2)
+                .any(|w| w == ["--key-id", minted.info.id.as_str()])
+        );
+        assert!(!spec.env.contains_key("GATEHOUSE_API_KEY"));
+        let by_id_manifest = actor_preview::preview(&site, cli, &by_id).await.unwrap();
+        assert_eq!(by_id_manifest.actor, by_key.actor);
+        assert_eq!(names(&by_id_manifest), names(&viewer));
+        gatehouse_core::access::keys::revoke(&site.store, "test", &minted.info.id)
+            .await
+            .unwrap();
+        let refused = actor_preview::preview(&site, cli, &by_id)
+            .await
+            .unwrap_err();
+        let said = refused.detail.as_ref().map(|d| d["stderr"].to_string());
+        assert!(
+            said.is_some_and(|s| s.contains("ACTOR_API_KEY_INVALID") && s.contains("revoked")),
+            "{refused:?}"
+        );
         site.store.close().await;
     });
 }

@@ -21,6 +21,10 @@ pub struct ActorFlags {
     pub role: Option<String>,
     pub api_key: Option<RawKey>,
     pub env_api_key: Option<RawKey>,
+    /// A key by its id, without its secret (`--key-id`): what an admin
+    /// previews. It grants nothing `--email` does not already: both need
+    /// the site's database, which is the credential here.
+    pub key_id: Option<String>,
 }
 
 /// The one actor source the flags name, see [`ActorFlags::source`].
@@ -30,6 +34,8 @@ pub enum ActorSource<'a> {
     Roles(&'a str),
     /// `--api-key`, else `GATEHOUSE_API_KEY`.
     ApiKey(&'a RawKey),
+    /// `--key-id`.
+    KeyId(&'a str),
 }
 
 impl ActorFlags {
@@ -50,6 +56,9 @@ impl ActorFlags {
         if self.role.is_some() {
             given.push("--role");
         }
+        if self.key_id.is_some() {
+            given.push("--key-id");
+        }
         if self.api_key.is_some() {
             given.push("--api-key");
         } else if self.env_api_key.is_some() {
@@ -66,7 +75,7 @@ impl ActorFlags {
                 format!("more than one actor given: {}", given.join(", ")),
             )
             .hint(format!(
-                "run as exactly one actor: --email, --role or an API key{env}"
+                "run as exactly one actor: --email, --role, --key-id or an API key{env}"
             ))
             .detail(serde_json::json!({"given": given})));
         }
@@ -75,6 +84,8 @@ impl ActorFlags {
             Some(ActorSource::Email(email))
         } else if let Some(roles) = &self.role {
             Some(ActorSource::Roles(roles))
+        } else if let Some(id) = &self.key_id {
+            Some(ActorSource::KeyId(id))
         } else {
             key.map(ActorSource::ApiKey)
         })
@@ -218,6 +229,14 @@ pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result
             Ok(Actor::ApiKey {
                 key_id: verified.id,
                 roles: verified.roles,
+            })
+        }
+        // The same checks a key's every call gets (revoked, expired).
+        Some(ActorSource::KeyId(id)) => {
+            let key = keys::recheck(store, id).await?;
+            Ok(Actor::ApiKey {
+                key_id: key.id,
+                roles: key.roles,
             })
         }
         None => Ok(Actor::public()),

@@ -328,6 +328,7 @@ async fn check_entry(
                 role: flag(&view.args, "--role").map(String::from),
                 api_key: flag(&view.args, "--api-key").map(RawKey::new),
                 env_api_key: inline_key.clone(),
+                key_id: flag(&view.args, "--key-id").map(String::from),
             };
             checks.push(
                 match actor::resolve(&site.store, site.is_scratch(), &flags).await {

@@ -4,8 +4,9 @@
 //! [`compare`] lines two manifests up and marks the tools only one has.
 //!
 //! The actor is chosen as the CLI chooses it: no flag (anonymous `public`),
-//! `--role` (scratch sites only), `--email`, or an API key, which goes to the
-//! child as the secret variable `GATEHOUSE_API_KEY`, never in argv.
+//! `--role` (scratch sites only), `--email`, or an API key: its secret, when
+//! the caller holds it, goes to the child as the secret variable
+//! `GATEHOUSE_API_KEY` (never in argv), else the key is named by `--key-id`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,8 +35,9 @@ pub enum PreviewActor {
     Roles(String),
     /// A user of the site (`--email`).
     User(String),
-    /// An API key: its id for the label, the raw key for the child.
-    Key { key_id: String, raw: RawKey },
+    /// An API key: its id, and its raw key when the caller holds it (a key
+    /// just minted), so the preview also proves the secret works.
+    Key { key_id: String, raw: Option<RawKey> },
 }
 
 impl PreviewActor {
@@ -100,7 +102,7 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
             spec = spec.arg("--role").arg(roles);
         }
         PreviewActor::User(email) => spec = spec.arg("--email").arg(email),
-        PreviewActor::Key { raw, .. } => {
+        PreviewActor::Key { raw: Some(raw), .. } => {
             spec = spec.env(
                 ENV_API_KEY,
                 EnvValue::Secret {
@@ -108,6 +110,7 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
                 },
             );
         }
+        PreviewActor::Key { key_id, raw: None } => spec = spec.arg("--key-id").arg(key_id),
     }
     if crate::host_env::host_var(ENV_DATABASE_URL).is_some() {
         spec = spec.env(
