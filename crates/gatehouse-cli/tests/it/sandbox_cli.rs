@@ -74,7 +74,7 @@ fn profile_flags_are_stored_and_shown() {
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
     assert!(text.contains(", read-only view)"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
-    assert!(text.contains("tools pinned: 31 tools"), "{text}");
+    assert!(text.contains("tools pinned: 34 tools"), "{text}");
     let list = site.ok(&["connections", "list"]);
     assert!(list.contains("wide  landlock"), "{list}");
 }

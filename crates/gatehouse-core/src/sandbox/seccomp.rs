@@ -16,9 +16,10 @@
 //!   every extended-attribute write (found by attack runs: the host killed through
 //!   its file-size limit, a secret read from the user's keyring, the site
 //!   database made writable by every user by mode and by ACL);
-//! - `clone3` (with `ENOSYS`, so threads and forks fall back to `clone`), and
-//!   `memfd_create`/`memfd_secret` (with `ENOSYS`: memory outside every
-//!   ceiling; runtimes fall back to a file, which the scratch tmpfs bounds).
+//! - `clone3` (with `ENOSYS`, so threads and forks fall back to `clone`);
+//!   `memfd_create`/`memfd_secret`, `shmget` and `msgget` (with `ENOSYS`:
+//!   memory outside every ceiling; runtimes fall back to a file, which the
+//!   scratch tmpfs bounds); a nested user namespace (with `EPERM`).
 //!
 //! A filter that cannot be built or installed fails the spawn: a child never
 //! runs with less than its profile says.
@@ -168,7 +169,7 @@ pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
     let program = compile(rules, nix::libc::EACCES, arch)?;
     Ok(vec![
         refuse_x32(program),
-        xattr_filter(arch)?,
+        eperm_filter(arch)?,
         enosys_filter(arch)?,
     ])
 }
@@ -180,14 +181,19 @@ pub(crate) fn child_filters(profile: &Profile) -> Result<Vec<BpfProgram>> {
 ///   attack run's child into a cgroup of its choosing past the read-only
 ///   view (the kernel checks only the permissions of `cgroup.procs`), which
 ///   would escape a v2 pids ceiling;
-/// - `memfd_create` and `memfd_secret`: an attack run held 300 MiB written
-///   into a memfd past a 256 MiB ceiling (never mapped, it is neither RSS
-///   nor `RLIMIT_DATA`); without a memory cgroup nothing else counts it.
+/// - `memfd_create` and `memfd_secret`: an attack run held 512 MiB written
+///   into memfds past a 256 MiB ceiling (never mapped, it is neither RSS
+///   nor `RLIMIT_DATA`); without a memory cgroup nothing else counts it;
+/// - System V shared memory and message queues (`shmget`, `msgget`): the
+///   same run held 1 GiB of segments (attached a piece at a time) and
+///   400 MiB of queued messages, counted by no ceiling either.
 fn enosys_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
     let rules: BTreeMap<i64, Vec<SeccompRule>> = [
         nix::libc::SYS_clone3,
         nix::libc::SYS_memfd_create,
         nix::libc::SYS_memfd_secret,
+        nix::libc::SYS_shmget,
+        nix::libc::SYS_msgget,
     ]
     .into_iter()
     .map(|nr| (nr, Vec::new()))
@@ -200,12 +206,18 @@ fn enosys_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
 const SYS_SETXATTRAT: i64 = 463;
 const SYS_REMOVEXATTRAT: i64 = 466;
 
-/// Every extended-attribute write, refused with `EPERM`: a POSIX ACL
-/// (`system.posix_acl_access`) made the site database writable by every
-/// user past the mode rule above. `EPERM`, not `EACCES`, because copying
-/// tools (Python's `shutil.copy2`) skip an attribute refused so and go on.
-fn xattr_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
-    let rules: BTreeMap<i64, Vec<SeccompRule>> = [
+/// Refused with `EPERM`:
+/// - every extended-attribute write: a POSIX ACL (`system.posix_acl_access`)
+///   made the site database writable by every user past the mode rule above
+///   (`EPERM`, not `EACCES`, because copying tools such as Python's
+///   `shutil.copy2` skip an attribute refused so and go on);
+/// - a user namespace of the child's own (`unshare` or `clone` with
+///   `CLONE_NEWUSER`): in one, an attack run chrooted away from the host's
+///   measure of its scratch, and took fresh IPC namespaces past the limits
+///   of one. It is also the kernel's widest surface open to an unprivileged
+///   process.
+fn eperm_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = [
         nix::libc::SYS_setxattr,
         nix::libc::SYS_lsetxattr,
         nix::libc::SYS_fsetxattr,
@@ -218,6 +230,22 @@ fn xattr_filter(arch: seccompiler::TargetArch) -> Result<BpfProgram> {
     .into_iter()
     .map(|call| (call, Vec::new()))
     .collect();
+    let newuser = nix::libc::CLONE_NEWUSER as u64;
+    // `clone`'s flags are its first argument on every architecture.
+    for call in [nix::libc::SYS_unshare, nix::libc::SYS_clone] {
+        rules.insert(
+            call,
+            vec![rule(vec![
+                SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Qword,
+                    SeccompCmpOp::MaskedEq(newuser),
+                    newuser,
+                )
+                .map_err(failed)?,
+            ])?],
+        );
+    }
     compile(rules, nix::libc::EPERM, arch)
 }
 

@@ -276,6 +276,12 @@ impl Sandboxed {
         &self.isolation
     }
 
+    /// Memory and CPU of the child: its process group and every descendant
+    /// seen, wherever its group now is.
+    pub fn usage(&self) -> procfs::GroupUsage {
+        self.group.usage_with(self.tracker.seen())
+    }
+
     /// Periodic care, from the owner's watchdog: records descendants seen
     /// (for the next start, should this host be killed) and checks the
     /// scratch quota (files in scratch, and deleted ones still held open).
@@ -290,19 +296,18 @@ impl Sandboxed {
         let used = self.scratch.as_ref().map_or(0, |s| {
             let live = || self.tracker.seen().iter().filter(|p| p.exists());
             // The tmpfs (when there is one) as any live process of the child
-            // sees it; the walk still counts what reached the disk beneath.
-            let in_memory = if self.scratch_in_memory {
+            // sees it, deleted files included (adding the descriptors' count
+            // again killed servers at half their quota); else the files
+            // deleted but held. The walk counts what reached the disk beneath.
+            let in_memory_or_held = if self.scratch_in_memory {
                 live()
                     .find_map(|p| procfs::fs_used(p.pid, s.path()))
                     .unwrap_or(0)
             } else {
-                0
+                procfs::deleted_but_held(live().map(|p| p.pid), s.path())
             };
-            s.usage_bytes().map_or(u64::MAX, |bytes| {
-                bytes
-                    .saturating_add(in_memory)
-                    .saturating_add(procfs::deleted_but_held(live().map(|p| p.pid), s.path()))
-            })
+            s.usage_bytes()
+                .map_or(u64::MAX, |bytes| bytes.saturating_add(in_memory_or_held))
         });
         (used >= self.quota).then_some(QuotaExceeded {
             used,

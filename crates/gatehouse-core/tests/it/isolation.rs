@@ -777,12 +777,13 @@ async fn process_ceiling_holds_for_a_root_host_too() {
     }
 }
 
-/// System V segments belong to an IPC namespace: a child's, made in the
-/// host's, outlived it (an attack run left 1.5 GiB behind). Under the
-/// read-only view the child has a namespace of its own, which ends with it:
-/// the host never sees its segment. The `none` backend is the control.
+/// System V segments and queues are memory no ceiling counts, and a
+/// child's, made in the host's IPC namespace, outlived it (an attack run
+/// left 1.5 GiB behind). The child has an IPC namespace of its own, and
+/// `shmget`/`msgget` are refused in it. The `none` backend is the control:
+/// its segment lands in the host's namespace.
 #[tokio::test]
-async fn child_shared_memory_stays_in_an_ipc_namespace_of_its_own() {
+async fn child_cannot_make_system_v_shared_memory_or_message_queues() {
     let (_tmp, site) = fresh_site("iso_shm").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
     add_control(&site, "none").await;
@@ -796,9 +797,13 @@ async fn child_shared_memory_stays_in_an_ipc_namespace_of_its_own() {
             .map(|l| l.split_whitespace().nth(1).unwrap().parse::<i32>().unwrap())
             .collect::<Vec<_>>()
     };
-    let out = attack(&site, "h", "shm", json!({"mb": 1})).await.unwrap();
-    assert_eq!(out["ok"], true, "{out}");
-    assert_eq!(made_by(&out["pid"]), Vec::<i32>::new(), "{out}");
+    // Refused outright: an attack run held 1 GiB of segments (attached a
+    // piece at a time, so never much RSS) and 400 MiB of queued messages.
+    for args in [json!({"mb": 1}), json!({"queue": true})] {
+        let out = attack(&site, "h", "shm", args).await.unwrap();
+        assert_eq!(out["ok"], false, "{out}");
+        assert_eq!(out["error"], "Function not implemented", "{out}");
+    }
     let out = attack(&site, "none", "shm", json!({"mb": 1}))
         .await
         .unwrap();
@@ -815,6 +820,61 @@ async fn child_shared_memory_stays_in_an_ipc_namespace_of_its_own() {
         1,
         "the control's segment was not in the host's namespace: {out}"
     );
+}
+
+/// In a user namespace of its own a child could chroot away from the host's
+/// measure of its scratch and make fresh IPC namespaces; refused. The `none`
+/// backend is the control.
+#[tokio::test]
+async fn child_cannot_make_a_user_namespace_of_its_own() {
+    let (_tmp, site) = fresh_site("iso_userns").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let out = attack(&site, "h", "userns", json!({})).await.unwrap();
+    assert_eq!(out["ok"], false, "{out}");
+    assert_eq!(out["error"], "Operation not permitted", "{out}");
+    add_control(&site, "none").await;
+    let out = attack(&site, "none", "userns", json!({})).await.unwrap();
+    assert_eq!(out["ok"], true, "the control made no user namespace: {out}");
+}
+
+/// Unnamed temporary files in scratch (`O_TMPFILE`, as SQLite and Python's
+/// `TemporaryFile` make) are counted once: the tmpfs and the descriptors'
+/// count together killed a server holding 18 MiB against a 32 MiB quota.
+#[tokio::test]
+async fn temporary_files_in_scratch_count_once_against_the_quota() {
+    let (_tmp, site) = fresh_site("iso_tmpfiles").await;
+    let limits = with_profile(Profile {
+        scratch_quota_bytes: Some(32 << 20),
+        ..Profile::default()
+    });
+    add_hostile(&site, "h", limits).await;
+    let out = attack(&site, "h", "tmpfiles", json!({"mb": 18, "hold": 1.5}))
+        .await
+        .unwrap_or_else(|e| panic!("18 MiB of a 32 MiB quota was stopped: {e}"));
+    assert_eq!(out["ok"], true, "{out}");
+}
+
+/// A descendant that leaves the process group (`setpgid`) holding shared
+/// memory (which `RLIMIT_DATA` does not count) still counts toward the
+/// memory ceiling: 600 MiB went past a 256 MiB ceiling that summed the
+/// group alone.
+#[tokio::test]
+async fn memory_of_a_descendant_that_left_the_group_still_counts() {
+    let (_tmp, site) = fresh_site("iso_leave_group").await;
+    add_hostile(
+        &site,
+        "h",
+        SavedLimits {
+            max_rss_bytes: Some(256 << 20),
+            ..SavedLimits::default()
+        },
+    )
+    .await;
+    let e = attack(&site, "h", "leave_group", json!({"mb": 400, "hold": 5}))
+        .await
+        .expect_err("400 MiB held outside the group past a 256 MiB ceiling");
+    assert_eq!(e["code"], "RESOURCE_LIMIT", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("max_rss"), "{e}");
 }
 
 /// A lease on a file the child may only read (one its uid owns: for a root

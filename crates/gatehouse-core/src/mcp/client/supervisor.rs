@@ -150,7 +150,7 @@ async fn wait_finished(task: &tokio::task::JoinHandle<()>) {
 }
 
 fn check_ceilings(child: &Sandboxed, limits: &ClientLimits) -> Option<Closed> {
-    let usage = child.group.usage();
+    let usage = child.usage();
     if let Some(max) = limits.max_rss_bytes
         && usage.rss_bytes > max
     {
