@@ -647,6 +647,67 @@ async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
     assert_eq!(rec.exit.unwrap().code, Some(5));
 }
 
+/// The same encodings written to stderr by a real child: none reaches the
+/// excerpt in the error or in the record.
+#[tokio::test]
+async fn a_secret_the_child_prints_encoded_is_redacted_from_its_stderr() {
+    use base64::Engine as _;
+    const SECRET: &str = "tok-12345-secret";
+    let f = Fixture::new();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let lines = [
+        SECRET.to_uppercase(),
+        hex::encode(SECRET),
+        hex::encode(SECRET).to_uppercase(),
+        format!(
+            "Authorization: Basic {}",
+            b64.encode(format!("me:{SECRET}"))
+        ),
+    ];
+    // printf, not echo: the text goes out byte for byte.
+    let script = format!(
+        "printf '%s\\n' {} >&2; exit 5",
+        lines
+            .iter()
+            .map(|l| format!("'{l}'"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let spec = ChildSpec::new("/bin/sh").arg("-c").arg(script).env(
+        "API_TOKEN",
+        gatehouse_core::sandbox::EnvValue::Secret {
+            value: gatehouse_core::sandbox::SecretValue::new(SECRET),
+        },
+    );
+    let err = Connection::connect(f.options(spec)).await.unwrap_err();
+    assert_eq!(err.code, "SERVER_EXITED");
+    let excerpt = err.detail.unwrap()["stderr"].as_str().unwrap().to_string();
+    let rec = f
+        .recorder
+        .connections
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .unwrap();
+    assert_eq!(rec.stderr_excerpt.as_deref(), Some(excerpt.as_str()));
+    assert_eq!(
+        excerpt.matches("<redacted>").count(),
+        lines.len(),
+        "{excerpt}"
+    );
+    for form in [
+        SECRET.to_string(),
+        hex::encode(SECRET),
+        b64.encode(format!("me:{SECRET}")),
+    ] {
+        assert!(
+            !excerpt.to_lowercase().contains(&form.to_lowercase()),
+            "{excerpt}"
+        );
+    }
+}
+
 /// A server that repeats a secret it was given, as it is, in capitals, hex
 /// or inside base64 (an `Authorization: Basic` value), in a tool result or
 /// an error: none of it reaches the caller.
