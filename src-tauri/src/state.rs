@@ -86,3 +86,49 @@ impl AppState {
         lock(&self.minted).get(id).cloned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gatehouse_core::access::{keys, permissions::Role};
+    use gatehouse_core::site::{self, Settings, checkpoint};
+    use gatehouse_core::store::audit;
+
+    /// Opening another site is a clean shutdown of the one left: core signs
+    /// a checkpoint of the head this window moved (as at exit, `lib.rs`), so
+    /// `audit verify` on this machine vouches for every entry it wrote.
+    #[test]
+    fn switching_sites_signs_a_checkpoint_of_the_site_left() {
+        tauri::async_runtime::block_on(async {
+            let tmp = tempfile::tempdir().unwrap();
+            let (a_dir, b_dir) = (tmp.path().join("a"), tmp.path().join("b"));
+            let a = site::init(&a_dir, Some("a"), true, None).await.unwrap();
+            let b = site::init(&b_dir, Some("b"), true, None).await.unwrap();
+            let state = AppState::default();
+            state.set_site(a.clone());
+            keys::mint(&a.store, "desktop", "left behind", &[Role::Viewer], None)
+                .await
+                .unwrap();
+            let (head, _) = audit::committed_head(&a.store).await.unwrap();
+            let before = checkpoint::verify(&a, None).await.unwrap();
+            assert!(before.anchored_at < Some(head), "{before:?}");
+            state.set_site(b);
+            // The close runs in the background: reopen the site left until
+            // its head is vouched for.
+            let settings = Settings {
+                dir: a_dir,
+                database_url: None,
+            };
+            for _ in 0..100 {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                let reopened = site::open(&settings).await.unwrap();
+                let report = checkpoint::verify(&reopened, None).await.unwrap();
+                reopened.store.close().await;
+                if report.anchored_at == Some(head) {
+                    return;
+                }
+            }
+            panic!("no checkpoint of entry {head} after leaving the site");
+        });
+    }
+}
