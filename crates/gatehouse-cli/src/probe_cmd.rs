@@ -30,22 +30,18 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         r.server["protocol_version"].as_str().unwrap_or("?"),
     );
     let iso = &r.isolation;
+    // The read-only view puts scratch in a tmpfs of the quota's size.
+    let (view, in_memory) = if iso.read_only_view {
+        (", read-only view", " (in memory)")
+    } else {
+        ("", "")
+    };
     text.push_str(&format!(
-        "  sandbox: {} (Landlock ABI {}{}), network {}, scratch quota {} MiB{}\n",
+        "  sandbox: {} (Landlock ABI {}{view}), network {}, scratch quota {} MiB{in_memory}\n",
         iso.backend,
         iso.landlock_abi,
-        if iso.read_only_view {
-            ", read-only view"
-        } else {
-            ""
-        },
         network_text(iso.network, &iso.connect_ports),
         iso.scratch_quota_bytes >> 20,
-        if iso.read_only_view {
-            " (in memory)"
-        } else {
-            ""
-        }
     ));
     for w in &iso.warnings {
         text.push_str(&format!("  warning: {w}\n"));

@@ -94,8 +94,6 @@ pub struct Sandboxed {
     cgroup: Option<PidsCgroup>,
     isolation: Isolation,
     quota: u64,
-    /// Scratch is the view's tmpfs: its use is read through the child's eyes.
-    scratch_in_memory: bool,
     /// The profile's niceness, the host's session (the child's at spawn) and
     /// the processes already looked at (see [`Sandboxed::watch`]).
     nice: i32,
@@ -170,7 +168,6 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         }
         _ => None,
     };
-    let scratch_in_memory = view.is_some();
     let uid = nix::unistd::getuid();
     // The kernel never applies RLIMIT_NPROC to root: a pids cgroup does.
     let cgroup = uid
@@ -251,7 +248,6 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
         scratch: Some(scratch),
         isolation,
         quota: profile.scratch_quota(),
-        scratch_in_memory,
         nice,
         host_session: nix::unistd::getsid(None).map_or(0, |s| s.as_raw()),
         reniced: Vec::new(),
@@ -294,17 +290,17 @@ impl Sandboxed {
         self.renice_new_sessions();
         // What cannot be measured counts as over the quota.
         let used = self.scratch.as_ref().map_or(0, |s| {
-            let live = || self.tracker.seen().iter().filter(|p| p.exists());
-            // The tmpfs (when there is one) as any live process of the child
-            // sees it, deleted files included (adding the descriptors' count
-            // again killed servers at half their quota); else the files
-            // deleted but held. The walk counts what reached the disk beneath.
-            let in_memory_or_held = if self.scratch_in_memory {
-                live()
-                    .find_map(|p| procfs::fs_used(p.pid, s.path()))
+            let mut live = self.tracker.seen().iter().filter(|p| p.exists());
+            // The tmpfs (under the read-only view, scratch is one) as any live
+            // process of the child sees it, deleted files included (adding the
+            // descriptors' count again killed servers at half their quota);
+            // else the files deleted but held. The walk counts what reached
+            // the disk beneath.
+            let in_memory_or_held = if self.isolation.read_only_view {
+                live.find_map(|p| procfs::fs_used(p.pid, s.path()))
                     .unwrap_or(0)
             } else {
-                procfs::deleted_but_held(live().map(|p| p.pid), s.path())
+                procfs::deleted_but_held(live.map(|p| p.pid), s.path())
             };
             s.usage_bytes()
                 .map_or(u64::MAX, |bytes| bytes.saturating_add(in_memory_or_held))
