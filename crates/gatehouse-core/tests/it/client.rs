@@ -47,6 +47,12 @@ impl Fixture {
             .expect("connects")
     }
 
+    /// The record of the connection that ended last.
+    fn last_record(&self) -> gatehouse_core::mcp::client::ConnectionRun {
+        let records = self.recorder.connections.lock().unwrap();
+        records.last().cloned().expect("a connection record")
+    }
+
     /// Closes and asserts nothing is left: no group member, no scratch dir.
     async fn close(&self, conn: Connection) -> gatehouse_core::mcp::client::ConnectionRun {
         let pgid = conn.pid();
@@ -593,14 +599,7 @@ async fn dropping_the_connection_kills_the_group() {
     let pgid = conn.pid();
     drop(conn);
     wait_until(|| group_members(pgid).is_empty() && scratch_entries(&f.root).is_empty()).await;
-    let rec = f
-        .recorder
-        .connections
-        .lock()
-        .unwrap()
-        .last()
-        .cloned()
-        .unwrap();
+    let rec = f.last_record();
     assert_eq!(rec.end_reason.as_deref(), Some("dropped"));
 }
 
@@ -631,14 +630,7 @@ async fn a_secret_the_child_prints_is_redacted_in_errors_and_records() {
     assert_eq!(err.code, "SERVER_EXITED");
     let detail = err.detail.unwrap();
     assert_eq!(detail["stderr"], "token is <redacted>\n");
-    let rec = f
-        .recorder
-        .connections
-        .lock()
-        .unwrap()
-        .last()
-        .cloned()
-        .unwrap();
+    let rec = f.last_record();
     assert_eq!(rec.stderr_excerpt.as_deref(), Some("token is <redacted>\n"));
     assert_eq!(
         rec.stderr.bytes_seen,
@@ -682,14 +674,7 @@ async fn a_secret_the_child_prints_encoded_is_redacted_from_its_stderr() {
     let err = Connection::connect(f.options(spec)).await.unwrap_err();
     assert_eq!(err.code, "SERVER_EXITED");
     let excerpt = err.detail.unwrap()["stderr"].as_str().unwrap().to_string();
-    let rec = f
-        .recorder
-        .connections
-        .lock()
-        .unwrap()
-        .last()
-        .cloned()
-        .unwrap();
+    let rec = f.last_record();
     assert_eq!(rec.stderr_excerpt.as_deref(), Some(excerpt.as_str()));
     assert_eq!(
         excerpt.matches("<redacted>").count(),

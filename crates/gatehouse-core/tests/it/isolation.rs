@@ -355,15 +355,7 @@ async fn scratch_cleanup_does_not_follow_symlinks_planted_by_the_child() {
 #[tokio::test]
 async fn memory_ceiling_is_enforced_not_only_polled() {
     let (_tmp, site) = fresh_site("iso_alloc").await;
-    add_hostile(
-        &site,
-        "h",
-        SavedLimits {
-            max_rss_bytes: Some(256 << 20),
-            ..SavedLimits::default()
-        },
-    )
-    .await;
+    add_hostile(&site, "h", with_rss_ceiling(256 << 20)).await;
     // Refused inside the child at once (RLIMIT_DATA: a MemoryError, the call
     // completes), not seen later by the RSS poll (which would kill the group:
     // RESOURCE_LIMIT, after the memory was already taken).
@@ -384,11 +376,7 @@ async fn memory_ceiling_is_enforced_not_only_polled() {
 #[tokio::test]
 async fn child_cannot_hoard_memory_in_a_memfd_past_its_ceiling() {
     let (_tmp, site) = fresh_site("iso_memfd").await;
-    let limits = SavedLimits {
-        max_rss_bytes: Some(256 << 20),
-        ..SavedLimits::default()
-    };
-    add_hostile(&site, "h", limits.clone()).await;
+    add_hostile(&site, "h", with_rss_ceiling(256 << 20)).await;
     let out = attack(&site, "h", "memfd", json!({"mb": 512, "per": 32}))
         .await
         .unwrap();
@@ -441,6 +429,13 @@ async fn child_runs_below_the_host_and_cannot_take_its_priority_back() {
 fn with_profile(profile: Profile) -> SavedLimits {
     SavedLimits {
         sandbox: profile,
+        ..SavedLimits::default()
+    }
+}
+
+fn with_rss_ceiling(bytes: u64) -> SavedLimits {
+    SavedLimits {
+        max_rss_bytes: Some(bytes),
         ..SavedLimits::default()
     }
 }
@@ -861,15 +856,7 @@ async fn temporary_files_in_scratch_count_once_against_the_quota() {
 #[tokio::test]
 async fn memory_of_a_descendant_that_left_the_group_still_counts() {
     let (_tmp, site) = fresh_site("iso_leave_group").await;
-    add_hostile(
-        &site,
-        "h",
-        SavedLimits {
-            max_rss_bytes: Some(256 << 20),
-            ..SavedLimits::default()
-        },
-    )
-    .await;
+    add_hostile(&site, "h", with_rss_ceiling(256 << 20)).await;
     let e = attack(&site, "h", "leave_group", json!({"mb": 400, "hold": 5}))
         .await
         .expect_err("400 MiB held outside the group past a 256 MiB ceiling");
