@@ -1,7 +1,8 @@
 //! Commands for a connected server's tools on the Connections screen: the
-//! tool list, its hold (a tool list change announced mid-session), a call (cancellable by the token the page chose) with its
-//! result cut for the view, the call records, and saving a full result or a
-//! stderr tail to a file in the user's downloads folder.
+//! tool list, its hold (a tool list change announced mid-session), a call
+//! (cancellable by the token the page chose) with its result cut for the
+//! view, the call records, and saving a full result or a stderr tail to a
+//! file in the user's downloads folder.
 
 use std::path::PathBuf;
 use std::time::Instant;

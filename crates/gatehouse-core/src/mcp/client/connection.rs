@@ -27,13 +27,13 @@ use crate::sandbox::stderr::{self, StderrTail};
 use crate::sandbox::{self, ExitInfo, Isolation};
 use crate::time::now_ms;
 
-/// How the child and its streams ended, as far as the connection saw: one
-/// lock, since records read all three together.
 /// How many tool list announcements a connection had received at one moment
 /// (see [`Connection::hold_mark`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HoldMark(u64);
 
+/// How the child and its streams ended, as far as the connection saw: one
+/// lock, since records read all three together.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Ends {
     pub exit: Option<ExitInfo>,
