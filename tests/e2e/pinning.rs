@@ -80,6 +80,20 @@ impl Cli {
         Ok(serde_json::from_str(&self.ok(args)?)?)
     }
 
+    /// Stores connection `name` running `pin_server.py` under python3, with
+    /// `flags` before the command; returns the fixture's path (what the
+    /// consent dialog shows).
+    fn add_pin_server(&self, name: &str, flags: &[&str]) -> Result<String> {
+        let python = python3()?;
+        let python = python.to_str().context("python3 path is not UTF-8")?;
+        let server = fixture("pin_server.py")?;
+        let mut args = vec!["connections", "add", name];
+        args.extend(flags);
+        args.extend(["--", python, &server]);
+        self.ok(&args)?;
+        Ok(server)
+    }
+
     /// Connection `name`'s tool pin, as `connections show --json` prints it.
     fn pin(&self, name: &str) -> Result<Value> {
         Ok(self.json(&["connections", "show", name, "--json"])?["pin"].clone())
@@ -241,21 +255,9 @@ async fn changed_tools_at_connect_are_shown_declined_then_approved() -> Result<(
     let (_tmp, site) = scratch_site("e2e-pin").await?;
     let home = tempfile::tempdir()?;
     let cli = Cli::new(&site, home.path())?;
-    let python = python3()?;
-    let python = python.to_str().context("python3 path is not UTF-8")?;
-    let server = fixture("pin_server.py")?;
     // Its list comes from the host's PIN_VARIANT, read at each connect: the
     // definition (and so the consent) stays the same when the server changes.
-    cli.ok(&[
-        "connections",
-        "add",
-        "notes",
-        "--env-from-host",
-        "PIN_VARIANT",
-        "--",
-        python,
-        &server,
-    ])?;
+    let server = cli.add_pin_server("notes", &["--env-from-host", "PIN_VARIANT"])?;
 
     // The app's first run: consent, and the list is pinned.
     let mut driver = Driver::start_with(&site, home.path(), &[("PIN_VARIANT", "a")])?;
@@ -412,20 +414,8 @@ async fn a_change_announced_mid_session_holds_the_connection_until_approved() ->
     let (_tmp, site) = scratch_site("e2e-hold").await?;
     let home = tempfile::tempdir()?;
     let cli = Cli::new(&site, home.path())?;
-    let python = python3()?;
-    let python = python.to_str().context("python3 path is not UTF-8")?;
-    let server = fixture("pin_server.py")?;
     // Announces the change while answering its first call.
-    cli.ok(&[
-        "connections",
-        "add",
-        "late",
-        "--env",
-        "PIN_LIST_CHANGED=call",
-        "--",
-        python,
-        &server,
-    ])?;
+    let server = cli.add_pin_server("late", &["--env", "PIN_LIST_CHANGED=call"])?;
     let mut driver = Driver::start(&site, home.path())?;
     in_session(&mut driver, "e2e-pin-hold-failure.png", async |client| {
         to_connections(client, &site).await?;
