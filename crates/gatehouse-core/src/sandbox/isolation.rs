@@ -239,7 +239,7 @@ fn add_path(
     let access = if meta.is_dir() {
         access
     } else {
-        access & AccessFs::from_file(ABI::V6)
+        access & AccessFs::from_file(RULESET_ABI)
     };
     let Ok(fd) = PathFd::new(path) else {
         return Ok(ruleset);
@@ -256,6 +256,11 @@ fn landlock_error(e: impl std::fmt::Display) -> Error {
     )
 }
 
+/// The Landlock ABI whose rights the ruleset handles (the crate drops what
+/// the kernel lacks); the scratch tmpfs's rule grants the same
+/// ([`super::view::ReadOnlyView::grant_scratch`]).
+pub(crate) const RULESET_ABI: ABI = ABI::V6;
+
 /// Builds the ruleset for a child of `profile` running in `scratch`; `None`
 /// when the kernel has no Landlock (the caller says so and runs without it).
 pub fn ruleset(
@@ -266,7 +271,7 @@ pub fn ruleset(
     if !probe().available() {
         return Ok(None);
     }
-    let abi = ABI::V6;
+    let abi = RULESET_ABI;
     let read = AccessFs::from_read(abi);
     let all = AccessFs::from_all(abi);
     let mut base = Ruleset::default()

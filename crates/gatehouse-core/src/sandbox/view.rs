@@ -113,7 +113,7 @@ impl ReadOnlyView {
         };
         let fd: Option<OwnedFd> = ruleset.try_clone().map_err(failed)?.into();
         let kernel = ABI::from(i32::from(super::isolation::probe().abi));
-        let access = AccessFs::from_all(ABI::V6) & AccessFs::from_all(kernel);
+        let access = AccessFs::from_all(super::isolation::RULESET_ABI) & AccessFs::from_all(kernel);
         self.scratch_rule = fd.map(|fd| (fd, access.bits()));
         Ok(())
     }
