@@ -46,8 +46,8 @@ fn env_num(name: &str, default: u64) -> u64 {
 }
 
 fn main() {
-    if std::env::var_os(driver::ECHO_ENV).is_some() {
-        return driver::rust_echo_server();
+    if let Ok(mode) = std::env::var(driver::ECHO_ENV) {
+        return driver::rust_echo_server(mode.strip_prefix("commit:"));
     }
     let n = env_num("BENCH_CALLS", 5000);
     let runs = env_num("BENCH_RUNS", 3).max(1);
@@ -94,7 +94,7 @@ fn main() {
             targets.push(gatehouse_target(&site, &key, &config, backend, tool));
         }
     }
-    targets.extend(echo_targets());
+    targets.extend(echo_targets(tmp.path()));
     targets.retain(|t| t.name.contains(&only));
 
     let mut rows: Vec<(String, Figures)> = Vec::new();
@@ -150,7 +150,7 @@ fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: 
     }
 }
 
-fn echo_targets() -> Vec<Target> {
+fn echo_targets(tmp: &Path) -> Vec<Target> {
     let echo = |i: u64| json!({"name": "echo", "arguments": {"message": format!("hello {i}")}});
     let mut out = Vec::new();
     let ts = repo().join("tests/interop/echo_server.mjs");
@@ -193,6 +193,26 @@ fn echo_targets() -> Vec<Target> {
         }),
         params: Box::new(echo),
         audit: None,
+    });
+    // The floor for a server that commits each call before answering it.
+    let db = tmp.join("floor.db");
+    let counted = db.clone();
+    out.push(Target {
+        name: "rust echo + sqlite commit".into(),
+        command: Box::new(move || {
+            let mut c = Command::new(std::env::current_exe().unwrap());
+            c.env(driver::ECHO_ENV, format!("commit:{}", db.display()));
+            c
+        }),
+        params: Box::new(echo),
+        audit: Some(Box::new(move |calls| {
+            let conn = rusqlite::Connection::open(&counted).unwrap();
+            // No table yet before the first start.
+            let rows: i64 = conn
+                .query_row("SELECT count(*) FROM log", [], |r| r.get(0))
+                .unwrap_or(0);
+            (rows as u64, calls)
+        })),
     });
     out
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-/// Set in the environment of this binary when it runs as the Rust echo server.
+/// Set in the environment of this binary when it runs as the Rust echo server:
+/// `1`, or `commit:PATH` to commit a row per call to the SQLite file at PATH.
 pub const ECHO_ENV: &str = "GATEHOUSE_BENCH_ECHO_SERVER";
 const WINDOW: u64 = 16;
 const WARM_UP: u64 = 100;
@@ -267,24 +268,71 @@ pub fn table(targets: &[Target], rows: &[(String, Figures)]) {
 }
 
 /// A minimal MCP echo server on stdio: the cost of the pipe and the driver.
-pub fn rust_echo_server() {
-    let stdin = std::io::stdin().lock();
+/// With `db`, each call's request is first committed as one row of a WAL-mode
+/// SQLite file (`synchronous = NORMAL`, as gatehouse's audit log), calls that
+/// arrived together in one transaction: the floor of any server that makes a
+/// call durable before answering it.
+pub fn rust_echo_server(db: Option<&str>) {
+    let db = db.map(|path| {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
+             CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, entry TEXT NOT NULL);",
+        )
+        .unwrap();
+        conn
+    });
+    // Our own buffer, to see which requests have already arrived.
+    let fd = std::os::fd::AsFd::as_fd(&std::io::stdin())
+        .try_clone_to_owned()
+        .unwrap();
+    let mut stdin = BufReader::new(std::fs::File::from(fd));
     let mut out = std::io::stdout().lock();
-    for line in stdin.lines() {
-        let msg: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let Some(id) = msg.get("id") else { continue };
-        let result = match msg["method"].as_str() {
-            Some("initialize") => json!({"protocolVersion": msg["params"]["protocolVersion"],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "rust-echo", "version": "1"}}),
-            _ => {
-                json!({"content": [{"type": "text", "text": msg["params"]["arguments"]["message"]}],
-                "isError": false})
+    let mut line = String::new();
+    loop {
+        // Every request already read: one transaction, then every answer.
+        let mut batch = Vec::new();
+        loop {
+            line.clear();
+            if stdin.read_line(&mut line).unwrap() == 0 {
+                return;
             }
-        };
-        let mut reply =
-            serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "result": result})).unwrap();
-        reply.push(b'\n');
-        if out.write_all(&reply).and_then(|()| out.flush()).is_err() {
+            batch.push(serde_json::from_str::<Value>(&line).unwrap());
+            if !stdin.buffer().contains(&b'\n') {
+                break;
+            }
+        }
+        let calls: Vec<&Value> = batch
+            .iter()
+            .filter(|m| m["method"] == "tools/call")
+            .collect();
+        if let (Some(conn), false) = (&db, calls.is_empty()) {
+            let tx = conn.unchecked_transaction().unwrap();
+            for call in &calls {
+                tx.execute("INSERT INTO log (entry) VALUES (?1)", [call.to_string()])
+                    .unwrap();
+            }
+            tx.commit().unwrap();
+        }
+        let mut replies = Vec::new();
+        for msg in &batch {
+            let Some(id) = msg.get("id") else { continue };
+            let result = match msg["method"].as_str() {
+                Some("initialize") => json!({"protocolVersion": msg["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "rust-echo", "version": "1"}}),
+                _ => {
+                    json!({"content": [{"type": "text", "text": msg["params"]["arguments"]["message"]}],
+                    "isError": false})
+                }
+            };
+            serde_json::to_writer(
+                &mut replies,
+                &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            )
+            .unwrap();
+            replies.push(b'\n');
+        }
+        if out.write_all(&replies).and_then(|()| out.flush()).is_err() {
             return;
         }
     }
