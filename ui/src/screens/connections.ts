@@ -22,6 +22,7 @@ import {
   removeConnection,
   toGatehouseError,
 } from "../ipc";
+import { copyName } from "../lib/copy-name";
 import { stateLabel } from "../lib/tools-change";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -80,6 +81,8 @@ export const connections: Screen = {
 
     const tails = new TailTabs();
     const rows = h("tbody", { id: "conn-rows" });
+    /** The stored connections' names, as last listed (a duplicate's name avoids them). */
+    let names = new Set<string>();
     const status = h("div", { id: "conn-status", class: "result" });
     const formSlot = h("div", { id: "conn-form-slot" });
     const detailSlot = h("div", { id: "conn-detail-slot" });
@@ -192,7 +195,7 @@ export const connections: Screen = {
       dup.addEventListener("click", () => {
         clear();
         void whileBusy(dup, "Duplicating…", async () => {
-          const copy = await duplicateConnection(c.name, `${c.name}-copy`.slice(0, 64));
+          const copy = await duplicateConnection(c.name, copyName(c.name, names));
           return { copy, form: await loadForm(copy) };
         })
           .then(async ({ copy, form }) => {
@@ -235,6 +238,7 @@ export const connections: Screen = {
     const refresh = async (): Promise<void> => {
       try {
         const list = await listConnections();
+        names = new Set(list.map((c) => c.name));
         rows.replaceChildren(...list.map(row));
         if (list.length === 0) {
           status.replaceChildren(h("p", { class: "muted" }, "No connections stored in this site yet: add one above."));

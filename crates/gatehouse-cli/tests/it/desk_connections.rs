@@ -307,11 +307,7 @@ fn actor_preview_serves_public_and_editor_different_tools() {
             raw: None,
         };
         let (spec, _) = actor_preview::spec(&site, cli, &by_id).unwrap();
-        assert!(
-            spec.args
-                .windows(2)
-                .any(|w| w == ["--key-id", minted.info.id.as_str()])
-        );
+        assert!(spec.args.contains(&format!("--key-id={}", minted.info.id)));
         assert!(!spec.env.contains_key("GATEHOUSE_API_KEY"));
         let by_id_manifest = actor_preview::preview(&site, cli, &by_id).await.unwrap();
         assert_eq!(by_id_manifest.actor, by_key.actor);
@@ -326,6 +322,55 @@ fn actor_preview_serves_public_and_editor_different_tools() {
         assert!(
             said.is_some_and(|s| s.contains("ACTOR_API_KEY_INVALID") && s.contains("revoked")),
             "{refused:?}"
+        );
+        site.store.close().await;
+    });
+}
+
+/// What the window sends is checked before anything is spawned, and each
+/// value is one `--flag=value` word: an email or key id can never read as a
+/// flag of `gatehouse mcp` (say `--role=admin`).
+#[test]
+fn preview_actor_values_are_checked_and_never_read_as_flags() {
+    let t = TestSite::new("desk_preview_values");
+    rt().block_on(async {
+        let site = open(&t).await;
+        let cli = std::path::Path::new(BIN);
+        for (actor, code) in [
+            (PreviewActor::User("--role=admin".into()), "EMAIL_INVALID"),
+            (
+                PreviewActor::User("a b@example.com".into()),
+                "EMAIL_INVALID",
+            ),
+            (
+                PreviewActor::Key {
+                    key_id: "--role=admin".into(),
+                    raw: None,
+                },
+                "INPUT_INVALID",
+            ),
+            (
+                PreviewActor::Key {
+                    key_id: "abc".into(),
+                    raw: None,
+                },
+                "INPUT_INVALID",
+            ),
+        ] {
+            let err = actor_preview::spec(&site, cli, &actor).unwrap_err();
+            assert_eq!(err.code, code, "{actor:?}: {err:?}");
+        }
+        // A real address that starts like a flag stays the value of --email.
+        let (spec, _) =
+            actor_preview::spec(&site, cli, &PreviewActor::User("-x@example.com".into())).unwrap();
+        assert_eq!(spec.args.last().unwrap(), "--email=-x@example.com");
+        let err = actor_preview::preview(&site, cli, &PreviewActor::User("-x@example.com".into()))
+            .await
+            .unwrap_err();
+        let said = err.detail.as_ref().map(|d| d["stderr"].to_string());
+        assert!(
+            said.is_some_and(|s| s.contains("-x@example.com")),
+            "the server was asked for that user, and refused: {err:?}"
         );
         site.store.close().await;
     });

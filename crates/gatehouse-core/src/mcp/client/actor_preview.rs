@@ -19,7 +19,7 @@ use super::lifecycle::MemoryRecorder;
 use super::options::ConnectOptions;
 use super::saved;
 use crate::access::actor::ENV_API_KEY;
-use crate::access::keys::RawKey;
+use crate::access::keys::{ID_LEN, RawKey};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
@@ -99,9 +99,13 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
                     "pick a user or a key of this site, or open a scratch site",
                 ));
             }
-            spec = spec.arg("--role").arg(roles);
+            spec = spec.arg(format!("--role={roles}"));
         }
-        PreviewActor::User(email) => spec = spec.arg("--email").arg(email),
+        // One `--flag=value` word each: a value can never read as a flag.
+        PreviewActor::User(email) => {
+            let email = crate::access::users::check_email(email)?;
+            spec = spec.arg(format!("--email={email}"));
+        }
         PreviewActor::Key { raw: Some(raw), .. } => {
             spec = spec.env(
                 ENV_API_KEY,
@@ -110,7 +114,10 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
                 },
             );
         }
-        PreviewActor::Key { key_id, raw: None } => spec = spec.arg("--key-id").arg(key_id),
+        PreviewActor::Key { key_id, raw: None } => {
+            check_key_id(key_id)?;
+            spec = spec.arg(format!("--key-id={key_id}"));
+        }
     }
     if crate::host_env::host_var(ENV_DATABASE_URL).is_some() {
         spec = spec.env(
@@ -126,6 +133,18 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
         ..Profile::default()
     };
     Ok((spec, profile))
+}
+
+/// A key id as minted: [`ID_LEN`] letters or digits.
+fn check_key_id(key_id: &str) -> Result<()> {
+    if key_id.len() == ID_LEN && key_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        codes::INPUT_INVALID,
+        format!("{key_id:?} is not a key id"),
+        format!("a key id is {ID_LEN} letters or digits, as `gatehouse keys list` shows it"),
+    ))
 }
 
 /// Spawns `gatehouse mcp` as `actor` (see [`spec`]), reads its manifest and
