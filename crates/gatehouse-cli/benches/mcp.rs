@@ -20,7 +20,8 @@
 //! noise spreads over all of them; it prints one JSON line per figure, then
 //! per target the medians with the min–max over the rounds. `BENCH_CALLS`
 //! sets the calls per figure (default 5000), `BENCH_ONLY` keeps the targets
-//! whose name contains it. It asserts nothing about speed.
+//! whose name contains it, `BENCH_GATEHOUSE` measures another build of the
+//! binary. It asserts nothing about speed.
 
 #[path = "mcp/driver.rs"]
 mod driver;
@@ -32,7 +33,11 @@ use serde_json::{Value, json};
 
 use driver::{Figures, Target};
 
-const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
+/// The binary measured: this build's, or `BENCH_GATEHOUSE` (another build of
+/// it, for a before/after pair on the same site and driver).
+fn bin() -> String {
+    std::env::var("BENCH_GATEHOUSE").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gatehouse").into())
+}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -125,7 +130,7 @@ fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: 
     let command = {
         let (site, config) = (site.clone(), config.clone());
         Box::new(move || {
-            let mut c = Command::new(BIN);
+            let mut c = Command::new(bin());
             c.arg("--site")
                 .arg(&site)
                 .arg("mcp")
@@ -218,7 +223,7 @@ fn echo_targets(tmp: &Path) -> Vec<Target> {
 }
 
 fn verify(site: &Path, config: &Path) -> Value {
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .arg("--site")
         .arg(site)
         .args(["audit", "verify", "--json"])
@@ -262,7 +267,7 @@ fn old_audit_layout(site: &Path) {
 /// A scratch site with an API key that may write drafts.
 fn make_site(tmp: &Path, config: &Path, backend: &str, url: Option<&str>) -> (PathBuf, String) {
     let site = tmp.join(backend);
-    let mut init = Command::new(BIN);
+    let mut init = Command::new(bin());
     init.args(["site", "init"])
         .arg(&site)
         .arg("--scratch")
@@ -276,7 +281,7 @@ fn make_site(tmp: &Path, config: &Path, backend: &str, url: Option<&str>) -> (Pa
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = Command::new(BIN)
+    let out = Command::new(bin())
         .arg("--site")
         .arg(&site)
         .args(["keys", "mint", "--label", "bench"])

@@ -33,6 +33,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
 const KEPT_READERS: usize = 4;
 /// Group commits between two checkpoints of the WAL into the database file.
 const CHECKPOINT_EVERY: u32 = 128;
+/// The WAL's size past which a checkpoint makes sure it starts over, and to
+/// which it is cut when it does: some eight checkpoint cycles of one-call commits.
+const WAL_KEPT_BYTES: i64 = 16 << 20;
 
 /// Direct connections to one SQLite database file.
 pub(crate) struct Direct {
@@ -71,6 +74,9 @@ fn open(path: &Path) -> rusqlite::Result<Connection> {
     // Never checkpoint the WAL inside a commit (an fsync or two in some
     // caller's answer): `Direct::after_commit` does it aside.
     conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // A WAL that grew while a long read held its copy back is cut back to
+    // this when it next starts over (SQLite keeps it at its largest).
+    conn.pragma_update(None, "journal_size_limit", WAL_KEPT_BYTES)?;
     Ok(conn)
 }
 
@@ -287,8 +293,16 @@ impl Direct {
 impl Direct {
     /// Counts a commit; every [`CHECKPOINT_EVERY`] of them copies the WAL
     /// into the database file on a blocking thread and a reader connection
-    /// (a passive checkpoint: it never blocks writers or readers).
-    pub(crate) fn after_commit(self: &Arc<Self>) {
+    /// (a passive checkpoint: it never blocks readers or writers).
+    ///
+    /// Only a WAL copied to its last frame starts over from its beginning at
+    /// the next commit; one copied only while commits keep coming never does,
+    /// and grows by every commit's pages (tens of MB a second under load). So
+    /// once it passes [`WAL_KEPT_BYTES`], a second checkpoint runs with this
+    /// process's writers held at `gate`, copying what they appended meanwhile:
+    /// a pause of an fsync or two for the calls committing then, once per
+    /// that many bytes of WAL, not once per checkpoint.
+    pub(crate) fn after_commit(self: &Arc<Self>, gate: Option<Arc<tokio::sync::Semaphore>>) {
         use std::sync::atomic::Ordering::Relaxed;
         if self.commits.fetch_add(1, Relaxed) + 1 < CHECKPOINT_EVERY
             || self.checkpointing.swap(true, Relaxed)
@@ -297,15 +311,34 @@ impl Direct {
         }
         self.commits.store(0, Relaxed);
         let direct = self.clone();
-        tokio::task::spawn_blocking(move || {
-            let done = direct.read_aside("checkpointing the WAL", |c| {
-                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-            });
-            if let Err(e) = done {
-                tracing::warn!(code = %e.code, message = %e.message, "WAL checkpoint failed");
+        tokio::spawn(async move {
+            direct.clone().checkpoint().await;
+            if let Some(gate) = gate.filter(|_| direct.wal_bytes() > WAL_KEPT_BYTES as u64) {
+                let _held = gate.acquire_owned().await;
+                direct.clone().checkpoint().await;
             }
             direct.checkpointing.store(false, Relaxed);
         });
+    }
+
+    /// The WAL file's size now (0 when there is none).
+    fn wal_bytes(&self) -> u64 {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        std::fs::metadata(wal).map_or(0, |m| m.len())
+    }
+
+    /// One passive checkpoint (it never blocks readers or writers), aside.
+    async fn checkpoint(self: Arc<Self>) {
+        let done = tokio::task::spawn_blocking(move || {
+            self.read_aside("checkpointing the WAL", |c| {
+                c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            })
+        })
+        .await;
+        if let Ok(Err(e)) = done {
+            tracing::warn!(code = %e.code, message = %e.message, "WAL checkpoint failed");
+        }
     }
 }
 
