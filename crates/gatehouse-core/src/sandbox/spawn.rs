@@ -278,6 +278,11 @@ impl Sandboxed {
         self.group.usage_with(self.tracker.seen())
     }
 
+    /// Every descendant of the child seen so far.
+    pub fn descendants(&self) -> &[procfs::ProcId] {
+        self.tracker.seen()
+    }
+
     /// Periodic care, from the owner's watchdog: records descendants seen
     /// (for the next start, should this host be killed) and checks the
     /// scratch quota (files in scratch, and deleted ones still held open).

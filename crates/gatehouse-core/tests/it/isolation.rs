@@ -864,6 +864,35 @@ async fn memory_of_a_descendant_that_left_the_group_still_counts() {
     assert!(e["message"].as_str().unwrap().contains("max_rss"), "{e}");
 }
 
+/// The window shows what the ceiling measures: a descendant that left the
+/// group still counts in the connection's live usage (it showed the group
+/// alone, ~15 MiB, while the ceiling saw the 200 MiB held outside it).
+#[tokio::test]
+async fn live_usage_counts_a_descendant_that_left_the_group() {
+    let (_tmp, site) = fresh_site("iso_leave_group_usage").await;
+    add_hostile(&site, "h", SavedLimits::default()).await;
+    let conn = saved::open(&site, "h").await.unwrap();
+    let out = conn
+        .call_tool(
+            "leave_group",
+            json!({"mb": 200, "hold": 0}),
+            Default::default(),
+        )
+        .await;
+    assert!(out.error.is_none(), "{:?}", out.error);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut rss = 0;
+    while std::time::Instant::now() < deadline {
+        rss = conn.usage().unwrap().rss_bytes;
+        if rss >= 200 << 20 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    conn.close().await;
+    assert!(rss >= 200 << 20, "live usage showed {} MiB", rss >> 20);
+}
+
 /// A lease on a file the child may only read (one its uid owns: for a root
 /// host, every system file) stalled the host's writers of that file for the
 /// lease-break time. Refused; the `none` backend is the control.

@@ -24,7 +24,7 @@ use crate::error::Result;
 use crate::mcp::wire::revisions::Era;
 use crate::redact::Secrets;
 use crate::sandbox::stderr::{self, StderrTail};
-use crate::sandbox::{self, ExitInfo, Isolation};
+use crate::sandbox::{self, ExitInfo, Isolation, ProcId};
 use crate::time::now_ms;
 
 /// How many tool list announcements a connection had received at one moment
@@ -67,6 +67,9 @@ pub(super) struct Shared {
     pub recorder: Arc<dyn CallRecorder>,
     pub ends: Mutex<Ends>,
     pub started_at_ms: i64,
+    /// The child's descendants the sandbox has seen (the supervisor copies
+    /// them each tick), so [`Connection::usage`] sums what the ceilings sum.
+    pub descendants: Mutex<Vec<ProcId>>,
 }
 
 impl Shared {
@@ -182,6 +185,7 @@ impl Connection {
                 stderr: StreamEnd::Open,
             }),
             started_at_ms: now_ms(),
+            descendants: Mutex::default(),
         });
         shared.stderr.set_redactions(shared.secrets.clone());
         let stderr_task = {
@@ -297,7 +301,7 @@ impl Connection {
         let group = sandbox::ProcessGroup {
             pgid: self.shared.pid,
         }
-        .usage();
+        .usage_with(&lock(&self.shared.descendants));
         let slots = self.shared.limits.max_in_flight.max(1);
         Some(LiveUsage {
             uptime_ms: (now_ms() - self.shared.started_at_ms).max(0) as u64,

@@ -99,6 +99,12 @@ pub(super) async fn supervise(
                         },
                     }, false);
                 }
+                let seen = child.descendants();
+                let mut shown = lock(&shared.descendants);
+                if *shown != seen {
+                    *shown = seen.to_vec();
+                }
+                drop(shown);
                 if let Some(why) = watch.then(|| check_ceilings(&child, &limits)).flatten() {
                     child.kill_group();
                     break (why, false);
