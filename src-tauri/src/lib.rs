@@ -16,6 +16,7 @@ pub mod commands;
 pub mod error;
 pub mod ipc_types;
 pub mod live;
+pub mod painting;
 pub mod prefs;
 pub mod state;
 

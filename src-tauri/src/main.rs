@@ -7,6 +7,12 @@ fn main() -> anyhow::Result<()> {
     // environment before anything inherits or shows it.
     // SAFETY: no other thread exists yet.
     unsafe { gatehouse_core::host_env::take_host_secrets() };
+    // Without a GPU, WebKit paints without GL compositing (see painting.rs).
+    // SAFETY: as above.
+    #[cfg(target_os = "linux")]
+    unsafe {
+        gatehouse_desktop::painting::choose()
+    };
     // Core and shell log through `tracing`; stderr only, filter from GATEHOUSE_LOG.
     tracing_subscriber::fmt()
         .with_env_filter(
