@@ -159,6 +159,21 @@ pub fn config_home(home: &Path) -> PathBuf {
     home.join(".config")
 }
 
+/// Names `home/Downloads` the user's downloads folder (in the XDG user dirs
+/// file under [`config_home`], which Tauri's `download_dir` reads; there is no
+/// environment variable for it), so what the app saves there lands in a
+/// folder the test owns; returns that folder. Without the file the app falls
+/// back to `home` itself.
+pub fn downloads_in(home: &Path) -> Result<PathBuf> {
+    let config = config_home(home);
+    std::fs::create_dir_all(&config)?;
+    std::fs::write(
+        config.join("user-dirs.dirs"),
+        "XDG_DOWNLOAD_DIR=\"$HOME/Downloads\"\n",
+    )?;
+    Ok(home.join("Downloads"))
+}
+
 fn find_tauri_driver() -> Result<PathBuf> {
     let on_path = std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
