@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::smoke::tail_lines;
 use super::webdriver::{
     Driver, click, downloads_in, open_site, python3, row_action, row_state, scratch_site,
     screenshot, text_of, type_into, wait_for, wait_for_text,
@@ -425,6 +426,41 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
             &lines[..lines.len().min(5)]
         );
     }
+
+    // Copy: the clipboard gets the entries shown, the child's lines and
+    // the markers as the list shows them. The page cannot read the clipboard
+    // back (WebKit refuses), so the test pastes it with Ctrl+V into a
+    // textarea it adds, as a person would paste into an editor.
+    let copy = ".tail-panel:has(#tail-lines) button[id^='tail-copy-']";
+    click(client, copy).await?;
+    wait_for(client, &format!("{copy}[data-state='copied']")).await?;
+    client
+        .execute(
+            "const a = document.createElement('textarea'); a.id = 'e2e-paste'; document.body.prepend(a);",
+            vec![],
+        )
+        .await?;
+    let area = wait_for(client, "#e2e-paste").await?;
+    area.click().await?;
+    let ctrl = char::from(fantoccini::key::Key::Control);
+    let release = char::from(fantoccini::key::Key::Null);
+    area.send_keys(&format!("{ctrl}v{release}")).await?;
+    let shown = tail_lines(client).await?;
+    let pasted = area.prop("value").await?.unwrap_or_default();
+    client
+        .execute("document.getElementById('e2e-paste')?.remove()", vec![])
+        .await?;
+    ensure!(
+        pasted.lines().collect::<Vec<_>>() == shown,
+        "the copied tail ({} lines) is not the {} entries shown; it starts {:?}",
+        pasted.lines().count(),
+        shown.len(),
+        &pasted[..pasted.len().min(200)]
+    );
+    ensure!(
+        pasted.contains(markers[0]) && pasted.contains("\ny\n"),
+        "the copied tail lacks core's marker or the child's lines"
+    );
     Ok(())
 }
 
