@@ -274,8 +274,9 @@ async fn site_config(client: &Client, dir: &Path) -> Result<()> {
 }
 
 /// Users: create one (and see the error of a duplicate next to the form),
-/// disable it, and see the CLI refuse it as an actor.
-async fn users(client: &Client, dir: &Path) -> Result<()> {
+/// change its roles (the CLI lists the new ones and the audit log has the
+/// change), disable it, and see the CLI refuse it as an actor.
+async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
     let cli = cli_binary()?;
     click(client, "#nav-users").await?;
     wait_for(client, "#permissions-table tr[data-action='keys_manage']").await?;
@@ -292,6 +293,75 @@ async fn users(client: &Client, dir: &Path) -> Result<()> {
     type_into(client, "#user-email", "grace@example.com").await?;
     click(client, "#user-create").await?;
     wait_for(client, "#user-result [data-code='USER_EXISTS']").await?;
+
+    // From the roles she was made with to author and viewer, saved from the row.
+    for role in ["viewer", "author", "editor", "admin"] {
+        let check = format!("{row} input[value='{role}']");
+        let checked = client
+            .find(Locator::Css(&check))
+            .await?
+            .prop("checked")
+            .await?;
+        let wanted = matches!(role, "author" | "viewer");
+        if (checked.as_deref() == Some("true")) != wanted {
+            click(client, &check).await?;
+        }
+    }
+    click(client, &format!("{row} button[data-action='save-roles']")).await?;
+    wait_for(
+        client,
+        &format!("{row} button[data-action='save-roles']:not([disabled])"),
+    )
+    .await?;
+    let cli_site = Cli::new(dir, home)?;
+    // Grace's roles as the CLI lists them, sorted.
+    let roles_of_grace = || -> Result<Vec<String>> {
+        let list = cli_site.json(&["users", "list", "--json"])?;
+        let grace = list
+            .as_array()
+            .and_then(|users| users.iter().find(|u| u["email"] == "grace@example.com"))
+            .with_context(|| format!("grace is not listed: {list}"))?;
+        let mut roles: Vec<String> = serde_json::from_value(grace["roles"].clone())?;
+        roles.sort();
+        Ok(roles)
+    };
+    let deadline = std::time::Instant::now() + PATIENCE;
+    let mut roles = roles_of_grace()?;
+    while roles != ["author", "viewer"] && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        roles = roles_of_grace()?;
+    }
+    ensure!(
+        roles == ["author", "viewer"],
+        "the CLI lists grace's roles as {roles:?}"
+    );
+    let audit = cli_site.json(&["audit", "list", "--limit", "1000", "--json"])?;
+    let changes: Vec<&serde_json::Value> = audit
+        .as_array()
+        .context("audit list is not an array")?
+        .iter()
+        .filter(|e| e["action"] == "user.set_roles" && e["subject"] == "grace@example.com")
+        .collect();
+    ensure!(
+        changes.len() == 1,
+        "the audit log's role changes of grace: {changes:?}"
+    );
+    let detail: serde_json::Value = match &changes[0]["detail"] {
+        serde_json::Value::String(text) => serde_json::from_str(text)?,
+        other => other.clone(),
+    };
+    ensure!(
+        detail["roles"]
+            .as_str()
+            .is_some_and(|r| r.contains("author") && r.contains("viewer") && !r.contains("editor")),
+        "the audited change: {}",
+        changes[0]
+    );
+    ensure!(
+        changes[0]["actor"].as_str().is_some_and(|a| !a.is_empty()),
+        "the audited change has no actor: {}",
+        changes[0]
+    );
 
     click(client, &format!("{row} button[data-action='disable']")).await?;
     wait_for(client, &format!("{row}[data-state='disabled']")).await?;
@@ -415,7 +485,7 @@ async fn admin_screens_create_mint_users_audit() -> Result<()> {
         create_scratch_site(&client, &site_dir).await?;
         keys(&client, &site_dir).await?;
         site_config(&client, &site_dir).await?;
-        users(&client, &site_dir).await?;
+        users(&client, &site_dir, &home).await?;
         audit(&client, &site_dir, &out_dir).await
     }
     .await;

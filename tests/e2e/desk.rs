@@ -1,12 +1,13 @@
 //! The Connections and Actor preview screens against real fixture servers
 //! and the real `gatehouse` CLI.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::smoke::tail_lines;
 use super::webdriver::{
-    Driver, click, open_site, python3, row_action, row_state, scratch_site, screenshot, text_of,
-    type_into, wait_for, wait_for_text,
+    Driver, click, downloads_in, open_site, python3, row_action, row_state, scratch_site,
+    screenshot, text_of, type_into, wait_for, wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -107,7 +108,59 @@ async fn accept_consent(client: &Client, name: &str, argv_has: &str) -> Result<(
     Ok(())
 }
 
-async fn connections(client: &Client) -> Result<()> {
+/// Clicks the save button `button`, waits for `note` to name the file it
+/// wrote, checks that file is in `downloads`, and returns its path.
+async fn saved_file(
+    client: &Client,
+    button: &str,
+    note: &str,
+    downloads: &Path,
+) -> Result<PathBuf> {
+    click(client, button).await?;
+    let shown = wait_for(client, &format!("{note}[data-path]")).await?;
+    let path = PathBuf::from(shown.attr("data-path").await?.unwrap_or_default());
+    ensure!(
+        path.parent() == Some(downloads),
+        "saved to {} instead of the downloads folder {}",
+        path.display(),
+        downloads.display()
+    );
+    let said = text_of(client, note).await?;
+    ensure!(
+        said == format!("saved to {}", path.display()),
+        "the note says {said:?}"
+    );
+    Ok(path)
+}
+
+/// Opens `tool`'s call form, fills `fields` and sends the call.
+async fn send_call(client: &Client, tool: &str, fields: &[(&str, &str)]) -> Result<()> {
+    click(
+        client,
+        &format!("#tool-list li[data-tool='{tool}'] button[data-action='call']"),
+    )
+    .await?;
+    for (field, value) in fields {
+        type_into(
+            client,
+            &format!("#call-form[data-tool='{tool}'] [data-field='{field}'] input"),
+            value,
+        )
+        .await?;
+    }
+    click(client, "#call-send").await
+}
+
+/// The connection's facts (`#conn-facts`) once it has ended in `state`:
+/// the exit shown and the reason shown.
+async fn end_facts(client: &Client, state: &str) -> Result<(String, String)> {
+    wait_for(client, &format!("#conn-facts[data-state='{state}']")).await?;
+    let exit = text_of(client, "#conn-facts [data-fact='exit']").await?;
+    let reason = text_of(client, "#conn-facts [data-fact='reason']").await?;
+    Ok((exit, reason))
+}
+
+async fn connections(client: &Client, downloads: &Path) -> Result<()> {
     let python = python3()?;
     let python = python.to_str().context("python3 path is not UTF-8")?;
     let fixture = fixture()?;
@@ -190,9 +243,77 @@ async fn connections(client: &Client) -> Result<()> {
     );
     screenshot(client, "e2e-desk-connections-tools.png").await?;
 
-    // Editing asks for consent again.
+    // The full result, saved to the downloads folder: the whole answer the
+    // server sent (its `_meta` too, which the view leaves out), as JSON.
+    let call_id = client
+        .find(Locator::Css(record))
+        .await?
+        .attr("data-call")
+        .await?
+        .context("the record has no call id")?;
+    let saved = saved_file(
+        client,
+        "#result-save",
+        "#call-result [role='status']",
+        downloads,
+    )
+    .await?;
+    ensure!(
+        saved.file_name() == Some(format!("gatehouse-{call_id}.json").as_ref()),
+        "{}",
+        saved.display()
+    );
+    let full: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&saved)?)?;
+    ensure!(
+        full == serde_json::json!({
+            "content": [{"type": "text", "text": "hello from the desk"}],
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo":
+                {"name": "gatehouse-fixture", "version": "1.2.3"}},
+        }),
+        "the saved result is not the server's answer: {full}"
+    );
+
+    // A slow call cancelled from the window while the server works on it:
+    // core sends notifications/cancelled and ends it `cancelled_after_dispatch`
+    // (the result view and the records say so); the connection goes on.
+    send_call(client, "slow", &[("seconds", "30")]).await?;
+    wait_for(client, "#call-running").await?;
+    // Cancel once it is on the wire: the facts count it in flight.
+    wait_for_text(client, "#conn-facts [data-fact='in-flight']", |t| t == "1").await?;
+    click(client, "#call-cancel").await?;
+    wait_for(client, "#call-state[data-state='cancelled_after_dispatch']").await?;
+    wait_for(client, "#call-output [data-code='CALL_CANCELLED']").await?;
+    let cancelled = "#call-records tr[data-tool='slow'][data-state='cancelled_after_dispatch']";
+    wait_for(client, cancelled).await?;
+    let cancelled_text = text_of(client, cancelled).await?;
+    ensure!(
+        cancelled_text.contains("CALL_CANCELLED"),
+        "the record's error: {cancelled_text}"
+    );
+    screenshot(client, "e2e-desk-call-cancelled.png").await?;
+    wait_for_text(client, "#conn-facts [data-fact='in-flight']", |t| t == "0").await?;
+    row_state(client, "echo", "connected").await?;
+    send_call(client, "echo", &[("message", "still here")]).await?;
+    wait_for(client, "#call-state[data-state='completed']").await?;
+    assert_eq!(
+        text_of(client, "#call-result .result-text").await?,
+        "still here"
+    );
+
+    // Disconnect: the detail shows the exit and why it ended, a cancel by
+    // the admin (core stores the word `closed`).
     row_action(client, "echo", "close").await?;
     row_state(client, "echo", "closed").await?;
+    let (exit, reason) = end_facts(client, "closed").await?;
+    // The fixture leaves when its stdin closes.
+    ensure!(exit == "exit code 0", "exit after a disconnect: {exit}");
+    ensure!(
+        reason.starts_with("cancelled: disconnected in this window"),
+        "reason after a disconnect: {reason}"
+    );
+
+    // Editing asks for consent again.
     row_action(client, "echo", "edit").await?;
     type_into(client, "#conn-form-timeout", "25s").await?;
     click(client, "#conn-form-save").await?;
@@ -236,8 +357,20 @@ async fn connections(client: &Client) -> Result<()> {
     screenshot(client, "e2e-desk-tools-changed.png").await?;
     click(client, "#tools-approve").await?;
     row_state(client, "echo", "connected").await?;
-    row_action(client, "echo", "close").await?;
-    row_state(client, "echo", "closed").await?;
+
+    // A server that dies: the detail says it crashed, with its exit code.
+    send_call(client, "exit", &[]).await?;
+    row_state(client, "echo", "exited").await?;
+    let (exit, reason) = end_facts(client, "exited").await?;
+    ensure!(exit == "exit code 1", "exit after a crash: {exit}");
+    ensure!(
+        reason.starts_with("crashed: "),
+        "reason after a crash: {reason}"
+    );
+    ensure!(
+        reason.contains("exit code 1"),
+        "reason after a crash: {reason}"
+    );
 
     // A flood: its tail shows Gatehouse's gap markers, in its own tab.
     connect_with_consent(client, "flood", "--flood-mb").await?;
@@ -264,6 +397,70 @@ async fn connections(client: &Client) -> Result<()> {
     click(client, "#tail-pause").await?;
     wait_for(client, ".tail-panel[data-paused='false']").await?;
     screenshot(client, "e2e-desk-connections-flood.png").await?;
+
+    // Save: the file holds what core kept, the child's lines around
+    // Gatehouse's marker of what was cut.
+    let saved = saved_file(client, "#tail-save", "#tail-note", downloads).await?;
+    let name = saved
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    ensure!(name.starts_with("gatehouse-stderr-flood-"), "{name}");
+    let kept = std::fs::read_to_string(&saved)?;
+    let markers: Vec<&str> = kept
+        .lines()
+        .filter(|l| l.starts_with("[stderr truncated: kept first "))
+        .collect();
+    ensure!(
+        markers.len() == 1 && markers[0].ends_with(" of 1048576 bytes]"),
+        "the saved tail's marker lines: {markers:?}"
+    );
+    let (head, tail) = kept
+        .split_once(markers[0])
+        .context("the marker splits the text")?;
+    for (part, lines) in [("head", head), ("tail", tail)] {
+        let lines: Vec<&str> = lines.lines().filter(|l| !l.is_empty()).collect();
+        ensure!(
+            !lines.is_empty() && lines.iter().all(|l| *l == "y"),
+            "the saved tail's {part} is not the child's lines: {:?}",
+            &lines[..lines.len().min(5)]
+        );
+    }
+
+    // Copy: the clipboard gets the entries shown, the child's lines and
+    // the markers as the list shows them. The page cannot read the clipboard
+    // back (WebKit refuses), so the test pastes it with Ctrl+V into a
+    // textarea it adds, as a person would paste into an editor.
+    let copy = ".tail-panel:has(#tail-lines) button[id^='tail-copy-']";
+    click(client, copy).await?;
+    wait_for(client, &format!("{copy}[data-state='copied']")).await?;
+    client
+        .execute(
+            "const a = document.createElement('textarea'); a.id = 'e2e-paste'; document.body.prepend(a);",
+            vec![],
+        )
+        .await?;
+    let area = wait_for(client, "#e2e-paste").await?;
+    area.click().await?;
+    let ctrl = char::from(fantoccini::key::Key::Control);
+    let release = char::from(fantoccini::key::Key::Null);
+    area.send_keys(&format!("{ctrl}v{release}")).await?;
+    let shown = tail_lines(client).await?;
+    let pasted = area.prop("value").await?.unwrap_or_default();
+    client
+        .execute("document.getElementById('e2e-paste')?.remove()", vec![])
+        .await?;
+    ensure!(
+        pasted.lines().collect::<Vec<_>>() == shown,
+        "the copied tail ({} lines) is not the {} entries shown; it starts {:?}",
+        pasted.lines().count(),
+        shown.len(),
+        &pasted[..pasted.len().min(200)]
+    );
+    ensure!(
+        pasted.contains(markers[0]) && pasted.contains("\ny\n"),
+        "the copied tail lacks core's marker or the child's lines"
+    );
     Ok(())
 }
 
@@ -338,6 +535,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
     store_floods(&site, &["flood".to_string()], 1, None, 0).await?;
     let key_id = mint_outside(&site).await?;
     let home = tempfile::tempdir()?;
+    let downloads = downloads_in(home.path())?;
     let mut driver = Driver::start(&site, home.path())?;
     let client = driver.connect().await?;
     let started = Instant::now();
@@ -345,7 +543,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         let path = site.to_str().context("temp path is not UTF-8")?;
         let code = open_site(&client, path).await?;
         ensure!(code == "OK", "opening the site: {code}");
-        connections(&client).await?;
+        connections(&client, &downloads).await?;
         eprintln!("connections done after {:?}", started.elapsed());
         actor_preview(&client, &key_id).await?;
         Ok::<(), anyhow::Error>(())

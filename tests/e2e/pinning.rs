@@ -12,7 +12,6 @@
 //!   terminal escapes gets them shown as its own text, escaped.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -21,8 +20,8 @@ use serde_json::Value;
 
 use super::desk::connect_with_consent;
 use super::webdriver::{
-    Driver, cli_binary, click, config_home, open_site, python3, row_action, row_state,
-    scratch_site, screenshot_at, text_of, type_into, wait_for, wait_for_text,
+    Cli, Driver, click, open_site, python3, row_action, row_state, scratch_site, screenshot_at,
+    text_of, type_into, wait_for, wait_for_text,
 };
 
 fn fixtures() -> PathBuf {
@@ -37,49 +36,8 @@ fn fixture(name: &str) -> Result<String> {
         .to_string())
 }
 
-/// The real `gatehouse` CLI on the scenario's site, with the app's home (so
-/// both sign and check the audit chain with the same key).
-struct Cli {
-    exe: PathBuf,
-    site: PathBuf,
-    home: PathBuf,
-}
-
+/// The pinning scenarios' uses of the CLI.
 impl Cli {
-    fn new(site: &Path, home: &Path) -> Result<Self> {
-        Ok(Self {
-            exe: cli_binary()?,
-            site: site.to_path_buf(),
-            home: home.to_path_buf(),
-        })
-    }
-
-    fn run(&self, args: &[&str]) -> Result<Output> {
-        Ok(Command::new(&self.exe)
-            .arg("--site")
-            .arg(&self.site)
-            .args(args)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", config_home(&self.home))
-            .env_remove("PIN_VARIANT")
-            .stdin(Stdio::null())
-            .output()?)
-    }
-
-    fn ok(&self, args: &[&str]) -> Result<String> {
-        let out = self.run(args)?;
-        ensure!(
-            out.status.success(),
-            "gatehouse {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        Ok(String::from_utf8(out.stdout)?)
-    }
-
-    fn json(&self, args: &[&str]) -> Result<Value> {
-        Ok(serde_json::from_str(&self.ok(args)?)?)
-    }
-
     /// Stores connection `name` running `pin_server.py` under python3, with
     /// `flags` before the command; returns the fixture's path (what the
     /// consent dialog shows).

@@ -168,7 +168,7 @@ fn thousands(n: usize) -> String {
 
 /// Every entry of the tail list, in one round trip (one per element would
 /// take seconds for a full list).
-async fn tail_lines(client: &Client) -> Result<Vec<String>> {
+pub(super) async fn tail_lines(client: &Client) -> Result<Vec<String>> {
     let value = client
         .execute(
             "return Array.from(document.querySelectorAll('#tail-lines li'), li => li.textContent)",

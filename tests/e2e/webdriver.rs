@@ -8,7 +8,7 @@
 //! Screenshots go to `target/e2e-screenshots/`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -157,6 +157,21 @@ pub fn app() -> PathBuf {
 /// Where the app keeps what it remembers, under the test's `home`.
 pub fn config_home(home: &Path) -> PathBuf {
     home.join(".config")
+}
+
+/// Names `home/Downloads` the user's downloads folder (in the XDG user dirs
+/// file under [`config_home`], which Tauri's `download_dir` reads; there is no
+/// environment variable for it), so what the app saves there lands in a
+/// folder the test owns; returns that folder. Without the file the app falls
+/// back to `home` itself.
+pub fn downloads_in(home: &Path) -> Result<PathBuf> {
+    let config = config_home(home);
+    std::fs::create_dir_all(&config)?;
+    std::fs::write(
+        config.join("user-dirs.dirs"),
+        "XDG_DOWNLOAD_DIR=\"$HOME/Downloads\"\n",
+    )?;
+    Ok(home.join("Downloads"))
 }
 
 fn find_tauri_driver() -> Result<PathBuf> {
@@ -343,6 +358,50 @@ pub fn cli_binary() -> Result<PathBuf> {
         cli.display()
     );
     Ok(cli.canonicalize()?)
+}
+
+/// The real `gatehouse` CLI on a scenario's site, with the app's home (so
+/// both sign and check the audit chain with the same key).
+pub struct Cli {
+    exe: PathBuf,
+    site: PathBuf,
+    home: PathBuf,
+}
+
+impl Cli {
+    pub fn new(site: &Path, home: &Path) -> Result<Self> {
+        Ok(Self {
+            exe: cli_binary()?,
+            site: site.to_path_buf(),
+            home: home.to_path_buf(),
+        })
+    }
+
+    pub fn run(&self, args: &[&str]) -> Result<Output> {
+        Ok(Command::new(&self.exe)
+            .arg("--site")
+            .arg(&self.site)
+            .args(args)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", config_home(&self.home))
+            .env_remove("PIN_VARIANT")
+            .stdin(Stdio::null())
+            .output()?)
+    }
+
+    pub fn ok(&self, args: &[&str]) -> Result<String> {
+        let out = self.run(args)?;
+        ensure!(
+            out.status.success(),
+            "gatehouse {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(String::from_utf8(out.stdout)?)
+    }
+
+    pub fn json(&self, args: &[&str]) -> Result<serde_json::Value> {
+        Ok(serde_json::from_str(&self.ok(args)?)?)
+    }
 }
 
 /// The system python3 (the pyenv shim cannot start inside the sandbox).

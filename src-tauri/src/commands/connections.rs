@@ -206,6 +206,9 @@ pub struct LiveView {
 impl LiveView {
     fn of(live: &LiveConnection) -> Self {
         let server = live.conn.server();
+        // A connection that ended by itself has no final record here (only a
+        // close from this window keeps one): its run says how it ended.
+        let run = live.conn.record();
         Self {
             id: live.conn.id().to_string(),
             pid: live.conn.pid(),
@@ -213,12 +216,12 @@ impl LiveView {
             server_name: server.name,
             server_version: server.version,
             protocol_version: server.protocol_version,
-            exit: live.record.as_ref().and_then(|r| r.exit),
+            exit: live.record.as_ref().and_then(|r| r.exit).or(run.exit),
             end_reason: live
                 .record
                 .as_ref()
                 .and_then(|r| r.end_reason.clone())
-                .or_else(|| live.conn.record().end_reason),
+                .or(run.end_reason),
             end_message: live.conn.end_message(),
             counters: Counters::of(live.conn.stderr()),
             usage: live.conn.usage(),

@@ -36,7 +36,8 @@ const END_REASONS: Record<string, string> = {
   end_of_input: "ended by itself (end of input)",
   crash: "crashed",
   protocol: "broke the protocol",
-  closed: "disconnected from here",
+  // Core's word for a close from this side: the admin cancelled the session.
+  closed: "cancelled: disconnected in this window",
   dropped: "dropped",
   host_killed: "the app running it was killed",
 };

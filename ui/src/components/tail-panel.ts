@@ -58,6 +58,7 @@ export class TailPanel {
   private readonly filter: HTMLInputElement;
   private readonly pause: HTMLButtonElement;
   private readonly note: HTMLElement;
+  private readonly save: HTMLButtonElement | null;
   private paused = false;
   private active = false;
   /** The last entry drawn while drawing incrementally; 0: redraw whole. */
@@ -86,13 +87,16 @@ export class TailPanel {
     const save = onSave
       ? h("button", { type: "button", class: "button button-small", "data-action": "save-tail" }, "Save")
       : null;
+    this.save = save;
     save?.addEventListener("click", () => {
       save.disabled = true;
       onSave?.()
         .then((path) => {
           this.note.replaceChildren(`saved to ${path}`);
+          this.note.dataset.path = path;
         })
         .catch((raw: unknown) => {
+          delete this.note.dataset.path;
           this.note.replaceChildren(errorView(toGatehouseError(raw)));
         })
         .finally(() => {
@@ -129,7 +133,9 @@ export class TailPanel {
       [this.heading, "tail-title"],
       [this.filter, "tail-filter"],
       [this.pause, "tail-pause"],
+      [this.note, "tail-note"],
     ];
+    if (this.save) ids.push([this.save, "tail-save"]);
     for (const [el, id] of ids) {
       if (active) el.id = id;
       else el.removeAttribute("id");
