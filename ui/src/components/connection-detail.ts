@@ -20,12 +20,15 @@ import { Pager } from "../paging";
 import { whileBusy } from "./busy";
 import { askToolApproval } from "./consent-dialog";
 import { errorView } from "./error-view";
+import { PagedRows } from "./paged-rows";
 import { PagerBar } from "./pager-bar";
 import { resultView } from "./result-view";
 import { SchemaForm } from "./schema-form";
 
 /** Call records per page. */
 const RECORDS_PAGE = 50;
+/** Tools listed per page. */
+const TOOLS_PER_PAGE = 25;
 
 /** Core's end reasons (`Closed::reason`) in words. */
 const END_REASONS: Record<string, string> = {
@@ -269,25 +272,27 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     );
   };
 
+  const toolRow = (t: ToolView): HTMLElement => {
+    const open = h("button", { type: "button", class: "button button-small", "data-action": "call", "aria-label": `Call ${t.name}…` }, "Call…");
+    open.addEventListener("click", () => {
+      openCall(t);
+    });
+    return h(
+      "li",
+      { "data-tool": t.name, "data-effect": t.effect },
+      h("div", { class: "tool-head" }, h("span", { class: "tool-name mono" }, t.name), t.title ? h("span", {}, ` ${t.title}`) : null, open),
+      t.description ? h("div", { class: "muted small tool-description" }, t.description) : null,
+      h("div", { class: "muted small mono tool-annotations" }, annotations(t)),
+    );
+  };
+  // A server may list hundreds of tools: a page at a time.
+  const toolPages = new PagedRows(tools, "tools", "tools", toolRow, TOOLS_PER_PAGE);
+
   const load = async () => {
     await refreshFacts();
     try {
       const list = await listTools(name);
-      tools.replaceChildren(
-        ...list.map((t) => {
-          const open = h("button", { type: "button", class: "button button-small", "data-action": "call", "aria-label": `Call ${t.name}…` }, "Call…");
-          open.addEventListener("click", () => {
-            openCall(t);
-          });
-          return h(
-            "li",
-            { "data-tool": t.name, "data-effect": t.effect },
-            h("div", { class: "tool-head" }, h("span", { class: "tool-name mono" }, t.name), t.title ? h("span", {}, ` ${t.title}`) : null, open),
-            t.description ? h("div", { class: "muted small tool-description" }, t.description) : null,
-            h("div", { class: "muted small mono tool-annotations" }, annotations(t)),
-          );
-        }),
-      );
+      toolPages.set(list);
     } catch (raw) {
       status.replaceChildren(errorView(toGatehouseError(raw)));
     }
@@ -306,7 +311,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     facts,
     hold,
     status,
-    h("div", { class: "detail-grid" }, h("div", {}, h("h3", {}, "Tools"), tools), callBox),
+    h("div", { class: "detail-grid" }, h("div", {}, h("h3", {}, "Tools"), tools, toolPages.bar.element), callBox),
     h("div", { class: "row" }, h("h3", {}, "Call records (newest first)"), bar.element),
     h(
       "div",

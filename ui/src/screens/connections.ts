@@ -1,5 +1,6 @@
 import { whileBusy } from "../components/busy";
 import { twoStep } from "../components/confirm-button";
+import { PagedRows } from "../components/paged-rows";
 import { askConsent, askToolApproval } from "../components/consent-dialog";
 import { connectionDetail } from "../components/connection-detail";
 import { connectionForm } from "../components/connection-form";
@@ -67,6 +68,9 @@ async function connect(name: string): Promise<boolean> {
  * The site's stored MCP servers: add, edit, duplicate, remove; start one
  * (after consent) and see its state, tools, calls and stderr tails.
  */
+/** Stored connections per page. */
+const PAGE_SIZE = 50;
+
 export const connections: Screen = {
   id: "connections",
   title: "Connections",
@@ -235,11 +239,14 @@ export const connections: Screen = {
       );
     };
 
+    // The list comes whole; the table shows a page of it.
+    const paged = new PagedRows(rows, "conn", "connections", row, PAGE_SIZE);
+
     const refresh = async (): Promise<void> => {
       try {
         const list = await listConnections();
         names = new Set(list.map((c) => c.name));
-        rows.replaceChildren(...list.map(row));
+        paged.set(list);
         if (list.length === 0) {
           status.replaceChildren(h("p", { class: "muted" }, "No connections stored in this site yet: add one above."));
         }
@@ -269,6 +276,7 @@ export const connections: Screen = {
             rows,
           ),
         ),
+        paged.bar.element,
         status,
       ),
       detailSlot,
