@@ -121,7 +121,12 @@ async fn ten_flooding_connections_keep_the_window_responsive() -> Result<()> {
     let names: Vec<String> = (0..CONNECTIONS).map(|i| format!("flood{i}")).collect();
     store_floods(&site, &names, flood_mb(), flood_nice(), spin_s()).await?;
     let home = tempfile::tempdir()?;
-    let mut driver = Driver::start(&site, home.path())?;
+    // Painted as the product chooses for this machine (see painting.rs).
+    let mut driver = Driver::start_with(
+        &site,
+        home.path(),
+        &[(gatehouse_desktop::painting::OVERRIDE, "")],
+    )?;
     let launched = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs_f64() * 1000.0;
     let client = driver.connect().await?;
     let outcome = scenario(&client, &site, launched).await;

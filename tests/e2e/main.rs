@@ -17,4 +17,5 @@ mod desk;
 mod load;
 mod pinning;
 mod smoke;
+mod theme;
 mod webdriver;

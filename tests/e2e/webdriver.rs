@@ -123,6 +123,10 @@ impl Driver {
 fn spawn_driver(default_site: &Path, home: &Path, env: &[(String, String)]) -> Result<Child> {
     let exe = find_tauri_driver()?;
     Command::new(&exe)
+        // GL compositing (llvmpipe here): WebKitWebDriver's screenshot never
+        // answers for a page painted without it until the page changes.
+        // The load scenario passes the product's own choice.
+        .env(gatehouse_desktop::painting::OVERRIDE, "1")
         .envs(env.iter().map(|(k, v)| (k, v)))
         .args(["--port", &DRIVER_PORT.to_string()])
         .env(gatehouse_core::site::ENV_SITE, default_site)
