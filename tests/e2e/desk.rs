@@ -423,6 +423,18 @@ async fn by_user(client: &Client, editor_tools: &[String]) -> Result<()> {
         stderr.contains("MCP server ready") && stderr.contains(&format!("user:{EMAIL}")),
         "the preview's stderr is not shown: {stderr:?}"
     );
+    // Both sides stay in the window with the excerpt open (its long lines
+    // once widened the left column and pushed the right one out of view).
+    let fits = client
+        .execute(
+            "return document.getElementById('preview-right').getBoundingClientRect().right <= document.documentElement.clientWidth",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        fits == serde_json::json!(true),
+        "the stderr excerpt pushed the right side out of the window"
+    );
     assert_labelled(client, "Actor preview, a user").await?;
     screenshot(client, "e2e-desk-actor-preview-user.png").await?;
     Ok(())
