@@ -8,7 +8,8 @@
 //! generates the page's TypeScript types from the Rust ones; [`cli_binary`] finds
 //! the `gatehouse` CLI that generated client configs start; [`prefs`] is what
 //! the app remembers between runs (recent sites, last screen; the window's
-//! size and position are kept by the window-state plugin). A new command is also
+//! size and position are kept by the window-state plugin, written to disk by
+//! [`window_state`] once the window settles). A new command is also
 //! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
 
 pub mod cli_binary;
@@ -19,12 +20,14 @@ pub mod live;
 pub mod painting;
 pub mod prefs;
 pub mod state;
+pub mod window_state;
 
 /// Builds and runs the app until the last window closes.
 pub fn run() -> tauri::Result<()> {
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .on_window_event(window_state::on_event)
         .manage(state::AppState::default())
         .setup(|app| {
             use tauri::Manager as _;

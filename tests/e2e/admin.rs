@@ -18,6 +18,74 @@ async fn open_core(dir: &Path) -> Result<Site> {
     .await?)
 }
 
+/// Sites: an empty site made from the window opens at once; the header names
+/// it and its SQLite file without the scratch badge, and it holds nothing:
+/// `site::init` seeds sample data only into scratch sites, so an empty site
+/// has no users, keys, content, media, config or audit entries.
+async fn create_empty_site(client: &Client, dir: &Path) -> Result<()> {
+    click(client, "#nav-overview").await?;
+    let path = dir.to_str().context("temp path is not UTF-8")?;
+    type_into(client, "#new-site-path", path).await?;
+    type_into(client, "#new-site-name", "empty-site").await?;
+    click(client, "#new-site-empty").await?;
+    assert_labelled(client, "Sites").await?;
+    click(client, "#new-site-create").await?;
+    let notice = wait_for(client, "#new-site-result [data-code]").await?;
+    let code = notice.attr("data-code").await?.unwrap_or_default();
+    ensure!(code == "OK", "create failed: {}", notice.text().await?);
+
+    wait_for(client, "#current-site[data-state='open']").await?;
+    let header = text_of(client, "#current-site").await?;
+    ensure!(
+        header.contains("empty-site") && !header.contains("scratch"),
+        "header: {header}"
+    );
+    let backend = wait_for(client, "#current-backend[data-kind='sqlite']").await?;
+    let shown = backend.prop("textContent").await?.unwrap_or_default();
+    ensure!(
+        shown.ends_with("/empty-here/gatehouse.db"),
+        "backend shown: {shown}"
+    );
+    wait_for(client, &format!("#recent-sites li[data-path='{path}']")).await?;
+    screenshot(client, "e2e-sites-empty.png").await?;
+
+    let site = open_core(dir).await?;
+    ensure!(!site.is_scratch(), "an empty site was made scratch");
+    site.store.close().await;
+    let db = sqlx::SqlitePool::connect_with(
+        sqlx::sqlite::SqliteConnectOptions::new().filename(dir.join("gatehouse.db")),
+    )
+    .await?;
+    for table in [
+        "users",
+        "api_keys",
+        "content",
+        "media",
+        "site_config",
+        "audit_log",
+    ] {
+        let (rows,): (i64,) =
+            sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}")))
+                .fetch_one(&db)
+                .await?;
+        ensure!(rows == 0, "an empty site has {rows} rows in {table}");
+    }
+    db.close().await;
+
+    // The window agrees: the Users screen lists nobody.
+    click(client, "#nav-users").await?;
+    wait_for(client, "#permissions-table tr[data-action='keys_manage']").await?;
+    wait_for(client, "#users-rows").await?;
+    ensure!(
+        client
+            .find_all(Locator::Css("#users-rows tr[data-email]"))
+            .await?
+            .is_empty(),
+        "the Users screen lists users of an empty site"
+    );
+    Ok(())
+}
+
 /// Sites: a scratch site made from the window opens at once, the header
 /// names it, its SQLite file and that it is scratch, and it is remembered.
 async fn create_scratch_site(client: &Client, dir: &Path) -> Result<()> {
@@ -171,6 +239,7 @@ async fn keys(client: &Client, dir: &Path) -> Result<()> {
         &format!("#keys-rows[data-filter='all'] tr[data-key-id='{key_id}']"),
     )
     .await?;
+    assert_labelled(client, "Keys").await?;
     screenshot_at(client, "e2e-keys.png", "#keys-table").await?;
 
     // Revoked elsewhere meanwhile: the window's revoke fails, says why next
@@ -269,6 +338,7 @@ async fn site_config(client: &Client, dir: &Path) -> Result<()> {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    assert_labelled(client, "Site config").await?;
     screenshot_at(client, "e2e-site-config.png", "#config-table").await?;
     Ok(())
 }
@@ -375,6 +445,7 @@ async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    assert_labelled(client, "Users").await?;
     screenshot_at(client, "e2e-users.png", "#users-table").await?;
     Ok(())
 }
@@ -412,6 +483,7 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
         "{}",
         ok.text().await?
     );
+    assert_labelled(client, "Audit").await?;
     screenshot(client, "e2e-audit.png").await?;
 
     // Tamper: rewrite who was created in one entry.
@@ -468,25 +540,66 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Where the test puts the window before the restart: not the default
+/// rect (1100×720 at 0,0), above the window's minimum size.
+const MOVED: (u32, u32, u32, u32) = (40, 50, 900, 600);
+
+/// Moves and resizes the window, then waits until the app has written that
+/// rect to the window-state file (it does once the window settles, so the
+/// rect survives the driver ending the app without a clean exit).
+async fn move_window(client: &Client, home: &Path) -> Result<()> {
+    let (x, y, width, height) = MOVED;
+    client.set_window_rect(x, y, width, height).await?;
+    let (gx, gy, gw, gh) = client.get_window_rect().await?;
+    let want = |v: u32| u64::from(v);
+    ensure!(
+        (gx, gy, gw, gh) == (want(x), want(y), want(width), want(height)),
+        "WebDriver could not move the window: {:?}",
+        (gx, gy, gw, gh)
+    );
+    let file = config_home(home)
+        .join("org.gatehouse.desktop")
+        .join(".window-state.json");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let saved: Option<serde_json::Value> = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
+        let main = saved.as_ref().map(|s| &s["main"]);
+        if main.is_some_and(|m| m["width"] == width && m["height"] == height && m["x"] == x) {
+            return Ok(());
+        }
+        ensure!(
+            std::time::Instant::now() < deadline,
+            "the app never saved the moved window; {} holds {saved:?}",
+            file.display()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 /// The whole admin round, then a restart: the app comes back on the last
-/// screen with the last site open.
+/// screen with the last site open, its window where it was left.
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn admin_screens_create_mint_users_audit() -> Result<()> {
     let tmp = tempfile::tempdir()?;
     let home = tmp.path().join("home");
     let site_dir = tmp.path().join("made-here");
+    let empty_dir = tmp.path().join("empty-here");
     let out_dir = tmp.path().join("exports");
     std::fs::create_dir_all(&out_dir)?;
 
     let mut driver = Driver::start(tmp.path(), &home)?;
     let client = driver.connect().await?;
     let outcome = async {
+        create_empty_site(&client, &empty_dir).await?;
         create_scratch_site(&client, &site_dir).await?;
         keys(&client, &site_dir).await?;
         site_config(&client, &site_dir).await?;
         users(&client, &site_dir, &home).await?;
-        audit(&client, &site_dir, &out_dir).await
+        audit(&client, &site_dir, &out_dir).await?;
+        move_window(&client, &home).await
     }
     .await;
     let closed = client.close().await;
@@ -503,6 +616,17 @@ async fn admin_screens_create_mint_users_audit() -> Result<()> {
         wait_for(&client, "#nav-audit[aria-current='page']").await?;
         // The remembered site is open: the screen's data loads.
         wait_for(&client, "#audit-rows tr").await?;
+        // The window is back where it was left (a few pixels of slack for
+        // a window manager's frame).
+        let (x, y, width, height) = client.get_window_rect().await?;
+        let (wx, wy, ww, wh) = MOVED;
+        ensure!(
+            [(x, wx), (y, wy), (width, ww), (height, wh)]
+                .iter()
+                .all(|&(got, want)| got.abs_diff(u64::from(want)) <= 4),
+            "window rect after the restart: {:?}, left at {MOVED:?}",
+            (x, y, width, height)
+        );
         anyhow::Ok(())
     }
     .await;

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use super::smoke::tail_lines;
 use super::webdriver::{
-    Driver, click, downloads_in, open_site, python3, row_action, row_state, scratch_site,
-    screenshot, text_of, type_into, wait_for, wait_for_text,
+    Driver, assert_labelled, click, downloads_in, ensure_in_view, open_site, python3, row_action,
+    row_state, scratch_site, screenshot, screenshot_at, text_of, type_into, wait_for,
+    wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -172,6 +173,7 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
     type_into(client, "#conn-form-command", python).await?;
     type_into(client, "#conn-form-args", &fixture).await?;
     type_into(client, "#conn-form-timeout", "20s").await?;
+    assert_labelled(client, "Connections, adding a connection").await?;
     click(client, "#conn-form-save").await?;
     wait_for(
         client,
@@ -234,6 +236,7 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
     wait_for(client, "#call-state[data-state='completed']").await?;
     let result = text_of(client, "#call-result .result-text").await?;
     assert_eq!(result, "hello from the desk");
+    assert_labelled(client, "Connections, a connection's details and a call").await?;
     let record = "#call-records tr[data-tool='echo'][data-state='completed']";
     wait_for(client, record).await?;
     let record_text = text_of(client, record).await?;
@@ -349,6 +352,7 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
     click(client, "#conn-form-save").await?;
     accept_consent(client, "echo", resolved).await?;
     wait_for(client, "#tools-dialog[data-connection='echo'][open]").await?;
+    assert_labelled(client, "Connections, the changed-tools dialog").await?;
     let why = text_of(client, "#tools-message").await?;
     ensure!(
         why.contains("echo"),
@@ -461,6 +465,30 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
         pasted.contains(markers[0]) && pasted.contains("\ny\n"),
         "the copied tail lacks core's marker or the child's lines"
     );
+    tools_and_tail_shot(client).await
+}
+
+/// The README's pictures of one connection, the flood: its tools (its
+/// details, shown since it connected) and its live tail at the first gap
+/// marker Gatehouse wrote. Each shot fails unless what it is for really is
+/// in the window.
+async fn tools_and_tail_shot(client: &Client) -> Result<()> {
+    let first_tool = "#conn-detail-slot #tool-list li[data-tool='echo']";
+    wait_for(client, first_tool).await?;
+    screenshot_at(client, "e2e-desk-connection-tools.png", "#conn-detail-slot").await?;
+    ensure_in_view(client, first_tool).await?;
+
+    client
+        .execute(
+            "const list = document.getElementById('tail-lines'); \
+             const marker = list.querySelector('.tail-marker'); \
+             list.scrollTop += marker.getBoundingClientRect().top - list.getBoundingClientRect().top - 40;",
+            vec![],
+        )
+        .await?;
+    screenshot_at(client, "e2e-desk-connection-tail.png", ".tail-tabs").await?;
+    ensure_in_view(client, "#tail-lines .tail-marker").await?;
+    ensure_in_view(client, "#tail-counters").await?;
     Ok(())
 }
 
@@ -489,6 +517,7 @@ async fn actor_preview(client: &Client, key_id: &str) -> Result<()> {
         .find_all(Locator::Css("#preview-left-tools li[data-only='true']"))
         .await?;
     ensure!(only_public.is_empty(), "public has a tool editor lacks");
+    assert_labelled(client, "Actor preview").await?;
     screenshot(client, "e2e-desk-actor-preview.png").await?;
 
     // A key minted outside the window, previewed by its id: the viewer's
@@ -525,7 +554,99 @@ async fn actor_preview(client: &Client, key_id: &str) -> Result<()> {
         !key_tools.iter().any(|t| t == "content_write_draft"),
         "a viewer key is served a write tool: {key_tools:?}"
     );
+    by_user(client, &tools("right").await?).await
+}
+
+/// A seeded user of the scratch site (`author@example.com`, role author, see
+/// `site::seed`), previewed by email beside the author role: the same tools,
+/// not public's; and the page shows what that `gatehouse mcp` wrote to stderr.
+async fn by_user(client: &Client, editor_tools: &[String]) -> Result<()> {
+    const EMAIL: &str = "author@example.com";
+    let kind = client.find(Locator::Id("preview-left-kind")).await?;
+    kind.select_by_value("public").await?;
+    click(client, "#preview-run").await?;
+    wait_for(client, "#preview-result #preview-left[data-actor='public']").await?;
+    let public_tools = side_tools(client, "left").await?;
+
+    client
+        .find(Locator::Id("preview-left-kind"))
+        .await?
+        .select_by_value("user")
+        .await?;
+    client
+        .find(Locator::Id("preview-left-user"))
+        .await?
+        .select_by_value(EMAIL)
+        .await?;
+    client
+        .find(Locator::Id("preview-right-kind"))
+        .await?
+        .select_by_value("roles")
+        .await?;
+    for role in ["editor", "author"] {
+        let check = client
+            .find(Locator::Id(&format!("preview-right-role-{role}")))
+            .await?;
+        let checked = check.prop("checked").await?.as_deref() == Some("true");
+        if checked != (role == "author") {
+            click(client, &format!("#preview-right-role-{role}")).await?;
+        }
+    }
+    click(client, "#preview-run").await?;
+    wait_for(
+        client,
+        &format!("#preview-result #preview-left[data-actor='user:{EMAIL}']"),
+    )
+    .await?;
+    wait_for(client, "#preview-right[data-actor='roles:author']").await?;
+    let user_tools = side_tools(client, "left").await?;
+    let author_tools = side_tools(client, "right").await?;
+    ensure!(
+        user_tools == author_tools,
+        "{EMAIL} is served {user_tools:?}, the author role {author_tools:?}"
+    );
+    ensure!(
+        user_tools != public_tools && user_tools != editor_tools,
+        "{EMAIL} is served public's or the editor's tools: {user_tools:?}"
+    );
+    ensure!(
+        user_tools.iter().any(|t| t == "content_write_draft"),
+        "an author is not served the draft tool: {user_tools:?}"
+    );
+
+    // The bounded excerpt of that server's stderr, opened as a person would.
+    click(client, "#preview-left details summary").await?;
+    let stderr = text_of(client, "#preview-left details pre").await?;
+    ensure!(
+        stderr.contains("MCP server ready") && stderr.contains(&format!("user:{EMAIL}")),
+        "the preview's stderr is not shown: {stderr:?}"
+    );
+    // Both sides stay in the window with the excerpt open (its long lines
+    // once widened the left column and pushed the right one out of view).
+    let fits = client
+        .execute(
+            "return document.getElementById('preview-right').getBoundingClientRect().right <= document.documentElement.clientWidth",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        fits == serde_json::json!(true),
+        "the stderr excerpt pushed the right side out of the window"
+    );
+    assert_labelled(client, "Actor preview, a user").await?;
+    screenshot(client, "e2e-desk-actor-preview-user.png").await?;
     Ok(())
+}
+
+/// The tools listed on one side of the preview, in order.
+async fn side_tools(client: &Client, side: &str) -> Result<Vec<String>> {
+    let value = client
+        .execute(
+            "return Array.from(document.querySelectorAll(`#preview-${arguments[0]}-tools li`), li => li.dataset.tool)",
+            vec![serde_json::json!(side)],
+        )
+        .await?;
+    Ok(serde_json::from_value(value)?)
 }
 
 #[tokio::test]

@@ -11,8 +11,9 @@ use fantoccini::{Client, Locator};
 
 use super::client_config;
 use super::webdriver::{
-    Driver, PATIENCE, cli_binary, click, open_site, python3, row_action, row_state, scratch_site,
-    screenshot, text_of, wait_for, wait_for_text,
+    Driver, PATIENCE, assert_labelled, cli_binary, click, ensure_in_view, open_site, python3,
+    row_action, row_state, scratch_site, screenshot, screenshot_at, text_of, wait_for,
+    wait_for_text,
 };
 
 async fn smoke(client: &Client, real: &Path) -> Result<()> {
@@ -88,6 +89,7 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
     assert_eq!(title, "Opened scratch site “e2e-site”");
     let header = wait_for_text(client, "#current-site", |t| t.contains("e2e-site")).await?;
     assert!(header.contains("scratch"), "header shows: {header:?}");
+    assert_labelled(client, "Sites").await?;
     screenshot(client, "e2e-overview.png").await?;
 
     Ok(())
@@ -312,14 +314,18 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         counters.contains("1,048,576 bytes seen · 65,536 kept · truncated"),
         "{counters}"
     );
-    // Show the top of the tail (the markers) to whoever looks at the screenshot.
+    assert_labelled(client, "Connections, a tail").await?;
+    // Show the tail with core's marker on top (the README's picture of it):
+    // the tail scrolled into the window, its list to its top.
     client
         .execute(
             "document.getElementById('tail-lines').scrollTop = 0",
             vec![],
         )
         .await?;
-    screenshot(client, "e2e-connections.png").await?;
+    screenshot_at(client, "e2e-connections.png", ".tail-tabs").await?;
+    ensure_in_view(client, "#tail-lines .tail-origin").await?;
+    ensure_in_view(client, "#tail-counters").await?;
     Ok(())
 }
 
@@ -428,6 +434,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         location.contains("claude_desktop_config.json"),
         "{location}"
     );
+    assert_labelled(client, "Keys, a key minted").await?;
     screenshot(client, "e2e-keys-minted.png").await?;
 
     // The config's command really is the CLI, and the key works with it.
@@ -525,6 +532,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
             Some(key_id.as_str())
         );
     }
+    assert_labelled(client, "Client config").await?;
     screenshot(client, "e2e-config-screen.png").await?;
     Ok(())
 }

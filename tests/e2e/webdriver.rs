@@ -437,3 +437,70 @@ pub async fn open_site(client: &Client, path: &str) -> Result<String> {
     let notice = wait_for(client, "#site-result [data-code]").await?;
     Ok(notice.attr("data-code").await?.unwrap_or_default())
 }
+
+/// Fails naming every input, select, textarea and button on the page that
+/// has no accessible name: none of `aria-labelledby` (pointing at text),
+/// `aria-label`, a `<label>` (by `for` or wrapping it) with text, or, for a
+/// button, its own text (or an input button's value). Hidden controls count
+/// too: they are named before they are shown. `screen` names the page state
+/// in the failure.
+pub async fn assert_labelled(client: &Client, screen: &str) -> Result<()> {
+    let offenders: Vec<String> = serde_json::from_value(
+        client
+            .execute(
+                r#"
+const text = (el) => (el?.textContent ?? "").trim();
+const named = (el) => {
+  const by = (el.getAttribute("aria-labelledby") ?? "").split(/\s+/).filter(Boolean);
+  if (by.some((id) => text(document.getElementById(id)) !== "")) return true;
+  if ((el.getAttribute("aria-label") ?? "").trim() !== "") return true;
+  if (Array.from(el.labels ?? [], text).some((t) => t !== "")) return true;
+  if (el.tagName === "BUTTON") return text(el) !== "";
+  if (el.tagName === "INPUT" && ["button", "submit", "reset"].includes(el.type)) return (el.value ?? "").trim() !== "";
+  return false;
+};
+return Array.from(document.querySelectorAll("input, select, textarea, button"))
+  .filter((el) => !(el.tagName === "INPUT" && el.type === "hidden"))
+  .filter((el) => !named(el))
+  .map((el) => {
+    const id = el.id ? `#${el.id}` : "";
+    const cls = el.classList.length ? `.${Array.from(el.classList).join(".")}` : "";
+    const where = el.closest("[id]")?.id;
+    return `${el.tagName.toLowerCase()}${id}${cls}${el.type ? `[type=${el.type}]` : ""}${where && !id ? ` in #${where}` : ""}`;
+  });
+"#,
+                vec![],
+            )
+            .await?,
+    )?;
+    ensure!(
+        offenders.is_empty(),
+        "controls without an accessible name on {screen}: {offenders:?}"
+    );
+    Ok(())
+}
+
+/// Fails unless `css` is laid out whole inside the window (and inside the
+/// scrolled box around it): what a screenshot taken now shows of it.
+pub async fn ensure_in_view(client: &Client, css: &str) -> Result<()> {
+    let seen = client
+        .execute(
+            r#"
+const el = document.querySelector(arguments[0]);
+if (!el) return false;
+const r = el.getBoundingClientRect();
+if (r.height === 0 || r.top < 0 || r.bottom > window.innerHeight) return false;
+for (let box = el.parentElement; box; box = box.parentElement) {
+  if (box.scrollHeight > box.clientHeight && getComputedStyle(box).overflowY !== "visible") {
+    const b = box.getBoundingClientRect();
+    if (r.top < b.top || r.bottom > b.bottom) return false;
+  }
+}
+return true;
+"#,
+            vec![serde_json::json!(css)],
+        )
+        .await?;
+    ensure!(seen == serde_json::json!(true), "{css} is not in view");
+    Ok(())
+}

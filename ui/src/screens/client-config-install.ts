@@ -54,6 +54,8 @@ export function installPanel(selection: () => Selection | null): {
     class: "input",
     type: "text",
     placeholder: "/path/to/project (project scope)",
+    // A placeholder is no name: it goes away as soon as something is typed.
+    "aria-label": "Project folder (project scope)",
   });
   const preview = h("button", { id: "install-preview", class: "button", type: "button" }, "Preview install");
   const write = h("button", { id: "install-write", class: "button button-primary", type: "button", hidden: true }, "Write file");
@@ -202,6 +204,7 @@ export function doctorPanel(): HTMLElement {
     class: "input",
     type: "text",
     placeholder: "also check a project folder (optional)",
+    "aria-label": "Project folder to check too (optional)",
   });
   const button = h("button", { id: "doctor-run", class: "button", type: "button" }, "Check clients");
   const output = h("div", { id: "doctor-output", class: "stack", "aria-live": "polite" });

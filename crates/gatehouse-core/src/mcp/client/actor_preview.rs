@@ -82,10 +82,19 @@ pub struct ActorManifest {
 /// (network only when the site's database is PostgreSQL).
 pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec, Profile)> {
     let dir = site.dir.canonicalize().unwrap_or_else(|_| site.dir.clone());
+    // At the CLI's default level (warn) a healthy server writes nothing, and
+    // the preview's stderr excerpt was always empty: at info it shows how the
+    // server started (the actor it serves, the revision it negotiated).
     let mut spec = ChildSpec::new(cli.to_string_lossy())
         .arg("--site")
         .arg(dir.to_string_lossy())
-        .arg("mcp");
+        .arg("mcp")
+        .env(
+            "GATEHOUSE_LOG",
+            EnvValue::Plain {
+                value: "info".into(),
+            },
+        );
     match actor {
         PreviewActor::Public => {}
         PreviewActor::Roles(roles) => {
