@@ -134,8 +134,9 @@ async fn saved_file(
     Ok(path)
 }
 
-/// Opens `tool`'s call form, fills `fields` and sends the call.
-async fn send_call(client: &Client, tool: &str, fields: &[(&str, &str)]) -> Result<()> {
+/// Opens `tool`'s call form, fills `fields` and sends the call (whatever the
+/// last call left in the result view is gone first).
+pub async fn send_call(client: &Client, tool: &str, fields: &[(&str, &str)]) -> Result<()> {
     click(
         client,
         &format!("#tool-list li[data-tool='{tool}'] button[data-action='call']"),
@@ -149,6 +150,12 @@ async fn send_call(client: &Client, tool: &str, fields: &[(&str, &str)]) -> Resu
         )
         .await?;
     }
+    client
+        .execute(
+            "document.getElementById('call-output')?.replaceChildren()",
+            vec![],
+        )
+        .await?;
     click(client, "#call-send").await
 }
 

@@ -18,10 +18,10 @@ use anyhow::{Context, Result, bail, ensure};
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 
-use super::desk::connect_with_consent;
+use super::desk::{connect_with_consent, send_call};
 use super::webdriver::{
     Cli, Driver, click, open_site, python3, row_action, row_state, scratch_site, screenshot_at,
-    text_of, type_into, wait_for, wait_for_text,
+    text_of, wait_for, wait_for_text,
 };
 
 fn fixtures() -> PathBuf {
@@ -341,27 +341,7 @@ async fn changed_tools_at_connect_are_shown_declined_then_approved() -> Result<(
 /// Calls `tool` through its generated form with `fields` filled; waits for
 /// the call to end and returns its state.
 async fn call_through_form(client: &Client, tool: &str, fields: &[(&str, &str)]) -> Result<String> {
-    click(
-        client,
-        &format!("#tool-list li[data-tool='{tool}'] button[data-action='call']"),
-    )
-    .await?;
-    for (field, value) in fields {
-        type_into(
-            client,
-            &format!("#call-form[data-tool='{tool}'] [data-field='{field}'] input"),
-            value,
-        )
-        .await?;
-    }
-    // Whatever the last call left is gone before this one is sent.
-    client
-        .execute(
-            "document.getElementById('call-output')?.replaceChildren()",
-            vec![],
-        )
-        .await?;
-    click(client, "#call-send").await?;
+    send_call(client, tool, fields).await?;
     let state = wait_for(client, "#call-output #call-state").await?;
     Ok(state.attr("data-state").await?.unwrap_or_default())
 }

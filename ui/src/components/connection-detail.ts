@@ -28,7 +28,7 @@ import { SchemaForm } from "./schema-form";
 /** Call records per page. */
 const RECORDS_PAGE = 50;
 /** Tools listed per page. */
-const TOOLS_PER_PAGE = 25;
+const TOOLS_PER_PAGE = 50;
 
 /** Core's end reasons (`Closed::reason`) in words. */
 const END_REASONS: Record<string, string> = {
