@@ -9,7 +9,8 @@
 //! the `gatehouse` CLI that generated client configs start; [`prefs`] is what
 //! the app remembers between runs (recent sites, last screen; the window's
 //! size and position are kept by the window-state plugin, written to disk by
-//! [`window_state`] once the window settles). A new command is also
+//! [`window_state`] once the window settles); [`painting`] decides, before
+//! the window exists, whether WebKit composites with GL. A new command is also
 //! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
 
 pub mod cli_binary;
