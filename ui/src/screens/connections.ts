@@ -64,13 +64,13 @@ async function connect(name: string): Promise<boolean> {
   }
 }
 
+/** Stored connections per page. */
+const PAGE_SIZE = 50;
+
 /**
  * The site's stored MCP servers: add, edit, duplicate, remove; start one
  * (after consent) and see its state, tools, calls and stderr tails.
  */
-/** Stored connections per page. */
-const PAGE_SIZE = 50;
-
 export const connections: Screen = {
   id: "connections",
   title: "Connections",

@@ -134,7 +134,7 @@ async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
         // The process's write gate keeps its sqlx writes out of the way.
         let _gate = store.write_gate().await;
         if let Some(seqs) = direct.append(entries, crate::time::now_ms(), false)? {
-            direct.after_commit(store.gate.clone());
+            direct.after_commit();
             return Ok(seqs);
         }
         // Another process holds the write lock: wait for it off the runtime.
@@ -148,7 +148,7 @@ async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
         })
         .await
         .map_err(|e| Error::storage("committing audit entries", e))??;
-        direct.after_commit(store.gate.clone());
+        direct.after_commit();
         return Ok(waited.expect("a waiting append always writes"));
     }
     let (mut tx, head) = store.begin_write_returning_head().await?;

@@ -42,6 +42,9 @@ pub(crate) struct Direct {
     path: PathBuf,
     readers: Mutex<Vec<Connection>>,
     writer: Mutex<Option<Connection>>,
+    /// One permit per database file in this process ([`gate_for`]): whoever
+    /// writes holds it (sqlx write transactions and the group commit alike).
+    gate: Arc<tokio::sync::Semaphore>,
     /// Commits since the last WAL checkpoint, and whether one is running.
     commits: std::sync::atomic::AtomicU32,
     checkpointing: std::sync::atomic::AtomicBool,
@@ -117,10 +120,6 @@ pub(crate) fn gate_for(path: &Path) -> Arc<tokio::sync::Semaphore> {
 }
 
 impl Direct {
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Direct access to the database file `path`, if it is one (an in-memory
     /// database cannot be shared with a second connection).
     pub(crate) fn for_file(path: &Path) -> Option<Arc<Direct>> {
@@ -129,6 +128,7 @@ impl Direct {
                 path: path.to_path_buf(),
                 readers: Mutex::new(Vec::new()),
                 writer: Mutex::new(None),
+                gate: gate_for(path),
                 commits: Default::default(),
                 checkpointing: Default::default(),
                 lock_waits: Default::default(),
@@ -299,10 +299,10 @@ impl Direct {
     /// the next commit; one copied only while commits keep coming never does,
     /// and grows by every commit's pages (tens of MB a second under load). So
     /// once it passes [`WAL_KEPT_BYTES`], a second checkpoint runs with this
-    /// process's writers held at `gate`, copying what they appended meanwhile:
+    /// process's writers held at the write gate, copying what they appended meanwhile:
     /// a pause of an fsync or two for the calls committing then, once per
     /// that many bytes of WAL, not once per checkpoint.
-    pub(crate) fn after_commit(self: &Arc<Self>, gate: Option<Arc<tokio::sync::Semaphore>>) {
+    pub(crate) fn after_commit(self: &Arc<Self>) {
         use std::sync::atomic::Ordering::Relaxed;
         if self.commits.fetch_add(1, Relaxed) + 1 < CHECKPOINT_EVERY
             || self.checkpointing.swap(true, Relaxed)
@@ -313,12 +313,21 @@ impl Direct {
         let direct = self.clone();
         tokio::spawn(async move {
             direct.clone().checkpoint().await;
-            if let Some(gate) = gate.filter(|_| direct.wal_bytes() > WAL_KEPT_BYTES as u64) {
-                let _held = gate.acquire_owned().await;
+            if direct.wal_bytes() > WAL_KEPT_BYTES as u64 {
+                let _held = direct.write_gate().await;
                 direct.clone().checkpoint().await;
             }
             direct.checkpointing.store(false, Relaxed);
         });
+    }
+
+    /// Waits for this file's write gate.
+    pub(crate) async fn write_gate(&self) -> tokio::sync::OwnedSemaphorePermit {
+        self.gate
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the gate is never closed")
     }
 
     /// The WAL file's size now (0 when there is none).

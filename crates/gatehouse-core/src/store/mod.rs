@@ -92,11 +92,9 @@ pub struct Store {
     writer: AnyPool,
     /// The audit log's group commit (one committer per opened store).
     group: Arc<audit::GroupCommit>,
-    /// The hot path's statements in place on a SQLite file (`direct`).
+    /// The hot path's statements in place on a SQLite file (`direct`), and
+    /// that file's write gate.
     direct: Option<Arc<direct::Direct>>,
-    /// One permit per database file in this process: whoever writes holds it
-    /// (sqlx write transactions and the direct group commit alike).
-    gate: Option<Arc<tokio::sync::Semaphore>>,
     backend: DatabaseKind,
     /// The database URL with any password replaced by `***`: the only form
     /// that may appear in errors and logs.
@@ -228,7 +226,6 @@ impl Store {
                 .and_then(|o| direct::Direct::for_file(o.get_filename())),
             DatabaseKind::Postgres => None,
         };
-        let gate = direct.as_ref().map(|d| direct::gate_for(d.path()));
         let (pool, writer) = match backend {
             DatabaseKind::Sqlite => (pool_of(4), pool_of(1)),
             DatabaseKind::Postgres => {
@@ -241,7 +238,6 @@ impl Store {
             writer,
             group: Arc::default(),
             direct,
-            gate,
             backend,
             shown,
         })
@@ -328,13 +324,8 @@ impl Store {
 
     /// Waits for this process's write gate on a SQLite file (see [`Tx`]).
     pub(crate) async fn write_gate(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        match &self.gate {
-            Some(gate) => Some(
-                gate.clone()
-                    .acquire_owned()
-                    .await
-                    .expect("the gate is never closed"),
-            ),
+        match &self.direct {
+            Some(direct) => Some(direct.write_gate().await),
             None => None,
         }
     }

@@ -60,6 +60,11 @@ pub fn checksum(body: &str) -> String {
     base62_fixed(u64::from(crc32fast::hash(body.as_bytes())), CHECKSUM_LEN)
 }
 
+/// Whether `id` has a key id's shape: [`ID_LEN`] ASCII letters or digits.
+pub fn is_key_id(id: &str) -> bool {
+    id.len() == ID_LEN && id.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
 /// Checks format and checksum. Never panics, whatever the input.
 pub fn parse(raw: &str) -> std::result::Result<ParsedKey<'_>, Malformed> {
     let rest = raw.strip_prefix(PREFIX).ok_or(Malformed::Prefix)?;
@@ -69,7 +74,7 @@ pub fn parse(raw: &str) -> std::result::Result<ParsedKey<'_>, Malformed> {
     }
     let (id, tail) = rest.split_at(ID_LEN);
     let tail = tail.strip_prefix('_').ok_or(Malformed::Shape)?;
-    if !alnum(id) || !alnum(tail) {
+    if !is_key_id(id) || !alnum(tail) {
         return Err(Malformed::Shape);
     }
     let (secret, sum) = tail.split_at(SECRET_LEN);

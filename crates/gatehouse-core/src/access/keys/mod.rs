@@ -27,7 +27,7 @@ mod verify;
 pub use expiry::{MAX_DURATION_MS, after, parse_duration_ms, parse_expiry, rfc3339};
 pub use format::{
     CHECKSUM_LEN, ID_LEN, Malformed, PREFIX, ParsedKey, RawKey, SECRET_LEN, checksum, generate,
-    parse,
+    is_key_id, parse,
 };
 pub use hash::argon2_verifications;
 pub use verify::{Refusal, VerifiedKey, recheck, verify};

@@ -19,7 +19,7 @@ use super::lifecycle::MemoryRecorder;
 use super::options::ConnectOptions;
 use super::saved;
 use crate::access::actor::ENV_API_KEY;
-use crate::access::keys::{ID_LEN, RawKey};
+use crate::access::keys::{ID_LEN, RawKey, is_key_id};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
@@ -144,9 +144,9 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
     Ok((spec, profile))
 }
 
-/// A key id as minted: [`ID_LEN`] letters or digits.
+/// A key id as minted ([`is_key_id`]).
 fn check_key_id(key_id: &str) -> Result<()> {
-    if key_id.len() == ID_LEN && key_id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+    if is_key_id(key_id) {
         return Ok(());
     }
     Err(Error::invalid(

@@ -99,12 +99,7 @@ pub(super) async fn supervise(
                         },
                     }, false);
                 }
-                let seen = child.descendants();
-                let mut shown = lock(&shared.descendants);
-                if *shown != seen {
-                    *shown = seen.to_vec();
-                }
-                drop(shown);
+                *lock(&shared.descendants) = child.descendants().to_vec();
                 if let Some(why) = watch.then(|| check_ceilings(&child, &limits)).flatten() {
                     child.kill_group();
                     break (why, false);
