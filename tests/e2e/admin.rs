@@ -347,7 +347,7 @@ async fn site_config(client: &Client, dir: &Path) -> Result<()> {
 /// change its roles (the CLI lists the new ones and the audit log has the
 /// change), disable it, and see the CLI refuse it as an actor.
 async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
-    let cli = cli_binary()?;
+    let cli = Cli::new(dir, home)?;
     click(client, "#nav-users").await?;
     wait_for(client, "#permissions-table tr[data-action='keys_manage']").await?;
     type_into(client, "#user-email", "grace@example.com").await?;
@@ -383,10 +383,9 @@ async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
         &format!("{row} button[data-action='save-roles']:not([disabled])"),
     )
     .await?;
-    let cli_site = Cli::new(dir, home)?;
     // Grace's roles as the CLI lists them, sorted.
     let roles_of_grace = || -> Result<Vec<String>> {
-        let list = cli_site.json(&["users", "list", "--json"])?;
+        let list = cli.json(&["users", "list", "--json"])?;
         let grace = list
             .as_array()
             .and_then(|users| users.iter().find(|u| u["email"] == "grace@example.com"))
@@ -405,7 +404,7 @@ async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
         roles == ["author", "viewer"],
         "the CLI lists grace's roles as {roles:?}"
     );
-    let audit = cli_site.json(&["audit", "list", "--limit", "1000", "--json"])?;
+    let audit = cli.json(&["audit", "list", "--limit", "1000", "--json"])?;
     let changes: Vec<&serde_json::Value> = audit
         .as_array()
         .context("audit list is not an array")?
@@ -435,10 +434,7 @@ async fn users(client: &Client, dir: &Path, home: &Path) -> Result<()> {
 
     click(client, &format!("{row} button[data-action='disable']")).await?;
     wait_for(client, &format!("{row}[data-state='disabled']")).await?;
-    let site_str = dir.to_str().unwrap();
-    let out = Command::new(&cli)
-        .args(["whoami", "--email", "grace@example.com", "--site", site_str])
-        .output()?;
+    let out = cli.run(&["whoami", "--email", "grace@example.com"])?;
     assert!(!out.status.success(), "a disabled user still resolves");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("USER_DISABLED"),

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 
 use super::smoke::config_json;
-use super::webdriver::{cli_binary, click, screenshot, text_of, wait_for};
+use super::webdriver::{cli_binary, click, screenshot, select, text_of, wait_for};
 
 pub async fn install_and_doctor(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let file = home.join(".cursor/mcp.json");
@@ -26,11 +26,7 @@ pub async fn install_and_doctor(client: &Client, site: &Path, home: &Path) -> Re
         .await?;
     wait_for(client, "#install-panel").await?;
     config_json(client, "claude-desktop", false).await?;
-    client
-        .find(Locator::Id("config-client"))
-        .await?
-        .select_by_value("cursor")
-        .await?;
+    select(client, "config-client", "cursor").await?;
     config_json(client, "cursor", false).await?;
 
     // The preview shows the diff and writes nothing.

@@ -12,7 +12,7 @@ use fantoccini::{Client, Locator};
 use super::client_config;
 use super::webdriver::{
     Driver, PATIENCE, assert_labelled, cli_binary, click, ensure_in_view, open_site, python3,
-    row_action, row_state, scratch_site, screenshot, screenshot_at, text_of, wait_for,
+    row_action, row_state, scratch_site, screenshot, screenshot_at, select, text_of, wait_for,
     wait_for_text,
 };
 
@@ -449,11 +449,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
     assert_eq!(me["roles"], serde_json::json!(["viewer", "author"]), "{me}");
 
     // VS Code with a secret reference: an input prompt, no key in the text.
-    client
-        .find(Locator::Id("config-client"))
-        .await?
-        .select_by_value("vscode")
-        .await?;
+    select(client, "config-client", "vscode").await?;
     client
         .find(Locator::Id("config-secret-ref"))
         .await?

@@ -57,20 +57,14 @@ fn luminance(css: &str) -> Result<f64> {
 
 async fn check(client: &Client, dark: bool) -> Result<()> {
     wait_for(client, "nav").await?;
-    // One JSON string a script.
-    let js = async |script: &str| -> Result<Value> {
-        Ok(client
-            .execute(&format!("return JSON.stringify({script})"), vec![])
-            .await?
-            .as_str()
-            .map(serde_json::from_str)
-            .transpose()?
-            .unwrap_or_default())
-    };
-    let seen = js("[matchMedia('(prefers-color-scheme: dark)').matches, \
-                   getComputedStyle(document.body).backgroundColor, \
-                   getComputedStyle(document.body).color]")
-    .await?;
+    let seen = client
+        .execute(
+            "return [matchMedia('(prefers-color-scheme: dark)').matches, \
+                     getComputedStyle(document.body).backgroundColor, \
+                     getComputedStyle(document.body).color]",
+            vec![],
+        )
+        .await?;
     ensure!(
         seen[0] == Value::Bool(dark),
         "prefers-color-scheme dark: {seen}"
@@ -95,11 +89,13 @@ async fn check(client: &Client, dark: bool) -> Result<()> {
         .await?
         .send_keys(TAB)
         .await?;
-    let focus = js(
-        "(() => { const e = document.activeElement; const s = getComputedStyle(e); \
-                    return [e.tagName, e.id || e.className, s.outlineStyle, s.outlineWidth]; })()",
-    )
-    .await?;
+    let focus = client
+        .execute(
+            "const e = document.activeElement; const s = getComputedStyle(e); \
+             return [e.tagName, e.id || e.className, s.outlineStyle, s.outlineWidth];",
+            vec![],
+        )
+        .await?;
     let tag = focus[0].as_str().unwrap_or_default();
     ensure!(
         ["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA"].contains(&tag),

@@ -243,6 +243,17 @@ pub async fn click(client: &Client, css: &str) -> Result<()> {
     .await
 }
 
+/// Picks option `value` of the select whose id is `id`.
+pub async fn select(client: &Client, id: &str, value: &str) -> Result<()> {
+    client
+        .find(Locator::Id(id))
+        .await?
+        .select_by_value(value)
+        .await
+        .with_context(|| format!("choosing {value:?} in #{id}"))?;
+    Ok(())
+}
+
 /// Clears the input `css` and types `text` into it.
 pub async fn type_into(client: &Client, css: &str, text: &str) -> Result<()> {
     with_element(client, css, "typing into", async |input| {
