@@ -125,7 +125,10 @@ fn install_copy(from: &Path, to: &Path) -> Result<()> {
     }
     let dir = to.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
-    let tmp = dir.join(format!(".{CLI_NAME}.{}.tmp", std::process::id()));
+    // Unique per call too: the About view and a config can locate at once.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{CLI_NAME}.{}.{n}.tmp", std::process::id()));
     let written = std::fs::write(&tmp, &new).and_then(|()| {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
@@ -220,6 +223,31 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("gatehouse")]);
+    }
+
+    #[test]
+    fn concurrent_locates_in_an_appimage_each_succeed_with_a_whole_copy() {
+        let mount = dir_with(&["gatehouse-desktop"]);
+        let body = vec![7u8; 4 << 20];
+        std::fs::write(mount.path().join("gatehouse"), &body).unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let app = AppImage {
+            stable: home.path().join("bin/gatehouse"),
+        };
+        let exe = mount.path().join("gatehouse-desktop");
+        std::thread::scope(|s| {
+            let runs: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| locate_from(None, &exe, Some(&app))))
+                .collect();
+            for run in runs {
+                run.join().unwrap().unwrap();
+            }
+        });
+        assert_eq!(std::fs::read(&app.stable).unwrap(), body);
+        let names = std::fs::read_dir(app.stable.parent().unwrap())
+            .unwrap()
+            .count();
+        assert_eq!(names, 1, "scratch copies left behind");
     }
 
     #[test]
