@@ -104,3 +104,136 @@ pub fn run() -> tauri::Result<()> {
         });
     Ok(())
 }
+
+/// The window's reach, checked from the files that set it: what it is
+/// granted (`capabilities/default.json`), what is declared (`build.rs`) and
+/// what is registered (`run`'s handler list) are the same commands, and the
+/// page's CSP stays strict. The E2E checks both at run time too.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    /// The quoted names in `build.rs`'s command list.
+    fn declared() -> BTreeSet<String> {
+        let build = include_str!("../build.rs");
+        let list = build
+            .split_once("let commands = &[")
+            .and_then(|(_, rest)| rest.split_once("];"))
+            .expect("build.rs lists its commands")
+            .0;
+        list.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with('"'))
+            .map(|l| l.trim_matches(|c| c == '"' || c == ',').to_string())
+            .collect()
+    }
+
+    /// The `commands::screen::name` entries of `generate_handler!`.
+    fn registered() -> BTreeSet<String> {
+        let lib = include_str!("lib.rs");
+        let list = lib
+            .split_once("generate_handler![")
+            .and_then(|(_, rest)| rest.split_once("])"))
+            .expect("lib.rs registers its commands")
+            .0;
+        list.lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("commands::"))
+            .map(|l| {
+                l.trim_end_matches(',')
+                    .rsplit("::")
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    fn config(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).expect("valid JSON")
+    }
+
+    #[test]
+    fn the_window_is_granted_exactly_the_apps_own_commands() {
+        let capability = config(include_str!("../../capabilities/default.json"));
+        assert_eq!(capability["windows"], serde_json::json!(["main"]));
+        let granted: BTreeSet<String> = capability["permissions"]
+            .as_array()
+            .expect("a permission list")
+            .iter()
+            .map(|p| {
+                let p = p
+                    .as_str()
+                    .expect("permissions by name only, no scoped entries");
+                let name = p.strip_prefix("allow-");
+                assert!(
+                    name.is_some() && !p.contains(':'),
+                    "{p}: only the app's own allow-<command> permissions may be granted"
+                );
+                name.unwrap().replace('-', "_")
+            })
+            .collect();
+        let declared = declared();
+        assert!(declared.len() > 40, "build.rs parsed: {declared:?}");
+        assert_eq!(granted, declared, "granted (left) vs declared in build.rs");
+        assert_eq!(
+            registered(),
+            declared,
+            "registered in lib.rs (left) vs declared"
+        );
+    }
+
+    #[test]
+    fn the_page_runs_under_a_strict_csp() {
+        let conf = config(include_str!("../../tauri.conf.json"));
+        let security = &conf["app"]["security"];
+        assert!(
+            security
+                .get("dangerousDisableAssetCspModification")
+                .is_none_or(|v| v == false),
+            "Tauri must keep adding its hashes and nonces to the CSP"
+        );
+        assert!(
+            conf["app"]
+                .get("withGlobalTauri")
+                .is_none_or(|v| v == false),
+            "the page reaches Tauri only through its own imports"
+        );
+        let csp = security["csp"].as_str().expect("a CSP string");
+        let directives: Vec<(&str, Vec<&str>)> = csp
+            .split(';')
+            .map(|d| {
+                let mut words = d.split_whitespace();
+                (words.next().unwrap_or(""), words.collect())
+            })
+            .collect();
+        let sources = |name: &str| {
+            directives
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, s)| s.clone())
+        };
+        assert_eq!(sources("default-src"), Some(vec!["'self'"]), "{csp}");
+        assert_eq!(
+            sources("script-src"),
+            None,
+            "scripts follow default-src: {csp}"
+        );
+        assert_eq!(
+            sources("connect-src"),
+            Some(vec!["ipc:", "http://ipc.localhost"]),
+            "{csp}"
+        );
+        for (name, list) in &directives {
+            for source in list {
+                assert!(
+                    !matches!(
+                        *source,
+                        "*" | "'unsafe-inline'" | "'unsafe-eval'" | "https:" | "http:"
+                    ),
+                    "{name} allows {source}: {csp}"
+                );
+            }
+        }
+    }
+}

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
 
+use gatehouse_core::client_config::REDACTED_KEY;
+
 use super::client_config;
 use super::webdriver::{
     Driver, PATIENCE, assert_labelled, cli_binary, click, ensure_in_view, open_site, python3,
@@ -55,6 +57,40 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
     let cli = wait_for_text(client, "#about-cli", |t| t != "…").await?;
     assert!(cli.ends_with("/gatehouse"), "About's CLI: {cli}");
     click(client, "#about-close").await?;
+
+    // The window reaches only the app's own commands, under its CSP: through
+    // the same door, a granted command answers, a plugin command it was not
+    // granted is refused, and an inline script never runs.
+    let invoke = async |command: &str| -> Result<String> {
+        let reply = client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 window.__TAURI_INTERNALS__.invoke(arguments[0], {options: {directory: true}})
+                   .then(() => done('answered'), (e) => done('refused: ' + String(e)));",
+                vec![serde_json::json!(command)],
+            )
+            .await?;
+        Ok(reply.as_str().unwrap_or_default().to_string())
+    };
+    assert_eq!(invoke("app_info").await?, "answered");
+    let refused = invoke("plugin:dialog|open").await?;
+    ensure!(
+        refused.contains("not allowed"),
+        "plugin:dialog|open: {refused}"
+    );
+    let ran = client
+        .execute(
+            "const s = document.createElement('script');
+             s.textContent = 'window.__e2eInline = true';
+             document.head.append(s);
+             return window.__e2eInline === true;",
+            vec![],
+        )
+        .await?;
+    ensure!(
+        ran == serde_json::json!(false),
+        "an inline script ran despite the CSP"
+    );
 
     // An error crosses IPC as {code, message, hint} and the page shows all three.
     let site = tempfile::tempdir()?;
@@ -476,6 +512,43 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         .for_element(Locator::Css(&row_css))
         .await?;
     assert!(!client.source().await?.contains(&key[..key.len() - 10]));
+
+    // Nor does any later reply carry it: the Client config screen shows the
+    // mask where the key goes, and so does the command asked directly.
+    click(client, "#nav-client-config").await?;
+    wait_for(client, &format!("#config-key option[value='{key_id}']")).await?;
+    select(client, "config-key", &key_id).await?;
+    wait_for(
+        client,
+        "#config-output[data-state='ready'][data-client='claude-desktop'] .key-masked",
+    )
+    .await?;
+    let text = text_of(client, "#config-text").await?;
+    ensure!(
+        text.contains(REDACTED_KEY) && !text.contains(&key),
+        "{text}"
+    );
+    let reply = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             window.__TAURI_INTERNALS__
+               .invoke('generate_client_config', {client: 'claude-desktop', key_id: arguments[0], secret_ref: false})
+               .then((r) => done(JSON.stringify(r)), (e) => done('refused: ' + JSON.stringify(e)));",
+            vec![serde_json::json!(key_id)],
+        )
+        .await?;
+    let reply = reply.as_str().unwrap_or_default();
+    ensure!(
+        reply.contains("GATEHOUSE_API_KEY") && !reply.contains(&key[..key.len() - 10]),
+        "{reply}"
+    );
+    screenshot(client, "e2e-config-key-masked.png").await?;
+    click(client, "#nav-keys").await?;
+    client
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(&row_css))
+        .await?;
 
     // Revoke (the first click arms the button).
     let revoke = format!("{row_css} button[data-action='revoke']");

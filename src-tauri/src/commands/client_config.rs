@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use gatehouse_core::Error;
 use gatehouse_core::client_config::{
     self, Client, ConfigActor, ConfigRequest, DoctorReport, GeneratedConfig, Home, InstallOutcome,
-    InstallRequest, KeyDelivery,
+    InstallRequest, KeyDelivery, REDACTED_KEY,
 };
 use gatehouse_core::error::codes;
 use serde::Serialize;
@@ -46,7 +46,7 @@ pub fn config_clients() -> Vec<ClientChoice> {
 
 /// Generates `client`'s configuration for the open site, running as key
 /// `key_id` (written inline, or referenced with `secret_ref`), or as the
-/// public actor when no key is given.
+/// public actor when no key is given. An inline key comes back masked.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn generate_client_config(
     client: String,
@@ -63,7 +63,22 @@ pub async fn generate_client_config(
         server_name: None,
         actor,
     };
-    Ok(client_config::generate(&request)?)
+    let config = client_config::generate(&request)?;
+    Ok(match &request.actor {
+        ConfigActor::ApiKey(KeyDelivery::Inline(key)) => masked(config, key.expose()),
+        _ => config,
+    })
+}
+
+/// `config` with the raw key replaced by [`REDACTED_KEY`] wherever it is
+/// written. The page got the key once, from `mint_key` or `roll_key`; the
+/// panel shown then puts it back into the text itself, and any later view
+/// shows the marker (the install still writes the key, from Rust memory).
+fn masked(mut config: GeneratedConfig, raw: &str) -> GeneratedConfig {
+    for snippet in &mut config.snippets {
+        snippet.text = snippet.text.replace(raw, REDACTED_KEY);
+    }
+    config
 }
 
 /// Puts `client`'s entry into the client's own file for this user (or the
@@ -139,4 +154,40 @@ fn actor(state: &AppState, key_id: Option<&str>, secret_ref: bool) -> Result<Con
         )
     })?;
     Ok(ConfigActor::ApiKey(KeyDelivery::Inline(key)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the page gets never holds the key; the fresh-mint panel's
+    /// substitution of the marker gives back exactly what core wrote.
+    #[test]
+    fn a_generated_config_reaches_the_page_with_its_key_masked() {
+        let key = gatehouse_core::access::keys::generate().1;
+        for client in Client::ALL {
+            let request = ConfigRequest {
+                client,
+                binary: PathBuf::from("/usr/bin/gatehouse"),
+                site_dir: PathBuf::from("/srv/site"),
+                server_name: None,
+                actor: ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+            };
+            let config = client_config::generate(&request).unwrap();
+            let shown = masked(config.clone(), key.expose());
+            for (full, shown) in config.snippets.iter().zip(&shown.snippets) {
+                assert!(!shown.text.contains(key.expose()), "{client:?}");
+                assert_eq!(
+                    shown.text.contains(REDACTED_KEY),
+                    full.contains_secret,
+                    "{client:?}"
+                );
+                assert_eq!(
+                    shown.text.replace(REDACTED_KEY, key.expose()),
+                    full.text,
+                    "{client:?}"
+                );
+            }
+        }
+    }
 }

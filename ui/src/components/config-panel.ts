@@ -15,6 +15,11 @@ import { errorView } from "./error-view";
 export interface ConfigKey {
   id: string;
   label: string;
+  /**
+   * The raw key, only in the panel shown with a fresh mint: the app masks it
+   * in every config it sends, and this panel puts it back.
+   */
+  raw?: string;
 }
 
 let clientsCache: Promise<ClientChoice[]> | null = null;
@@ -28,8 +33,8 @@ function clients(): Promise<ClientChoice[]> {
   return clientsCache;
 }
 
-function snippetView(snippet: Snippet, index: number): HTMLElement {
-  const m = snippetModel(snippet, index);
+function snippetView(snippet: Snippet, index: number, rawKey?: string): HTMLElement {
+  const m = snippetModel(snippet, index, rawKey);
   const text = h("pre", { id: `config-text${m.idSuffix}`, class: "codeblock", "data-format": m.format }, m.text);
   return h(
     "div",
@@ -44,6 +49,16 @@ function snippetView(snippet: Snippet, index: number): HTMLElement {
         "div",
         { class: "toolbar" },
         m.warnSecret ? h("span", { class: "badge badge-warn" }, "contains the key") : null,
+        m.keyMasked
+          ? h(
+              "span",
+              {
+                class: "badge key-masked",
+                title: "A key is shown once, when it is minted. Install into the client writes it in; or turn on Secret reference.",
+              },
+              "key not shown",
+            )
+          : null,
         copyButton(`config-copy${m.idSuffix}`, () => m.text),
       ),
     ),
@@ -165,7 +180,8 @@ export class ConfigPanel {
       return;
     }
     if (generation !== this.generation) return;
-    this.output.replaceChildren(...config.snippets.map(snippetView));
+    const raw = this.key?.raw;
+    this.output.replaceChildren(...config.snippets.map((s, i) => snippetView(s, i, raw)));
     this.output.dataset.state = "ready";
     this.output.dataset.client = config.client;
     this.output.dataset.secretRef = String(secretRef);

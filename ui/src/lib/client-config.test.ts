@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClientChoice, Snippet } from "../generated/ipc-types";
-import { installState, pickClient, secretRefState, snippetModel } from "./client-config";
+import { KEY_MASK, installState, pickClient, secretRefState, snippetModel } from "./client-config";
 
 const desktop: ClientChoice = { id: "claude-desktop", name: "Claude Desktop", secret_ref: false, installable: true };
 const vscode: ClientChoice = { id: "vscode", name: "VS Code", secret_ref: true, installable: true };
@@ -74,5 +74,29 @@ describe("snippetModel", () => {
     expect(m.idSuffix).toBe("-1");
     expect(m.warnSecret).toBe(false);
     expect(m.format).toBe("shell");
+  });
+
+  const withKey: Snippet = {
+    ...file,
+    text: `{"env": {"GATEHOUSE_API_KEY": "${KEY_MASK}"}, "also": "${KEY_MASK}"}`,
+  };
+
+  it("puts the key the mint panel holds in place of every mask", () => {
+    const m = snippetModel(withKey, 0, "gatehouse_sk_abc");
+    expect(m.text).toBe('{"env": {"GATEHOUSE_API_KEY": "gatehouse_sk_abc"}, "also": "gatehouse_sk_abc"}');
+    expect(m.keyMasked).toBe(false);
+    expect(m.warnSecret).toBe(true);
+  });
+
+  it("keeps the mask, and says so instead of warning, without the key", () => {
+    const m = snippetModel(withKey, 0);
+    expect(m.text).toBe(withKey.text);
+    expect(m.keyMasked).toBe(true);
+    expect(m.warnSecret).toBe(false);
+  });
+
+  it("leaves a text without the mask as it is, key or not", () => {
+    expect(snippetModel(shell, 1, "gatehouse_sk_abc").text).toBe(shell.text);
+    expect(snippetModel(shell, 1, "gatehouse_sk_abc").keyMasked).toBe(false);
   });
 });

@@ -39,6 +39,12 @@ export function locationText(loc: Location): string {
   return `${scope}${loc.os ? `, ${loc.os}` : ""}: ${loc.path}`;
 }
 
+/**
+ * What the app writes in a config's text where the raw key goes (core's
+ * `REDACTED_KEY`): the page gets a key once, from the mint, never again.
+ */
+export const KEY_MASK = "<API key, not shown>";
+
 /** What one snippet shows; the first keeps the unsuffixed ids the page's tests use. */
 export interface SnippetModel {
   idSuffix: string;
@@ -46,18 +52,25 @@ export interface SnippetModel {
   where: { kind: "files"; paths: string[] } | { kind: "command" };
   /** The text holds the raw key: warn next to the copy button. */
   warnSecret: boolean;
+  /** The text holds the mask where the key goes: the key was shown at its mint only. */
+  keyMasked: boolean;
   format: Format;
   text: string;
   instructions: string;
 }
 
-export function snippetModel(snippet: Snippet, index: number): SnippetModel {
+/** `rawKey`, when the page holds it (the panel shown at the mint), goes in place of the mask. */
+export function snippetModel(snippet: Snippet, index: number, rawKey?: string): SnippetModel {
+  const masked = snippet.text.includes(KEY_MASK);
+  const text = masked && rawKey ? snippet.text.replaceAll(KEY_MASK, rawKey) : snippet.text;
+  const keyMasked = masked && !rawKey;
   return {
     idSuffix: index === 0 ? "" : `-${String(index)}`,
     where: snippet.locations.length > 0 ? { kind: "files", paths: snippet.locations.map(locationText) } : { kind: "command" },
-    warnSecret: snippet.contains_secret,
+    warnSecret: snippet.contains_secret && !keyMasked,
+    keyMasked,
     format: snippet.format,
-    text: snippet.text,
+    text,
     instructions: snippet.instructions,
   };
 }

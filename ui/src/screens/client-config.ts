@@ -12,8 +12,9 @@ const PUBLIC = "";
 
 /**
  * Ready-to-paste configuration for any key of the open site. A key minted in
- * this window can be written in; any other key only referenced (its raw key is
- * gone), which core reports with a hint.
+ * this window is written in by the install, and shown masked here (the page
+ * saw it once, at its mint); any other key can only be referenced (its raw key
+ * is gone), which core reports with a hint.
  */
 export const clientConfig: Screen = {
   id: "client-config",

@@ -60,7 +60,7 @@ function statusCell(key: KeyOverview): HTMLElement {
 function shownOnce(minted: MintedKey, verb: string, onDone: () => void): HTMLElement {
   const done = h("button", { id: "minted-done", type: "button", class: "button button-small" }, "I stored it");
   done.addEventListener("click", onDone);
-  const config = new ConfigPanel({ id: minted.info.id, label: minted.info.label });
+  const config = new ConfigPanel({ id: minted.info.id, label: minted.info.label, raw: minted.key });
   return h(
     "div",
     { id: "minted", class: "stack", "data-key-id": minted.info.id },

@@ -144,7 +144,7 @@ pub fn mask_keys(text: &str) -> String {
     let mut rest = text;
     while let Some(pos) = rest.find(PREFIX) {
         out.push_str(&rest[..pos]);
-        out.push_str("<API key, not shown>");
+        out.push_str(super::REDACTED_KEY);
         let tail = &rest[pos + PREFIX.len()..];
         let end = tail
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

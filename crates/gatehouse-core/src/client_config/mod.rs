@@ -66,7 +66,7 @@ use crate::access::permissions::{Role, format_roles};
 use crate::error::{Error, Result, codes};
 
 pub use doctor::{DoctorReport, doctor};
-pub use install::{InstallOutcome, InstallRequest, install};
+pub use install::{InstallOutcome, InstallRequest, REDACTED_KEY, install};
 pub use paths::{Home, Os, Scope};
 pub use validate::Shape;
 
