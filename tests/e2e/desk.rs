@@ -2,13 +2,13 @@
 //! and the real `gatehouse` CLI.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::smoke::tail_lines;
 use super::webdriver::{
-    Driver, assert_labelled, click, downloads_in, ensure_in_view, open_site, python3, row_action,
-    row_state, scratch_site, screenshot, screenshot_at, select, text_of, type_into, wait_for,
-    wait_for_text,
+    Driver, PATIENCE, assert_labelled, click, downloads_in, ensure_in_view, open_site, python3,
+    row_action, row_state, scratch_site, screenshot, screenshot_at, select, text_of, type_into,
+    wait_for, wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -157,6 +157,139 @@ pub async fn send_call(client: &Client, tool: &str, fields: &[(&str, &str)]) -> 
         )
         .await?;
     click(client, "#call-send").await
+}
+
+/// A definition with every kind of variable and both limits, through the
+/// form: a bad limit is refused next to its field; the saved definition holds
+/// what was typed; the consent dialog names each variable's source with its
+/// value masked and shows the limits; Duplicate opens the copy's form with the
+/// same fields; Remove takes two clicks and the copy is gone from the site.
+async fn env_limits_duplicate_remove(client: &Client, site: &Path) -> Result<()> {
+    use gatehouse_core::sandbox::EnvValue;
+    const PLAIN: &str = "plain-value-not-for-the-dialog";
+    let python = python3()?;
+    let python = python.to_str().context("python3 path is not UTF-8")?;
+    let fixture = fixture()?;
+    click(client, "#conn-add").await?;
+    type_into(client, "#conn-form-name", "envcheck").await?;
+    type_into(client, "#conn-form-command", python).await?;
+    type_into(client, "#conn-form-args", &fixture).await?;
+    for (i, (name, kind, value)) in [
+        ("E2E_PLAIN", "plain", PLAIN),
+        ("E2E_LANG", "host", "LANG"),
+        ("E2E_TOKEN", "secret", "E2E_TOKEN_SOURCE"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        click(client, "#conn-form-env-add").await?;
+        type_into(client, &format!("#conn-form-env-name-{i}"), name).await?;
+        select(client, &format!("conn-form-env-kind-{i}"), kind).await?;
+        type_into(client, &format!("#conn-form-env-value-{i}"), value).await?;
+    }
+    type_into(client, "#conn-form-rss", "lots").await?;
+    type_into(client, "#conn-form-cpu", "30s").await?;
+    click(client, "#conn-form-save").await?;
+    wait_for(client, "[data-error-for='max_rss'] [data-code]").await?;
+    type_into(client, "#conn-form-rss", "256MiB").await?;
+    click(client, "#conn-form-save").await?;
+    row_state(client, "envcheck", "idle").await?;
+
+    let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
+        dir: site.to_path_buf(),
+        database_url: None,
+    })
+    .await?;
+    let stored = gatehouse_core::mcp::client::saved::list(&opened.store).await;
+    opened.store.close().await;
+    let stored = stored?;
+    let conn = stored
+        .iter()
+        .find(|c| c.name == "envcheck")
+        .context("envcheck not saved")?;
+    assert_eq!(conn.limits.max_rss_bytes, Some(256 << 20));
+    assert_eq!(conn.limits.max_cpu_ms, Some(30_000));
+    let env = &conn.spec.env;
+    ensure!(
+        matches!(&env["E2E_PLAIN"], EnvValue::Plain { value } if value == PLAIN)
+            && matches!(&env["E2E_LANG"], EnvValue::FromHost { name } if name == "LANG")
+            && matches!(&env["E2E_TOKEN"], EnvValue::SecretFromHost { name } if name == "E2E_TOKEN_SOURCE"),
+        "saved env: {:?}",
+        env.keys().collect::<Vec<_>>()
+    );
+
+    row_action(client, "envcheck", "open").await?;
+    wait_for(client, "#consent-dialog[data-connection='envcheck'][open]").await?;
+    let shown = text_of(client, "#consent-env").await?;
+    ensure!(
+        !shown.contains(PLAIN),
+        "the consent dialog shows a value: {shown}"
+    );
+    for (name, source) in [
+        ("E2E_PLAIN", "stored value"),
+        ("E2E_LANG", "from host $LANG"),
+        ("E2E_TOKEN", "secret from host $E2E_TOKEN_SOURCE"),
+    ] {
+        let line = text_of(client, &format!("#consent-env li[data-env='{name}']")).await?;
+        ensure!(
+            line.contains("••••") && line.contains(source),
+            "{name}: {line}"
+        );
+    }
+    let facts = text_of(client, "#consent-facts").await?;
+    ensure!(
+        facts.contains("256 MiB") && facts.contains("30 s"),
+        "{facts}"
+    );
+    screenshot(client, "e2e-desk-consent-env.png").await?;
+    click(client, "#consent-cancel").await?;
+
+    row_action(client, "envcheck", "duplicate").await?;
+    wait_for(
+        client,
+        "#conn-form[aria-label='Edit connection envcheck-copy']",
+    )
+    .await?;
+    for (css, want) in [
+        ("#conn-form-env-name-0", "E2E_LANG"),
+        ("#conn-form-env-name-1", "E2E_PLAIN"),
+        ("#conn-form-env-name-2", "E2E_TOKEN"),
+        ("#conn-form-rss", "256MiB"),
+        ("#conn-form-cpu", "30s"),
+    ] {
+        let got = client
+            .find(Locator::Css(css))
+            .await?
+            .prop("value")
+            .await?
+            .unwrap_or_default();
+        ensure!(
+            got == want,
+            "{css} in the copy's form: {got:?}, want {want:?}"
+        );
+    }
+    click(client, "#conn-form-cancel").await?;
+    row_state(client, "envcheck-copy", "idle").await?;
+    row_action(client, "envcheck-copy", "remove").await?;
+    wait_for_text(
+        client,
+        "#conn-rows tr[data-connection='envcheck-copy'] button[data-action='remove']",
+        |t| t == "Confirm remove",
+    )
+    .await?;
+    row_action(client, "envcheck-copy", "remove").await?;
+    let gone = Instant::now() + PATIENCE;
+    while client
+        .find(Locator::Css(
+            "#conn-rows tr[data-connection='envcheck-copy']",
+        ))
+        .await
+        .is_ok()
+    {
+        ensure!(Instant::now() < gone, "the removed copy's row stayed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 /// The connection's facts (`#conn-facts`) once it has ended in `state`:
@@ -643,6 +776,7 @@ async fn connections_tools_calls_and_actor_preview() -> Result<()> {
         let code = open_site(&client, path).await?;
         ensure!(code == "OK", "opening the site: {code}");
         connections(&client, &downloads).await?;
+        env_limits_duplicate_remove(&client, &site).await?;
         eprintln!("connections done after {:?}", started.elapsed());
         actor_preview(&client, &key_id).await?;
         Ok::<(), anyhow::Error>(())
