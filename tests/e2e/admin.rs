@@ -455,6 +455,7 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     assert!(text.contains("user.disable"), "newest first: {text}");
     let label = wait_for_text(client, "#audit-page-label", |t| t.contains(" of ")).await?;
     assert!(label.starts_with("1–"), "{label}");
+    let label_total = label.rsplit(' ').next().unwrap_or_default().to_string();
 
     // Filter by actor: the key's call only.
     type_into(client, "#audit-actor", "key:").await?;
@@ -469,6 +470,54 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
         .find(Locator::Id("audit-actor"))
         .await?
         .clear()
+        .await?;
+
+    // By action: every row shown is a user change, and there are some.
+    type_into(client, "#audit-action", "user.").await?;
+    click(client, "#audit-apply").await?;
+    let label = wait_for_text(client, "#audit-page-label", |t| t.contains(" of ")).await?;
+    let actions = client
+        .execute(
+            "return [...document.querySelectorAll('#audit-rows tr td:nth-child(4)')].map((td) => td.textContent);",
+            vec![],
+        )
+        .await?;
+    let actions: Vec<String> = serde_json::from_value(actions)?;
+    ensure!(
+        !actions.is_empty() && actions.iter().all(|a| a.starts_with("user.")),
+        "{label}: {actions:?}"
+    );
+    client
+        .find(Locator::Id("audit-action"))
+        .await?
+        .clear()
+        .await?;
+
+    // By time (the page's local time): nothing from tomorrow on; everything
+    // from yesterday to tomorrow.
+    let set_times = async |since_days: i64, until_days: Option<i64>| -> Result<()> {
+        client
+            .execute(
+                "const at = (days) => days === null ? '' : new Date(Date.now()
+                   - new Date().getTimezoneOffset() * 60000 + days * 86400000).toISOString().slice(0, 16);
+                 document.getElementById('audit-since').value = at(arguments[0]);
+                 document.getElementById('audit-until').value = at(arguments[1]);",
+                vec![serde_json::json!(since_days), serde_json::json!(until_days)],
+            )
+            .await?;
+        click(client, "#audit-apply").await
+    };
+    set_times(1, None).await?;
+    wait_for_text(client, "#audit-page-label", |t| t == "No entries").await?;
+    set_times(-1, Some(1)).await?;
+    let all = wait_for_text(client, "#audit-page-label", |t| t.contains(" of ")).await?;
+    ensure!(all.ends_with(&label_total), "{all} against {label_total}");
+    client
+        .execute(
+            "document.getElementById('audit-since').value = '';
+             document.getElementById('audit-until').value = '';",
+            vec![],
+        )
         .await?;
     click(client, "#audit-apply").await?;
 
