@@ -611,7 +611,72 @@ async fn connections(client: &Client, downloads: &Path) -> Result<()> {
             && pasted.contains("\ny\n"),
         "the copied tail lacks core's marker ({origin:?}) or the child's lines"
     );
+    filter_and_side_by_side(client, &shown).await?;
     tools_and_tail_shot(client).await
+}
+
+/// The tail's filter keeps the lines that match (and Gatehouse's markers);
+/// "Side by side" shows every open tail at once, next to each other.
+async fn filter_and_side_by_side(client: &Client, shown: &[String]) -> Result<()> {
+    let is_marker = |l: &String| l.starts_with("[stderr truncated") || l.starts_with("[gatehouse");
+    type_into(client, "#tail-filter", "no-such-line").await?;
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let lines = tail_lines(client).await?;
+        if !lines.is_empty() && lines.iter().all(is_marker) {
+            break;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "filtered tail still shows {:?}",
+            &lines[..lines.len().min(5)]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The flood's lines are all "y": filtering for it shows every one again.
+    type_into(client, "#tail-filter", "y").await?;
+    let deadline = Instant::now() + PATIENCE;
+    let mut lines = tail_lines(client).await?;
+    while lines != shown {
+        ensure!(
+            Instant::now() < deadline,
+            "filtering for y shows {} lines, not the {} shown before",
+            lines.len(),
+            shown.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        lines = tail_lines(client).await?;
+    }
+
+    let tabs = client
+        .find_all(Locator::Css("#tail-tabs .tab"))
+        .await?
+        .len();
+    ensure!(tabs >= 2, "{tabs} tail tab(s) open: side by side needs two");
+    let panel_lefts = async || -> Result<Vec<f64>> {
+        let v = client
+            .execute(
+                "return Array.from(document.querySelectorAll('.tail-body .tail-panel'), p => p.getBoundingClientRect().left)",
+                vec![],
+            )
+            .await?;
+        Ok(serde_json::from_value(v)?)
+    };
+    ensure!(
+        panel_lefts().await?.len() == 1,
+        "tabs show one tail at a time"
+    );
+    click(client, "#tail-side-by-side").await?;
+    wait_for(client, ".tail-body.side-by-side").await?;
+    let lefts = panel_lefts().await?;
+    ensure!(
+        lefts.len() == tabs && lefts.windows(2).all(|w| w[0] < w[1]),
+        "side by side: {tabs} tabs, panels at x = {lefts:?}"
+    );
+    screenshot(client, "e2e-desk-tails-side-by-side.png").await?;
+    click(client, "#tail-side-by-side").await?;
+    ensure!(panel_lefts().await?.len() == 1, "back to tabs");
+    Ok(())
 }
 
 /// The README's pictures of one connection, the flood: its tools (its
