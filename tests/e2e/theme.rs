@@ -3,18 +3,22 @@
 //! visible. Each theme gets an app of its own.
 
 use anyhow::{Context, Result, ensure};
+use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 
-use super::webdriver::{Driver, config_home, scratch_site, screenshot, wait_for};
+use super::webdriver::{Driver, config_home, open_site, scratch_site, screenshot, wait_for};
 
 /// The WebDriver key code of Tab.
 const TAB: &str = "\u{e004}";
+const TAB_KEY: char = '\u{e004}';
 
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
 async fn the_window_follows_the_system_theme_and_shows_keyboard_focus() -> Result<()> {
     let (_tmp, site) = scratch_site("e2e-theme").await?;
+    // A saved connection, so the keyboard walk meets a row's actions too.
+    super::desk::store_floods(&site, &["flood".to_string()], 1, None, 0).await?;
     for dark in [false, true] {
         let home = tempfile::tempdir()?;
         // What a desktop's "dark style" switch writes for GTK 3 programs.
@@ -29,7 +33,7 @@ async fn the_window_follows_the_system_theme_and_shows_keyboard_focus() -> Resul
         )?;
         let mut driver = Driver::start(&site, home.path())?;
         let client = driver.connect().await?;
-        let outcome = check(&client, dark).await;
+        let outcome = check(&client, dark, &site).await;
         let closed = client.close().await;
         drop(driver);
         outcome.with_context(|| format!("dark: {dark}"))?;
@@ -55,7 +59,7 @@ fn luminance(css: &str) -> Result<f64> {
     Ok(0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
 }
 
-async fn check(client: &Client, dark: bool) -> Result<()> {
+async fn check(client: &Client, dark: bool, site: &std::path::Path) -> Result<()> {
     wait_for(client, "nav").await?;
     let seen = client
         .execute(
@@ -105,5 +109,97 @@ async fn check(client: &Client, dark: bool) -> Result<()> {
         focus[2] != "none" && focus[3] != "0px",
         "keyboard focus is visible: {focus}"
     );
+    if !dark {
+        let path = site.to_str().context("temp path is not UTF-8")?;
+        ensure!(open_site(client, path).await? == "OK", "opening the site");
+        for screen in SCREENS {
+            every_control_is_reached_by_tab(client, screen).await?;
+        }
+    }
     Ok(())
+}
+
+const SCREENS: [&str; 8] = [
+    "overview",
+    "keys",
+    "users",
+    "site-config",
+    "audit",
+    "connections",
+    "actor-preview",
+    "client-config",
+];
+
+/// Tags every control a person could act on in the window (enabled, shown,
+/// not taken out of the tab order by a roving group, one per radio group).
+const TAG_CONTROLS: &str = r#"
+const seen = new Set();
+const all = [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex]')]
+  .filter((e) => !e.disabled && e.tabIndex >= 0 && e.getClientRects().length > 0
+    && getComputedStyle(e).visibility !== 'hidden')
+  .filter((e) => {
+    if (e.type !== 'radio') return true;
+    if (seen.has(e.name)) return false;
+    seen.add(e.name);
+    return true;
+  });
+all.forEach((e, i) => { e.dataset.kb = String(i); });
+return all.map((e) => e.id || e.getAttribute('aria-label') || e.textContent.trim().slice(0, 40));
+"#;
+
+/// What Tab focused: its tag (or its radio group's first member's), and its outline.
+const FOCUSED: &str = r#"
+let e = document.activeElement;
+if (e && e.type === 'radio') e = document.querySelector(`input[type=radio][name="${e.name}"][data-kb]`) ?? e;
+const s = getComputedStyle(document.activeElement);
+return [e?.dataset?.kb ?? null, s.outlineStyle, s.outlineWidth, document.activeElement.id];
+"#;
+
+/// On `screen`, Tab alone reaches every control, each with a visible ring.
+async fn every_control_is_reached_by_tab(client: &Client, screen: &str) -> Result<()> {
+    client
+        .execute(
+            "location.hash = '#/' + arguments[0];",
+            vec![Value::from(screen)],
+        )
+        .await?;
+    wait_for(client, &format!("#nav-{screen}[aria-current='page']")).await?;
+    // Lists and panels load after the frame: let them settle first.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let names: Vec<String> = serde_json::from_value(client.execute(TAG_CONTROLS, vec![]).await?)?;
+    // The header's and the sidebar's nine, and the screen's own.
+    ensure!(names.len() > 10, "{screen}: only {names:?}");
+    client
+        .execute("document.activeElement?.blur();", vec![])
+        .await?;
+    let mut reached = vec![false; names.len()];
+    // A date-time field takes a Tab stop per part (day, month, year, hour…).
+    for _ in 0..names.len() * 2 + 20 {
+        // A key action, not "send keys to the element": that refocuses the
+        // element first, which puts a date field back on its first part.
+        let tab = KeyActions::new("keyboard".into())
+            .then(KeyAction::Down { value: TAB_KEY })
+            .then(KeyAction::Up { value: TAB_KEY });
+        client.perform_actions(tab).await?;
+        let f = client.execute(FOCUSED, vec![]).await?;
+        let Some(i) = f[0].as_str().and_then(|i| i.parse::<usize>().ok()) else {
+            continue;
+        };
+        ensure!(
+            f[1] != "none" && f[2] != "0px",
+            "{screen}: {:?} takes focus without a visible ring: {f}",
+            names[i]
+        );
+        reached[i] = true;
+        if reached.iter().all(|r| *r) {
+            return Ok(());
+        }
+    }
+    let missed: Vec<&String> = names
+        .iter()
+        .zip(&reached)
+        .filter(|(_, r)| !**r)
+        .map(|(n, _)| n)
+        .collect();
+    anyhow::bail!("{screen}: Tab never reached {missed:?}")
 }
