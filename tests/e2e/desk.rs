@@ -790,15 +790,22 @@ async fn by_user(client: &Client, editor_tools: &[String]) -> Result<()> {
         "an author is not served the draft tool: {user_tools:?}"
     );
 
-    // The bounded excerpt of that server's stderr, opened as a person would.
-    click(client, "#preview-left details summary").await?;
-    let stderr = text_of(client, "#preview-left details pre").await?;
+    // That server's stderr, in the tail panel a connection's uses: its
+    // lines, its counters, and the stream ended.
+    let stderr = wait_for_text(client, "#preview-left-stderr .tail-lines", |t| {
+        t.contains("MCP server ready")
+    })
+    .await?;
     ensure!(
-        stderr.contains("MCP server ready") && stderr.contains(&format!("user:{EMAIL}")),
-        "the preview's stderr is not shown: {stderr:?}"
+        stderr.contains(&format!("user:{EMAIL}")),
+        "the preview's stderr does not name its actor: {stderr:?}"
     );
-    // Both sides stay in the window with the excerpt open (its long lines
-    // once widened the left column and pushed the right one out of view).
+    let status = text_of(client, "#preview-left-stderr .tail-status").await?;
+    ensure!(status.starts_with("ended: "), "{status}");
+    let counters = text_of(client, "#preview-left-stderr .tail-counters").await?;
+    ensure!(counters.contains("bytes seen"), "{counters}");
+    // Both sides stay in the window with their tails shown (long stderr
+    // lines once widened the left column and pushed the right one out of view).
     let fits = client
         .execute(
             "return document.getElementById('preview-right').getBoundingClientRect().right <= document.documentElement.clientWidth",

@@ -10,6 +10,7 @@ use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTo
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
+use crate::commands::connections::{TailMessage, ended_tail};
 use crate::error::IpcResult;
 use crate::state::AppState;
 
@@ -56,6 +57,10 @@ pub struct ActorComparison {
     pub left: ActorManifest,
     pub right: Option<ActorManifest>,
     pub rows: Vec<ComparedTool>,
+    /// Each server's stderr as a connection's tail stream carries it (the
+    /// page shows it in the same tail panel); `right_stderr` is empty alone.
+    pub left_stderr: Vec<TailMessage>,
+    pub right_stderr: Vec<TailMessage>,
 }
 
 #[tauri::command(rename_all = "snake_case")]
@@ -120,5 +125,13 @@ pub async fn preview_actors(
     let left = left?;
     let right = right.transpose()?;
     let rows = actor_preview::compare(&left.tools, right.as_ref().map_or(&[][..], |r| &r.tools));
-    Ok(ActorComparison { left, right, rows })
+    Ok(ActorComparison {
+        left_stderr: ended_tail(&left.stderr),
+        right_stderr: right
+            .as_ref()
+            .map_or_else(Vec::new, |r| ended_tail(&r.stderr)),
+        left,
+        right,
+        rows,
+    })
 }

@@ -84,6 +84,20 @@ fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage 
     }
 }
 
+/// The stream of a tail whose child is gone, as a live one would have ended:
+/// what it kept, then the end (the actor preview's short-lived servers).
+pub(crate) fn ended_tail(snapshot: &TailSnapshot) -> Vec<TailMessage> {
+    let counters = Counters {
+        bytes_seen: snapshot.bytes_seen,
+        bytes_retained: snapshot.bytes_retained,
+        truncated: snapshot.truncated,
+    };
+    vec![
+        snapshot_message(snapshot, counters),
+        TailMessage::End { counters },
+    ]
+}
+
 /// The lines of `text`, whose last line may or may not end in a newline, as
 /// the child's text: controls visible, look-alikes of Gatehouse's own lines
 /// defanged (see [`gatehouse_core::text::child_line`]).

@@ -768,10 +768,6 @@ export type PreviewTool = { name: string, title: string | null, description: str
  */
 export type ActorManifest = { actor: string, server_name: string | null, server_version: string | null, protocol_version: string, tools: Array<PreviewTool>, 
 /**
- * What the server wrote to stderr (bounded excerpt, secrets redacted).
- */
-stderr: string, 
-/**
  * The sandbox profile's grant, for the page to show: the site folder.
  */
 granted_paths: Array<string>, isolation_warnings: Array<string>, };
@@ -793,4 +789,9 @@ differs: boolean, };
 /**
  * One or two manifests and, for two, the tools lined up.
  */
-export type ActorComparison = { left: ActorManifest, right: ActorManifest | null, rows: Array<ComparedTool>, };
+export type ActorComparison = { left: ActorManifest, right: ActorManifest | null, rows: Array<ComparedTool>, 
+/**
+ * Each server's stderr as a connection's tail stream carries it (the
+ * page shows it in the same tail panel); `right_stderr` is empty alone.
+ */
+left_stderr: Array<TailMessage>, right_stderr: Array<TailMessage>, };

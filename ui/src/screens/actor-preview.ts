@@ -1,5 +1,6 @@
 import "../styles/connections.css";
 import { errorView } from "../components/error-view";
+import { TailPanel } from "../components/tail-panel";
 import { h } from "../dom";
 import {
   type ActorChoice,
@@ -8,6 +9,7 @@ import {
   type ComparedTool,
   type PreviewChoices,
   type Role,
+  type TailMessage,
   previewActors,
   previewChoices,
   toGatehouseError,
@@ -84,7 +86,16 @@ function picker(side: Side, choices: PreviewChoices): { element: HTMLElement; re
   };
 }
 
-function manifestView(side: Side, m: ActorManifest, rows: ComparedTool[]): HTMLElement {
+/** The server's stderr in the tail panel connections use; its run is over, so the stream is too. */
+function stderrView(side: Side, actor: string, messages: TailMessage[]): HTMLElement {
+  const tail = new TailPanel(`stderr · ${actor}`);
+  tail.setActive(false);
+  for (const message of messages) tail.push(message);
+  tail.element.id = `preview-${side}-stderr`;
+  return tail.element;
+}
+
+function manifestView(side: Side, m: ActorManifest, rows: ComparedTool[], stderr: TailMessage[]): HTMLElement {
   const only = side === "left" ? "only_left" : "only_right";
   const presence = new Map(rows.map((r) => [r.name, r]));
   return h(
@@ -113,7 +124,7 @@ function manifestView(side: Side, m: ActorManifest, rows: ComparedTool[]): HTMLE
         );
       }),
     ),
-    h("details", {}, h("summary", {}, "stderr of this server"), h("pre", { class: "mono small" }, m.stderr || "(nothing)")),
+    stderrView(side, m.actor, stderr),
   );
 }
 
@@ -121,8 +132,8 @@ function comparisonView(c: ActorComparison): HTMLElement {
   return h(
     "div",
     { id: "preview-result", class: c.right ? "preview-grid" : undefined },
-    manifestView("left", c.left, c.rows),
-    c.right ? manifestView("right", c.right, c.rows) : null,
+    manifestView("left", c.left, c.rows, c.left_stderr),
+    c.right ? manifestView("right", c.right, c.rows, c.right_stderr) : null,
   );
 }
 

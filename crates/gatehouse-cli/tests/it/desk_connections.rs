@@ -298,7 +298,7 @@ fn actor_preview_serves_public_and_editor_different_tools() {
             m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
         };
         assert_eq!(names(&by_key), names(&viewer));
-        assert!(!by_key.stderr.contains(minted.key.expose()));
+        assert!(!by_key.stderr.text.contains(minted.key.expose()));
 
         // The same key by its id alone (a key minted elsewhere: no secret
         // here): the same manifest; once revoked, refused.

@@ -22,6 +22,7 @@ use crate::access::actor::ENV_API_KEY;
 use crate::access::keys::{ID_LEN, RawKey, is_key_id};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
+use crate::sandbox::stderr::TailSnapshot;
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
 use crate::site::{ENV_DATABASE_URL, Site};
 use crate::store::DatabaseKind;
@@ -70,8 +71,11 @@ pub struct ActorManifest {
     pub server_version: Option<String>,
     pub protocol_version: String,
     pub tools: Vec<PreviewTool>,
-    /// What the server wrote to stderr (bounded excerpt, secrets redacted).
-    pub stderr: String,
+    /// What the server wrote to stderr (bounded excerpt, secrets redacted),
+    /// with where core's marker sits: the window shows it as a tail.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub stderr: TailSnapshot,
     /// The sandbox profile's grant, for the page to show: the site folder.
     pub granted_paths: Vec<String>,
     pub isolation_warnings: Vec<String>,
@@ -177,7 +181,7 @@ pub async fn preview(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<Ac
     let isolation: Isolation = conn.isolation().clone();
     let server = conn.server();
     let tools = conn.list_tools().await;
-    let stderr = conn.stderr().excerpt().text;
+    let stderr = conn.stderr().excerpt();
     conn.close().await;
     let mut tools: Vec<PreviewTool> = tools?
         .into_iter()
