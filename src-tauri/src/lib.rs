@@ -113,15 +113,19 @@ pub fn run() -> tauri::Result<()> {
 mod tests {
     use std::collections::BTreeSet;
 
+    /// The text of `source` between `open` and the next `close`.
+    fn between<'a>(source: &'a str, open: &str, close: &str) -> &'a str {
+        source
+            .split_once(open)
+            .and_then(|(_, rest)| rest.split_once(close))
+            .unwrap_or_else(|| panic!("no {open}…{close}"))
+            .0
+    }
+
     /// The quoted names in `build.rs`'s command list.
     fn declared() -> BTreeSet<String> {
-        let build = include_str!("../build.rs");
-        let list = build
-            .split_once("let commands = &[")
-            .and_then(|(_, rest)| rest.split_once("];"))
-            .expect("build.rs lists its commands")
-            .0;
-        list.lines()
+        between(include_str!("../build.rs"), "let commands = &[", "];")
+            .lines()
             .map(str::trim)
             .filter(|l| l.starts_with('"'))
             .map(|l| l.trim_matches(|c| c == '"' || c == ',').to_string())
@@ -130,13 +134,8 @@ mod tests {
 
     /// The `commands::screen::name` entries of `generate_handler!`.
     fn registered() -> BTreeSet<String> {
-        let lib = include_str!("lib.rs");
-        let list = lib
-            .split_once("generate_handler![")
-            .and_then(|(_, rest)| rest.split_once("])"))
-            .expect("lib.rs registers its commands")
-            .0;
-        list.lines()
+        between(include_str!("lib.rs"), "generate_handler![", "])")
+            .lines()
             .map(str::trim)
             .filter(|l| l.starts_with("commands::"))
             .map(|l| {

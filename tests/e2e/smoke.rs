@@ -506,11 +506,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
     // Shown once: after leaving the screen the page holds the key nowhere.
     click(client, "#nav-overview").await?;
     click(client, "#nav-keys").await?;
-    client
-        .wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css(&row_css))
-        .await?;
+    wait_for(client, &row_css).await?;
     assert!(!client.source().await?.contains(&key[..key.len() - 10]));
 
     // Nor does any later reply carry it: the Client config screen shows the
@@ -544,11 +540,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
     );
     screenshot(client, "e2e-config-key-masked.png").await?;
     click(client, "#nav-keys").await?;
-    client
-        .wait()
-        .at_most(PATIENCE)
-        .for_element(Locator::Css(&row_css))
-        .await?;
+    wait_for(client, &row_css).await?;
 
     // Revoke (the first click arms the button).
     let revoke = format!("{row_css} button[data-action='revoke']");
