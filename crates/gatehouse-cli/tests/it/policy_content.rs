@@ -83,7 +83,13 @@ fn editing_a_published_entry_keeps_it_live_until_published_again() {
     assert_eq!(r["status"], "published");
     assert_eq!(r["title"], "First");
     assert_eq!(r["pending_revision"]["title"], "Second");
-    // Anonymous readers still see the published text, and no pending revision.
+    // content_read gives its author the entry and the pending revision (read
+    // together in one statement)…
+    let mine = read_as(&site, &author, "my-post");
+    assert_eq!(mine["title"], "First");
+    assert_eq!(mine["pending_revision"]["title"], "Second");
+    assert_eq!(mine["pending_revision"]["body"], "second text");
+    // …while anonymous readers still see the published text, and no pending revision.
     let public = read_as(&site, &[], "my-post");
     assert_eq!(public["body"], "first text");
     assert!(public.get("pending_revision").is_none(), "{public}");

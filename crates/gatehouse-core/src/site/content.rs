@@ -47,16 +47,18 @@ fn not_found(slug: &str) -> Error {
     .hint("content_list shows the slugs you can see")
 }
 
-/// Reads an entry (following redirects). Drafts are invisible without the right.
-pub async fn read(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> {
+/// Reads an entry (following redirects) and, for those who may read drafts,
+/// its pending revision. Drafts are invisible without the right.
+pub async fn read(store: &Store, actor: &Actor, slug: &str) -> Result<(Entry, Option<Pending>)> {
     actor.check(Action::ContentReadPublished)?;
-    let entry = sql::by_slug(store, slug)
+    let (entry, pending) = sql::by_slug(store, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
-    if entry.status != "published" && !actor.may(Action::ContentReadDraft) {
+    let drafts = actor.may(Action::ContentReadDraft);
+    if entry.status != "published" && !drafts {
         return Err(not_found(slug));
     }
-    Ok(entry)
+    Ok((entry, pending.filter(|_| drafts)))
 }
 
 pub async fn list(store: &Store, actor: &Actor, limit: i64, offset: i64) -> Result<Vec<Entry>> {
@@ -105,7 +107,8 @@ pub struct DraftWrite<'a> {
     pub new_slug: Option<&'a str>,
 }
 
-/// An entry's pending revision, for actors who may read drafts.
+/// An entry's pending revision, for actors who may read drafts (after a
+/// write; [`read`] returns it with the entry).
 pub async fn pending(store: &Store, actor: &Actor, entry: &Entry) -> Result<Option<Pending>> {
     if !actor.may(Action::ContentReadDraft) {
         return Ok(None);

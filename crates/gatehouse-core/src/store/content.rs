@@ -6,6 +6,7 @@
 
 use sqlx::AssertSqlSafe;
 
+use super::content_pending::Pending;
 use super::{DatabaseKind, Store, Tx, is_unique_violation};
 use crate::error::{Error, Result, codes};
 
@@ -33,24 +34,70 @@ fn slug_taken(slug: &str) -> Error {
     .hint("choose another slug")
 }
 
-/// The entry with `slug`, or the one a redirect from `slug` points at.
-pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<Entry>> {
+/// The entry with `slug`, or the one a redirect from `slug` points at, with
+/// its pending revision if it has one: one statement, so a `content_read`
+/// call reads once (on PostgreSQL one round trip, on SQLite one read
+/// transaction).
+pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<(Entry, Option<Pending>)>> {
     let sql = &format!(
-        "SELECT {COLUMNS} FROM content c WHERE c.slug = $1
-         UNION ALL
-         SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1"
+        "SELECT {COLUMNS}, {PENDING_COLUMNS} FROM (
+           SELECT {COLUMNS} FROM content c WHERE c.slug = $1
+           UNION ALL
+           SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1
+         ) c LEFT JOIN content_pending p ON p.content_id = c.id"
     );
     if let Some(direct) = store.direct() {
         return direct.content_by_slug(sql, slug);
     }
-    store
+    let row: Option<WithPending> = store
         .read("reading content", |pool| async move {
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(slug)
                 .fetch_optional(&pool)
                 .await
         })
-        .await
+        .await?;
+    Ok(row.map(WithPending::split))
+}
+
+/// The pending revision's columns beside an entry's, NULL when it has none.
+const PENDING_COLUMNS: &str = "p.title AS p_title, p.body AS p_body, p.author AS p_author, \
+     p.created_at AS p_created_at, p.updated_at AS p_updated_at";
+
+/// A row of [`by_slug`].
+#[derive(sqlx::FromRow)]
+struct WithPending {
+    #[sqlx(flatten)]
+    entry: Entry,
+    p_title: Option<String>,
+    p_body: Option<String>,
+    p_author: Option<String>,
+    p_created_at: Option<i64>,
+    p_updated_at: Option<i64>,
+}
+
+impl WithPending {
+    fn split(self) -> (Entry, Option<Pending>) {
+        let pending = match (
+            self.p_title,
+            self.p_body,
+            self.p_author,
+            self.p_created_at,
+            self.p_updated_at,
+        ) {
+            (Some(title), Some(body), Some(author), Some(created_at), Some(updated_at)) => {
+                Some(Pending {
+                    title,
+                    body,
+                    author,
+                    created_at,
+                    updated_at,
+                })
+            }
+            _ => None,
+        };
+        (self.entry, pending)
+    }
 }
 
 pub async fn by_slug_in(tx: &mut Tx, slug: &str) -> Result<Option<Entry>> {

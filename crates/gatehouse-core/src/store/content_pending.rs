@@ -17,9 +17,6 @@ const SELECT: &str =
     "SELECT title, body, author, created_at, updated_at FROM content_pending WHERE content_id = $1";
 
 pub async fn get(store: &Store, content_id: i64) -> Result<Option<Pending>> {
-    if let Some(direct) = store.direct() {
-        return direct.pending(SELECT, content_id);
-    }
     store
         .read("reading a pending revision", |pool| async move {
             sqlx::query_as(SELECT)

@@ -1,6 +1,6 @@
 //! The per-call hot path on a SQLite file: the handful of statements every
-//! tool call makes (the access generation, the entry `content_read` serves,
-//! its pending revision, the audit group commit), run in place on rusqlite
+//! tool call makes (the access generation, the entry `content_read` serves
+//! with its pending revision, the audit group commit), run in place on rusqlite
 //! connections instead of as sqlx statements.
 //!
 //! Why: an sqlx SQLite statement is a round trip to the connection's worker
@@ -185,12 +185,17 @@ impl Direct {
         })
     }
 
-    /// `store::content::by_slug`'s statement (passed in, so it exists once).
-    pub(crate) fn content_by_slug(&self, sql: &str, slug: &str) -> Result<Option<Entry>> {
+    /// `store::content::by_slug`'s statement (passed in, so it exists once):
+    /// the entry and its pending revision, if any.
+    pub(crate) fn content_by_slug(
+        &self,
+        sql: &str,
+        slug: &str,
+    ) -> Result<Option<(Entry, Option<Pending>)>> {
         self.read("reading content", |c| {
             c.prepare_cached(sql)?
                 .query_row([slug], |r| {
-                    Ok(Entry {
+                    let entry = Entry {
                         id: r.get(0)?,
                         slug: r.get(1)?,
                         title: r.get(2)?,
@@ -200,24 +205,18 @@ impl Direct {
                         created_at: r.get(6)?,
                         updated_at: r.get(7)?,
                         published_at: r.get(8)?,
-                    })
-                })
-                .optional()
-        })
-    }
-
-    /// `store::content_pending::get`'s statement.
-    pub(crate) fn pending(&self, sql: &str, content_id: i64) -> Result<Option<Pending>> {
-        self.read("reading a pending revision", |c| {
-            c.prepare_cached(sql)?
-                .query_row([content_id], |r| {
-                    Ok(Pending {
-                        title: r.get(0)?,
-                        body: r.get(1)?,
-                        author: r.get(2)?,
-                        created_at: r.get(3)?,
-                        updated_at: r.get(4)?,
-                    })
+                    };
+                    let pending = match r.get::<_, Option<String>>(9)? {
+                        Some(title) => Some(Pending {
+                            title,
+                            body: r.get(10)?,
+                            author: r.get(11)?,
+                            created_at: r.get(12)?,
+                            updated_at: r.get(13)?,
+                        }),
+                        None => None,
+                    };
+                    Ok((entry, pending))
                 })
                 .optional()
         })

@@ -166,6 +166,7 @@ async fn a_rename_leaves_a_redirect() {
         content::read(store, &author, "old-name")
             .await
             .unwrap()
+            .0
             .slug,
         "new-name"
     );
@@ -189,6 +190,7 @@ async fn a_rename_leaves_a_redirect() {
         content::read(store, &author, "new-name")
             .await
             .unwrap()
+            .0
             .slug,
         "old-name"
     );
@@ -224,6 +226,7 @@ async fn permissions_are_checked_by_the_content_api() {
         content::read(store, &actor(&[Role::Viewer]), "roadmap-draft")
             .await
             .unwrap()
+            .0
             .status,
         "draft"
     );

@@ -204,15 +204,20 @@ impl<'a> Authors<'a> {
         Ok(json!({"entries": out}))
     }
 
-    /// One entry with its body and, for those who may read drafts, its pending revision.
+    /// One entry with its body and, for those who may read drafts, its
+    /// pending revision as it is now (after a write).
     async fn entry(&mut self, actor: &Actor, e: &ContentEntry) -> Result<Value> {
         let pending = content::pending(&self.site.store, actor, e).await?;
-        Ok(entry_json(
-            e,
-            true,
-            &self.shown(&e.author).await?,
-            pending.as_ref(),
-        ))
+        self.entry_with(e, pending.as_ref()).await
+    }
+
+    /// One entry with its body and the pending revision read with it.
+    async fn entry_with(
+        &mut self,
+        e: &ContentEntry,
+        pending: Option<&content::PendingRevision>,
+    ) -> Result<Value> {
+        Ok(entry_json(e, true, &self.shown(&e.author).await?, pending))
     }
 }
 
@@ -269,8 +274,8 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
-            let entry = content::read(store, actor, &a.slug).await?;
-            Outcome::ok(authors.entry(actor, &entry).await?)
+            let (entry, pending) = content::read(store, actor, &a.slug).await?;
+            Outcome::ok(authors.entry_with(&entry, pending.as_ref()).await?)
         }
         "content_search" => {
             let a: SearchArgs = args(tool, raw)?;
