@@ -76,12 +76,8 @@ async fn append_after(
             hash,
         });
     }
-    // Multi-row inserts, 64 rows (512 parameters) at a time. On PostgreSQL the
-    // last one also moves the head (a data-modifying WITH): one round trip
-    // fewer per group commit. SQLite has no DML in WITH: a statement of its own.
-    let postgres = tx.backend_name() == "PostgreSQL";
-    let chunks: Vec<&[AuditRow]> = rows.chunks(64).collect();
-    for (i, chunk) in chunks.iter().enumerate() {
+    // Multi-row inserts, 64 rows (512 parameters) at a time.
+    for chunk in rows.chunks(64) {
         let values = (0..chunk.len())
             .map(|i| {
                 let b = i * 8;
@@ -99,20 +95,10 @@ async fn append_after(
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let insert = format!(
+        let mut q = sqlx::query(AssertSqlSafe(format!(
             "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) VALUES {values}"
-        );
-        let last = (postgres && i + 1 == chunks.len()).then(|| &chunk[chunk.len() - 1]);
-        let sql = match last {
-            Some(_) => format!(
-                "WITH appended AS ({insert}) UPDATE audit_head SET seq = ${}, hash = ${} WHERE id = 1",
-                chunk.len() * 8 + 1,
-                chunk.len() * 8 + 2
-            ),
-            None => insert,
-        };
-        let mut q = sqlx::query(AssertSqlSafe(sql));
-        for r in *chunk {
+        )));
+        for r in chunk {
             q = q
                 .bind(r.seq)
                 .bind(r.ts)
@@ -123,14 +109,11 @@ async fn append_after(
                 .bind(r.prev_hash.clone())
                 .bind(r.hash.clone());
         }
-        if let Some(last) = last {
-            q = q.bind(last.seq).bind(last.hash.clone());
-        }
         q.execute(&mut **tx)
             .await
             .map_err(|e| Error::storage("appending to the audit log", e))?;
     }
-    if let (false, Some(last)) = (postgres, rows.last()) {
+    if let Some(last) = rows.last() {
         sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
             .bind(last.seq)
             .bind(&last.hash)
