@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use gatehouse_core::Error;
+use gatehouse_core::client_config::merge::mask_keys;
 use gatehouse_core::client_config::{
     self, Client, ConfigActor, ConfigRequest, DoctorReport, GeneratedConfig, Home, InstallOutcome,
-    InstallRequest, KeyDelivery, REDACTED_KEY,
+    InstallRequest, KeyDelivery,
 };
 use gatehouse_core::error::codes;
 use serde::Serialize;
@@ -63,20 +64,17 @@ pub async fn generate_client_config(
         server_name: None,
         actor,
     };
-    let config = client_config::generate(&request)?;
-    Ok(match &request.actor {
-        ConfigActor::ApiKey(KeyDelivery::Inline(key)) => masked(config, key.expose()),
-        _ => config,
-    })
+    Ok(masked(client_config::generate(&request)?))
 }
 
-/// `config` with the raw key replaced by [`REDACTED_KEY`] wherever it is
-/// written. The page got the key once, from `mint_key` or `roll_key`; the
-/// panel shown then puts it back into the text itself, and any later view
-/// shows the marker (the install still writes the key, from Rust memory).
-fn masked(mut config: GeneratedConfig, raw: &str) -> GeneratedConfig {
+/// `config` with any raw key replaced by [`client_config::REDACTED_KEY`] (core's
+/// [`mask_keys`], as in the install's diff). The page got the key once, from
+/// `mint_key` or `roll_key`; the panel shown then puts it back into the text
+/// itself, and any later view shows the marker (the install still writes the
+/// key, from Rust memory).
+fn masked(mut config: GeneratedConfig) -> GeneratedConfig {
     for snippet in &mut config.snippets {
-        snippet.text = snippet.text.replace(raw, REDACTED_KEY);
+        snippet.text = mask_keys(&snippet.text);
     }
     config
 }
@@ -159,6 +157,7 @@ fn actor(state: &AppState, key_id: Option<&str>, secret_ref: bool) -> Result<Con
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gatehouse_core::client_config::REDACTED_KEY;
 
     /// What the page gets never holds the key; the fresh-mint panel's
     /// substitution of the marker gives back exactly what core wrote.
@@ -174,7 +173,7 @@ mod tests {
                 actor: ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
             };
             let config = client_config::generate(&request).unwrap();
-            let shown = masked(config.clone(), key.expose());
+            let shown = masked(config.clone());
             for (full, shown) in config.snippets.iter().zip(&shown.snippets) {
                 assert!(!shown.text.contains(key.expose()), "{client:?}");
                 assert_eq!(
