@@ -476,13 +476,7 @@ async fn audit(client: &Client, dir: &Path, out_dir: &Path) -> Result<()> {
     type_into(client, "#audit-action", "user.").await?;
     click(client, "#audit-apply").await?;
     let label = wait_for_text(client, "#audit-page-label", |t| t.contains(" of ")).await?;
-    let actions = client
-        .execute(
-            "return [...document.querySelectorAll('#audit-rows tr td:nth-child(4)')].map((td) => td.textContent);",
-            vec![],
-        )
-        .await?;
-    let actions: Vec<String> = serde_json::from_value(actions)?;
+    let actions: Vec<String> = eval(client, "return [...document.querySelectorAll('#audit-rows tr td:nth-child(4)')].map((td) => td.textContent);", vec![]).await?;
     ensure!(
         !actions.is_empty() && actions.iter().all(|a| a.starts_with("user.")),
         "{label}: {actions:?}"

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use super::smoke::tail_lines;
 use super::webdriver::{
-    Driver, PATIENCE, assert_labelled, click, downloads_in, ensure_in_view, open_site, python3,
-    row_action, row_state, scratch_site, screenshot, screenshot_at, select, text_of, type_into,
-    wait_for, wait_for_text,
+    Driver, PATIENCE, assert_labelled, click, downloads_in, ensure_in_view, eval, open_site,
+    python3, row_action, row_state, scratch_site, screenshot, screenshot_at, select, text_of,
+    type_into, wait_for, wait_for_text,
 };
 use anyhow::{Context, Result, ensure};
 use fantoccini::{Client, Locator};
@@ -654,13 +654,7 @@ async fn filter_and_side_by_side(client: &Client, shown: &[String]) -> Result<()
         .len();
     ensure!(tabs >= 2, "{tabs} tail tab(s) open: side by side needs two");
     let panel_lefts = async || -> Result<Vec<f64>> {
-        let v = client
-            .execute(
-                "return Array.from(document.querySelectorAll('.tail-body .tail-panel'), p => p.getBoundingClientRect().left)",
-                vec![],
-            )
-            .await?;
-        Ok(serde_json::from_value(v)?)
+        eval(client, "return Array.from(document.querySelectorAll('.tail-body .tail-panel'), p => p.getBoundingClientRect().left)", vec![]).await
     };
     ensure!(
         panel_lefts().await?.len() == 1,
@@ -823,13 +817,7 @@ async fn by_user(client: &Client, editor_tools: &[String]) -> Result<()> {
 
 /// The tools listed on one side of the preview, in order.
 async fn side_tools(client: &Client, side: &str) -> Result<Vec<String>> {
-    let value = client
-        .execute(
-            "return Array.from(document.querySelectorAll(`#preview-${arguments[0]}-tools li`), li => li.dataset.tool)",
-            vec![serde_json::json!(side)],
-        )
-        .await?;
-    Ok(serde_json::from_value(value)?)
+    eval(client, "return Array.from(document.querySelectorAll(`#preview-${arguments[0]}-tools li`), li => li.dataset.tool)", vec![serde_json::json!(side)]).await
 }
 
 #[tokio::test]

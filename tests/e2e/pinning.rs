@@ -20,8 +20,8 @@ use serde_json::Value;
 
 use super::desk::{connect_with_consent, send_call};
 use super::webdriver::{
-    Cli, Driver, click, open_site, python3, row_action, row_state, scratch_site, screenshot_at,
-    text_of, wait_for, wait_for_text,
+    Cli, Driver, click, eval, open_site, python3, row_action, row_state, scratch_site,
+    screenshot_at, text_of, wait_for, wait_for_text,
 };
 
 fn fixtures() -> PathBuf {
@@ -125,13 +125,12 @@ async fn to_connections(client: &Client, site: &Path) -> Result<()> {
 
 /// The names of the tools the detail panel lists, in its order.
 async fn tool_names(client: &Client) -> Result<Vec<String>> {
-    let value = client
-        .execute(
-            "return Array.from(document.querySelectorAll('#tool-list li'), li => li.dataset.tool)",
-            vec![],
-        )
-        .await?;
-    Ok(serde_json::from_value(value)?)
+    eval(
+        client,
+        "return Array.from(document.querySelectorAll('#tool-list li'), li => li.dataset.tool)",
+        vec![],
+    )
+    .await
 }
 
 /// Waits until the detail panel lists exactly `want`.
@@ -156,14 +155,13 @@ async fn absent(client: &Client, css: &str) -> Result<bool> {
 
 /// The differences the open tools dialog lists: (change, tool, field, text).
 async fn dialog_diff(client: &Client) -> Result<Vec<(String, String, String, String)>> {
-    let value = client
-        .execute(
-            "return Array.from(document.querySelectorAll('#tools-dialog[open] #tools-diff > li'), \
+    eval(
+        client,
+        "return Array.from(document.querySelectorAll('#tools-dialog[open] #tools-diff > li'), \
              li => [li.dataset.change, li.dataset.tool, li.dataset.field || '', li.textContent])",
-            vec![],
-        )
-        .await?;
-    Ok(serde_json::from_value(value)?)
+        vec![],
+    )
+    .await
 }
 
 /// Checks the open tools dialog shows variant b's difference from variant a,
@@ -481,14 +479,8 @@ impl TailEntry {
 
 /// Every entry of the tail list, in one round trip.
 async fn tail_entries(client: &Client) -> Result<Vec<TailEntry>> {
-    let value = client
-        .execute(
-            "return Array.from(document.querySelectorAll('#tail-lines li'), \
-             li => ({text: li.textContent, class: li.className, font_style: getComputedStyle(li).fontStyle}))",
-            vec![],
-        )
-        .await?;
-    Ok(serde_json::from_value(value)?)
+    eval(client, "return Array.from(document.querySelectorAll('#tail-lines li'), \
+             li => ({text: li.textContent, class: li.className, font_style: getComputedStyle(li).fontStyle}))", vec![]).await
 }
 
 /// Filler lines written before the forger starts: four times the tail's

@@ -13,7 +13,7 @@ use gatehouse_core::client_config::REDACTED_KEY;
 
 use super::client_config;
 use super::webdriver::{
-    Driver, PATIENCE, assert_labelled, cli_binary, click, ensure_in_view, open_site, python3,
+    Driver, PATIENCE, assert_labelled, cli_binary, click, ensure_in_view, eval, open_site, python3,
     row_action, row_state, scratch_site, screenshot, screenshot_at, select, text_of, wait_for,
     wait_for_text,
 };
@@ -207,13 +207,12 @@ fn thousands(n: usize) -> String {
 /// Every entry of the tail list, in one round trip (one per element would
 /// take seconds for a full list).
 pub(super) async fn tail_lines(client: &Client) -> Result<Vec<String>> {
-    let value = client
-        .execute(
-            "return Array.from(document.querySelectorAll('#tail-lines li'), li => li.textContent)",
-            vec![],
-        )
-        .await?;
-    Ok(serde_json::from_value(value)?)
+    eval(
+        client,
+        "return Array.from(document.querySelectorAll('#tail-lines li'), li => li.textContent)",
+        vec![],
+    )
+    .await
 }
 
 async fn connections(client: &Client, site: &Path) -> Result<()> {
@@ -298,14 +297,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         t.starts_with("none · network allowed · UNIX sockets allowed")
     })
     .await?;
-    let shown: Vec<String> = serde_json::from_value(
-        client
-            .execute(
-                "return Array.from(document.querySelectorAll(\"#conn-facts [data-fact='isolation-warning']\"), d => d.textContent)",
-                vec![],
-            )
-            .await?,
-    )?;
+    let shown: Vec<String> = eval(client, "return Array.from(document.querySelectorAll(\"#conn-facts [data-fact='isolation-warning']\"), d => d.textContent)", vec![]).await?;
     assert_eq!(
         shown, expected,
         "every isolation warning shown, as core words it"

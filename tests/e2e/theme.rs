@@ -7,7 +7,7 @@ use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, Locator};
 use serde_json::Value;
 
-use super::webdriver::{Driver, config_home, open_site, scratch_site, screenshot, wait_for};
+use super::webdriver::{Driver, config_home, eval, open_site, scratch_site, screenshot, wait_for};
 
 /// The WebDriver key code of Tab.
 const TAB: &str = "\u{e004}";
@@ -166,7 +166,7 @@ async fn every_control_is_reached_by_tab(client: &Client, screen: &str) -> Resul
     wait_for(client, &format!("#nav-{screen}[aria-current='page']")).await?;
     // Lists and panels load after the frame: let them settle first.
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let names: Vec<String> = serde_json::from_value(client.execute(TAG_CONTROLS, vec![]).await?)?;
+    let names: Vec<String> = eval(client, TAG_CONTROLS, vec![]).await?;
     // The header's and the sidebar's nine, and the screen's own.
     ensure!(names.len() > 10, "{screen}: only {names:?}");
     client

@@ -449,6 +449,15 @@ pub async fn open_site(client: &Client, path: &str) -> Result<String> {
     Ok(notice.attr("data-code").await?.unwrap_or_default())
 }
 
+/// Runs `script` in the page and reads what it returns as a `T`.
+pub async fn eval<T: serde::de::DeserializeOwned>(
+    client: &Client,
+    script: &str,
+    args: Vec<serde_json::Value>,
+) -> Result<T> {
+    Ok(serde_json::from_value(client.execute(script, args).await?)?)
+}
+
 /// Fails naming every input, select, textarea and button on the page that
 /// has no accessible name: none of `aria-labelledby` (pointing at text),
 /// `aria-label`, a `<label>` (by `for` or wrapping it) with text, or, for a
@@ -456,10 +465,9 @@ pub async fn open_site(client: &Client, path: &str) -> Result<String> {
 /// too: they are named before they are shown. `screen` names the page state
 /// in the failure.
 pub async fn assert_labelled(client: &Client, screen: &str) -> Result<()> {
-    let offenders: Vec<String> = serde_json::from_value(
-        client
-            .execute(
-                r#"
+    let offenders: Vec<String> = eval(
+        client,
+        r#"
 const text = (el) => (el?.textContent ?? "").trim();
 const named = (el) => {
   const by = (el.getAttribute("aria-labelledby") ?? "").split(/\s+/).filter(Boolean);
@@ -479,11 +487,7 @@ return Array.from(document.querySelectorAll("input, select, textarea, button"))
     const where = el.closest("[id]")?.id;
     return `${el.tagName.toLowerCase()}${id}${cls}${el.type ? `[type=${el.type}]` : ""}${where && !id ? ` in #${where}` : ""}`;
   });
-"#,
-                vec![],
-            )
-            .await?,
-    )?;
+"#, vec![]).await?;
     ensure!(
         offenders.is_empty(),
         "controls without an accessible name on {screen}: {offenders:?}"
