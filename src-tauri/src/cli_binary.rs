@@ -24,7 +24,7 @@ const CLI_NAME: &str = "gatehouse";
 /// The absolute path of the `gatehouse` CLI, or `CLI_BINARY_NOT_FOUND`.
 pub fn locate() -> Result<PathBuf> {
     let exe = std::env::current_exe()
-        .map_err(|e| Error::new(codes::IO, format!("cannot locate this program: {e}")))?;
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot locate this program: {e}")))?;
     let appimage = AppImage::from_env(&exe);
     locate_from(std::env::var_os(ENV_BIN), &exe, appimage.as_ref())
 }
@@ -110,7 +110,7 @@ fn locate_from(
 fn install_copy(from: &Path, to: &Path) -> Result<()> {
     let io = |what: &str, path: &Path, e: std::io::Error| {
         Error::invalid(
-            codes::IO,
+            codes::IO_ERROR,
             format!("cannot {what} {}: {e}", path.display()),
             format!(
                 "the AppImage keeps the gatehouse CLI at {} for client configs; \

@@ -113,7 +113,7 @@ pub fn this_binary() -> Result<std::path::PathBuf> {
     std::env::current_exe()
         .map_err(|e| {
             Error::new(
-                codes::IO,
+                codes::IO_ERROR,
                 format!("cannot locate the gatehouse binary: {e}"),
             )
         })

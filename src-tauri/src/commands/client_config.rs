@@ -120,7 +120,7 @@ pub async fn install_client_config(
             .await
             .map_err(|e| {
                 Error::new(
-                    gatehouse_core::error::codes::IO,
+                    gatehouse_core::error::codes::IO_ERROR,
                     format!("install task failed: {e}"),
                 )
             })??,

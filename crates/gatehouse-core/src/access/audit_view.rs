@@ -310,7 +310,7 @@ fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> Result<PathBuf> {
                 return match f.write_all(bytes).and_then(|()| f.sync_all()) {
                     Ok(()) => Ok(path),
                     Err(e) => Err(Error::new(
-                        codes::IO,
+                        codes::IO_ERROR,
                         format!("cannot write {}: {e}", path.display()),
                     )),
                 };
@@ -318,7 +318,7 @@ fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> Result<PathBuf> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(Error::new(
-                    codes::IO,
+                    codes::IO_ERROR,
                     format!("cannot create {}: {e}", path.display()),
                 )
                 .hint("choose a folder you can write to"));
@@ -326,7 +326,7 @@ fn write_new(dir: &Path, stem: &str, bytes: &[u8]) -> Result<PathBuf> {
         }
     }
     Err(Error::new(
-        codes::IO,
+        codes::IO_ERROR,
         format!("too many exports named {stem} in {}", dir.display()),
     ))
 }

@@ -121,13 +121,13 @@ pub fn write_bundle(req: &McpbRequest) -> Result<McpbOutcome> {
     let manifest = manifest(req)?;
     let binary = std::fs::read(&req.binary).map_err(|e| {
         Error::new(
-            codes::IO,
+            codes::IO_ERROR,
             format!("cannot read {}: {e}", req.binary.display()),
         )
     })?;
     let io = |e: &dyn std::fmt::Display| {
         Error::new(
-            codes::IO,
+            codes::IO_ERROR,
             format!("cannot write {}: {e}", req.out.display()),
         )
     };

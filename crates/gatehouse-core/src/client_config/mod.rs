@@ -344,7 +344,7 @@ pub fn generate(request: &ConfigRequest) -> Result<GeneratedConfig> {
 pub fn client_path(path: &Path) -> Result<PathBuf> {
     let canonical = path
         .canonicalize()
-        .map_err(|e| Error::new(codes::IO, format!("cannot resolve {}: {e}", path.display())))?;
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot resolve {}: {e}", path.display())))?;
     Ok(strip_verbatim(canonical))
 }
 

@@ -9,7 +9,7 @@ use crate::error::{Error, Result, codes};
 pub fn harden_host() -> Result<()> {
     nix::sys::prctl::set_dumpable(false).map_err(|e| {
         Error::new(
-            codes::IO,
+            codes::IO_ERROR,
             format!("could not mark the process non-dumpable: {e}"),
         )
     })?;

@@ -29,7 +29,7 @@ use crate::error::{Error, Result, codes};
 pub fn become_subreaper() -> Result<()> {
     nix::sys::prctl::set_child_subreaper(true).map_err(|e| {
         Error::new(
-            codes::IO,
+            codes::IO_ERROR,
             format!("could not become the subreaper of child processes: {e}"),
         )
     })

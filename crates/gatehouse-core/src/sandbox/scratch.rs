@@ -561,7 +561,7 @@ impl Drop for ScratchDir {
 
 pub(crate) fn io_error(context: &str, path: &Path, err: std::io::Error) -> Error {
     tracing::error!(context, path = %path.display(), error = %err, "io error");
-    Error::new(codes::IO, format!("io error while {context}: {err}"))
+    Error::new(codes::IO_ERROR, format!("io error while {context}: {err}"))
         .detail(serde_json::json!({"path": path}))
 }
 

@@ -354,7 +354,7 @@ impl Sandboxed {
             .child
             .wait()
             .await
-            .map_err(|e| Error::new(codes::IO, format!("waiting for the child failed: {e}")))?;
+            .map_err(|e| Error::new(codes::IO_ERROR, format!("waiting for the child failed: {e}")))?;
         let exit = ExitInfo::from(status);
         self.exit = Some(exit);
         Ok(exit)

@@ -292,7 +292,7 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
         .unwrap_or_else(|e| Err(std::io::Error::other(e)))
         .map_err(|e| {
             Error::new(
-                codes::IO,
+                codes::IO_ERROR,
                 format!("cannot write the audit anchor {}: {e}", anchor.display()),
             )
         })?;

@@ -72,7 +72,7 @@ impl Settings {
         {
             Some(dir) => dir,
             None => std::env::current_dir().map_err(|e| {
-                Error::new(codes::IO, format!("cannot read the current directory: {e}"))
+                Error::new(codes::IO_ERROR, format!("cannot read the current directory: {e}"))
             })?,
         };
         let database_url = flags
@@ -112,7 +112,7 @@ pub fn read_site_file(dir: &Path) -> Result<SiteFile> {
             Error::new(codes::SITE_NOT_FOUND, format!("{} is not a Gatehouse site (no {SITE_FILE})", dir.display()))
                 .hint("pass --site DIR or set GATEHOUSE_SITE, or create one with `gatehouse site init DIR`")
         } else {
-            Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
+            Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
         }
     })?;
     toml::from_str(&text).map_err(|e| {
@@ -129,7 +129,7 @@ fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Resu
         return Ok(url.to_string());
     }
     let abs = std::path::absolute(dir.join(DB_FILE))
-        .map_err(|e| Error::new(codes::IO, format!("bad site path: {e}")))?;
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("bad site path: {e}")))?;
     Ok(sqlite_url(&abs))
 }
 
@@ -182,9 +182,9 @@ pub async fn init(
         .hint("choose another folder, or use the existing site with --site"));
     }
     std::fs::create_dir_all(dir)
-        .map_err(|e| Error::new(codes::IO, format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot create {}: {e}", dir.display())))?;
     let dir = std::path::absolute(dir)
-        .map_err(|e| Error::new(codes::IO, format!("bad site path: {e}")))?;
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("bad site path: {e}")))?;
     let default_name = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -210,7 +210,7 @@ pub async fn init(
         let tmp = dir.join(format!(".{SITE_FILE}.tmp"));
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, dir.join(SITE_FILE)))
-            .map_err(|e| Error::new(codes::IO, format!("cannot write {SITE_FILE}: {e}")))?;
+            .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot write {SITE_FILE}: {e}")))?;
         Ok(store)
     }
     .await;

@@ -295,7 +295,7 @@ async fn export_unsigned(site: &Site) -> Result<Dump> {
 pub fn write_file(dump: &Dump, path: &Path) -> Result<()> {
     let io = |e: std::io::Error| {
         Error::new(
-            codes::IO,
+            codes::IO_ERROR,
             format!("cannot write the export to {}: {e}", path.display()),
         )
     };
@@ -543,7 +543,7 @@ pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
 /// imports the dump in `path`.
 pub async fn import_file(store: &Store, path: &Path, trust: &Trust) -> Result<Summary> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(codes::IO, format!("cannot read {}: {e}", path.display()))
+        Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
             .hint("give the path of a file written by `gatehouse site export --out FILE`")
     })?;
     let dump = parse(&text)?;

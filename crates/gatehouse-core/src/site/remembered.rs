@@ -61,7 +61,7 @@ impl Remembered {
     pub fn save(&self, dir: &Path) -> Result<()> {
         let io = |e: std::io::Error| {
             Error::new(
-                codes::IO,
+                codes::IO_ERROR,
                 format!("cannot save the app's settings in {}: {e}", dir.display()),
             )
             .hint("check that the app's config folder is writable")

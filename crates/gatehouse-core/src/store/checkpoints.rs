@@ -42,7 +42,7 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
             })
         })
         .await
-        .map_err(|e| Error::new(codes::IO, format!("{context}: {e}")))?
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("{context}: {e}")))?
         .map(drop);
     }
     sqlx::query(sql)

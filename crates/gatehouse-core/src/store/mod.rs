@@ -203,7 +203,7 @@ impl Store {
                 .detail(detail);
             }
             Error::new(
-                codes::STORAGE,
+                codes::STORAGE_ERROR,
                 format!("migrating the database at {shown} failed; see the log"),
             )
             .hint("the database may belong to a newer Gatehouse, or be damaged")
