@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The desktop app under load (issue 12): ten connections flooding stderr with
+# The desktop app under load (the admin screens): ten connections flooding stderr with
 # every tail side by side (frame times, input-to-paint latency), cold start to
 # first paint and idle RSS, against the release build, under Xvfb.
 # Prints one JSON line per round (tests/e2e/load.rs); BENCH_RUNS rounds (default 3).

@@ -20,7 +20,7 @@ BIN, SITE = sys.argv[1], sys.argv[2]
 
 PUBLIC = {"content_list", "content_read", "content_search"}
 VIEWER = PUBLIC | {"media_list", "media_read", "http_fetch"}
-# Site config is for editors and admins (issue 10).
+# Site config is for editors and admins (docs/permissions.md).
 EDITOR = VIEWER | {"content_write_draft", "media_write", "content_publish", "site_config_read"}
 
 

@@ -54,7 +54,10 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
             let extra = match file {
                 Some(path) => Some(checkpoint::parse_exported(
                     &std::fs::read_to_string(&path).map_err(|e| {
-                        Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
+                        Error::new(
+                            codes::IO_ERROR,
+                            format!("cannot read {}: {e}", path.display()),
+                        )
                     })?,
                 )?),
                 None => None,

@@ -27,7 +27,10 @@ pub async fn run(args: DoctorArgs) -> Result<String> {
     let project = match args.project {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|e| {
-            Error::new(codes::IO_ERROR, format!("cannot read the current directory: {e}"))
+            Error::new(
+                codes::IO_ERROR,
+                format!("cannot read the current directory: {e}"),
+            )
         })?,
     };
     let report = client_config::doctor(&Home::from_env()?, Some(&project)).await;

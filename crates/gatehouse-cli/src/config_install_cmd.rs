@@ -44,7 +44,10 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
     let project = match args.project {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|e| {
-            Error::new(codes::IO_ERROR, format!("cannot read the current directory: {e}"))
+            Error::new(
+                codes::IO_ERROR,
+                format!("cannot read the current directory: {e}"),
+            )
         })?,
     };
     let request = InstallRequest {

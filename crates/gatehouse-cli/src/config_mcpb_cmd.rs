@@ -31,7 +31,10 @@ pub fn run(ctx: &Ctx, args: McpbArgs) -> Result<String> {
         Some(out) => out,
         None => mcpb::default_out(
             &std::env::current_dir().map_err(|e| {
-                Error::new(codes::IO_ERROR, format!("cannot read the current directory: {e}"))
+                Error::new(
+                    codes::IO_ERROR,
+                    format!("cannot read the current directory: {e}"),
+                )
             })?,
             &site.name,
         ),

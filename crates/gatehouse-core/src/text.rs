@@ -147,7 +147,8 @@ mod tests {
     fn bidi_controls_are_found() {
         assert!(check_no_bidi("label", "ok label", Code::LABEL_INVALID, "h").is_ok());
         for c in ['\u{202e}', '\u{2067}', '\u{200f}', '\u{061c}'] {
-            let e = check_no_bidi("label", &format!("a{c}b"), Code::LABEL_INVALID, "h").unwrap_err();
+            let e =
+                check_no_bidi("label", &format!("a{c}b"), Code::LABEL_INVALID, "h").unwrap_err();
             assert!(e.message.contains("U+"), "{}", e.message);
         }
     }

@@ -229,15 +229,28 @@ fn downloads(app: &AppHandle) -> Result<PathBuf, Error> {
         .path()
         .download_dir()
         .or_else(|_| app.path().home_dir())
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot find a folder to save to: {e}")))?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| {
+            Error::new(
+                codes::IO_ERROR,
+                format!("cannot find a folder to save to: {e}"),
+            )
+        })?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
     Ok(dir)
 }
 
 fn write(path: PathBuf, bytes: &[u8]) -> Result<String, Error> {
-    std::fs::write(&path, bytes)
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot write {}: {e}", path.display())))?;
+    std::fs::write(&path, bytes).map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot write {}: {e}", path.display()),
+        )
+    })?;
     Ok(path.display().to_string())
 }
 

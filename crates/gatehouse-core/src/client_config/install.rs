@@ -286,7 +286,10 @@ fn with_path(mut err: Error, path: &Path) -> Error {
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Error {
-    Error::new(codes::IO_ERROR, format!("cannot {what} {}: {e}", path.display()))
+    Error::new(
+        codes::IO_ERROR,
+        format!("cannot {what} {}: {e}", path.display()),
+    )
 }
 
 /// `path` with `suffix` added to its file name.

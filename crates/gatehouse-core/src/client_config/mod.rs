@@ -342,9 +342,12 @@ pub fn generate(request: &ConfigRequest) -> Result<GeneratedConfig> {
 /// A path as a client config should name it: absolute with symlinks resolved,
 /// and without Windows' verbatim `\\?\` prefix, which some clients cannot start.
 pub fn client_path(path: &Path) -> Result<PathBuf> {
-    let canonical = path
-        .canonicalize()
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot resolve {}: {e}", path.display())))?;
+    let canonical = path.canonicalize().map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot resolve {}: {e}", path.display()),
+        )
+    })?;
     Ok(strip_verbatim(canonical))
 }
 

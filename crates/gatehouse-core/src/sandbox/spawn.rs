@@ -350,11 +350,12 @@ impl Sandboxed {
         if let Some(exit) = self.exit {
             return Ok(exit);
         }
-        let status = self
-            .child
-            .wait()
-            .await
-            .map_err(|e| Error::new(codes::IO_ERROR, format!("waiting for the child failed: {e}")))?;
+        let status = self.child.wait().await.map_err(|e| {
+            Error::new(
+                codes::IO_ERROR,
+                format!("waiting for the child failed: {e}"),
+            )
+        })?;
         let exit = ExitInfo::from(status);
         self.exit = Some(exit);
         Ok(exit)

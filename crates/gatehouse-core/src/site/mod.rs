@@ -72,7 +72,10 @@ impl Settings {
         {
             Some(dir) => dir,
             None => std::env::current_dir().map_err(|e| {
-                Error::new(codes::IO_ERROR, format!("cannot read the current directory: {e}"))
+                Error::new(
+                    codes::IO_ERROR,
+                    format!("cannot read the current directory: {e}"),
+                )
             })?,
         };
         let database_url = flags
@@ -181,8 +184,12 @@ pub async fn init(
         )
         .hint("choose another folder, or use the existing site with --site"));
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
     let dir = std::path::absolute(dir)
         .map_err(|e| Error::new(codes::IO_ERROR, format!("bad site path: {e}")))?;
     let default_name = dir

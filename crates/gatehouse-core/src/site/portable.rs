@@ -543,8 +543,11 @@ pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
 /// imports the dump in `path`.
 pub async fn import_file(store: &Store, path: &Path, trust: &Trust) -> Result<Summary> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
-            .hint("give the path of a file written by `gatehouse site export --out FILE`")
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .hint("give the path of a file written by `gatehouse site export --out FILE`")
     })?;
     let dump = parse(&text)?;
     check_signature(&dump, trust)?;
