@@ -34,6 +34,7 @@ mod policy_content;
 mod portable;
 mod robustness;
 mod sandbox_cli;
+mod serve_interop;
 mod serve_util;
 mod site_config;
 mod storage_failures;
