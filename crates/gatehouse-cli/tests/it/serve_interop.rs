@@ -10,9 +10,7 @@ use std::process::Command;
 use crate::serve_util::Serve;
 use crate::util::{BIN, TestSite};
 
-#[path = "../../../../tests/interop/interop.rs"]
-mod interop;
-use interop::{interop_dir, missing};
+use crate::mcp_interop::interop::{interop_dir, missing};
 
 fn run(site: &TestSite, serve: &Serve, mut cmd: Command, keys: &[(&str, String)]) {
     let url = format!("http://{}/mcp", serve.addr);
