@@ -241,6 +241,22 @@ pub enum Code {
     // Any caller's input that fits no narrower code.
     INPUT_INVALID,
 
+    // MCP server over HTTP (`gatehouse serve`).
+    /// `--require-key`: a request without `Authorization: Bearer`.
+    ACTOR_API_KEY_REQUIRED,
+    /// An API key in the URL (it is in logs and history already).
+    API_KEY_IN_URL,
+    /// Over the key's (or the address's) request rate.
+    RATE_LIMITED,
+    /// A `Host` outside the allowlist (DNS rebinding).
+    HOST_NOT_ALLOWED,
+    /// A browser `Origin` outside the allowlist.
+    ORIGIN_NOT_ALLOWED,
+    /// Listening beyond loopback without TLS or a trusted proxy.
+    LISTEN_UNSAFE,
+    /// The TLS certificate or key cannot be read or used.
+    TLS_INVALID,
+
     // MCP server: built-in tools.
     TOOL_ARGUMENTS_INVALID,
     HTTP_FETCH_URL_INVALID,
