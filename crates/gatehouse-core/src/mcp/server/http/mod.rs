@@ -172,12 +172,18 @@ pub async fn run(
         None => None,
     };
     let listener = TcpListener::bind(opts.listen).await.map_err(|e| {
-        Error::new(codes::IO_ERROR, format!("cannot listen on {}: {e}", opts.listen))
-            .hint("pick another address or port with --listen, or stop what holds this one")
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot listen on {}: {e}", opts.listen),
+        )
+        .hint("pick another address or port with --listen, or stop what holds this one")
     })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot read the bound address: {e}")))?;
+    let bound = listener.local_addr().map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!("cannot read the bound address: {e}"),
+        )
+    })?;
     let late = Late::default();
     let (closing_tx, closing_rx) = watch::channel(false);
     let server = Arc::new(endpoint::Server::new(
