@@ -14,4 +14,6 @@ pub mod audit_view;
 pub mod key_overview;
 pub mod keys;
 pub mod permissions;
+pub mod rate;
+pub mod restrictions;
 pub mod users;

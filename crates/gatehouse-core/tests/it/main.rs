@@ -9,6 +9,7 @@ mod client_store;
 mod common;
 mod fuzz_replay;
 mod isolation;
+mod key_scope;
 mod pg_dropped_connection;
 mod pg_util;
 mod sandbox;
