@@ -1,6 +1,7 @@
 //! `gatehouse keys mint|list|revoke|roll|restrict`.
 
 use clap::{Args, Subcommand};
+use gatehouse_core::access::key_usage;
 use gatehouse_core::access::keys::{self, Minted, rfc3339};
 use gatehouse_core::access::permissions::{format_roles, parse_roles};
 use gatehouse_core::access::restrictions::Restrictions;
@@ -47,6 +48,9 @@ pub enum KeysCommand {
     },
     /// List keys (never their secrets).
     List {
+        /// Add each key's calls by tool over the last day and week, refusals and last call.
+        #[arg(long)]
+        usage: bool,
         #[arg(long)]
         json: bool,
     },
@@ -161,10 +165,63 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                 minted_text(&minted)
             }
         }
-        KeysCommand::List { json } => {
+        KeysCommand::List { usage, json } => {
             let list = keys::list(store).await?;
+            let used = if usage {
+                Some(key_usage::by_key(store, now_ms()).await?)
+            } else {
+                None
+            };
+            let usage_of = |k: &keys::KeyInfo| {
+                used.as_ref()
+                    .map(|u| u.get(&k.id).cloned().unwrap_or_default())
+            };
             if json {
-                to_json(&list.iter().map(key_json).collect::<Vec<_>>())
+                to_json(
+                    &list
+                        .iter()
+                        .map(|k| {
+                            let mut v = key_json(k);
+                            if let Some(u) = usage_of(k) {
+                                v["usage"] = serde_json::to_value(u).expect("usage serialises");
+                            }
+                            v
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            } else if let Some(used) = &used {
+                let dash = || "-".to_string();
+                table(
+                    &[
+                        "id",
+                        "label",
+                        "status",
+                        "last call",
+                        "24h",
+                        "7d",
+                        "refused 7d",
+                        "by tool (7d)",
+                    ],
+                    list.iter()
+                        .map(|k| {
+                            let u = used.get(&k.id).cloned().unwrap_or_default();
+                            vec![
+                                k.id.clone(),
+                                k.label.clone(),
+                                k.status.to_string(),
+                                u.last_call_at.map(rfc3339).unwrap_or_else(dash),
+                                u.calls_day.to_string(),
+                                u.calls_week.to_string(),
+                                u.refused_week.to_string(),
+                                u.by_tool
+                                    .iter()
+                                    .map(|t| format!("{} {}", t.tool, t.week))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                            ]
+                        })
+                        .collect(),
+                )
             } else {
                 let dash = || "-".to_string();
                 table(

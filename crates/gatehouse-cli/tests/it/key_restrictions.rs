@@ -290,3 +290,102 @@ fn python_sdk_sees_and_is_refused_by_restricted_keys() {
         );
     }
 }
+
+/// `keys list --usage`: each key's calls by tool over the last day and
+/// week, its refusals (by its roles and by its restrictions) and its last
+/// call, counted from the audit log; keys that made no call show zeros.
+#[test]
+fn keys_list_usage_counts_calls_by_tool_and_refusals() {
+    use crate::mcp_util::McpSite;
+    let site = TestSite::new("usage_cli");
+    let (key, id) = mint(
+        &site,
+        "viewer",
+        &["--tools", "content_read,content_list,content_publish"],
+    );
+    let (_, idle) = mint(&site, "viewer", &[]);
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);
+    mcp.initialize("2025-11-25");
+    for i in 0..3 {
+        let r = mcp.call(
+            10 + i,
+            "content_read",
+            serde_json::json!({"slug": "welcome"}),
+            None,
+        );
+        assert!(r["result"]["isError"] != true, "{r}");
+    }
+    mcp.call(20, "content_list", serde_json::json!({}), None);
+    // Refused by the allowlist, and by the viewer role.
+    mcp.call(
+        21,
+        "content_search",
+        serde_json::json!({"query": "x"}),
+        None,
+    );
+    mcp.call(
+        22,
+        "content_publish",
+        serde_json::json!({"slug": "welcome"}),
+        None,
+    );
+    // A tool error that is not a refusal.
+    mcp.call(
+        23,
+        "content_read",
+        serde_json::json!({"slug": "no-such"}),
+        None,
+    );
+    mcp.close_stdin();
+    assert!(mcp.finish().success());
+
+    let list = site.ok_json(&["keys", "list", "--usage", "--json"]);
+    let of = |id: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["id"] == id)
+            .unwrap()["usage"]
+            .clone()
+    };
+    let u = of(&id);
+    assert_eq!(u["calls_day"], 7, "{u}");
+    assert_eq!(u["calls_week"], 7);
+    assert_eq!(u["refused_day"], 2);
+    assert_eq!(u["refused_week"], 2);
+    assert!(u["last_call_at"].is_string(), "{u}");
+    let tools: Vec<(String, i64, i64)> = u["by_tool"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["tool"].as_str().unwrap().to_string(),
+                t["week"].as_i64().unwrap(),
+                t["refused_week"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("content_read".to_string(), 4, 0),
+            ("content_list".to_string(), 1, 0),
+            ("content_publish".to_string(), 1, 1),
+            ("content_search".to_string(), 1, 1),
+        ]
+    );
+    let quiet = of(&idle);
+    assert_eq!(
+        (quiet["calls_week"].clone(), quiet["last_call_at"].clone()),
+        (serde_json::json!(0), Value::Null)
+    );
+    let text = site.ok(&["keys", "list", "--usage"]);
+    assert!(text.contains("content_read 4, content_list 1"), "{text}");
+    // Without --usage the list has no usage.
+    assert!(
+        site.ok_json(&["keys", "list", "--json"])[0]
+            .get("usage")
+            .is_none()
+    );
+}
