@@ -11,9 +11,7 @@ use serde_json::Value;
 
 use crate::util::{BIN, TestSite};
 
-#[path = "../../../../tests/interop/interop.rs"]
-mod interop;
-use interop::{interop_dir, missing};
+use crate::mcp_interop::interop::{interop_dir, missing};
 
 /// Mints a key with `flags` after the roles; returns (raw key, id).
 fn mint(site: &TestSite, roles: &str, flags: &[&str]) -> (String, String) {
