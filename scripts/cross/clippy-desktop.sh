@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# `cargo clippy --all-targets -D warnings` of the desktop app and the AppImage runtime for
+# x86_64-pc-windows-gnu and aarch64-apple-darwin, from Linux (the Linux check is
+# scripts/test.sh's own clippy step). Tools: scripts/cross/setup.sh.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/cross/env.sh
+[ -f ui/dist/index.html ] || bash scripts/ui-build.sh
+for target in x86_64-pc-windows-gnu aarch64-apple-darwin; do
+  echo "clippy --target $target"
+  cargo clippy --target "$target" -p gatehouse-desktop -p gatehouse-appimage-runtime --all-targets \
+    -- -D warnings
+done
