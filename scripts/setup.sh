@@ -31,5 +31,8 @@ if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver
   cargo install tauri-driver --locked --version "^2"
 fi
 
+# Cross targets and their tools: Windows (mingw-w64, wixl, Wine) and macOS (zig as C compiler).
+bash scripts/cross/setup.sh
+
 # The UI must be built before any default-feature cargo build (tauri embeds ui/dist).
 bash scripts/ui-build.sh
