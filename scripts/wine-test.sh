@@ -41,16 +41,27 @@ export PATH="$(dirname "$WINE"):$PATH"
 # A prefix of our own, beside the build; no Mono/Gecko installers, no debug chatter.
 export WINEPREFIX="${WINEPREFIX:-$PWD/target/wine-prefix}"
 export WINEDEBUG=-all
-export WINEDLLOVERRIDES="mscoree,mshtml="
+export WINEDLLOVERRIDES="mscoree,mshtml=;bcryptprimitives=n"
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
   mark "creating the Wine prefix $WINEPREFIX"
   mkdir -p "$WINEPREFIX"
   "$WINE" wineboot -i >/dev/null 2>&1
   "$WINESERVER" -w
 fi
+# Rust's std (1.78 on) imports bcryptprimitives.dll's ProcessPrng, which Wine 8.0
+# lacks: our shim answers it with RtlGenRandom (scripts/wine/bcryptprimitives.c).
+shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if ! ls /usr/lib/x86_64-linux-gnu/wine/x86_64-windows/bcryptprimitives.dll >/dev/null 2>&1 \
+   && { [ ! -f "$shim" ] || [ scripts/wine/bcryptprimitives.c -nt "$shim" ]; }; then
+  x86_64-w64-mingw32-gcc -shared -O2 -Wall -o "$shim" \
+    scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -ladvapi32
+fi
 # One server for the whole run (each wine64 start then costs ~0.2 s, not seconds).
 "$WINESERVER" -p >/dev/null 2>&1 || true
 trap '"$WINESERVER" -k >/dev/null 2>&1 || true' EXIT
+# Wine starts its services with the first program: start them now, on no
+# pipe of ours (a service holding a captured stdout would hang `$(…)`).
+"$WINE" cmd /c exit </dev/null >/dev/null 2>&1
 winepath() { "$WINE" winepath -w "$1" 2>/dev/null | tr -d '\r'; }
 
 # Build once: every test binary, the examples (the fixture server) and gatehouse.exe.

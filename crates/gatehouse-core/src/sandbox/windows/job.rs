@@ -1,6 +1,8 @@
 //! The connection's Job Object: created with the plan's limits before the
 //! child runs, the child assigned while still suspended, every process of it
 //! measured, listed and ended through the job.
+// The raw Windows calls of this backend live here; each block says why it is sound.
+#![allow(unsafe_code)]
 
 use std::io;
 use std::mem::size_of;

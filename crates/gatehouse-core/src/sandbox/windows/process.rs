@@ -3,6 +3,8 @@
 //! restricted token (or `CreateProcessW` for the `none` backend), suspended,
 //! without a console window, with the exact environment block; then into
 //! the job, and only then resumed, so no instruction of it runs outside.
+// The raw Windows calls of this backend live here; each block says why it is sound.
+#![allow(unsafe_code)]
 
 use std::io;
 use std::mem::size_of;

@@ -1,6 +1,8 @@
 //! The Windows side of [`ProcId`] (PID + creation time) and
 //! [`ProcessGroup`]: a connection's "group" is its Job Object, found by the
 //! leader's PID in a registry the backend keeps while the child lives.
+// The raw Windows calls of this backend live here; each block says why it is sound.
+#![allow(unsafe_code)]
 
 use std::collections::HashMap;
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle, RawHandle};

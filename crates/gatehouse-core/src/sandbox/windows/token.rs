@@ -7,6 +7,8 @@
 //! where both the user and that SID are granted it, which is scratch and the
 //! profile's read-write paths ([`grant_write`]), and the objects the child
 //! creates itself (the token's default DACL names the SID).
+// The raw Windows calls of this backend live here; each block says why it is sound.
+#![allow(unsafe_code)]
 
 use std::io;
 use std::os::windows::ffi::OsStrExt;
