@@ -40,6 +40,7 @@ mod portable;
 mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
+mod serve_interop;
 mod serve_util;
 mod site_config;
 mod storage_failures;

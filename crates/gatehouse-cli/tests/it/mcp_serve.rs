@@ -605,3 +605,41 @@ fn metrics_are_served_on_their_own_listener_without_client_values() {
     assert!(!text.contains("secret123"), "{text}");
     assert_eq!(request(&s.addr, "GET", "/metrics", &[], b"").status, 404);
 }
+
+// --- Many instances on one database ---
+
+#[test]
+fn two_instances_on_one_database_share_revocations_and_the_audit_chain() {
+    // One database: PostgreSQL under GATEHOUSE_TEST_PG_URL, else the SQLite file.
+    let site = TestSite::new("serve-two");
+    let (key, id) = site.mint("viewer");
+    let (other, _) = site.mint("viewer");
+    let a = Serve::start(&site, &[]);
+    let b = Serve::start(&site, &[]);
+    let call = json!({"name": "content_read", "arguments": {"slug": "welcome"}});
+    let mut answered = 0;
+    for i in 0..20 {
+        let s = if i % 2 == 0 { &a } else { &b };
+        let r = s.legacy(Some(&key), "tools/call", call.clone());
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["result"]["isError"], false);
+        answered += 1;
+    }
+    // Revoked through one instance's database, refused by the other at once.
+    site.ok(&["keys", "revoke", &id]);
+    let revoked_at = Instant::now();
+    for s in [&b, &a] {
+        let r = s.legacy(Some(&key), "tools/call", call.clone());
+        assert_eq!(r.status, 401, "{}", r.text());
+    }
+    assert!(revoked_at.elapsed() < Duration::from_secs(1));
+    assert_eq!(b.legacy(Some(&other), "tools/list", json!({})).status, 200);
+    let calls: Vec<Value> = tool_calls(&site)
+        .into_iter()
+        .filter(|e| e["actor"] == format!("key:{id}"))
+        .collect();
+    assert_eq!(calls.len(), answered);
+    assert_eq!(a.terminate().code(), Some(0));
+    assert_eq!(b.terminate().code(), Some(0));
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
