@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 pkgs=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev webkit2gtk-driver xvfb xauth
-      fonts-dejavu-core sqlite3 postgresql python3 python3-venv curl ca-certificates bubblewrap)
+      fonts-dejavu-core sqlite3 postgresql python3 python3-venv curl ca-certificates bubblewrap
+      squashfs-tools)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
@@ -33,9 +34,6 @@ bash scripts/cross-setup.sh
 if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
   cargo install tauri-driver --locked --version "^2"
 fi
-
-# Cross targets and their tools: Windows (mingw-w64, wixl, Wine) and macOS (zig as C compiler).
-bash scripts/cross/setup.sh
 
 # The UI must be built before any default-feature cargo build (tauri embeds ui/dist).
 bash scripts/ui-build.sh
