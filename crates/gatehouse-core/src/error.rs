@@ -299,6 +299,20 @@ pub enum Code {
     ConfigUrlInvalid,
     /// `config doctor`: a remote entry's server is unreachable or refused it.
     ConfigRemoteFailed,
+    /// `gatehouse serve --require-key`: a request without `Authorization: Bearer`.
+    ActorApiKeyRequired,
+    /// `gatehouse serve`: an API key in the URL (it is in logs and history already).
+    ApiKeyInUrl,
+    /// `gatehouse serve`: over the key's (or the address's) request rate.
+    RateLimited,
+    /// `gatehouse serve`: a `Host` outside the allowlist (DNS rebinding).
+    HostNotAllowed,
+    /// `gatehouse serve`: a browser `Origin` outside the allowlist.
+    OriginNotAllowed,
+    /// `gatehouse serve`: listening beyond loopback without TLS or a trusted proxy.
+    ListenUnsafe,
+    /// `gatehouse serve`: the TLS certificate or key cannot be read or used.
+    TlsInvalid,
 }
 
 impl Code {
@@ -435,6 +449,13 @@ pub mod codes {
     pub const CONFIG_REMOTE_UNSUPPORTED: Code = Code::ConfigRemoteUnsupported;
     pub const CONFIG_URL_INVALID: Code = Code::ConfigUrlInvalid;
     pub const CONFIG_REMOTE_FAILED: Code = Code::ConfigRemoteFailed;
+    pub const ACTOR_API_KEY_REQUIRED: Code = Code::ActorApiKeyRequired;
+    pub const API_KEY_IN_URL: Code = Code::ApiKeyInUrl;
+    pub const RATE_LIMITED: Code = Code::RateLimited;
+    pub const HOST_NOT_ALLOWED: Code = Code::HostNotAllowed;
+    pub const ORIGIN_NOT_ALLOWED: Code = Code::OriginNotAllowed;
+    pub const LISTEN_UNSAFE: Code = Code::ListenUnsafe;
+    pub const TLS_INVALID: Code = Code::TlsInvalid;
 }
 
 #[cfg(test)]

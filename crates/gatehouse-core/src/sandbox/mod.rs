@@ -19,6 +19,8 @@
 //! - [`procfs`]: what `/proc` says (groups, usage, PID + start time).
 //! - [`host`]: hardening of the host process (non-dumpable, subreaper).
 //! - [`stderr`]: the child's stderr, drained into a bounded tail.
+//! - [`windows`]: the Windows backend (Job Object, restricted token); its
+//!   pure plan, environment block and command line compile everywhere.
 //!
 //! # Caveats
 //! Linux only. The Landlock layer confines files, TCP, signals and ptrace; the
@@ -44,6 +46,7 @@ pub mod scratch;
 pub mod spawn;
 pub mod spec;
 pub mod stderr;
+pub mod windows;
 
 pub use host::harden_host;
 pub use isolation::{Isolation, LandlockSupport};
