@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 pkgs=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev webkit2gtk-driver xvfb xauth
-      fonts-dejavu-core sqlite3 postgresql python3 python3-venv curl ca-certificates bubblewrap)
+      fonts-dejavu-core sqlite3 postgresql python3 python3-venv curl ca-certificates bubblewrap
+      squashfs-tools)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
@@ -52,6 +53,9 @@ rustup run "$toolchain" rustc --version >/dev/null 2>&1 ||
 rustup run "$toolchain" cargo clippy --version >/dev/null 2>&1 &&
   rustup run "$toolchain" rustfmt --version >/dev/null 2>&1 ||
   rustup component add --toolchain "$toolchain" clippy rustfmt
+
+# Rust targets and C toolchains of the cross checks (Windows, macOS).
+bash scripts/cross-setup.sh
 
 # The WebDriver bridge for the desktop E2E tests (major 2: crates.io "latest" is a 3.0 alpha).
 if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then

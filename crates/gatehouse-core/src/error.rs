@@ -232,6 +232,17 @@ pub enum Code {
     ACTOR_ROLE_NOT_SCRATCH,
     ACTOR_FLAGS_CONFLICT,
     PERMISSION_DENIED,
+    // Key restrictions: each refusal names the restriction that refused.
+    /// A restriction given to `keys mint` or `keys restrict` cannot be read.
+    KEY_RESTRICTION_INVALID,
+    /// The tool is not on the key's tool allowlist.
+    KEY_TOOL_NOT_ALLOWED,
+    /// The key is read-only and the tool's effect class is not read.
+    KEY_READ_ONLY,
+    /// The entry (or media) is outside the key's content scope.
+    KEY_SCOPE_CONTENT,
+    /// The key made more calls than its rate allows; retry after the hint's delay.
+    KEY_RATE_LIMITED,
 
     // Audit chain and its checkpoints.
     AUDIT_CHAIN_BROKEN,
@@ -313,6 +324,12 @@ pub enum Code {
     CONFIG_FILE_IGNORED,
     /// `config install`: the file changed between the previewed diff and the write.
     CONFIG_FILE_CHANGED,
+    /// `config --url`: the client cannot reach a remote server with a key.
+    CONFIG_REMOTE_UNSUPPORTED,
+    /// `config --url`: the URL is not one a key may be sent to.
+    CONFIG_URL_INVALID,
+    /// `config doctor`: a remote entry's server is unreachable or refused it.
+    CONFIG_REMOTE_FAILED,
     CONFIG_DOCTOR_PROBLEMS,
     /// `config doctor`: the command a client entry starts does not exist.
     COMMAND_NOT_FOUND,

@@ -162,6 +162,10 @@ pub struct KeyRecord {
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
+    /// The key's restrictions as stored (absent: none); checked against the
+    /// audit log on import like its roles, so stripping them is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restrictions: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,6 +259,7 @@ async fn export_unsigned(site: &Site) -> Result<Dump> {
                 last_used_at: k.last_used_at,
                 revoked_at: k.revoked_at,
                 replaced_by: k.replaced_by,
+                restrictions: k.restrictions,
             })
             .collect(),
         content: t.content,
@@ -303,14 +308,11 @@ pub fn write_file(dump: &Dump, path: &Path) -> Result<()> {
     let tmp = path.with_file_name(format!(".{}.tmp", name.unwrap_or_default()));
     {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&tmp).map_err(io)?;
         f.write_all(dump.to_json().as_bytes()).map_err(io)?;
         f.write_all(b"\n").map_err(io)?;
         f.sync_all().map_err(io)?;
@@ -485,6 +487,7 @@ fn tables(d: Dump) -> Result<Tables> {
                 last_used_at: k.last_used_at,
                 revoked_at: k.revoked_at,
                 replaced_by: k.replaced_by,
+                restrictions: k.restrictions,
             })
             .collect(),
         content: d.content,
