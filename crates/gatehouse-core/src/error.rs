@@ -293,6 +293,12 @@ pub enum Code {
     ConfigFileIgnored,
     /// `config install`: the file changed between the previewed diff and the write.
     ConfigFileChanged,
+    /// `config --url`: the client cannot reach a remote server with a key.
+    ConfigRemoteUnsupported,
+    /// `config --url`: the URL is not one a key may be sent to.
+    ConfigUrlInvalid,
+    /// `config doctor`: a remote entry's server is unreachable or refused it.
+    ConfigRemoteFailed,
     /// `gatehouse serve --require-key`: a request without `Authorization: Bearer`.
     ActorApiKeyRequired,
     /// `gatehouse serve`: an API key in the URL (it is in logs and history already).
@@ -307,6 +313,17 @@ pub enum Code {
     ListenUnsafe,
     /// `gatehouse serve`: the TLS certificate or key cannot be read or used.
     TlsInvalid,
+    // Key restrictions: each refusal names the restriction that refused.
+    /// A restriction given to `keys mint` or `keys restrict` cannot be read.
+    KeyRestrictionInvalid,
+    /// The tool is not on the key's tool allowlist.
+    KeyToolNotAllowed,
+    /// The key is read-only and the tool's effect class is not read.
+    KeyReadOnly,
+    /// The entry (or media) is outside the key's content scope.
+    KeyScopeContent,
+    /// The key made more calls than its rate allows; retry after the hint's delay.
+    KeyRateLimited,
 }
 
 impl Code {
@@ -440,6 +457,9 @@ pub mod codes {
     pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
     pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;
     pub const CONFIG_FILE_CHANGED: Code = Code::ConfigFileChanged;
+    pub const CONFIG_REMOTE_UNSUPPORTED: Code = Code::ConfigRemoteUnsupported;
+    pub const CONFIG_URL_INVALID: Code = Code::ConfigUrlInvalid;
+    pub const CONFIG_REMOTE_FAILED: Code = Code::ConfigRemoteFailed;
     pub const ACTOR_API_KEY_REQUIRED: Code = Code::ActorApiKeyRequired;
     pub const API_KEY_IN_URL: Code = Code::ApiKeyInUrl;
     pub const RATE_LIMITED: Code = Code::RateLimited;
