@@ -125,7 +125,8 @@ key_id=$(printf '%s' "$minted" | python3 -c 'import json,sys; print(json.load(sy
 case "$key" in gatehouse_sk_"$key_id"_*) echo "ok   keys mint printed key $key_id" ;; *) fail "keys mint: $minted" ;; esac
 
 who=$(GATEHOUSE_API_KEY="$key" gh whoami --json | tr -d '\r') || fail "whoami"
-[ "$who" = "{\"kind\":\"api_key\",\"key_id\":\"$key_id\",\"roles\":[\"viewer\"]}" ] || fail "whoami said $who"
+printf '%s' "$who" | python3 -c 'import json,sys; sys.exit(json.load(sys.stdin) != {"kind": "api_key", "key_id": sys.argv[1], "roles": ["viewer"]})' "$key_id" \
+  || fail "whoami said $who"
 echo "ok   whoami: $who"
 
 # The official Python SDK client spawns `wine64 gatehouse.exe --site S mcp` itself.
