@@ -13,6 +13,8 @@ step "setup"
 bash scripts/setup.sh
 # Real MCP SDK clients and servers from npm and PyPI, pinned.
 bash scripts/interop-setup.sh
+# The official MCP conformance suite (npm) and a Node.js >= 22 to run it.
+bash scripts/conformance-setup.sh
 
 step "cargo fmt --check"
 cargo fmt --all --check
@@ -42,6 +44,11 @@ bash scripts/ui-check.sh
 
 step "tests on SQLite (with the desktop E2E under Xvfb)"
 xvfb-run -a cargo test --workspace -- --include-ignored
+
+step "MCP conformance suite against gatehouse serve (scripts/conformance.sh)"
+# Server scenarios for features Gatehouse offers must pass; the rest are listed
+# with the feature each needs in tests/conformance/expected-failures.yml.
+bash scripts/conformance.sh target/debug/gatehouse
 
 step "tests on PostgreSQL"
 bash scripts/pg.sh start

@@ -16,6 +16,7 @@ mod mcp_cmd;
 mod output;
 mod permissions_cmd;
 mod probe_cmd;
+mod serve_cmd;
 mod site_cmd;
 mod site_config_cmd;
 mod tail_cmd;
@@ -76,6 +77,8 @@ enum Command {
     Config(Box<config_cmd::ConfigArgs>),
     /// Serve MCP over stdio for an AI client (both protocol eras).
     Mcp(mcp_cmd::McpArgs),
+    /// Serve MCP over Streamable HTTP at /mcp (keys per request).
+    Serve(serve_cmd::ServeArgs),
     /// Store, list and remove MCP servers to connect to.
     #[command(subcommand)]
     Connections(connections_cmd::ConnectionsCommand),
@@ -102,11 +105,21 @@ fn init_tracing() {
     // stdout is for results (and the MCP protocol): diagnostics go to stderr, no ANSI.
     let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
         .unwrap_or_else(|_| "warn".into());
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .init();
+        .with_ansi(false);
+    // Read before clap: logging starts before the arguments are parsed.
+    let args: Vec<String> = std::env::args().collect();
+    let json = args
+        .windows(2)
+        .any(|w| w[0] == "--log-format" && w[1] == "json")
+        || args.iter().any(|a| a == "--log-format=json");
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
 }
 
 #[allow(unsafe_code)]
@@ -158,6 +171,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Permissions(a) => permissions_cmd::run(a),
         Command::Config(a) => config_cmd::run(&ctx, *a).await,
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,
+        Command::Serve(a) => serve_cmd::run(&ctx, a).await,
         Command::Connections(c) => connections_cmd::run(&ctx, c).await,
         Command::Probe(a) => probe_cmd::run(&ctx, a).await,
         Command::Call(a) => call_cmd::run(&ctx, a).await,

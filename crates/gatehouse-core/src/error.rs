@@ -293,6 +293,26 @@ pub enum Code {
     ConfigFileIgnored,
     /// `config install`: the file changed between the previewed diff and the write.
     ConfigFileChanged,
+    /// `config --url`: the client cannot reach a remote server with a key.
+    ConfigRemoteUnsupported,
+    /// `config --url`: the URL is not one a key may be sent to.
+    ConfigUrlInvalid,
+    /// `config doctor`: a remote entry's server is unreachable or refused it.
+    ConfigRemoteFailed,
+    /// `gatehouse serve --require-key`: a request without `Authorization: Bearer`.
+    ActorApiKeyRequired,
+    /// `gatehouse serve`: an API key in the URL (it is in logs and history already).
+    ApiKeyInUrl,
+    /// `gatehouse serve`: over the key's (or the address's) request rate.
+    RateLimited,
+    /// `gatehouse serve`: a `Host` outside the allowlist (DNS rebinding).
+    HostNotAllowed,
+    /// `gatehouse serve`: a browser `Origin` outside the allowlist.
+    OriginNotAllowed,
+    /// `gatehouse serve`: listening beyond loopback without TLS or a trusted proxy.
+    ListenUnsafe,
+    /// `gatehouse serve`: the TLS certificate or key cannot be read or used.
+    TlsInvalid,
 }
 
 impl Code {
@@ -426,6 +446,16 @@ pub mod codes {
     pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
     pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;
     pub const CONFIG_FILE_CHANGED: Code = Code::ConfigFileChanged;
+    pub const CONFIG_REMOTE_UNSUPPORTED: Code = Code::ConfigRemoteUnsupported;
+    pub const CONFIG_URL_INVALID: Code = Code::ConfigUrlInvalid;
+    pub const CONFIG_REMOTE_FAILED: Code = Code::ConfigRemoteFailed;
+    pub const ACTOR_API_KEY_REQUIRED: Code = Code::ActorApiKeyRequired;
+    pub const API_KEY_IN_URL: Code = Code::ApiKeyInUrl;
+    pub const RATE_LIMITED: Code = Code::RateLimited;
+    pub const HOST_NOT_ALLOWED: Code = Code::HostNotAllowed;
+    pub const ORIGIN_NOT_ALLOWED: Code = Code::OriginNotAllowed;
+    pub const LISTEN_UNSAFE: Code = Code::ListenUnsafe;
+    pub const TLS_INVALID: Code = Code::TlsInvalid;
 }
 
 #[cfg(test)]

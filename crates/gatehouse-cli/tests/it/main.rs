@@ -27,6 +27,7 @@ mod mcp_interop;
 mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_protocol;
+mod mcp_serve;
 #[cfg(unix)]
 mod mcp_stdio;
 mod mcp_util;
@@ -39,6 +40,8 @@ mod portable;
 mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
+mod serve_interop;
+mod serve_util;
 mod site_config;
 mod storage_failures;
 mod tool_pinning;

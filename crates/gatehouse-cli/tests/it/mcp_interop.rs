@@ -12,7 +12,7 @@ use std::process::Command;
 use crate::util::{BIN, TestSite};
 
 #[path = "../../../../tests/interop/interop.rs"]
-mod interop;
+pub(crate) mod interop;
 use interop::{interop_dir, missing};
 
 fn run(site: &TestSite, mut cmd: Command, keys: &[(&str, String)]) {

@@ -307,6 +307,20 @@ impl Refresher {
         }
     }
 
+    /// A refresher that already knows the actor as read at `generation` (an
+    /// HTTP request whose key was just checked): its first call reads only
+    /// the generation.
+    pub fn seeded(actor: Actor, generation: i64, expires_at: Option<i64>) -> Refresher {
+        Refresher {
+            identity: actor.clone(),
+            cached: std::sync::Mutex::new(Some(Cached {
+                generation,
+                actor,
+                expires_at,
+            })),
+        }
+    }
+
     /// Who the actor was at startup: whom to re-read, never what they may do.
     pub fn identity(&self) -> &Actor {
         &self.identity

@@ -14,6 +14,8 @@
 //! - [`stderr`]: the child's stderr, drained into a bounded tail.
 //! - [`seatbelt`]: the macOS Seatbelt profile text, built by a pure function
 //!   (compiled everywhere, so its tests run on every system).
+//! - [`windows`]: the Windows backend (Job Object, restricted token); its
+//!   pure plan, environment block and command line compile everywhere.
 //!
 //! Each system's mechanism lives in its own folder, chosen below and
 //! nowhere else: `linux/` (Landlock, seccomp, read-only view, cgroup, bwrap,
@@ -53,7 +55,8 @@ pub mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
-#[cfg(windows)]
+// Compiled everywhere: its plan, environment block and command line are
+// pure and tested on every system; the mechanism is `cfg(windows)` inside.
 pub mod windows;
 #[cfg(windows)]
 use windows as os;

@@ -15,7 +15,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+// The Windows backend creates the child itself (a restricted token and a
+// handle list are beyond tokio's `Command`) behind the same surface.
+#[cfg(windows)]
+use super::os::Child;
+#[cfg(not(windows))]
+use tokio::process::Child;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 
 use super::os;
 use super::probe::{self, Isolation};
@@ -129,6 +135,10 @@ pub fn spawn_with(spec: &ChildSpec, root: &ScratchRoot, profile: &Profile) -> Re
     })?;
     let pid = child.id().map(|p| p as i32).unwrap_or(-1);
     tracing::debug!(pid, "spawned sandboxed child");
+    // The Windows backend knows what the system applied only once the child
+    // runs (its job, its token): the status is that, not the forecast.
+    #[cfg(windows)]
+    let isolation = guard.isolation(&isolation);
     Ok(Sandboxed {
         stdin: child.stdin.take(),
         stdout: child.stdout.take(),

@@ -16,3 +16,4 @@ mod pg_util;
 mod sandbox;
 mod stderr;
 mod store;
+mod windows;

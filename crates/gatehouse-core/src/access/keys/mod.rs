@@ -17,13 +17,15 @@
 //! Map: [`format`] (the key's text: generate, parse, checksum), [`hash`]
 //! (argon2id, and the same cost for an unknown id), here the key's life
 //! (mint, list, revoke, roll), [`verify`](mod@verify) (a presented key, and the
-//! per-call recheck), [`expiry`] (expiries and durations as written).
+//! per-call recheck), [`cache`] (verified keys remembered by the HTTP server), [`expiry`] (expiries and durations as written).
 
+mod cache;
 mod expiry;
 mod format;
 mod hash;
 mod verify;
 
+pub use cache::{CheckedKey, VerifyCache};
 pub use expiry::{MAX_DURATION_MS, after, parse_duration_ms, parse_expiry, rfc3339};
 pub use format::{
     CHECKSUM_LEN, ID_LEN, Malformed, PREFIX, ParsedKey, RawKey, SECRET_LEN, checksum, generate,

@@ -78,6 +78,31 @@ impl State {
         }
     }
 
+    /// The state of one stateless HTTP request: nothing in it outlives the
+    /// request. `legacy` is the handshake revision the request is served under
+    /// when it carries no 2026-07-28 `_meta` (from its `MCP-Protocol-Version`
+    /// header; `None` for `initialize`, which negotiates its own); `late` is
+    /// the server's, so it can wait for every cut-short call's entry.
+    pub fn for_request(
+        site: Site,
+        actor: actor::Refresher,
+        legacy: Option<&'static str>,
+        out: mpsc::Sender<Value>,
+        closing: watch::Receiver<bool>,
+        late: Late,
+    ) -> State {
+        State {
+            manifest: Mutex::new(manifest::names(actor.identity())),
+            site,
+            actor,
+            session: Mutex::new(legacy.map(|version| Session { version })),
+            subscriptions: Mutex::new(HashMap::new()),
+            out,
+            closing,
+            late,
+        }
+    }
+
     /// Entries of cut-short calls the server must wait for before it exits.
     pub fn late_records(&self) -> Late {
         self.late.clone()

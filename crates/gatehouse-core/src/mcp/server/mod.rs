@@ -20,11 +20,13 @@
 //! errors) are the official `rmcp` SDK's; the loop is ours (see
 //! docs/decisions.md for why).
 
+pub mod admit;
 pub mod arguments;
 pub mod budget;
 pub mod call_record;
 pub mod era;
 pub mod handler;
+pub mod http;
 pub mod http_fetch;
 pub mod manifest;
 pub mod shutdown;
@@ -44,8 +46,9 @@ use tokio::task::{AbortHandle, JoinSet};
 use crate::access::actor::Actor;
 use crate::error::Result;
 use crate::mcp::wire::framer::Frame;
-use crate::mcp::wire::jsonrpc::{self, Message, Rejection};
+use crate::mcp::wire::jsonrpc::{self, Message};
 use crate::site::Site;
+use admit::{Admission, Admitted, Incoming};
 use handler::State;
 use shutdown::Reason;
 
@@ -122,8 +125,7 @@ where
     let watcher = tokio::spawn(watch_actor(state.clone(), limits.watch_interval));
     let permits = Arc::new(Semaphore::new(limits.max_in_flight));
     let listen_permits = Arc::new(Semaphore::new(limits.max_listeners));
-    // The memory budget, in KiB so that any total fits a semaphore.
-    let budget = Arc::new(Semaphore::new(limits.max_total_cost >> 10));
+    let admission = Admission::new(&limits);
     let in_flight: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
     let mut tasks = JoinSet::new();
     tokio::pin!(stop);
@@ -147,105 +149,54 @@ where
                         limits.max_message_bytes
                     ),
                 );
-                state.send(refusal_line(&refusal)).await;
+                state.send(admit::refusal(&refusal)).await;
                 continue;
             }
             Frame::Line(line) => line,
         };
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        // Weigh the line before building it: the reader never waits for
-        // memory, it answers instead.
-        let cost = budget::estimate(&line);
-        if cost > limits.max_request_cost {
-            let id = budget::id_of(&line);
-            tracing::debug!(cost, "refusing a message that would cost too much to parse");
-            state
-                .send(jsonrpc::error_response(
-                    &id,
-                    &budget::too_costly(cost, limits.max_request_cost),
-                ))
-                .await;
-            continue;
-        }
-        let cost_kib = u32::try_from(cost.div_ceil(1024)).unwrap_or(u32::MAX);
-        let Ok(held) = budget.clone().try_acquire_many_owned(cost_kib) else {
-            let id = budget::id_of(&line);
-            state
-                .send(jsonrpc::error_response(
-                    &id,
-                    &budget::busy("the messages being served already use the memory budget"),
-                ))
-                .await;
-            continue;
-        };
-        let value: Value = match serde_json::from_slice(&line) {
-            Ok(v) => v,
-            Err(e) => {
-                tracing::debug!(error = %e, "unparsable line");
-                state
-                    .send(refusal_line(&jsonrpc::parse_error(&e.to_string())))
-                    .await;
+        // The reader never waits for memory or a slot: it answers instead.
+        let admitted = match admission.admit(&line, state.batches_allowed()) {
+            Ok(Some(admitted)) => admitted,
+            Ok(None) => continue,
+            Err(reply) => {
+                state.send(reply).await;
                 continue;
             }
         };
-        if let Value::Array(items) = value {
-            if items.is_empty() || !state.batches_allowed() {
-                let why = if items.is_empty() {
-                    "Invalid Request: an empty batch"
-                } else {
-                    "Invalid Request: JSON-RPC batches are not part of this protocol version"
-                };
-                state
-                    .send(refusal_line(&jsonrpc::invalid_request(Value::Null, why)))
-                    .await;
-                continue;
+        match &admitted.message {
+            Incoming::Notification { method, params } if method == "notifications/cancelled" => {
+                cancel(&in_flight, params.as_ref());
+                dispatch(&state, admitted).await;
             }
-            let Ok(permit) = permits.clone().try_acquire_owned() else {
-                state
-                    .send(jsonrpc::error_response(
-                        &Value::Null,
-                        &budget::busy("every request slot is taken"),
-                    ))
-                    .await;
-                continue;
-            };
-            let state = state.clone();
-            tasks.spawn(async move {
-                let _held = held;
-                let mut replies = Vec::new();
-                for item in items {
-                    if let Some(reply) = handle_value(&state, item).await {
-                        replies.push(reply);
-                    }
-                }
-                if !replies.is_empty() {
-                    state.send(Value::Array(replies)).await;
-                }
-                drop(permit);
-            });
-            continue;
-        }
-        match jsonrpc::classify(value) {
-            Err(refusal) => state.send(refusal_line(&refusal)).await,
-            Ok(Message::Response { .. }) => {
-                tracing::debug!("ignoring a response: no request was sent")
-            }
-            Ok(Message::Notification { method, params }) => {
-                if method == "notifications/cancelled" {
-                    cancel(&in_flight, params.as_ref());
-                }
-                state.handle_notification(&method, params.as_ref());
+            Incoming::Notification { .. } | Incoming::Response => {
+                dispatch(&state, admitted).await;
             }
             // The handshake is answered in order, so nothing sent after it can
             // be served before the session exists.
-            Ok(Message::Request { id, method, params }) if method == "initialize" => {
-                if let Some(reply) = state.handle_request(&id, &method, params).await {
+            Incoming::Request { method, .. } if method == "initialize" => {
+                if let Some(reply) = dispatch(&state, admitted).await {
                     state.send(reply).await;
                 }
             }
-            Ok(Message::Request { id, method, params }) => {
+            Incoming::Batch(_) => {
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    state
+                        .send(jsonrpc::error_response(
+                            &Value::Null,
+                            &budget::busy("every request slot is taken"),
+                        ))
+                        .await;
+                    continue;
+                };
+                let state = state.clone();
+                tasks.spawn(async move {
+                    if let Some(reply) = dispatch(&state, admitted).await {
+                        state.send(reply).await;
+                    }
+                    drop(permit);
+                });
+            }
+            Incoming::Request { id, method, .. } => {
                 // Long-lived listens have their own slots; neither kind waits.
                 let (slots, what) = if method == "subscriptions/listen" {
                     (&listen_permits, "every subscription slot is taken")
@@ -253,9 +204,9 @@ where
                     (&permits, "every request slot is taken")
                 };
                 let Ok(permit) = slots.clone().try_acquire_owned() else {
-                    tracing::debug!(method = %jsonrpc::shorten(&method, 40), "busy");
+                    tracing::debug!(method = %jsonrpc::shorten(method, 40), "busy");
                     state
-                        .send(jsonrpc::error_response(&id, &budget::busy(what)))
+                        .send(jsonrpc::error_response(id, &budget::busy(what)))
                         .await;
                     continue;
                 };
@@ -267,8 +218,7 @@ where
                 let mut map = in_flight.lock().expect("lock");
                 let task_key = key.clone();
                 let handle = tasks.spawn(async move {
-                    let _held = held;
-                    let reply = state.handle_request(&id, &method, params).await;
+                    let reply = dispatch(&state, admitted).await;
                     // Deregister before replying: a cancel after this point is too late.
                     registry.lock().expect("lock").remove(&task_key);
                     if let Some(reply) = reply {
@@ -303,23 +253,45 @@ where
     Ok(reason)
 }
 
-/// A batch element: requests are answered in the batch reply.
-async fn handle_value(state: &Arc<State>, value: Value) -> Option<Value> {
-    match jsonrpc::classify(value) {
-        Err(refusal) => Some(refusal_line(&refusal)),
-        Ok(Message::Response { .. }) => None,
-        Ok(Message::Notification { method, params }) => {
+/// Serves one admitted message on `state`, the transport-independent half of
+/// the server: the reply, if one is due. The message's share of the memory
+/// budget is held until it is served.
+pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
+    let Admitted { message, held } = admitted;
+    let reply = match message {
+        Incoming::Request { id, method, params } => {
+            state.handle_request(&id, &method, params).await
+        }
+        Incoming::Notification { method, params } => {
             state.handle_notification(&method, params.as_ref());
             None
         }
-        Ok(Message::Request { id, method, params }) => {
-            state.handle_request(&id, &method, params).await
+        Incoming::Response => {
+            tracing::debug!("ignoring a response: no request was sent");
+            None
         }
-    }
-}
-
-fn refusal_line(r: &Rejection) -> Value {
-    jsonrpc::error_response(&r.id, &r.error)
+        // Batch elements: requests are answered in the batch reply.
+        Incoming::Batch(items) => {
+            let mut replies = Vec::new();
+            for item in items {
+                let reply = match jsonrpc::classify(item) {
+                    Err(refusal) => Some(admit::refusal(&refusal)),
+                    Ok(Message::Response { .. }) => None,
+                    Ok(Message::Notification { method, params }) => {
+                        state.handle_notification(&method, params.as_ref());
+                        None
+                    }
+                    Ok(Message::Request { id, method, params }) => {
+                        state.handle_request(&id, &method, params).await
+                    }
+                };
+                replies.extend(reply);
+            }
+            (!replies.is_empty()).then_some(Value::Array(replies))
+        }
+    };
+    drop(held);
+    reply
 }
 
 fn cancel(
@@ -337,7 +309,7 @@ fn cancel(
 
 /// Re-reads the actor now and then while someone listens, so a role change
 /// or revocation is announced even if the client makes no call.
-async fn watch_actor(state: Arc<State>, every: Duration) {
+pub(crate) async fn watch_actor(state: Arc<State>, every: Duration) {
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -1,169 +1,45 @@
-//! The Windows backend: the interface of `sandbox/mod.rs` ("The backend
-//! interface"), to be filled with a Job Object per connection
-//! (`KILL_ON_JOB_CLOSE`, active-process, memory and CPU limits), an explicit
-//! environment block, no inherited handles but the three pipes,
-//! `CREATE_NO_WINDOW` and a restricted token.
+//! The Windows backend: one Job Object per connection and a restricted token.
 //!
-//! Until then every spawn is refused with `SANDBOX_UNAVAILABLE` (never run
-//! unconfined), and the status says so.
+//! Map, one line per file:
+//! - [`plan`]: the job plan (limits and token flags) from a profile, and the
+//!   status derived from what was applied. Pure: tested on every system.
+//! - [`env_block`]: the child's exact environment as a UTF-16 block. Pure.
+//! - [`command_line`]: the program found with `PATHEXT`, the command line
+//!   quoted for the C runtime or for `cmd.exe` (`.cmd`/`.bat`). Pure.
+//! - `backend`: the backend interface (`Plan`, `Guard`, `describe`, the
+//!   host-level calls), tying the files below together.
+//! - `job`: the Job Object (limits, assignment, counters, termination).
+//! - `token`: the restricted token and the write grants on scratch.
+//! - `process`: the pipes, the handle list, the suspended start.
+//! - `child`: the started child behind the surface of tokio's `Child`.
+//! - `procs`: the Windows side of `ProcId` and `ProcessGroup` (the job).
+//!
+//! Every `unsafe` block of the backend is in those last five files.
+//!
+//! # Caveats
+//! Reads are not confined (a write-restricted token limits writes only), and
+//! the network is open: see docs/decisions.md.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+pub mod command_line;
+pub mod env_block;
+pub mod plan;
 
-use tokio::process::{Child, Command};
+#[cfg(windows)]
+mod backend;
+#[cfg(windows)]
+mod child;
+#[cfg(windows)]
+mod job;
+#[cfg(windows)]
+mod process;
+#[cfg(windows)]
+mod procs;
+#[cfg(windows)]
+mod token;
 
-use super::probe::Isolation;
-use super::process::{GroupUsage, ProcId, ProcessGroup, Stop};
-use super::profile::Profile;
-use super::scratch::{ScratchDir, ScratchRoot};
-use super::spec::{ChildSpec, ResolvedValue};
-use crate::error::{Error, Result, codes};
-
-/// Folders every child may read (none are granted by path on Windows: the
-/// restricted token decides).
-pub const SYSTEM_READ_ONLY: &[&str] = &[];
-
-fn unavailable() -> Error {
-    Error::invalid(
-        codes::SANDBOX_UNAVAILABLE,
-        "this build has no Windows sandbox backend yet: servers cannot be started confined",
-        "run Gatehouse on Linux or macOS for now",
-    )
-}
-
-/// One child's plan (see the interface in `sandbox/mod.rs`).
-pub(crate) struct Plan {
-    program: String,
-    args: Vec<String>,
-}
-
-impl Plan {
-    pub fn new(
-        _spec: &ChildSpec,
-        _env: &BTreeMap<String, ResolvedValue>,
-        _root: &ScratchRoot,
-        _scratch: &Path,
-        _profile: &Profile,
-        _isolation: &Isolation,
-    ) -> Result<Self> {
-        Err(unavailable())
-    }
-
-    pub fn program(&self) -> &str {
-        &self.program
-    }
-
-    pub fn args(&self) -> &[String] {
-        &self.args
-    }
-
-    pub fn spawn(
-        self,
-        _cmd: Command,
-        _scratch: &mut ScratchDir,
-    ) -> std::io::Result<(Child, Guard)> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "no Windows sandbox backend",
-        ))
-    }
-}
-
-/// What the backend keeps of a running child.
-#[derive(Debug)]
-pub(crate) struct Guard {
-    seen: Vec<ProcId>,
-}
-
-impl Guard {
-    pub fn descendants(&self) -> &[ProcId] {
-        &self.seen
-    }
-
-    pub fn watch(&mut self, scratch: &mut ScratchDir, _isolation: &Isolation) -> u64 {
-        scratch.usage_bytes().unwrap_or(u64::MAX)
-    }
-
-    pub async fn kill_escaped(&mut self, _pid: i32) -> usize {
-        0
-    }
-
-    pub fn kill_now(&self) {}
-}
-
-/// What applies here: nothing yet, and the status says so.
-pub fn describe(profile: &Profile) -> Isolation {
-    Isolation {
-        backend: profile.backend.as_str(),
-        landlock_abi: 0,
-        read_only_view: false,
-        network: true,
-        connect_ports: Vec::new(),
-        scratch_quota_bytes: profile.scratch_quota(),
-        unix_sockets: true,
-        nice: 0,
-        warnings: vec![
-            "no Windows sandbox backend in this build: connecting is refused".to_string(),
-        ],
-    }
-}
-
-impl ProcId {
-    pub fn of(pid: i32) -> Option<ProcId> {
-        (pid as u32 == std::process::id()).then_some(ProcId { pid, start: 0 })
-    }
-
-    pub fn exists(&self) -> bool {
-        false
-    }
-
-    pub fn is_live(&self) -> bool {
-        false
-    }
-
-    pub fn kill_if_same(&self) -> bool {
-        false
-    }
-}
-
-impl ProcessGroup {
-    pub fn signal(&self, _stop: Stop) -> Result<bool> {
-        Ok(false)
-    }
-
-    pub fn members(&self) -> Vec<i32> {
-        Vec::new()
-    }
-
-    pub fn live_members(&self) -> Vec<i32> {
-        Vec::new()
-    }
-
-    pub fn usage(&self) -> GroupUsage {
-        GroupUsage::default()
-    }
-
-    pub fn usage_with(&self, _tracked: &[ProcId]) -> GroupUsage {
-        GroupUsage::default()
-    }
-
-    pub fn reap_children(&self) -> usize {
-        0
-    }
-}
-
-pub(crate) fn kill_leftovers(_recorded: Vec<ProcId>, _dir: &Path) -> Vec<ProcId> {
-    Vec::new()
-}
-
-pub fn harden_host() -> Result<()> {
-    Ok(())
-}
-
-pub fn become_subreaper() -> Result<()> {
-    Ok(())
-}
-
-pub(crate) fn lower_thread_priority(_wanted: u8) -> std::io::Result<()> {
-    Ok(())
-}
+#[cfg(windows)]
+pub(crate) use backend::{Guard, Plan, kill_leftovers, lower_thread_priority};
+#[cfg(windows)]
+pub use backend::{SYSTEM_READ_ONLY, become_subreaper, describe, harden_host};
+#[cfg(windows)]
+pub(crate) use child::Child;

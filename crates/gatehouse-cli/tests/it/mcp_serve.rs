@@ -1,0 +1,645 @@
+//! `gatehouse serve` end to end: the same server core over HTTP, the exposure
+//! and auth rules, both eras on one endpoint, the limits and the drain.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mcp_util::McpSite;
+use crate::serve_util::{LEGACY, MODERN, Serve, request};
+use crate::util::TestSite;
+
+const PUBLIC: &[&str] = &["content_list", "content_read", "content_search"];
+
+fn tool_calls(site: &TestSite) -> Vec<Value> {
+    site.audit()
+        .into_iter()
+        .filter(|e| e["action"] == "mcp.tool_call")
+        .collect()
+}
+
+fn error_code(r: &crate::serve_util::Reply) -> Value {
+    r.json()["error"]["code"].clone()
+}
+
+fn gatehouse_code(r: &crate::serve_util::Reply) -> Value {
+    r.json()["error"]["data"]["code"].clone()
+}
+
+// --- Exposure (hostile cases first) ---
+
+#[test]
+fn a_forged_host_header_is_refused_with_403() {
+    let site = TestSite::new("serve-host");
+    let s = Serve::start(&site, &[]);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    for host in [
+        "evil.example",
+        "evil.example:8808",
+        "127.0.0.1.evil.example",
+    ] {
+        let r = request(
+            &s.addr,
+            "POST",
+            "/mcp",
+            &[("Host", host), ("Content-Type", "application/json")],
+            body,
+        );
+        assert_eq!(r.status, 403, "Host {host}: {}", r.text());
+        assert_eq!(gatehouse_code(&r), "HOST_NOT_ALLOWED");
+    }
+    // The loopback name the server listens on is served.
+    let r = s.legacy(None, "tools/list", json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[test]
+fn a_foreign_browser_origin_is_refused_with_403() {
+    let site = TestSite::new("serve-origin");
+    let s = Serve::start(&site, &["--allow-origin", "https://app.example.org"]);
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    for origin in ["https://evil.example", "null", "http://localhost:1"] {
+        let r = s.post(&[("Origin", origin)], &list);
+        assert_eq!(r.status, 403, "Origin {origin}: {}", r.text());
+        assert_eq!(gatehouse_code(&r), "ORIGIN_NOT_ALLOWED");
+    }
+    let r = s.post(&[("Origin", "https://app.example.org")], &list);
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[test]
+fn a_key_in_the_query_string_is_refused_and_never_used() {
+    let site = TestSite::new("serve-query-key");
+    let (key, _) = site.mint("editor");
+    let s = Serve::start(&site, &[]);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    for target in [
+        format!("/mcp?api_key={key}"),
+        format!("/mcp?x={key}"),
+        "/mcp?token=abc".into(),
+    ] {
+        let r = request(
+            &s.addr,
+            "POST",
+            &target,
+            &[
+                ("Content-Type", "application/json"),
+                ("MCP-Protocol-Version", LEGACY),
+            ],
+            body,
+        );
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert_eq!(gatehouse_code(&r), "API_KEY_IN_URL");
+        assert!(
+            !r.text().contains(&key),
+            "the refusal must not echo the key"
+        );
+    }
+    assert!(!s.stderr().contains(&key), "the key must not reach the log");
+}
+
+#[test]
+fn listening_beyond_loopback_without_tls_or_a_proxy_is_refused() {
+    let site = TestSite::new("serve-exposure");
+    let out = site
+        .command()
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("LISTEN_UNSAFE"), "{stderr}");
+}
+
+#[test]
+fn oauth_discovery_paths_answer_a_plain_404() {
+    let site = TestSite::new("serve-wellknown");
+    let s = Serve::start(&site, &[]);
+    for path in [
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/admin",
+        "/keys",
+    ] {
+        let r = request(&s.addr, "GET", path, &[], b"");
+        assert_eq!(r.status, 404, "{path}");
+    }
+    assert_eq!(request(&s.addr, "GET", "/healthz", &[], b"").status, 200);
+    assert_eq!(request(&s.addr, "GET", "/readyz", &[], b"").status, 200);
+}
+
+// --- Auth ---
+
+#[test]
+fn the_auth_matrix_refuses_every_bad_key_and_never_falls_back_to_public() {
+    let site = TestSite::new("serve-auth");
+    let (good, _) = site.mint("editor");
+    let (revoked, revoked_id) = site.mint("editor");
+    site.ok(&["keys", "revoke", &revoked_id]);
+    let (expired, expired_id) = site.mint("editor");
+    site.sql(&format!(
+        "UPDATE api_keys SET expires_at = 1000 WHERE id = '{expired_id}'"
+    ));
+    let (viewer, viewer_id) = site.mint("viewer");
+    // A wrong secret for a real id, with a valid checksum.
+    let wrong_secret = {
+        let body = format!("gatehouse_sk_{viewer_id}_{}", "A".repeat(33));
+        format!("{body}{}", gatehouse_core::access::keys::checksum(&body))
+    };
+    let never_minted = {
+        let body = format!("gatehouse_sk_{}_{}", "Z".repeat(12), "B".repeat(33));
+        format!("{body}{}", gatehouse_core::access::keys::checksum(&body))
+    };
+    let s = Serve::start(&site, &[]);
+
+    let cases: &[(&str, String, &str)] = &[
+        ("malformed", "gatehouse_sk_short".into(), "malformed"),
+        ("unknown", never_minted, "unknown"),
+        ("wrong secret", wrong_secret, "unknown"),
+        ("revoked", revoked.clone(), "revoked"),
+        ("expired", expired, "expired"),
+    ];
+    for (what, key, reason) in cases {
+        let r = s.legacy(Some(key), "tools/list", json!({}));
+        assert_eq!(r.status, 401, "{what}: {}", r.text());
+        assert!(
+            r.header("www-authenticate")
+                .is_some_and(|v| v.starts_with("Bearer")),
+            "{what}: {:?}",
+            r.headers
+        );
+        assert_eq!(gatehouse_code(&r), "ACTOR_API_KEY_INVALID", "{what}");
+        assert_eq!(
+            r.json()["error"]["data"]["detail"]["reason"],
+            *reason,
+            "{what}"
+        );
+    }
+    // Another scheme is no key either.
+    let r = s.post(
+        &[
+            ("Authorization", "Basic dXNlcjpwYXNz"),
+            ("MCP-Protocol-Version", LEGACY),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    assert_eq!(r.status, 401);
+    // No header: public. A good key: its roles.
+    assert_eq!(s.tool_names(None), PUBLIC);
+    let editor = s.tool_names(Some(&good));
+    assert!(
+        editor.contains(&"content_publish".to_string()),
+        "{editor:?}"
+    );
+    assert!(
+        s.tool_names(Some(&viewer))
+            .contains(&"media_list".to_string())
+    );
+    let log = s.stderr();
+    for secret in [&good, &revoked, &viewer] {
+        assert!(!log.contains(secret.as_str()), "a key reached the log");
+    }
+}
+
+#[test]
+fn require_key_answers_401_before_405_and_then_405_allow_post() {
+    let site = TestSite::new("serve-require");
+    let (key, _) = site.mint("viewer");
+    let s = Serve::start(&site, &["--require-key"]);
+    let r = s.legacy(None, "tools/list", json!({}));
+    assert_eq!(r.status, 401);
+    assert_eq!(gatehouse_code(&r), "ACTOR_API_KEY_REQUIRED");
+    assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+    for method in ["GET", "DELETE"] {
+        let r = request(&s.addr, method, "/mcp", &[], b"");
+        assert_eq!(r.status, 401, "{method} without a key");
+        let auth = format!("Bearer {key}");
+        let r = request(&s.addr, method, "/mcp", &[("Authorization", &auth)], b"");
+        assert_eq!(r.status, 405, "{method} with a key");
+        assert_eq!(r.header("allow"), Some("POST"));
+    }
+}
+
+#[test]
+fn a_key_revoked_through_the_cli_is_refused_on_its_next_request_within_a_second() {
+    let site = TestSite::new("serve-revoke");
+    let (key, id) = site.mint("editor");
+    let s = Serve::start(&site, &[]);
+    assert_eq!(s.legacy(Some(&key), "tools/list", json!({})).status, 200);
+    site.ok(&["keys", "revoke", &id]);
+    let revoked_at = Instant::now();
+    let r = s.legacy(Some(&key), "tools/list", json!({}));
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(r.json()["error"]["data"]["detail"]["reason"], "revoked");
+    assert!(revoked_at.elapsed() < Duration::from_secs(1));
+}
+
+#[test]
+fn a_role_change_applies_to_the_next_request() {
+    let site = TestSite::new("serve-role");
+    let (key, id) = site.mint("viewer");
+    let s = Serve::start(&site, &[]);
+    assert!(
+        !s.tool_names(Some(&key))
+            .contains(&"content_publish".to_string())
+    );
+    site.sql(&format!(
+        "UPDATE api_keys SET roles = 'editor' WHERE id = '{id}'"
+    ));
+    site.sql("UPDATE access_generation SET gen = gen + 1 WHERE id = 1");
+    assert!(
+        s.tool_names(Some(&key))
+            .contains(&"content_publish".to_string())
+    );
+}
+
+// --- Both eras on one endpoint ---
+
+#[test]
+fn the_legacy_handshake_is_answered_per_request_without_a_session() {
+    let site = TestSite::new("serve-legacy");
+    let (key, id) = site.mint("editor");
+    let s = Serve::start(&site, &[]);
+    for requested in ["2025-11-25", "2025-06-18", "2025-03-26", "1999-01-01"] {
+        let r = s.post(
+            &[],
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": requested, "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert!(
+            r.header("mcp-session-id").is_none(),
+            "no session is ever minted"
+        );
+        let expected = if requested == "1999-01-01" {
+            "2025-11-25"
+        } else {
+            requested
+        };
+        assert_eq!(r.json()["result"]["protocolVersion"], expected);
+    }
+    let r = s.post(
+        &[("MCP-Protocol-Version", LEGACY)],
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert_eq!(r.status, 202);
+    assert!(r.body.is_empty());
+    let r = s.post(&[], &json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
+    assert_eq!(r.status, 202);
+    // No version header: served as 2025-03-26.
+    let r = s.post(
+        &[],
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(r.json()["result"].get("resultType").is_none());
+    // An unsupported header version.
+    let r = s.post(
+        &[("MCP-Protocol-Version", "1999-01-01")],
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+    );
+    assert_eq!(r.status, 400);
+    assert_eq!(error_code(&r), -32022);
+    let r = s.legacy(
+        Some(&key),
+        "tools/call",
+        json!({"name": "content_read", "arguments": {"slug": "welcome"}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["isError"], false, "{}", r.text());
+    let calls = tool_calls(&site);
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["actor"], format!("key:{id}"));
+    assert_eq!(calls[0]["subject"], "content_read");
+}
+
+#[test]
+fn the_modern_era_checks_headers_against_the_body() {
+    let site = TestSite::new("serve-modern");
+    let (key, _) = site.mint("editor");
+    let s = Serve::start(&site, &[]);
+    let r = s.modern(None, "server/discover", json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(v["result"]["resultType"], "complete");
+    assert!(
+        v["result"]["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(MODERN))
+    );
+    let r = s.modern(Some(&key), "tools/list", json!({}));
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["result"]["cacheScope"], "private");
+    assert!(v["result"]["ttlMs"].is_number());
+    let r = s.modern(
+        Some(&key),
+        "tools/call",
+        json!({"name": "content_read", "arguments": {"slug": "welcome"}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["resultType"], "complete");
+
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "content_read", "arguments": {"slug": "welcome"}, "_meta": meta}});
+    let mismatches: &[(&str, Vec<(&str, &str)>)] = &[
+        (
+            "no version header",
+            vec![("Mcp-Method", "tools/call"), ("Mcp-Name", "content_read")],
+        ),
+        (
+            "another version",
+            vec![
+                ("MCP-Protocol-Version", LEGACY),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "content_read"),
+            ],
+        ),
+        (
+            "no method header",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Name", "content_read"),
+            ],
+        ),
+        (
+            "another method",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/list"),
+                ("Mcp-Name", "content_read"),
+            ],
+        ),
+        (
+            "another name",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/call"),
+                ("Mcp-Name", "content_delete"),
+            ],
+        ),
+        (
+            "no name",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/call"),
+            ],
+        ),
+    ];
+    let before = tool_calls(&site).len();
+    for (what, headers) in mismatches {
+        let r = s.post(headers, &call);
+        assert_eq!(r.status, 400, "{what}: {}", r.text());
+        assert_eq!(error_code(&r), -32020, "{what}");
+        assert_eq!(r.json()["id"], 9, "{what}");
+        assert!(
+            !r.text().contains("content_delete"),
+            "Mcp-Name values are not echoed"
+        );
+    }
+    assert_eq!(
+        tool_calls(&site).len(),
+        before,
+        "a refused request runs no tool"
+    );
+    // Header says modern, body does not.
+    let r = s.post(
+        &[
+            ("MCP-Protocol-Version", MODERN),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    assert_eq!((r.status, error_code(&r)), (400, json!(-32020)));
+    // An unsupported version lists ours.
+    let r = s.post(
+        &[
+            ("MCP-Protocol-Version", "2099-01-01"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+    );
+    assert_eq!((r.status, error_code(&r)), (400, json!(-32022)));
+    assert!(
+        r.json()["error"]["data"]["supported"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(MODERN))
+    );
+    // An unknown method.
+    let r = s.modern(None, "resources/list", json!({}));
+    assert_eq!((r.status, error_code(&r)), (404, json!(-32601)));
+}
+
+#[test]
+fn progress_requests_get_an_event_stream_that_nginx_does_not_buffer() {
+    let site = TestSite::new("serve-sse");
+    let s = Serve::start(&site, &[]);
+    let r = s.post(
+        &[("MCP-Protocol-Version", LEGACY)],
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+            "name": "content_read", "arguments": {"slug": "welcome"}, "_meta": {"progressToken": 1}}}),
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("x-accel-buffering"), Some("no"));
+    let text = r.text();
+    let data = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or_else(|| panic!("no event in {text}"));
+    let v: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(v["id"], 5);
+    assert_eq!(v["result"]["isError"], false);
+    // Without a progress token: plain JSON.
+    let r = s.legacy(None, "tools/list", json!({}));
+    assert_eq!(r.header("content-type"), Some("application/json"));
+}
+
+// --- Limits ---
+
+#[test]
+fn a_body_over_the_limit_gets_413() {
+    let site = TestSite::new("serve-413");
+    let s = Serve::start(&site, &["--max-body", "1024"]);
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "content_search", "arguments": {"query": "x".repeat(4096)}}});
+    let r = s.post(&[("MCP-Protocol-Version", LEGACY)], &big);
+    assert_eq!(r.status, 413, "{}", r.text());
+    assert_eq!(tool_calls(&site).len(), 0);
+    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
+}
+
+#[test]
+fn a_burst_over_the_keys_rate_gets_429_with_retry_after() {
+    let site = TestSite::new("serve-429");
+    let (key, _) = site.mint("viewer");
+    let (other, _) = site.mint("viewer");
+    let s = Serve::start(&site, &["--rate", "1"]);
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| s.legacy(Some(&key), "tools/list", json!({})).status)
+        .collect();
+    assert_eq!(
+        &statuses[..2],
+        &[200, 200],
+        "the burst passes: {statuses:?}"
+    );
+    let r = s.legacy(Some(&key), "tools/list", json!({}));
+    assert_eq!(r.status, 429);
+    assert_eq!(gatehouse_code(&r), "RATE_LIMITED");
+    let after: u64 = r.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=2).contains(&after), "{after}");
+    // Another key has its own bucket.
+    assert_eq!(s.legacy(Some(&other), "tools/list", json!({})).status, 200);
+}
+
+#[test]
+fn failed_authentications_are_rate_limited_per_address() {
+    let site = TestSite::new("serve-authrate");
+    let (good, _) = site.mint("viewer");
+    let s = Serve::start(&site, &[]);
+    let bad = format!("{}x", &good[..good.len() - 1]);
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        statuses.push(s.legacy(Some(&bad), "tools/list", json!({})).status);
+    }
+    assert!(statuses[..10].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(statuses[11], 429, "{statuses:?}");
+}
+
+#[test]
+fn sigterm_under_load_finishes_and_audits_every_accepted_call() {
+    let site = TestSite::new("serve-drain");
+    let (key, id) = site.mint("viewer");
+    let s = Serve::start(&site, &[]);
+    let addr = s.addr.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let workers: Vec<_> = (0..8)
+        .map(|_| {
+            let (addr, key, stop) = (addr.clone(), key.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut ok = 0;
+                let auth = format!("Bearer {key}");
+                let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "content_read", "arguments": {"slug": "welcome"}}}))
+                .unwrap();
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let Ok(mut c) = std::net::TcpStream::connect(&addr) else { break };
+                    use std::io::{Read, Write};
+                    let head = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {LEGACY}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    if c.write_all(head.as_bytes()).and_then(|_| c.write_all(&body)).is_err() {
+                        break;
+                    }
+                    let mut raw = Vec::new();
+                    let _ = c.read_to_end(&mut raw);
+                    if raw.starts_with(b"HTTP/1.1 200") && raw.windows(15).any(|w| w == b"\"isError\":false") {
+                        ok += 1;
+                    }
+                }
+                ok
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
+    let status = s.terminate();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let answered: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    assert!(status.success(), "{status:?}");
+    assert!(answered > 0);
+    let calls: Vec<Value> = tool_calls(&site)
+        .into_iter()
+        .filter(|e| e["actor"] == format!("key:{id}"))
+        .collect();
+    let ok = calls
+        .iter()
+        .filter(|e| {
+            serde_json::from_str::<Value>(e["detail"].as_str().unwrap_or("{}")).unwrap()["outcome"]
+                == "ok"
+        })
+        .count();
+    assert_eq!(
+        ok, answered,
+        "every answered call has its entry, and no more succeeded"
+    );
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
+#[test]
+fn metrics_are_served_on_their_own_listener_without_client_values() {
+    let site = TestSite::new("serve-metrics");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let maddr = format!("127.0.0.1:{port}");
+    let s = Serve::start(&site, &["--metrics-listen", &maddr]);
+    s.legacy(
+        None,
+        "tools/call",
+        json!({"name": "content_read", "arguments": {"slug": "welcome"}}),
+    );
+    s.legacy(
+        None,
+        "tools/call",
+        json!({"name": "no_such_tool_secret123", "arguments": {}}),
+    );
+    s.legacy(Some("gatehouse_sk_bad"), "tools/list", json!({}));
+    let r = request(&maddr, "GET", "/metrics", &[], b"");
+    assert_eq!(r.status, 200);
+    let text = r.text();
+    assert!(
+        text.contains("gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"ok\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gatehouse_http_auth_failures_total 1"),
+        "{text}"
+    );
+    assert!(!text.contains("secret123"), "{text}");
+    assert_eq!(request(&s.addr, "GET", "/metrics", &[], b"").status, 404);
+}
+
+// --- Many instances on one database ---
+
+#[test]
+fn two_instances_on_one_database_share_revocations_and_the_audit_chain() {
+    // One database: PostgreSQL under GATEHOUSE_TEST_PG_URL, else the SQLite file.
+    let site = TestSite::new("serve-two");
+    let (key, id) = site.mint("viewer");
+    let (other, _) = site.mint("viewer");
+    let a = Serve::start(&site, &[]);
+    let b = Serve::start(&site, &[]);
+    let call = json!({"name": "content_read", "arguments": {"slug": "welcome"}});
+    let mut answered = 0;
+    for i in 0..20 {
+        let s = if i % 2 == 0 { &a } else { &b };
+        let r = s.legacy(Some(&key), "tools/call", call.clone());
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.json()["result"]["isError"], false);
+        answered += 1;
+    }
+    // Revoked through one instance's database, refused by the other at once.
+    site.ok(&["keys", "revoke", &id]);
+    let revoked_at = Instant::now();
+    for s in [&b, &a] {
+        let r = s.legacy(Some(&key), "tools/call", call.clone());
+        assert_eq!(r.status, 401, "{}", r.text());
+    }
+    assert!(revoked_at.elapsed() < Duration::from_secs(1));
+    assert_eq!(b.legacy(Some(&other), "tools/list", json!({})).status, 200);
+    let calls: Vec<Value> = tool_calls(&site)
+        .into_iter()
+        .filter(|e| e["actor"] == format!("key:{id}"))
+        .collect();
+    assert_eq!(calls.len(), answered);
+    assert_eq!(a.terminate().code(), Some(0));
+    assert_eq!(b.terminate().code(), Some(0));
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

@@ -1,0 +1,267 @@
+//! Harness for `gatehouse serve`: the real binary on a [`TestSite`], spoken to
+//! with a raw HTTP/1.1 client (so a test can send what no well-behaved client
+//! would: a forged `Host`, a key in the URL, mismatched headers).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::TestSite;
+
+pub const PATIENCE: Duration = Duration::from_secs(30);
+pub const LEGACY: &str = "2025-06-18";
+pub const MODERN: &str = "2026-07-28";
+
+/// One HTTP response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}), status {}: {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends one request on a fresh connection and reads the whole response.
+/// `Host` is `addr` unless `headers` give one.
+pub fn request(
+    addr: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut head = format!("{method} {target} HTTP/1.1\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    ));
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Reply {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {:?}", String::from_utf8_lossy(raw)));
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("a status line");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[end + 4..].to_vec();
+    let chunked = headers.iter().any(|(k, v)| {
+        k.eq_ignore_ascii_case("transfer-encoding") && v.eq_ignore_ascii_case("chunked")
+    });
+    if chunked {
+        body = dechunk(&body);
+    }
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            return out;
+        }
+        let start = eol + 2;
+        out.extend_from_slice(&b[start..(start + size).min(b.len())]);
+        b = &b[(start + size + 2).min(b.len())..];
+    }
+}
+
+/// A running `gatehouse serve`.
+pub struct Serve {
+    pub child: Child,
+    pub addr: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Serve {
+    /// Starts `gatehouse serve --listen 127.0.0.1:0 ARGS` and waits until it listens.
+    pub fn start(site: &TestSite, args: &[&str]) -> Serve {
+        let mut cmd = site.command();
+        cmd.env("GATEHOUSE_LOG", "warn")
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("gatehouse serve starts");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = channel();
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("gatehouse serve: listening on http://") {
+                    let _ = tx.send(rest.trim_end_matches("/mcp").to_string());
+                }
+                let mut s = sink.lock().unwrap();
+                s.push_str(&line);
+                s.push('\n');
+            }
+        });
+        let addr = rx.recv_timeout(PATIENCE).unwrap_or_else(|_| {
+            let _ = child.kill();
+            panic!("gatehouse serve did not start: {}", log.lock().unwrap())
+        });
+        Serve {
+            child,
+            addr,
+            stderr: log,
+        }
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// POSTs JSON to `/mcp` with these headers (plus Content-Type and Accept).
+    pub fn post(&self, headers: &[(&str, &str)], body: &Value) -> Reply {
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        all.extend_from_slice(headers);
+        request(
+            &self.addr,
+            "POST",
+            "/mcp",
+            &all,
+            &serde_json::to_vec(body).unwrap(),
+        )
+    }
+
+    /// A handshake-era request under [`LEGACY`], with `key` as bearer if given.
+    pub fn legacy(&self, key: Option<&str>, method: &str, params: Value) -> Reply {
+        let auth = key.map(|k| format!("Bearer {k}"));
+        let mut headers = vec![("MCP-Protocol-Version", LEGACY)];
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a.as_str()));
+        }
+        self.post(
+            &headers,
+            &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
+        )
+    }
+
+    /// A 2026-07-28 request with matching headers.
+    pub fn modern(&self, key: Option<&str>, method: &str, mut params: Value) -> Reply {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let auth = key.map(|k| format!("Bearer {k}"));
+        let name = params["name"].as_str().map(str::to_string);
+        let mut headers = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+        if let Some(n) = &name {
+            headers.push(("Mcp-Name", n.as_str()));
+        }
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a.as_str()));
+        }
+        self.post(
+            &headers,
+            &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
+        )
+    }
+
+    /// The tool names `tools/list` shows `key` (legacy era), sorted.
+    pub fn tool_names(&self, key: Option<&str>) -> Vec<String> {
+        let r = self.legacy(key, "tools/list", json!({}));
+        assert_eq!(r.status, 200, "{}", r.text());
+        let mut names: Vec<String> = r.json()["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Sends SIGTERM and waits for the exit.
+    pub fn terminate(mut self) -> ExitStatus {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("gatehouse serve did not stop: {}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

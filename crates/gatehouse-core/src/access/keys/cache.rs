@@ -1,0 +1,135 @@
+//! Keys a long-running HTTP server has verified, so argon2 (tens of
+//! milliseconds at the OWASP cost) runs once per key, not once per request.
+//!
+//! Per key id the cache keeps a SHA-256 of the secret keyed with a random
+//! per-process salt (never the secret, never a hash usable outside this
+//! process), the verified key, and the access generation it was read at.
+//! A request whose secret hashes the same and whose generation has not moved
+//! is served from memory; a moved generation (a revocation or role change in
+//! any process on the same database) rechecks the key's row, without argon2,
+//! before the request goes on. Entries live [`VerifyCache::ttl`] at most and
+//! the cache holds at most `capacity` of them.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+use rand::rand_core::UnwrapErr;
+use rand::rngs::SysRng;
+use sha2::{Digest, Sha256};
+
+use super::format::{RawKey, parse};
+use super::verify::{Refusal, VerifiedKey, recheck, verify};
+use crate::error::Result;
+use crate::store::Store;
+use crate::time::now_ms;
+
+/// A key that passed, and the access generation it stands at.
+#[derive(Debug, Clone)]
+pub struct CheckedKey {
+    pub key: VerifiedKey,
+    pub generation: i64,
+}
+
+struct Entry {
+    digest: [u8; 32],
+    checked: CheckedKey,
+    at: Instant,
+}
+
+/// See the module doc.
+pub struct VerifyCache {
+    salt: [u8; 32],
+    entries: Mutex<HashMap<String, Entry>>,
+    capacity: usize,
+    ttl: Duration,
+}
+
+impl VerifyCache {
+    pub fn new(capacity: usize, ttl: Duration) -> VerifyCache {
+        VerifyCache {
+            salt: UnwrapErr(SysRng).random(),
+            entries: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+            ttl,
+        }
+    }
+
+    /// How long an entry is trusted before the key is verified again in full.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    fn digest(&self, secret: &str) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(self.salt);
+        h.update(secret.as_bytes());
+        h.finalize().into()
+    }
+
+    /// [`verify`], remembered; see the module doc. Refuses exactly what
+    /// [`verify`] refuses, with the same errors.
+    pub async fn verify(&self, store: &Store, raw: &RawKey) -> Result<CheckedKey> {
+        let parsed = parse(raw.expose()).map_err(|_| Refusal::Malformed.error(None))?;
+        let digest = self.digest(parsed.secret);
+        // Read before anything else: a change committed after this read moves
+        // the generation past it, so the next request rechecks.
+        let generation = crate::store::access::generation(store).await?;
+        let cached = {
+            let entries = self.entries.lock().expect("lock");
+            entries
+                .get(parsed.id)
+                .filter(|e| e.digest == digest && e.at.elapsed() < self.ttl)
+                .map(|e| e.checked.clone())
+        };
+        if let Some(c) = cached {
+            let live = c.key.expires_at.is_none_or(|e| e > now_ms());
+            if c.generation == generation && live {
+                return Ok(c);
+            }
+            return match recheck(store, parsed.id).await {
+                Ok(key) => {
+                    let checked = CheckedKey { key, generation };
+                    if let Some(e) = self.entries.lock().expect("lock").get_mut(parsed.id) {
+                        e.checked = checked.clone();
+                    }
+                    Ok(checked)
+                }
+                Err(e) => {
+                    self.entries.lock().expect("lock").remove(parsed.id);
+                    Err(e)
+                }
+            };
+        }
+        let key = verify(store, raw).await?;
+        let checked = CheckedKey { key, generation };
+        let mut entries = self.entries.lock().expect("lock");
+        if entries.len() >= self.capacity && !entries.contains_key(parsed.id) {
+            entries.retain(|_, e| e.at.elapsed() < self.ttl);
+            if entries.len() >= self.capacity
+                && let Some(victim) = entries.keys().next().cloned()
+            {
+                entries.remove(&victim);
+            }
+        }
+        entries.insert(
+            parsed.id.to_string(),
+            Entry {
+                digest,
+                checked: checked.clone(),
+                at: Instant::now(),
+            },
+        );
+        Ok(checked)
+    }
+
+    /// How many keys are remembered.
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("lock").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

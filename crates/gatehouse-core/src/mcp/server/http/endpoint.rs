@@ -1,0 +1,921 @@
+//! `/mcp`, `/healthz` and `/readyz`. Every other path is a plain 404, the
+//! OAuth discovery paths included (a client that finds them switches to
+//! OAuth and drops the configured `Authorization` header).
+//!
+//! A request to `/mcp` goes through, in order: `Host` and `Origin` (403), a
+//! key in the URL (400), authentication (401, never a fallback to `public`;
+//! failures rate limited per client address), the method (405 `Allow: POST`,
+//! after the 401 so OAuth-capable clients see the challenge first), the
+//! actor's rate (429 `Retry-After`), the request slots (503), the body
+//! (413, 415), admission ([`super::super::admit`]), then the era rules:
+//!
+//! - 2026-07-28 (the body's `_meta` names the version): `MCP-Protocol-Version`,
+//!   `Mcp-Method` and, for `tools/call`, `Mcp-Name` must match the body
+//!   (400, -32020); an unknown version is 400 with -32022 listing ours; an
+//!   unknown method is 404 with -32601.
+//! - Handshake revisions: `initialize` is answered per request and no
+//!   `Mcp-Session-Id` is ever minted; other requests are served under the
+//!   `MCP-Protocol-Version` header's revision (2025-03-26 without one, as the
+//!   2025-06-18 transport says); notifications and responses get 202.
+//!
+//! The answer is JSON unless the client accepts `text/event-stream` and asks
+//! for progress (`_meta.progressToken`) or listens (`subscriptions/listen`):
+//! then an event stream with keep-alive comments; closing it cancels the call
+//! (its audit entry says `cancelled`).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use futures_util::StreamExt;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Bytes, Frame, Incoming};
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{Map, Value, json};
+use tokio::sync::{Semaphore, mpsc, watch};
+
+use super::guard::{Exposure, Refused};
+use super::rate::Buckets;
+use super::{HttpLimits, Options};
+use crate::access::actor::{Actor, Refresher};
+use crate::access::keys::{RawKey, VerifyCache};
+use crate::error::{Error, codes};
+use crate::mcp::server::admit::{Admission, Admitted, Incoming as Message};
+use crate::mcp::server::call_record::Late;
+use crate::mcp::server::era::{self, LEGACY, MODERN};
+use crate::mcp::server::handler::State;
+use crate::mcp::server::{dispatch, manifest, watch_actor};
+use crate::mcp::wire::jsonrpc::{self, ErrorCode, ErrorData};
+use crate::site::Site;
+
+pub type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// The revision a handshake-era request without a version header is served
+/// under (the 2025-06-18 transport's rule).
+const ASSUMED: &str = "2025-03-26";
+
+/// What is shared between requests: nothing of the protocol.
+pub struct Server {
+    site: Site,
+    require_key: bool,
+    exposure: Exposure,
+    admission: Admission,
+    keys: VerifyCache,
+    key_rates: Buckets,
+    failures: Buckets,
+    slots: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+    limits: HttpLimits,
+    late: Late,
+    closing: watch::Receiver<bool>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl Server {
+    pub fn new(
+        site: Site,
+        opts: &Options,
+        bound: SocketAddr,
+        late: Late,
+        closing: watch::Receiver<bool>,
+    ) -> Server {
+        let l = &opts.limits;
+        Server {
+            site,
+            require_key: opts.require_key,
+            exposure: Exposure::new(bound, &opts.hosts, &opts.origins, &opts.behind_proxy),
+            admission: Admission::new(&l.core),
+            keys: VerifyCache::new(l.key_cache, l.key_cache_ttl),
+            key_rates: Buckets::new(l.key_rate, 100_000),
+            failures: Buckets::new(l.auth_failures, 100_000),
+            slots: Arc::new(Semaphore::new(l.max_in_flight)),
+            streams: Arc::new(Semaphore::new(l.max_streams)),
+            limits: l.clone(),
+            late,
+            closing,
+            metrics: Arc::new(Metrics::default()),
+        }
+    }
+}
+
+/// The hyper service of one connection from `peer`.
+pub fn service(
+    server: Arc<Server>,
+    peer: SocketAddr,
+) -> impl hyper::service::Service<
+    Request<Incoming>,
+    Response = Response<Body>,
+    Error = Infallible,
+    Future = impl Future<Output = Result<Response<Body>, Infallible>> + Send,
+> + Clone {
+    hyper::service::service_fn(move |req| {
+        let server = server.clone();
+        async move { Ok(server.handle(req, peer).await) }
+    })
+}
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+    let mut r = Response::new(full(text));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+    let mut r = Response::new(full(serde_json::to_vec(body).expect("JSON serialises")));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn rpc_error(status: StatusCode, id: &Value, error: &ErrorData) -> Response<Body> {
+    json_response(status, &jsonrpc::error_response(id, error))
+}
+
+/// A refusal of the HTTP layer as a JSON-RPC error whose data names
+/// Gatehouse's code, hint and detail.
+fn refusal(status: StatusCode, rpc: ErrorCode, e: &Error) -> Response<Body> {
+    let data = serde_json::to_value(e.body()).expect("an error body serialises");
+    rpc_error(
+        status,
+        &Value::Null,
+        &ErrorData::new(rpc, e.message.clone(), Some(data)),
+    )
+}
+
+fn unauthorized(e: &Error) -> Response<Body> {
+    let mut r = refusal(StatusCode::UNAUTHORIZED, ErrorCode::INVALID_REQUEST, e);
+    let challenge = if e.code == codes::ACTOR_API_KEY_REQUIRED {
+        "Bearer"
+    } else {
+        "Bearer error=\"invalid_token\""
+    };
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(challenge),
+    );
+    r
+}
+
+fn too_many(wait: Duration, what: &str) -> Response<Body> {
+    let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+    let e = Error::new(codes::RATE_LIMITED, format!("too many requests: {what}"))
+        .hint(format!("retry after {secs} s"))
+        .detail(json!({"retry_after_s": secs}));
+    let mut r = refusal(StatusCode::TOO_MANY_REQUESTS, ErrorCode(-32000), &e);
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    r
+}
+
+fn busy(what: &str) -> Response<Body> {
+    let mut r = rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &Value::Null,
+        &crate::mcp::server::budget::busy(what),
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
+fn header_mismatch(id: &Value, why: String) -> Response<Body> {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        &ErrorData::new(
+            ErrorCode::HEADER_MISMATCH,
+            format!("Header mismatch: {why}"),
+            None,
+        ),
+    )
+}
+
+/// The one value of a singleton header; `Err` when it is repeated or not text.
+fn single<'a>(headers: &'a HeaderMap, name: &str) -> Result<Option<&'a str>, String> {
+    let mut all = headers.get_all(name).iter();
+    let Some(v) = all.next() else {
+        return Ok(None);
+    };
+    if all.next().is_some() {
+        return Err(format!("{name} is repeated"));
+    }
+    v.to_str()
+        .map(Some)
+        .map_err(|_| format!("{name} is not visible ASCII"))
+}
+
+/// `Mcp-Name` as sent: plain, or `=?base64?…?=` for values that cannot travel bare.
+fn decode_name(raw: &str) -> Option<String> {
+    match raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    {
+        Some(inner) => base64::engine::general_purpose::STANDARD
+            .decode(inner)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok()),
+        None => Some(raw.to_string()),
+    }
+}
+
+/// Whether a query string carries what looks like a key.
+fn key_in_query(query: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "api_key",
+        "apikey",
+        "key",
+        "token",
+        "access_token",
+        "bearer",
+    ];
+    query.contains("gatehouse_sk_")
+        || query.split('&').any(|pair| {
+            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+            NAMES.contains(&name.as_str())
+        })
+}
+
+fn accepts_events(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("text/event-stream"))
+}
+
+impl Server {
+    async fn handle(self: Arc<Self>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        match req.uri().path() {
+            "/mcp" => {
+                let started = Instant::now();
+                self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
+                let _gauge = Gauge(&self.metrics.in_flight);
+                let r = self.mcp(req, peer).await;
+                self.metrics.observe(started.elapsed());
+                r
+            }
+            "/healthz" => plain(StatusCode::OK, "ok\n"),
+            "/readyz" => match crate::store::access::generation(&self.site.store).await {
+                Ok(_) => plain(StatusCode::OK, "ready\n"),
+                Err(e) => {
+                    tracing::warn!(code = %e.code, "not ready: the database does not answer");
+                    plain(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the database does not answer\n",
+                    )
+                }
+            },
+            _ => plain(StatusCode::NOT_FOUND, "not found\n"),
+        }
+    }
+
+    /// Who is asking: the key's actor, `public`, or the refusal to send.
+    async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        client: IpAddr,
+    ) -> Result<Refresher, Response<Body>> {
+        let Some(value) = headers.get(header::AUTHORIZATION) else {
+            if self.require_key {
+                self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
+                return Err(unauthorized(
+                    &Error::new(codes::ACTOR_API_KEY_REQUIRED, "this server needs an API key")
+                        .hint("send Authorization: Bearer gatehouse_sk_…; mint one with `gatehouse keys mint`"),
+                ));
+            }
+            return Ok(Refresher::new(Actor::public()));
+        };
+        let who = client.to_string();
+        if let Err(wait) = self.failures.check(&who) {
+            self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+            return Err(too_many(wait, "failed authentications from this address"));
+        }
+        let token = value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, t)| t.trim());
+        let result = match token {
+            Some(t) => self.keys.verify(&self.site.store, &RawKey::new(t)).await,
+            None => Err(crate::access::keys::Refusal::Malformed.error(None)),
+        };
+        match result {
+            Ok(checked) => {
+                let actor = Actor::ApiKey {
+                    key_id: checked.key.id,
+                    roles: checked.key.roles,
+                };
+                Ok(Refresher::seeded(
+                    actor,
+                    checked.generation,
+                    checked.key.expires_at,
+                ))
+            }
+            Err(e) if e.code == codes::ACTOR_API_KEY_INVALID => {
+                self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
+                let _ = self.failures.take(&who);
+                tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
+                Err(unauthorized(&e))
+            }
+            Err(e) => {
+                tracing::error!(code = %e.code, "could not check a key");
+                let mut r = refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::INTERNAL_ERROR,
+                    &e,
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                Err(r)
+            }
+        }
+    }
+
+    async fn mcp(self: &Arc<Self>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        let (parts, body) = req.into_parts();
+        let headers = &parts.headers;
+        match self.exposure.check(peer, headers) {
+            Ok(()) => {}
+            Err(Refused::Host) => {
+                return refusal(
+                    StatusCode::FORBIDDEN,
+                    ErrorCode::INVALID_REQUEST,
+                    &Error::new(codes::HOST_NOT_ALLOWED, "this Host is not served here")
+                        .hint("add the name clients use with --allow-host"),
+                );
+            }
+            Err(Refused::Origin) => {
+                return refusal(
+                    StatusCode::FORBIDDEN,
+                    ErrorCode::INVALID_REQUEST,
+                    &Error::new(codes::ORIGIN_NOT_ALLOWED, "requests from this web origin are refused")
+                        .hint("add the origin with --allow-origin if a web page of yours must call this server"),
+                );
+            }
+        }
+        if parts.uri.query().is_some_and(key_in_query) {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::INVALID_REQUEST,
+                &Error::new(codes::API_KEY_IN_URL, "an API key in the URL is refused")
+                    .hint("send it as Authorization: Bearer …; a key that was in a URL is in logs and histories: roll it with `gatehouse keys roll`"),
+            );
+        }
+        let client = self.exposure.client(peer, headers);
+        let actor = match self.authenticate(headers, client).await {
+            Ok(a) => a,
+            Err(r) => return r,
+        };
+        if parts.method != Method::POST {
+            let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST\n");
+            r.headers_mut()
+                .insert(header::ALLOW, HeaderValue::from_static("POST"));
+            return r;
+        }
+        let who = match actor.identity() {
+            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            _ => format!("ip:{client}"),
+        };
+        if let Err(wait) = self.key_rates.take(&who) {
+            self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+            return too_many(wait, "over this key's request rate");
+        }
+        let json = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
+        if !json {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                &Value::Null,
+                &jsonrpc::invalid_request(
+                    Value::Null,
+                    "Invalid Request: send Content-Type: application/json",
+                )
+                .error,
+            );
+        }
+        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+            return busy("every request slot is taken");
+        };
+        let max = self.limits.max_body_bytes;
+        let too_large = || {
+            rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Value::Null,
+                &jsonrpc::invalid_request(
+                    Value::Null,
+                    format!("Invalid Request: the body is over the limit of {max} bytes"),
+                )
+                .error,
+            )
+        };
+        let declared = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > max as u64) {
+            return too_large();
+        }
+        let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
+        let bytes = match tokio::time::timeout_at(deadline, Limited::new(body, max).collect()).await
+        {
+            Ok(Ok(b)) => b.to_bytes(),
+            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
+            Ok(Err(_)) => return plain(StatusCode::BAD_REQUEST, "the body could not be read\n"),
+            Err(_) => {
+                return plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the body did not arrive in time\n",
+                );
+            }
+        };
+        let version_header = match single(headers, "mcp-protocol-version") {
+            Ok(v) => v,
+            Err(why) => return header_mismatch(&Value::Null, why),
+        };
+        let batches = matches!(version_header, None | Some("2025-03-26" | "2024-11-05"));
+        let admitted = match self.admission.admit(&bytes, batches) {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    &Value::Null,
+                    &jsonrpc::invalid_request(Value::Null, "Invalid Request: an empty body").error,
+                );
+            }
+            Err(reply) => {
+                let status = match reply["error"]["code"].as_i64() {
+                    Some(-32000) => StatusCode::SERVICE_UNAVAILABLE,
+                    _ => StatusCode::BAD_REQUEST,
+                };
+                return json_response(status, &reply);
+            }
+        };
+        self.serve(admitted, headers, version_header, actor, slot, deadline)
+            .await
+    }
+
+    /// The era rules, then the core.
+    async fn serve(
+        self: &Arc<Self>,
+        admitted: Admitted,
+        headers: &HeaderMap,
+        version_header: Option<&str>,
+        actor: Refresher,
+        slot: tokio::sync::OwnedSemaphorePermit,
+        deadline: tokio::time::Instant,
+    ) -> Response<Body> {
+        let (id, method, params) = match &admitted.message {
+            Message::Notification { .. } | Message::Response => {
+                return accepted();
+            }
+            Message::Batch(_) => {
+                let legacy = legacy_version(version_header);
+                let Some(legacy) = legacy else {
+                    return unsupported(&Value::Null, version_header.unwrap_or(""));
+                };
+                let (state, _out) = self.state(actor, Some(legacy));
+                return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
+                    Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
+                    Ok(None) => accepted(),
+                    Err(_) => timed_out(&Value::Null),
+                };
+            }
+            Message::Request { id, method, params } => {
+                (id.clone(), method.clone(), params.as_ref())
+            }
+        };
+        let meta_version = params
+            .and_then(|p| p.get("_meta"))
+            .and_then(|m| m.get(era::META_PROTOCOL_VERSION))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let modern = meta_version.is_some();
+        let legacy = if let Some(v) = &meta_version {
+            if !era::supported().contains(&v.as_str()) {
+                return unsupported(&id, v);
+            }
+            if let Err(why) = check_headers(headers, version_header, v, &method, params) {
+                return header_mismatch(&id, why);
+            }
+            None
+        } else if method == "initialize" {
+            None
+        } else {
+            match version_header {
+                Some(MODERN) => {
+                    return header_mismatch(
+                        &id,
+                        format!(
+                            "MCP-Protocol-Version is {MODERN} but the body has no _meta[\"{}\"]",
+                            era::META_PROTOCOL_VERSION
+                        ),
+                    );
+                }
+                v => match legacy_version(v) {
+                    Some(l) => Some(l),
+                    None => return unsupported(&id, v.unwrap_or("")),
+                },
+            }
+        };
+        let progress = params
+            .and_then(|p| p.get("_meta"))
+            .is_some_and(|m| m.get("progressToken").is_some());
+        let listen = method == "subscriptions/listen";
+        let stream = accepts_events(headers) && (progress || listen);
+        if listen && !stream {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                &id,
+                &jsonrpc::invalid_request(
+                    id.clone(),
+                    "Invalid Request: subscriptions/listen needs Accept: text/event-stream",
+                )
+                .error,
+            );
+        }
+        let tool = (method == "tools/call").then(|| {
+            params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .and_then(manifest::find)
+                .map_or("unknown", |s| s.name)
+        });
+        let (state, out) = self.state(actor, legacy);
+        let metrics = self.metrics.clone();
+        let work = {
+            let state = state.clone();
+            let watch = self.limits.core.watch_interval;
+            async move {
+                if listen {
+                    // Re-read the actor while the stream is open, so a role
+                    // change or revocation in any instance is announced.
+                    let watcher = tokio::spawn(watch_actor(state.clone(), watch));
+                    let reply = dispatch(&state, admitted).await;
+                    watcher.abort();
+                    reply
+                } else {
+                    dispatch(&state, admitted).await
+                }
+            }
+        };
+        if stream {
+            let Ok(stream_slot) = self.streams.clone().try_acquire_owned() else {
+                return busy("every event stream slot is taken");
+            };
+            let deadline = (!listen).then_some(deadline);
+            return event_stream(
+                Box::pin(work),
+                out,
+                deadline,
+                (slot, stream_slot),
+                move |reply| {
+                    if let Some(tool) = tool {
+                        metrics.call(tool, reply);
+                    }
+                },
+            );
+        }
+        drop(out);
+        let reply = match tokio::time::timeout_at(deadline, work).await {
+            Ok(reply) => reply,
+            Err(_) => return timed_out(&id),
+        };
+        drop(slot);
+        if let Some(tool) = tool {
+            self.metrics.call(tool, reply.as_ref());
+        }
+        let Some(reply) = reply else {
+            return accepted();
+        };
+        let status = match reply["error"]["code"].as_i64() {
+            Some(-32601) if modern => StatusCode::NOT_FOUND,
+            Some(-32022) => StatusCode::BAD_REQUEST,
+            _ => StatusCode::OK,
+        };
+        json_response(status, &reply)
+    }
+
+    fn state(
+        &self,
+        actor: Refresher,
+        legacy: Option<&'static str>,
+    ) -> (Arc<State>, mpsc::Receiver<Value>) {
+        let (tx, rx) = mpsc::channel(64);
+        let state = State::for_request(
+            self.site.clone(),
+            actor,
+            legacy,
+            tx,
+            self.closing.clone(),
+            self.late.clone(),
+        );
+        (Arc::new(state), rx)
+    }
+}
+
+/// The handshake revision a version header names (2025-03-26 without one).
+fn legacy_version(header: Option<&str>) -> Option<&'static str> {
+    let v = header.unwrap_or(ASSUMED);
+    LEGACY.iter().copied().find(|l| *l == v)
+}
+
+fn unsupported(id: &Value, requested: &str) -> Response<Body> {
+    rpc_error(
+        StatusCode::BAD_REQUEST,
+        id,
+        &era::unsupported_version(&jsonrpc::shorten(requested, 40)),
+    )
+}
+
+fn accepted() -> Response<Body> {
+    let mut r = Response::new(full(Bytes::new()));
+    *r.status_mut() = StatusCode::ACCEPTED;
+    r
+}
+
+fn timed_out(id: &Value) -> Response<Body> {
+    let e = Error::new(codes::CALL_TIMEOUT, "the request did not finish in time")
+        .hint("the site's database or the tool's target is slow; retry later");
+    let data = serde_json::to_value(e.body()).expect("serialises");
+    rpc_error(
+        StatusCode::GATEWAY_TIMEOUT,
+        id,
+        &ErrorData::new(ErrorCode::INTERNAL_ERROR, e.message.clone(), Some(data)),
+    )
+}
+
+/// The 2026-07-28 headers against the body.
+fn check_headers(
+    headers: &HeaderMap,
+    version_header: Option<&str>,
+    version: &str,
+    method: &str,
+    params: Option<&Map<String, Value>>,
+) -> Result<(), String> {
+    match version_header {
+        None => return Err("MCP-Protocol-Version is missing".into()),
+        Some(h) if h != version => {
+            return Err(format!(
+                "MCP-Protocol-Version {} does not match the body's {}",
+                jsonrpc::shorten(h, 40),
+                jsonrpc::shorten(version, 40)
+            ));
+        }
+        Some(_) => {}
+    }
+    if !era::is_modern(version) {
+        return Ok(());
+    }
+    match single(headers, "mcp-method")? {
+        None => return Err("Mcp-Method is missing".into()),
+        Some(m) if m != method => {
+            return Err(format!(
+                "Mcp-Method {} does not match the body's method {}",
+                jsonrpc::shorten(m, 40),
+                jsonrpc::shorten(method, 40)
+            ));
+        }
+        Some(_) => {}
+    }
+    let named = match method {
+        "tools/call" | "prompts/get" => params.and_then(|p| p.get("name")),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            params.and_then(|p| p.get("uri"))
+        }
+        _ => None,
+    };
+    if let Some(expected) = named.and_then(Value::as_str) {
+        // Never echoed: a name may carry what a client should not have sent.
+        match single(headers, "mcp-name")? {
+            None => return Err("Mcp-Name is missing".into()),
+            Some(raw) if decode_name(raw).as_deref() != Some(expected) => {
+                return Err("Mcp-Name does not match the body".into());
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+type Work = Pin<Box<dyn Future<Output = Option<Value>> + Send>>;
+
+fn event(message: &Value) -> Bytes {
+    let mut b = b"event: message\ndata: ".to_vec();
+    b.extend_from_slice(&serde_json::to_vec(message).expect("serialises"));
+    b.extend_from_slice(b"\n\n");
+    Bytes::from(b)
+}
+
+/// An event stream: what the call sends on the way, keep-alive comments, then
+/// its reply. Dropping the body (the client closed the stream) drops the
+/// call, which cancels it.
+fn event_stream<H: Send + 'static>(
+    work: Work,
+    out: mpsc::Receiver<Value>,
+    deadline: Option<tokio::time::Instant>,
+    held: H,
+    on_reply: impl FnOnce(Option<&Value>) + Send + 'static,
+) -> Response<Body> {
+    struct Running<H, F> {
+        work: Work,
+        out: mpsc::Receiver<Value>,
+        tick: tokio::time::Interval,
+        deadline: Option<tokio::time::Instant>,
+        _held: H,
+        on_reply: Option<F>,
+    }
+    let mut tick = tokio::time::interval(KEEP_ALIVE);
+    tick.reset();
+    let start = Some(Running {
+        work,
+        out,
+        tick,
+        deadline,
+        _held: held,
+        on_reply: Some(on_reply),
+    });
+    let frames = futures_util::stream::unfold(start, |state| async move {
+        let mut r = state?;
+        let far = tokio::time::Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let deadline = r.deadline.unwrap_or(far);
+        tokio::select! {
+            reply = &mut r.work => {
+                let mut chunk = Vec::new();
+                while let Ok(m) = r.out.try_recv() {
+                    chunk.extend_from_slice(&event(&m));
+                }
+                if let Some(f) = r.on_reply.take() {
+                    f(reply.as_ref());
+                }
+                if let Some(reply) = reply {
+                    chunk.extend_from_slice(&event(&reply));
+                }
+                Some((Bytes::from(chunk), None))
+            }
+            Some(m) = r.out.recv() => Some((event(&m), Some(r))),
+            _ = r.tick.tick() => Some((Bytes::from_static(b": keep-alive\n\n"), Some(r))),
+            _ = tokio::time::sleep_until(deadline) => {
+                let e = jsonrpc::error_response(&Value::Null, &jsonrpc::internal_error("the request did not finish in time"));
+                Some((event(&e), None))
+            }
+        }
+    });
+    let body = StreamBody::new(frames.map(|b| Ok::<_, Infallible>(Frame::data(b))));
+    let mut r = Response::new(body.boxed_unsync());
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// Decrements the in-flight gauge however the request ends.
+struct Gauge<'a>(&'a AtomicU64);
+
+impl Drop for Gauge<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Latency bucket bounds, in seconds.
+const BUCKETS: &[f64] = &[
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+/// What `--metrics-listen` shows (Prometheus text format). Labels are tool
+/// names from the manifest and fixed outcomes only: nothing a client sent.
+#[derive(Default)]
+pub struct Metrics {
+    pub in_flight: AtomicU64,
+    pub auth_failures: AtomicU64,
+    pub rate_limited: AtomicU64,
+    calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
+    latency: Mutex<(Vec<u64>, u64, f64)>,
+}
+
+impl Metrics {
+    fn call(&self, tool: &'static str, reply: Option<&Value>) {
+        let outcome = match reply {
+            None => "cancelled",
+            Some(r) if r.get("error").is_some() => "refused",
+            Some(r) if r["result"]["isError"] == json!(true) => "error",
+            Some(_) => "ok",
+        };
+        *self
+            .calls
+            .lock()
+            .expect("lock")
+            .entry((tool, outcome))
+            .or_default() += 1;
+    }
+
+    fn observe(&self, took: Duration) {
+        let s = took.as_secs_f64();
+        let mut l = self.latency.lock().expect("lock");
+        if l.0.is_empty() {
+            l.0 = vec![0; BUCKETS.len()];
+        }
+        for (i, b) in BUCKETS.iter().enumerate() {
+            if s <= *b {
+                l.0[i] += 1;
+            }
+        }
+        l.1 += 1;
+        l.2 += s;
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut o = String::new();
+        o.push_str("# TYPE gatehouse_http_in_flight gauge\n");
+        o.push_str(&format!(
+            "gatehouse_http_in_flight {}\n",
+            self.in_flight.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_http_auth_failures_total counter\n");
+        o.push_str(&format!(
+            "gatehouse_http_auth_failures_total {}\n",
+            self.auth_failures.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_http_rate_limited_total counter\n");
+        o.push_str(&format!(
+            "gatehouse_http_rate_limited_total {}\n",
+            self.rate_limited.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_tool_calls_total counter\n");
+        let mut calls: Vec<_> = self
+            .calls
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        calls.sort();
+        for ((tool, outcome), n) in calls {
+            o.push_str(&format!(
+                "gatehouse_tool_calls_total{{tool=\"{tool}\",outcome=\"{outcome}\"}} {n}\n"
+            ));
+        }
+        o.push_str("# TYPE gatehouse_http_request_seconds histogram\n");
+        let l = self.latency.lock().expect("lock");
+        for (i, b) in BUCKETS.iter().enumerate() {
+            let n = l.0.get(i).copied().unwrap_or(0);
+            o.push_str(&format!(
+                "gatehouse_http_request_seconds_bucket{{le=\"{b}\"}} {n}\n"
+            ));
+        }
+        o.push_str(&format!(
+            "gatehouse_http_request_seconds_bucket{{le=\"+Inf\"}} {}\n",
+            l.1
+        ));
+        o.push_str(&format!("gatehouse_http_request_seconds_sum {}\n", l.2));
+        o.push_str(&format!("gatehouse_http_request_seconds_count {}\n", l.1));
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_in_the_query_string_is_recognised() {
+        assert!(key_in_query("api_key=x"));
+        assert!(key_in_query("a=1&token=abc"));
+        assert!(key_in_query("x=gatehouse_sk_abc"));
+        assert!(!key_in_query("a=1&b=2"));
+    }
+
+    #[test]
+    fn mcp_name_is_read_plain_or_base64() {
+        assert_eq!(decode_name("content_read").as_deref(), Some("content_read"));
+        assert_eq!(decode_name("=?base64?aMOpbGxv?=").as_deref(), Some("héllo"));
+        assert_eq!(decode_name("=?base64?!!?="), None);
+    }
+}

@@ -1,0 +1,358 @@
+//! `gatehouse serve`: the same server core over Streamable HTTP, stateless.
+//!
+//! Map: here the listener (plain or TLS, reloaded on SIGHUP), the connection
+//! limits and the drain; [`endpoint`] serves `/mcp` (auth, the era and header
+//! rules, then [`super::admit`] and [`super::dispatch`] with a fresh
+//! [`super::handler::State`] per request) and the health routes; [`guard`]
+//! checks `Host` and `Origin` and finds the client's address; [`rate`] holds
+//! the token buckets.
+//!
+//! Nothing of the protocol is kept between requests: each request is admitted,
+//! authenticated and served on its own, so any number of instances can stand
+//! behind a load balancer in front of one database. What is shared is only
+//! what makes requests cheaper or bounded: verified keys
+//! ([`crate::access::keys::VerifyCache`]), rate buckets, the memory budget and
+//! the request slots.
+
+mod endpoint;
+pub mod guard;
+pub mod rate;
+mod tls;
+
+use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use super::Limits;
+use super::call_record::{CALL_BOUND, Late};
+use crate::error::{Error, Result, codes};
+use crate::site::Site;
+use rate::Rate;
+
+pub use endpoint::Metrics;
+
+/// The files of a TLS certificate chain and its private key (PEM).
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// How `gatehouse serve` listens and whom it lets in.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub listen: SocketAddr,
+    /// Extra `Host` values answered (loopback names always are).
+    pub hosts: Vec<String>,
+    /// Extra browser origins accepted (the loopback origins always are).
+    pub origins: Vec<String>,
+    /// Proxies whose `X-Forwarded-*` headers are believed.
+    pub behind_proxy: Vec<IpAddr>,
+    pub tls: Option<TlsFiles>,
+    /// Refuse requests without a key instead of serving them as `public`.
+    pub require_key: bool,
+    /// Where Prometheus metrics are served, apart from `/mcp`.
+    pub metrics_listen: Option<SocketAddr>,
+    pub limits: HttpLimits,
+}
+
+impl Options {
+    pub fn new(listen: SocketAddr) -> Options {
+        Options {
+            listen,
+            hosts: Vec::new(),
+            origins: Vec::new(),
+            behind_proxy: Vec::new(),
+            tls: None,
+            require_key: false,
+            metrics_listen: None,
+            limits: HttpLimits::default(),
+        }
+    }
+}
+
+/// Bounds on what clients may cost the server.
+#[derive(Debug, Clone)]
+pub struct HttpLimits {
+    /// The largest request body (413 above it): the stdio line limit.
+    pub max_body_bytes: usize,
+    /// The longest a request may take, body included (above the longest call).
+    pub request_timeout: Duration,
+    /// The longest a connection may take to send a request's headers, and
+    /// the longest an idle keep-alive connection is kept.
+    pub header_timeout: Duration,
+    /// Requests served at once (503 above it).
+    pub max_in_flight: usize,
+    /// Event streams open at once.
+    pub max_streams: usize,
+    /// Connections open at once (further ones are closed on accept).
+    pub max_connections: usize,
+    /// Requests per key (keyless requests: per client address).
+    pub key_rate: Rate,
+    /// Failed authentications per client address.
+    pub auth_failures: Rate,
+    /// Verified keys remembered, and for how long.
+    pub key_cache: usize,
+    pub key_cache_ttl: Duration,
+    /// How long in-flight requests may finish after SIGTERM.
+    pub drain: Duration,
+    /// The core's own limits (the memory budget).
+    pub core: Limits,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        let core = Limits::default();
+        HttpLimits {
+            max_body_bytes: core.max_message_bytes,
+            request_timeout: CALL_BOUND + Duration::from_secs(10),
+            header_timeout: Duration::from_secs(30),
+            max_in_flight: 256,
+            max_streams: 64,
+            max_connections: 1024,
+            key_rate: Rate {
+                per_second: 100.0,
+                burst: 200.0,
+            },
+            auth_failures: Rate {
+                per_second: 0.2,
+                burst: 10.0,
+            },
+            key_cache: 10_000,
+            key_cache_ttl: Duration::from_secs(300),
+            drain: Duration::from_secs(10),
+            core,
+        }
+    }
+}
+
+/// Why serving stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    Signal(&'static str),
+    /// The caller's stop future resolved.
+    Requested,
+}
+
+/// Refuses to listen beyond loopback without TLS or a trusted proxy in front.
+pub fn check_exposure(opts: &Options) -> Result<()> {
+    if opts.listen.ip().is_loopback() || opts.tls.is_some() || !opts.behind_proxy.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        codes::LISTEN_UNSAFE,
+        format!(
+            "refusing to listen on {} without TLS: keys would cross the network in clear text",
+            opts.listen
+        ),
+    )
+    .hint("give --tls-cert and --tls-key, or --behind-proxy ADDR for the TLS-terminating proxy in front, or listen on 127.0.0.1"))
+}
+
+/// Serves MCP over HTTP on `opts.listen` until `stop` resolves; `ready` gets
+/// the bound address (port 0 picks a free one) once requests are accepted.
+/// In-flight requests then get [`HttpLimits::drain`] to finish; calls cut
+/// short after that are recorded `interrupted` before this returns.
+pub async fn run(
+    site: Site,
+    opts: Options,
+    stop: impl Future<Output = Stopped>,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<Stopped> {
+    check_exposure(&opts)?;
+    let acceptor = match &opts.tls {
+        Some(files) => Some(tls::Reloading::load(files.clone())?),
+        None => None,
+    };
+    let listener = TcpListener::bind(opts.listen).await.map_err(|e| {
+        Error::new(codes::IO, format!("cannot listen on {}: {e}", opts.listen))
+            .hint("pick another address or port with --listen, or stop what holds this one")
+    })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| Error::new(codes::IO, format!("cannot read the bound address: {e}")))?;
+    let late = Late::default();
+    let (closing_tx, closing_rx) = watch::channel(false);
+    let server = Arc::new(endpoint::Server::new(
+        site,
+        &opts,
+        bound,
+        late.clone(),
+        closing_rx,
+    ));
+    let metrics = match opts.metrics_listen {
+        Some(addr) => Some(serve_metrics(addr, server.metrics.clone()).await?),
+        None => None,
+    };
+    let connections = Arc::new(Semaphore::new(opts.limits.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.limits.header_timeout)
+        .keep_alive(true);
+    let builder = Arc::new(builder);
+    #[cfg(unix)]
+    let reload = acceptor
+        .as_ref()
+        .map(|a| tokio::spawn(tls::reload_on_hangup(a.clone())));
+    let mut tasks = tokio::task::JoinSet::new();
+    ready(bound);
+    tokio::pin!(stop);
+
+    let stopped = loop {
+        let (tcp, peer) = tokio::select! {
+            stopped = &mut stop => break stopped,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of descriptors and the like: breathe, then go on.
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let Ok(slot) = connections.clone().try_acquire_owned() else {
+            tracing::debug!("every connection slot is taken; closing a new connection");
+            continue;
+        };
+        let _ = tcp.set_nodelay(true);
+        let service = endpoint::service(server.clone(), peer);
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let acceptor = acceptor.as_ref().map(tls::Reloading::current);
+        let handshake = opts.limits.header_timeout;
+        tasks.spawn(async move {
+            let _slot = slot;
+            match acceptor {
+                None => {
+                    let conn = builder.serve_connection(TokioIo::new(tcp), service);
+                    let _ = watcher.watch(conn).await;
+                }
+                Some(acceptor) => {
+                    let stream = match tokio::time::timeout(handshake, acceptor.accept(tcp)).await {
+                        Ok(Ok(s)) => s,
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e, "TLS handshake failed");
+                            return;
+                        }
+                        Err(_) => return,
+                    };
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    let _ = watcher.watch(conn).await;
+                }
+            }
+        });
+    };
+
+    // Stop accepting; let what was accepted finish, within the bound.
+    drop(listener);
+    #[cfg(unix)]
+    if let Some(r) = reload {
+        r.abort();
+    }
+    if let Some(m) = metrics {
+        m.abort();
+    }
+    tracing::info!(?stopped, "draining in-flight requests");
+    let _ = closing_tx.send(true);
+    if tokio::time::timeout(opts.limits.drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("in-flight requests did not finish in time; abandoning them");
+        // Calls dropped from now on are recorded `interrupted`.
+        late.interrupting();
+        tasks.abort_all();
+    }
+    while tasks.join_next().await.is_some() {}
+    late.wait(CALL_BOUND).await;
+    Ok(stopped)
+}
+
+/// `GET /metrics` on its own listener (only there: `/mcp`'s clients never
+/// see it).
+async fn serve_metrics(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+) -> Result<tokio::task::JoinHandle<()>> {
+    let listener = TcpListener::bind(addr).await.map_err(|e| {
+        Error::new(
+            codes::IO,
+            format!("cannot listen on {addr} for metrics: {e}"),
+        )
+        .hint("pick another address with --metrics-listen")
+    })?;
+    Ok(tokio::spawn(async move {
+        loop {
+            let Ok((tcp, _)) = listener.accept().await else {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
+            let metrics = metrics.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let metrics = metrics.clone();
+                        async move {
+                            use http_body_util::BodyExt;
+                            let (status, text) = if req.uri().path() == "/metrics" {
+                                (hyper::StatusCode::OK, metrics.render())
+                            } else {
+                                (hyper::StatusCode::NOT_FOUND, "not found\n".to_string())
+                            };
+                            let mut r = hyper::Response::new(
+                                http_body_util::Full::new(hyper::body::Bytes::from(text))
+                                    .boxed_unsync(),
+                            );
+                            *r.status_mut() = status;
+                            r.headers_mut().insert(
+                                hyper::header::CONTENT_TYPE,
+                                hyper::header::HeaderValue::from_static(
+                                    "text/plain; version=0.0.4",
+                                ),
+                            );
+                            Ok::<_, std::convert::Infallible>(r)
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), service)
+                    .await;
+            });
+        }
+    }))
+}
+
+/// SIGTERM or SIGINT (Ctrl-C on Windows): the stop `gatehouse serve` obeys.
+pub fn stop_signal() -> impl Future<Output = Stopped> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            let (mut term, mut int) = (term, int);
+            tokio::select! {
+                Some(()) = async { match term.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => Stopped::Signal("SIGTERM"),
+                Some(()) = async { match int.as_mut() { Some(s) => s.recv().await, None => std::future::pending().await } } => Stopped::Signal("SIGINT"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        async move {
+            let _ = tokio::signal::ctrl_c().await;
+            Stopped::Signal("Ctrl-C")
+        }
+    }
+}
