@@ -238,13 +238,16 @@ impl Serve {
         names
     }
 
-    /// Sends SIGTERM and waits for the exit.
+    /// Sends SIGTERM (Windows, which has none: kills) and waits for the exit.
     pub fn terminate(mut self) -> ExitStatus {
+        #[cfg(unix)]
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),
             nix::sys::signal::Signal::SIGTERM,
         )
         .unwrap();
+        #[cfg(not(unix))]
+        self.child.kill().unwrap();
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
