@@ -762,3 +762,22 @@ fn tls_serves_with_the_given_certificate_and_rereads_it_on_sighup() {
         s.stderr()
     );
 }
+
+#[test]
+fn the_default_key_rate_comes_from_gatehouse_toml() {
+    let site = TestSite::new("serve-toml-rate");
+    let (key, _) = site.mint("viewer");
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, format!("{text}\n[serve]\nrate_per_key = 1\n")).unwrap();
+    let s = Serve::start(&site, &[]);
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| s.legacy(Some(&key), "tools/list", json!({})).status)
+        .collect();
+    assert_eq!(statuses[..2], [200, 200], "{statuses:?}");
+    assert!(statuses[2..].contains(&429), "{statuses:?}");
+    drop(s);
+    std::fs::write(&toml, format!("{text}\n[serve]\nrate_per_key = -1\n")).unwrap();
+    let f = site.fails(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(f.code, "INPUT_INVALID");
+}

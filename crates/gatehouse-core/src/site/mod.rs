@@ -45,7 +45,21 @@ pub struct SiteFile {
     /// Where the site's data lives when not in the embedded SQLite file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
+    /// Defaults for `gatehouse serve` (flags override them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<ServeDefaults>,
 }
+
+/// `[serve]` in `gatehouse.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServeDefaults {
+    /// Requests per second per key (per client address for keyless requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_key: Option<f64>,
+}
+
+impl Eq for ServeDefaults {}
 
 /// What the caller asked for on the command line (or the UI).
 #[derive(Debug, Clone, Default)]
@@ -195,6 +209,7 @@ pub async fn init(
         // A password never goes into gatehouse.toml: later runs take it from
         // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
         database_url: database_url_flag.map(|u| without_password(u).0),
+        serve: None,
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {
