@@ -26,6 +26,9 @@ if ! command -v cargo >/dev/null; then
 fi
 rustup component list --installed 2>/dev/null | grep -q clippy || rustup component add clippy rustfmt 2>/dev/null || true
 
+# Rust targets and C toolchains of the cross checks (Windows, macOS).
+bash scripts/cross-setup.sh
+
 # The WebDriver bridge for the desktop E2E tests (major 2: crates.io "latest" is a 3.0 alpha).
 if ! command -v tauri-driver >/dev/null && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
   cargo install tauri-driver --locked --version "^2"

@@ -30,6 +30,9 @@ cargo test --workspace --no-run
 step "clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "cross clippy: core and CLI for Windows and macOS (scripts/cross-check.sh)"
+bash scripts/cross-check.sh
+
 step "generated IPC types are current (ui/src/generated/ipc-types.ts)"
 # Fails when a Rust type that crosses IPC changed without `bash scripts/ipc-types.sh`.
 # The same targets as the build step (`--lib` alone selects other features and

@@ -32,6 +32,7 @@ pub unsafe fn take_host_secrets() {
             .filter_map(|&name| {
                 let value = std::env::var(name).ok()?;
                 let key = std::ffi::CString::new(name).ok()?;
+                #[cfg(unix)]
                 // SAFETY: single-threaded by this function's contract; getenv
                 // returns the value's bytes in place, NUL-terminated, and they
                 // are writable (the environment block or a copy setenv made).
@@ -40,8 +41,13 @@ pub unsafe fn take_host_secrets() {
                     if !bytes.is_null() {
                         std::ptr::write_bytes(bytes, 0, nix::libc::strlen(bytes));
                     }
-                    std::env::remove_var(name);
                 }
+                // Windows: removed only (no /proc/PID/environ there; a process
+                // allowed to read this one's memory could still find the bytes).
+                #[cfg(not(unix))]
+                let _ = key;
+                // SAFETY: single-threaded by this function's contract.
+                unsafe { std::env::remove_var(name) };
                 Some((name, value))
             })
             .collect()

@@ -283,10 +283,15 @@ pub fn rust_echo_server(db: Option<&str>) {
         conn
     });
     // Our own buffer, to see which requests have already arrived.
-    let fd = std::os::fd::AsFd::as_fd(&std::io::stdin())
-        .try_clone_to_owned()
-        .unwrap();
-    let mut stdin = BufReader::new(std::fs::File::from(fd));
+    #[cfg(unix)]
+    let raw: Box<dyn std::io::Read> = Box::new(std::fs::File::from(
+        std::os::fd::AsFd::as_fd(&std::io::stdin())
+            .try_clone_to_owned()
+            .unwrap(),
+    ));
+    #[cfg(not(unix))]
+    let raw: Box<dyn std::io::Read> = Box::new(std::io::stdin());
+    let mut stdin = BufReader::new(raw);
     let mut out = std::io::stdout().lock();
     let mut line = String::new();
     loop {

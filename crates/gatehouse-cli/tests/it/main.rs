@@ -22,17 +22,23 @@ mod keys;
 mod mcp_actors;
 mod mcp_http_fetch;
 mod mcp_interop;
+// Signals and process groups: Unix only.
+#[cfg(unix)]
 mod mcp_lifecycle;
 mod mcp_load;
 mod mcp_protocol;
 mod mcp_serve;
+#[cfg(unix)]
 mod mcp_stdio;
 mod mcp_util;
+// The Linux backend's reaper and sandbox, driven through the CLI.
+#[cfg(target_os = "linux")]
 mod orphans;
 mod permissions_doc;
 mod policy_content;
 mod portable;
 mod robustness;
+#[cfg(target_os = "linux")]
 mod sandbox_cli;
 mod serve_interop;
 mod serve_util;

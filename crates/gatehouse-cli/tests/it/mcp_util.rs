@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -69,8 +70,9 @@ impl Mcp {
     pub fn spawn(mut cmd: Command) -> Mcp {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        cmd.process_group(0);
         let mut child = cmd.spawn().expect("gatehouse mcp starts");
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();

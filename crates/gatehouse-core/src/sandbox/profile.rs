@@ -20,22 +20,42 @@ pub const DEFAULT_MAX_OPEN_FILES: u64 = 1024;
 /// CPU-bound servers: frame p95 248 → 100 ms; docs/bench.md).
 pub const DEFAULT_NICE: u8 = 10;
 
-/// What confines the child.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// What confines the child. Each system has its own (see [`Backend::here`]);
+/// `none` exists everywhere. A profile naming a backend this system lacks is
+/// refused, never run under another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// Landlock applied in the child before `exec` (filesystem, TCP, signals,
     /// ptrace), plus `no_new_privs` and resource limits. Linux default.
-    #[default]
     Landlock,
     /// The command runs under `bwrap`: private mount namespace (system paths
     /// read-only, scratch read-write, nothing else), no network unless allowed,
     /// its own PID namespace. (Landlock is not stacked under it: a Landlock
     /// domain forbids the mounts bwrap makes to set up.)
     Bwrap,
-    /// Resource limits and `no_new_privs` only: the child can reach anything
-    /// the host user can. For servers the other backends break.
+    /// macOS: the command runs under `sandbox-exec` with a Seatbelt profile
+    /// generated from this one (see `sandbox::seatbelt`). macOS default.
+    Seatbelt,
+    /// Windows: a Job Object per connection (every descendant dies with it,
+    /// memory and process ceilings) and a restricted token. Windows default.
+    JobObject,
+    /// Resource limits (and `no_new_privs` on Linux) only: the child can
+    /// reach anything the host user can. For servers the other backends break.
     None,
+}
+
+impl Default for Backend {
+    /// This system's confining backend.
+    fn default() -> Self {
+        if cfg!(target_os = "macos") {
+            Backend::Seatbelt
+        } else if cfg!(windows) {
+            Backend::JobObject
+        } else {
+            Backend::Landlock
+        }
+    }
 }
 
 impl Backend {
@@ -43,19 +63,45 @@ impl Backend {
         match self {
             Backend::Landlock => "landlock",
             Backend::Bwrap => "bwrap",
+            Backend::Seatbelt => "seatbelt",
+            Backend::JobObject => "job_object",
             Backend::None => "none",
         }
+    }
+
+    /// The backends this system has (its default first).
+    pub fn here() -> &'static [Backend] {
+        if cfg!(target_os = "linux") {
+            &[Backend::Landlock, Backend::Bwrap, Backend::None]
+        } else if cfg!(target_os = "macos") {
+            &[Backend::Seatbelt, Backend::None]
+        } else if cfg!(windows) {
+            &[Backend::JobObject, Backend::None]
+        } else {
+            &[Backend::None]
+        }
+    }
+
+    /// The backends this system has, as a hint lists them.
+    fn here_text() -> String {
+        Backend::here()
+            .iter()
+            .map(|b| b.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn parse(text: &str) -> Result<Backend> {
         match text {
             "landlock" => Ok(Backend::Landlock),
             "bwrap" => Ok(Backend::Bwrap),
+            "seatbelt" => Ok(Backend::Seatbelt),
+            "job_object" => Ok(Backend::JobObject),
             "none" => Ok(Backend::None),
             other => Err(Error::invalid(
                 codes::SANDBOX_PROFILE_INVALID,
                 format!("{other:?} is not a sandbox backend"),
-                "use landlock, bwrap or none",
+                format!("use one of this system's: {}", Backend::here_text()),
             )),
         }
     }
@@ -132,6 +178,20 @@ impl Profile {
                 hint,
             ))
         };
+        if !Backend::here().contains(&self.backend) {
+            return Err(Error::invalid(
+                codes::SANDBOX_UNAVAILABLE,
+                format!(
+                    "the {} sandbox backend does not exist on {}",
+                    self.backend.as_str(),
+                    std::env::consts::OS
+                ),
+                format!(
+                    "choose one of this system's backends with --sandbox: {}",
+                    Backend::here_text()
+                ),
+            ));
+        }
         for (flag, p) in self
             .read_only
             .iter()
@@ -141,7 +201,7 @@ impl Profile {
             if self.backend == Backend::None {
                 return bad(
                     format!("{flag} {} has no effect with the none backend", p.display()),
-                    "the none backend confines nothing; choose --sandbox landlock or bwrap, or drop the path",
+                    "the none backend confines nothing; choose this system's confining backend with --sandbox, or drop the path",
                 );
             }
             if !p.is_absolute() {
@@ -185,13 +245,13 @@ impl Profile {
                     "drop --network to allow only the listed ports",
                 );
             }
-            if self.backend != Backend::Landlock {
+            if !matches!(self.backend, Backend::Landlock | Backend::Seatbelt) {
                 return bad(
                     format!(
-                        "--allow-port needs the landlock backend (this connection uses {})",
+                        "--allow-port needs the landlock or seatbelt backend (this connection uses {})",
                         self.backend.as_str()
                     ),
-                    "bwrap's network is all or nothing: use --network with bwrap, or --sandbox landlock",
+                    "this backend's network is all or nothing: use --network, or --sandbox landlock (Linux) / seatbelt (macOS)",
                 );
             }
             if self.connect_ports.contains(&0) {
@@ -214,9 +274,12 @@ impl Profile {
             );
         }
         if let Some(n) = self.max_open_files {
+            #[cfg(unix)]
             let hard = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
                 .map(|(_, hard)| hard)
                 .unwrap_or(u64::MAX);
+            #[cfg(not(unix))]
+            let hard = u64::MAX;
             if n < 16 {
                 return bad(
                     format!("--max-open-files {n} is too low for any interpreter to start"),
@@ -254,12 +317,15 @@ mod tests {
     fn an_empty_profile_is_the_narrow_default() {
         let p: Profile = serde_json::from_str("{}").unwrap();
         assert_eq!(p, Profile::default());
-        assert_eq!(p.backend, Backend::Landlock);
+        assert_eq!(p.backend, Backend::here()[0]);
         assert!(!p.network);
         assert_eq!(p.scratch_quota(), DEFAULT_SCRATCH_QUOTA);
         assert_eq!(
             serde_json::to_string(&p).unwrap(),
-            r#"{"backend":"landlock","network":false}"#
+            format!(
+                r#"{{"backend":"{}","network":false}}"#,
+                Backend::here()[0].as_str()
+            )
         );
         assert!(Backend::parse("bwrap").is_ok());
         assert!(Backend::parse("docker").is_err());

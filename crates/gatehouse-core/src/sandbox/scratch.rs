@@ -2,8 +2,9 @@
 //! (the user's runtime directory, else the cache directory; mode 0700).
 //!
 //! Each scratch directory `<id>/` has siblings `<id>.lock`, which the owning
-//! host holds an exclusive `flock` on while the directory lives (the kernel
-//! drops it when the host dies, however it dies), and `<id>.json`, the
+//! host holds an exclusive lock on while the directory lives (`flock`, or
+//! `LockFileEx` on Windows: the kernel drops it when the host dies, however
+//! it dies), and `<id>.json`, the
 //! [`Owner`] record: host, site, child and every descendant seen, each as
 //! PID + start time. A sweep that can take a lock knows the host is dead: it
 //! kills the recorded processes that are still the same processes (and any
@@ -14,16 +15,16 @@
 //! entry is unlinked, never entered.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::os::unix::ffi::OsStringExt;
+#[cfg(unix)]
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
-use super::procfs::{self, ProcId};
+use super::os;
+use super::process::ProcId;
 use crate::error::{Error, Result, codes};
 
 /// Overrides where scratch directories live (must be outside every site).
@@ -141,13 +142,16 @@ fn ensure_private_dir(dir: &Path, is_parent: bool) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(m) if m.file_type().is_symlink() => Err(unsafe_root(dir, "is a symlink")),
         Ok(m) if !m.is_dir() => Err(unsafe_root(dir, "is not a directory")),
+        #[cfg_attr(not(unix), allow(unused_variables))]
         Ok(m) => {
+            #[cfg(unix)]
             if m.uid() != nix::unistd::geteuid().as_raw() {
                 return Err(unsafe_root(dir, "belongs to another user"));
             }
             if !is_parent {
                 only_scratch_entries(dir)?;
             }
+            #[cfg(unix)]
             if m.mode() & 0o077 != 0 {
                 fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
                     .map_err(|e| io_error("restricting the scratch root", dir, e))?;
@@ -159,7 +163,7 @@ fn ensure_private_dir(dir: &Path, is_parent: bool) -> Result<()> {
                 fs::create_dir_all(parent)
                     .map_err(|e| io_error("creating the scratch root", parent, e))?;
             }
-            match DirBuilder::new().mode(0o700).create(dir) {
+            match private_dir_builder().create(dir) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     ensure_private_dir(dir, is_parent)
@@ -227,7 +231,8 @@ impl ScratchRoot {
                     continue;
                 };
                 // Taking the lock means its owner is dead.
-                if let Ok(lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+                if file.try_lock().is_ok() {
+                    let lock = file;
                     let dir = self.root.join(id);
                     let owner_path = self.root.join(format!("{id}.json"));
                     let owner: Option<Owner> = fs::read(&owner_path)
@@ -317,11 +322,12 @@ impl ScratchRoot {
             .open(&tmp)
             .map_err(|e| io_error("creating a scratch lock", &tmp, e))?;
         // Lock before the name is final, so a sweep never sees it unlocked.
-        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
-            .map_err(|(_, e)| io_error("locking a scratch lock", &tmp, e.into()))?;
+        file.try_lock()
+            .map_err(|e| io_error("locking a scratch lock", &tmp, e.into()))?;
+        let lock = file;
         fs::rename(&tmp, &lock_path)
             .map_err(|e| io_error("naming a scratch lock", &lock_path, e))?;
-        if let Err(e) = DirBuilder::new().mode(0o700).create(&dir) {
+        if let Err(e) = private_dir_builder().create(&dir) {
             let _ = fs::remove_file(&lock_path);
             return Err(io_error("creating a scratch directory", &dir, e));
         }
@@ -341,32 +347,23 @@ impl ScratchRoot {
     }
 }
 
-/// Kills what a dead host's run left running: recorded processes that are
-/// still the same ones, and anything working inside its directory. Waits
-/// (bounded) for them to go, so the directory is removed after, not under them.
+/// Kills what a dead host's run left running (see `os::kill_leftovers`).
 fn kill_leftovers(owner: Option<&Owner>, dir: &Path) -> Vec<ProcId> {
-    let mut targets: Vec<ProcId> = owner
+    let recorded = owner
         .map(|o| o.child.iter().chain(&o.tracked).copied().collect())
         .unwrap_or_default();
-    targets.extend(
-        procfs::all()
-            .iter()
-            .filter(|s| !s.is_zombie() && procfs::cwd_within(s.pid, dir))
-            .map(|s| s.id()),
-    );
-    targets.sort();
-    targets.dedup();
-    let killed: Vec<ProcId> = targets.into_iter().filter(|p| p.kill_if_same()).collect();
-    for _ in 0..200 {
-        for p in &killed {
-            procfs::reap(p.pid);
-        }
-        if killed.iter().all(|p| !p.is_live()) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    killed
+    os::kill_leftovers(recorded, dir)
+}
+
+/// A directory builder making folders only their owner may enter (0700 on
+/// Unix; on Windows a new folder under the user's profile inherits its
+/// owner-only ACL).
+fn private_dir_builder() -> DirBuilder {
+    #[allow(unused_mut)]
+    let mut builder = DirBuilder::new();
+    #[cfg(unix)]
+    builder.mode(0o700);
+    builder
 }
 
 /// Removes a directory tree without following symlinks (std's
@@ -383,12 +380,14 @@ fn remove_tree(path: &Path) {
 /// server made a tree 30,000 levels deep, and the standard library's
 /// recursive removal overflowed the stack of the thread tearing it down
 /// (the host aborted) and would run out of descriptors before that.
+#[cfg(unix)]
 fn remove_any(path: &Path) -> std::io::Result<()> {
     use nix::dir::Dir;
     use nix::fcntl::OFlag;
     use nix::sys::stat::Mode;
     use nix::unistd::{UnlinkatFlags, unlinkat};
     use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStringExt;
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => return fs::remove_file(path),
@@ -455,6 +454,19 @@ fn remove_any(path: &Path) -> std::io::Result<()> {
     fs::remove_dir(path)
 }
 
+/// Removes `path`, a file or a whole directory tree, never following a
+/// symlink or junction (std's Windows `remove_dir_all` works on open handles
+/// and removes reparse points without entering them).
+#[cfg(not(unix))]
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// How deep a scratch tree may go and still be measured (see
 /// [`ScratchDir::usage_bytes`]).
 pub const MAX_DEPTH: usize = 64;
@@ -465,7 +477,8 @@ pub struct ScratchDir {
     dir: PathBuf,
     lock_path: PathBuf,
     owner_path: PathBuf,
-    lock: Option<Flock<File>>,
+    /// Holds the lock on `<id>.lock` while open.
+    lock: Option<File>,
     owner: Owner,
 }
 
@@ -520,7 +533,11 @@ impl ScratchDir {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(_) => return None,
                 };
-                total += m.blocks() * 512;
+                #[cfg(unix)]
+                let bytes = m.blocks() * 512;
+                #[cfg(not(unix))]
+                let bytes = m.len();
+                total += bytes;
                 if m.is_dir() {
                     if depth + 1 > MAX_DEPTH {
                         return None;
@@ -565,7 +582,7 @@ pub(crate) fn io_error(context: &str, path: &Path, err: std::io::Error) -> Error
         .detail(serde_json::json!({"path": path}))
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

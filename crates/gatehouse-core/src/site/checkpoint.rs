@@ -25,6 +25,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+#[cfg(unix)]
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -84,6 +85,9 @@ impl Signer {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(key_error(&path, format_args!("cannot be read: {e}"))),
         };
+        #[cfg(not(unix))]
+        let _ = meta;
+        #[cfg(unix)]
         if meta.permissions().mode() & 0o077 != 0 {
             return Err(key_error(&path, "can be read by other users"));
         }
@@ -107,13 +111,10 @@ impl Signer {
         let path = dir.join(KEY_FILE);
         let io = |e: std::io::Error| key_error(&path, format_args!("cannot be created: {e}"));
         std::fs::create_dir_all(dir).map_err(io)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+        owner_only_dir(dir).map_err(io)?;
         let key = SigningKey::from_bytes(&rand::random::<[u8; 32]>());
         let tmp = dir.join(format!(".{KEY_FILE}.{}", std::process::id()));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
+        let mut f = owner_only_file(std::fs::OpenOptions::new().write(true).create_new(true))
             .open(&tmp)
             .map_err(io)?;
         f.write_all(hex::encode(key.to_bytes()).as_bytes())
@@ -208,6 +209,23 @@ fn read_anchor(path: &Path) -> Option<CheckpointRow> {
     }
 }
 
+/// Makes `dir` enterable by its owner only (0700 on Unix; on Windows a
+/// folder under the user's profile already has an owner-only ACL).
+fn owner_only_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// A new file readable by its owner only (0600 on Unix).
+fn owner_only_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    options.mode(0o600);
+    options
+}
+
 /// Replaces the anchor when `row` is newer (write to a temp file, then rename).
 fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<()> {
     if read_anchor(path).is_some_and(|old| old.seq >= row.seq) {
@@ -215,17 +233,18 @@ fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<()> {
     }
     let dir = path.parent().expect("anchors live in a directory");
     std::fs::create_dir_all(dir)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    owner_only_dir(dir)?;
     // Unique per write: two checkpoints of one process must not share a file.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".anchor.{}.{n}.tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    let mut f = owner_only_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&tmp)?;
     f.write_all(export_json(row).as_bytes())?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
@@ -550,6 +569,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_key_is_made_once_with_mode_0600_and_reused() {
         let dir = tempfile::tempdir().unwrap();

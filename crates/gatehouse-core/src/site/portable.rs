@@ -303,14 +303,11 @@ pub fn write_file(dump: &Dump, path: &Path) -> Result<()> {
     let tmp = path.with_file_name(format!(".{}.tmp", name.unwrap_or_default()));
     {
         use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&tmp).map_err(io)?;
         f.write_all(dump.to_json().as_bytes()).map_err(io)?;
         f.write_all(b"\n").map_err(io)?;
         f.sync_all().map_err(io)?;

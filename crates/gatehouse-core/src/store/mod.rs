@@ -477,12 +477,17 @@ fn sqlite_readonly(options: &AnyConnectOptions, shown: &str) -> Option<Error> {
     let sqlite: sqlx::sqlite::SqliteConnectOptions = options.try_into().ok()?;
     let file = sqlite.get_filename();
     let folder = file.parent().filter(|p| !p.as_os_str().is_empty())?;
+    #[cfg(unix)]
     let writable = |p: &std::path::Path| {
         !matches!(
             nix::unistd::access(p, nix::unistd::AccessFlags::W_OK),
             Err(nix::errno::Errno::EROFS | nix::errno::Errno::EACCES)
         )
     };
+    // Windows has no access(2): the read-only attribute is what stops a write.
+    #[cfg(not(unix))]
+    let writable =
+        |p: &std::path::Path| std::fs::metadata(p).map_or(true, |m| !m.permissions().readonly());
     if writable(folder) && writable(file) {
         return None;
     }

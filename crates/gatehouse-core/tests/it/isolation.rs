@@ -186,7 +186,7 @@ async fn child_cannot_write_outside_its_scratch_directory() {
 async fn child_cannot_read_the_host_environment_through_proc() {
     // What the CLI and the desktop app do first thing.
     gatehouse_core::sandbox::harden_host().unwrap();
-    assert!(!gatehouse_core::sandbox::host::is_dumpable());
+    assert!(!gatehouse_core::sandbox::linux::host::is_dumpable());
     let (_tmp, site) = fresh_site("iso_environ").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
     let report = saved::call(&site, "h", "environ", json!({})).await.unwrap();
@@ -1020,7 +1020,7 @@ async fn child_cannot_set_up_io_uring() {
 
 #[tokio::test]
 async fn allowed_port_is_the_only_tcp_the_child_gets() {
-    if !gatehouse_core::sandbox::isolation::probe().network() {
+    if !gatehouse_core::sandbox::linux::landlock::probe().network() {
         eprintln!("SKIPPED: Landlock without TCP rules");
         return;
     }
@@ -1108,7 +1108,7 @@ async fn probe_reports_the_isolation_in_force() {
     let (_tmp, site) = fresh_site("iso_probe").await;
     add_hostile(&site, "h", SavedLimits::default()).await;
     let report = saved::probe(&site, "h").await.unwrap();
-    let support = gatehouse_core::sandbox::isolation::probe();
+    let support = gatehouse_core::sandbox::linux::landlock::probe();
     assert_eq!(report.isolation.backend, "landlock");
     assert_eq!(report.isolation.landlock_abi, support.abi);
     // Missing layers are said, never silent.
@@ -1116,7 +1116,7 @@ async fn probe_reports_the_isolation_in_force() {
 }
 
 fn bwrap_missing() -> bool {
-    if gatehouse_core::sandbox::bwrap::find().is_ok() {
+    if gatehouse_core::sandbox::linux::bwrap::find().is_ok() {
         return false;
     }
     assert!(

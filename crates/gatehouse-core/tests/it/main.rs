@@ -8,6 +8,8 @@ mod client_interop;
 mod client_store;
 mod common;
 mod fuzz_replay;
+// Landlock, seccomp, the read-only view, bwrap: the Linux backend only.
+#[cfg(target_os = "linux")]
 mod isolation;
 mod pg_dropped_connection;
 mod pg_util;

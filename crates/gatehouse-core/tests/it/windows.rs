@@ -182,7 +182,7 @@ async fn teardown_ends_every_descendant_in_the_job() {
     }
     assert!(tree.iter().all(ProcId::is_live));
     let record = conn.close().await;
-    assert_eq!(record.end_reason.as_deref(), Some("shutdown"));
+    assert_eq!(record.end_reason.as_deref(), Some("closed"));
     let left: Vec<&ProcId> = tree.iter().filter(|p| p.is_live()).collect();
     assert!(left.is_empty(), "still running after teardown: {left:?}");
     assert!(scratch_entries(&f.root).is_empty(), "scratch dir gone");

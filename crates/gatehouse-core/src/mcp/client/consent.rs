@@ -15,7 +15,7 @@ use super::options::ClientLimits;
 use super::saved::{self, SavedConnection};
 use crate::access::audit;
 use crate::error::{Error, Result, codes};
-use crate::sandbox::{EnvValue, isolation};
+use crate::sandbox::{EnvValue, runtime};
 use crate::site::Site;
 use crate::store::{self, Store};
 
@@ -103,7 +103,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
         argv: std::iter::once(conn.spec.program.clone())
             .chain(conn.spec.args.iter().cloned())
             .collect(),
-        program_path: isolation::resolve_program(&conn.spec.program, &path)
+        program_path: runtime::resolve_program(&conn.spec.program, &path)
             .map(|p| p.display().to_string()),
         env: conn
             .spec

@@ -6,11 +6,15 @@
 //! that spawned us exits, which kills servers launched from a short-lived
 //! worker thread of a healthy client, and it is Linux-only.
 
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(unix)]
 use nix::unistd::getppid;
+#[cfg(unix)]
 use tokio::signal::unix::{SignalKind, signal};
 
+#[cfg(unix)]
 const PARENT_POLL: Duration = Duration::from_millis(500);
 
 /// Why the server is stopping.
@@ -26,6 +30,7 @@ pub enum Reason {
 /// The handlers are installed here, when called, not when the future is first
 /// polled: a SIGTERM that arrives after the first answer was sent must never
 /// meet the default action (death by signal instead of a clean exit).
+#[cfg(unix)]
 pub fn signal_or_orphaned() -> impl Future<Output = Reason> {
     let parent = getppid();
     let mut term = signal(SignalKind::terminate()).ok();
@@ -48,6 +53,33 @@ pub fn signal_or_orphaned() -> impl Future<Output = Reason> {
     }
 }
 
+/// Windows: Ctrl+C or Ctrl+Break (no parent poll: a Windows client's end
+/// closes our stdin, which ends the server as end of input).
+#[cfg(windows)]
+pub fn signal_or_orphaned() -> impl Future<Output = Reason> {
+    let mut ctrl_c = tokio::signal::windows::ctrl_c().ok();
+    let mut ctrl_break = tokio::signal::windows::ctrl_break().ok();
+    async move {
+        let c = async {
+            match ctrl_c.as_mut() {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        let b = async {
+            match ctrl_break.as_mut() {
+                Some(s) => s.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = c => Reason::Signal("CTRL_C"),
+            _ = b => Reason::Signal("CTRL_BREAK"),
+        }
+    }
+}
+
+#[cfg(unix)]
 async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
     match s {
         Some(s) => s.recv().await,

@@ -10,21 +10,31 @@
 //! blocking way: `O_NONBLOCK` belongs to the open file, and a terminal's is
 //! shared with the shell that started us.
 
+#[cfg(unix)]
 use std::fs::File;
 use std::io::Write;
+#[cfg(unix)]
 use std::os::fd::{AsFd, OwnedFd};
+#[cfg(unix)]
 use std::os::unix::fs::FileTypeExt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
+use tokio::io::AsyncWrite;
+#[cfg(unix)]
+use tokio::io::{AsyncRead, AsyncReadExt};
+#[cfg(unix)]
 use tokio::net::UnixStream;
+#[cfg(unix)]
 use tokio::net::unix::pipe;
 use tokio::sync::mpsc;
 
-use crate::mcp::wire::framer::{self, Frame, LineFramer, Oversize};
+use crate::mcp::wire::framer::{self, Frame};
+#[cfg(unix)]
+use crate::mcp::wire::framer::{LineFramer, Oversize};
 
 /// What a standard stream of ours is.
+#[cfg(unix)]
 enum Kind {
     Fifo(OwnedFd),
     Socket(OwnedFd),
@@ -32,6 +42,7 @@ enum Kind {
     Other,
 }
 
+#[cfg(unix)]
 fn kind(fd: impl AsFd) -> Kind {
     let Ok(own) = fd.as_fd().try_clone_to_owned() else {
         return Kind::Other;
@@ -45,6 +56,7 @@ fn kind(fd: impl AsFd) -> Kind {
 }
 
 /// A socket end switched to non-blocking mode, polled by the runtime.
+#[cfg(unix)]
 fn socket(fd: OwnedFd) -> Option<UnixStream> {
     let std = std::os::unix::net::UnixStream::from(fd);
     std.set_nonblocking(true).ok()?;
@@ -53,6 +65,16 @@ fn socket(fd: OwnedFd) -> Option<UnixStream> {
 
 /// Lines from stdin, framed as [`framer::spawn_reader`] frames them.
 pub(crate) fn input(max_line: usize) -> mpsc::Receiver<Frame<Vec<u8>>> {
+    #[cfg(unix)]
+    return input_polled(max_line);
+    // Windows: the blocking reader thread (no runtime-polled pipes here).
+    #[cfg(not(unix))]
+    return framer::spawn_reader(std::io::stdin(), max_line);
+}
+
+/// Stdin polled by the runtime when it is a pipe or a socket.
+#[cfg(unix)]
+fn input_polled(max_line: usize) -> mpsc::Receiver<Frame<Vec<u8>>> {
     let stdin: Pin<Box<dyn AsyncRead + Send>> = match kind(std::io::stdin()) {
         Kind::Fifo(fd) => match pipe::Receiver::from_owned_fd(fd) {
             Ok(r) => Box::pin(r),
@@ -98,13 +120,16 @@ pub(crate) fn input(max_line: usize) -> mpsc::Receiver<Frame<Vec<u8>>> {
 /// stdout for the server's one writer task.
 pub(crate) fn output() -> Pin<Box<dyn AsyncWrite + Send>> {
     let fallback = || -> Pin<Box<dyn AsyncWrite + Send>> { Box::pin(InPlace(std::io::stdout())) };
-    match kind(std::io::stdout()) {
+    #[cfg(unix)]
+    return match kind(std::io::stdout()) {
         Kind::Fifo(fd) => {
             pipe::Sender::from_owned_fd(fd).map_or_else(|_| fallback(), |s| Box::pin(s))
         }
         Kind::Socket(fd) => socket(fd).map_or_else(fallback, |s| Box::pin(s)),
         Kind::Other => fallback(),
-    }
+    };
+    #[cfg(not(unix))]
+    fallback()
 }
 
 /// A terminal or a file, written in place: such writes do not wait on a

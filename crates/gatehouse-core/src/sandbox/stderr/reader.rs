@@ -40,8 +40,7 @@ fn runtime() -> &'static Handle {
                     .ok()
                     .and_then(|v| v.parse::<u8>().ok())
                     .unwrap_or(READER_NICE);
-                let nice = crate::sandbox::child::nice_not_below_host(wanted);
-                if let Err(e) = crate::sandbox::child::set_nice(nice) {
+                if let Err(e) = crate::sandbox::os::lower_thread_priority(wanted) {
                     tracing::debug!(error = %e, "the stderr reader keeps the host's priority");
                 }
                 runtime.block_on(std::future::pending::<()>());
@@ -63,6 +62,9 @@ where
 /// Drains a child's stderr into `tail` (see [`drain`]); call it on the reader
 /// thread ([`spawn`]): the pipe is registered with the runtime it runs on.
 pub async fn drain_child(stderr: ChildStderr, tail: &StderrTail) -> std::io::Result<u64> {
+    #[cfg(unix)]
     let pipe = tokio::net::unix::pipe::Receiver::from_owned_fd(stderr.into_owned_fd()?)?;
+    #[cfg(not(unix))]
+    let pipe = stderr;
     drain(pipe, tail).await
 }

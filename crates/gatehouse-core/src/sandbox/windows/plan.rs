@@ -128,10 +128,13 @@ pub fn plan(
             hint,
         ))
     };
-    if profile.backend == Backend::Bwrap {
+    if !matches!(profile.backend, Backend::JobObject | Backend::None) {
         return refuse(
-            "the bwrap backend exists on Linux only".to_string(),
-            "use the default backend (a Job Object and a restricted token on Windows) or none",
+            format!(
+                "the {} backend does not exist on Windows",
+                profile.backend.as_str()
+            ),
+            "use job_object (a Job Object and a restricted token, the default) or none",
         );
     }
     if !profile.connect_ports.is_empty() {
@@ -325,13 +328,21 @@ pub fn status(plan: &JobPlan, applied: &Applied) -> WindowsStatus {
 mod tests {
     use super::*;
 
+    /// The Windows default, whatever system the test runs on.
+    fn job_object() -> Profile {
+        Profile {
+            backend: Backend::JobObject,
+            ..Profile::default()
+        }
+    }
+
     fn scratch() -> PathBuf {
         PathBuf::from(r"C:\Users\a\AppData\Local\Gatehouse\scratch\c-1-2-3")
     }
 
     #[test]
     fn the_default_profile_asks_for_every_layer_with_the_default_ceilings() {
-        let p = plan(&Profile::default(), scratch(), None, 8).unwrap();
+        let p = plan(&job_object(), scratch(), None, 8).unwrap();
         assert!(p.kill_on_job_close);
         assert!(p.die_on_unhandled_exception);
         assert_eq!(p.active_processes, 256);
@@ -353,7 +364,7 @@ mod tests {
             max_memory_bytes: Some(64 << 20),
             nice: Some(0),
             read_write: vec![PathBuf::from(r"D:\data")],
-            ..Profile::default()
+            ..job_object()
         };
         let p = plan(&profile, scratch(), Some(Duration::from_secs(5)), 1).unwrap();
         assert_eq!(p.active_processes, 4);
@@ -390,12 +401,20 @@ mod tests {
                 ..Profile::default()
             },
             Profile {
-                connect_ports: vec![443],
+                backend: Backend::Landlock,
                 ..Profile::default()
             },
             Profile {
-                max_open_files: Some(64),
+                backend: Backend::Seatbelt,
                 ..Profile::default()
+            },
+            Profile {
+                connect_ports: vec![443],
+                ..job_object()
+            },
+            Profile {
+                max_open_files: Some(64),
+                ..job_object()
             },
         ] {
             let e = plan(&profile, scratch(), None, 4).expect_err(&format!("{profile:?}"));
@@ -422,7 +441,7 @@ mod tests {
 
     #[test]
     fn the_status_names_what_applied_and_only_that() {
-        let p = plan(&Profile::default(), scratch(), None, 4).unwrap();
+        let p = plan(&job_object(), scratch(), None, 4).unwrap();
         let full = status(&p, &all_applied());
         assert_eq!(full.backend, "job_object+restricted_token");
         assert!(full.network, "network is always reported open");

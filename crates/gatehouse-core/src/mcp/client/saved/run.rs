@@ -255,7 +255,7 @@ pub struct ConnectionView {
 pub async fn show(store: &Store, name: &str) -> Result<ConnectionView> {
     let connection = get(store, name).await?;
     let pin = pin::status(store, name).await?;
-    let isolation = sandbox::isolation::describe(&connection.limits.sandbox);
+    let isolation = sandbox::probe::describe(&connection.limits.sandbox);
     Ok(ConnectionView {
         connection,
         pin,

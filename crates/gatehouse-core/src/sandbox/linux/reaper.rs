@@ -20,8 +20,9 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use super::procfs::{self, ProcId, ProcStat};
+use super::procfs::{self, ProcStat};
 use crate::error::{Error, Result, codes};
+use crate::sandbox::process::ProcId;
 
 /// Makes this process the reaper of orphaned descendants, so escaped
 /// daemons of a sandboxed child are re-parented here (where teardown finds

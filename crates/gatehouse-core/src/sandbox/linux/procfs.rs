@@ -1,7 +1,7 @@
 //! What `/proc` says about processes: one parser of `/proc/<pid>/stat`
-//! ([`ProcStat`]), a process identity that survives PID reuse ([`ProcId`]:
-//! PID + start time), process groups and their usage ([`ProcessGroup`]), the
-//! descendants of a process, and the host's re-parented orphans.
+//! ([`ProcStat`]), the Linux side of [`ProcId`] (PID + start time in clock
+//! ticks) and [`ProcessGroup`] (members, usage, signals), the descendants of
+//! a process, and the host's re-parented orphans.
 
 use std::fs;
 use std::path::Path;
@@ -10,17 +10,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result, codes};
-
-/// One process, named so that a recycled PID never matches: the start time
-/// (clock ticks since boot, field 22 of `stat`) differs for the new process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ProcId {
-    pub pid: i32,
-    pub start: u64,
-}
+use crate::sandbox::process::{GroupUsage, ProcId, ProcessGroup, Stop};
 
 impl ProcId {
     /// The process as it is now, if it exists.
@@ -167,24 +159,13 @@ pub(crate) fn count_of_user(uid: u32) -> u64 {
         .count() as u64
 }
 
-/// A process group, addressed by its id (the leader's PID).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessGroup {
-    pub pgid: i32,
-}
-
-/// Memory and CPU of a whole group at one moment, from `/proc`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct GroupUsage {
-    pub members: usize,
-    pub rss_bytes: u64,
-    /// User + system time of live members and of children they have reaped.
-    pub cpu_ms: u64,
-}
-
 impl ProcessGroup {
     /// Sends `signal` to every member; `Ok(false)` if the group has none.
-    pub fn signal(&self, signal: Signal) -> Result<bool> {
+    pub fn signal(&self, stop: Stop) -> Result<bool> {
+        let signal = match stop {
+            Stop::Term => Signal::SIGTERM,
+            Stop::Kill => Signal::SIGKILL,
+        };
         match killpg(Pid::from_raw(self.pgid), signal) {
             Ok(()) => Ok(true),
             Err(Errno::ESRCH) => Ok(false),

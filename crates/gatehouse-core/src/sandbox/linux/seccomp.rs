@@ -31,8 +31,8 @@ use seccompiler::{
     SeccompRule,
 };
 
-use super::Profile;
 use crate::error::{Error, Result, codes};
+use crate::sandbox::profile::Profile;
 
 /// Socket types other than a stream (`type & 0xf`; the rest are flags).
 const NON_STREAM_TYPES: [u64; 5] = [

@@ -7,10 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::isolation::{SYSTEM_READ_ONLY, resolve_program};
-use super::profile::Profile;
-use super::spec::DEFAULT_PATH;
+use super::landlock::SYSTEM_READ_ONLY;
 use crate::error::{Error, Result, codes};
+use crate::sandbox::profile::Profile;
+use crate::sandbox::runtime::resolve_program;
+use crate::sandbox::spec::DEFAULT_PATH;
 
 /// The `bwrap` binary, from the system folders only.
 pub fn find() -> Result<PathBuf> {

@@ -17,10 +17,8 @@
 //! `statfs` through `/proc/PID/root` ([`super::procfs::fs_used`]); it ends
 //! with the namespace, so nothing of it outlives the server.
 
-#![allow(unsafe_code)]
-
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -28,19 +26,8 @@ use std::sync::OnceLock;
 use landlock::{ABI, Access, AccessFs, RulesetCreated};
 use nix::libc;
 
-use super::child::write_file;
+use super::sys;
 use crate::error::{Error, Result, codes};
-
-/// `struct mount_attr` of `mount_setattr(2)`.
-#[repr(C)]
-struct MountAttr {
-    attr_set: u64,
-    attr_clr: u64,
-    propagation: u64,
-    userns_fd: u64,
-}
-
-const MOUNT_ATTR_RDONLY: u64 = 0x1;
 
 /// What the child needs to enter its view, prepared in the host: the child
 /// only makes system calls on it (nothing allocates after the fork).
@@ -112,8 +99,8 @@ impl ReadOnlyView {
             )
         };
         let fd: Option<OwnedFd> = ruleset.try_clone().map_err(failed)?.into();
-        let kernel = ABI::from(i32::from(super::isolation::probe().abi));
-        let access = AccessFs::from_all(super::isolation::RULESET_ABI) & AccessFs::from_all(kernel);
+        let kernel = ABI::from(i32::from(super::landlock::probe().abi));
+        let access = AccessFs::from_all(super::landlock::RULESET_ABI) & AccessFs::from_all(kernel);
         self.scratch_rule = fd.map(|fd| (fd, access.bits()));
         Ok(())
     }
@@ -121,141 +108,41 @@ impl ReadOnlyView {
     /// Runs in the forked child, before its capabilities are dropped:
     /// async-signal-safe calls only.
     pub fn enter(&self) -> std::io::Result<()> {
-        // SAFETY: integer arguments only.
         // CLONE_NEWIPC too: System V shared memory and message queues of the
         // host's namespace outlived the server (1.5 GiB of segments after an
         // attack run's child was gone); a namespace of its own ends with it.
-        check(unsafe {
-            libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC)
-        })?;
-        write_file(c"/proc/self/setgroups", b"deny")?;
-        write_file(c"/proc/self/uid_map", &self.uid_map)?;
-        write_file(c"/proc/self/gid_map", &self.gid_map)?;
+        sys::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC)?;
+        sys::write_file(c"/proc/self/setgroups", b"deny")?;
+        sys::write_file(c"/proc/self/uid_map", &self.uid_map)?;
+        sys::write_file(c"/proc/self/gid_map", &self.gid_map)?;
         // Nothing done below propagates back to the host's namespace.
-        mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
+        sys::mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
         // Each writable path becomes a mount of its own before everything
         // turns read-only, so it can be turned back on its own.
         for path in &self.writable {
-            mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
+            sys::mount(Some(path), path, libc::MS_BIND | libc::MS_REC)?;
         }
-        set_readonly(c"/", true)?;
+        sys::set_readonly(c"/", true)?;
         for path in &self.writable {
-            set_readonly(path, false)?;
+            sys::set_readonly(path, false)?;
         }
         if let Some(options) = &self.scratch_tmpfs {
-            // SAFETY: NUL-terminated strings that outlive the call.
-            check(unsafe {
-                libc::mount(
-                    c"gatehouse-scratch".as_ptr(),
-                    self.cwd.as_ptr(),
-                    c"tmpfs".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV,
-                    options.as_ptr().cast(),
-                )
-            })?;
+            sys::mount_tmpfs(c"gatehouse-scratch", &self.cwd, options)?;
         }
         // The working directory was entered before its writable mount
         // existed and still points below it, at the read-only one.
-        // SAFETY: a NUL-terminated path.
-        check(unsafe { libc::chdir(self.cwd.as_ptr()) })?;
+        sys::chdir(&self.cwd)?;
         if let Some((ruleset, access)) = &self.scratch_rule {
-            add_scratch_rule(ruleset.as_raw_fd(), *access)?;
+            sys::add_scratch_rule(ruleset.as_raw_fd(), *access)?;
         }
         Ok(())
     }
-}
-
-/// `struct landlock_path_beneath_attr` (packed, as the kernel declares it).
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
-
-/// `landlock_add_rule` granting `access` beneath the working directory.
-fn add_scratch_rule(ruleset: RawFd, access: u64) -> std::io::Result<()> {
-    const LANDLOCK_RULE_PATH_BENEATH: libc::c_long = 1;
-    // SAFETY: a NUL-terminated path; O_PATH opens nothing for reading.
-    let dir = unsafe {
-        libc::open(
-            c".".as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if dir < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let attr = PathBeneathAttr {
-        allowed_access: access,
-        parent_fd: dir,
-    };
-    // SAFETY: a live, correctly laid out attribute and two open descriptors.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset,
-            LANDLOCK_RULE_PATH_BENEATH,
-            &attr as *const PathBeneathAttr,
-            0 as libc::c_uint,
-        )
-    };
-    let err = std::io::Error::last_os_error();
-    // SAFETY: the descriptor opened above.
-    unsafe { libc::close(dir) };
-    if rc == 0 { Ok(()) } else { Err(err) }
-}
-
-fn check(rc: libc::c_int) -> std::io::Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
-
-fn mount(
-    source: Option<&std::ffi::CStr>,
-    target: &std::ffi::CStr,
-    flags: libc::c_ulong,
-) -> std::io::Result<()> {
-    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
-    // SAFETY: NUL-terminated strings (or null) that outlive the call.
-    check(unsafe {
-        libc::mount(
-            source,
-            target.as_ptr(),
-            std::ptr::null(),
-            flags,
-            std::ptr::null(),
-        )
-    })
-}
-
-/// Read-only on (or off) for the mount at `path` and every mount below it.
-fn set_readonly(path: &std::ffi::CStr, readonly: bool) -> std::io::Result<()> {
-    let attr = MountAttr {
-        attr_set: if readonly { MOUNT_ATTR_RDONLY } else { 0 },
-        attr_clr: if readonly { 0 } else { MOUNT_ATTR_RDONLY },
-        propagation: 0,
-        userns_fd: 0,
-    };
-    // SAFETY: a NUL-terminated path and a live, correctly sized struct.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_mount_setattr,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            libc::AT_RECURSIVE as libc::c_uint,
-            &attr as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        )
-    };
-    check(rc as libc::c_int)
 }
 
 /// Whether this host can give children a read-only view (user namespaces
 /// allowed, `mount_setattr` present: Linux 5.12) with scratch in a tmpfs,
 /// tried once by entering one in a throwaway child.
+#[allow(unsafe_code)]
 pub fn available() -> bool {
     static AVAILABLE: OnceLock<bool> = OnceLock::new();
     *AVAILABLE.get_or_init(|| {
@@ -267,12 +154,13 @@ pub fn available() -> bool {
         cmd.stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
-        // SAFETY: the closure only makes system calls (see `enter`) and ends
-        // the child with `_exit` before anything is executed.
+        // SAFETY: the closure runs in the forked child before `exec`: it only
+        // makes the async-signal-safe system calls of `enter` on what was
+        // built here, and ends the child with `_exit` before anything runs.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
                 view.enter()?;
-                libc::_exit(0)
+                sys::exit_now(0)
             });
         }
         cmd.spawn()

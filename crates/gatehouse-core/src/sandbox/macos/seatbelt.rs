@@ -1,0 +1,1 @@
+//! Seatbelt profile text (filled next).
