@@ -14,6 +14,9 @@
 //! The actor is one of `--email`, `--role`, `--api-key` or `--public`; without
 //! one, `GATEHOUSE_API_KEY` from this shell is used if set, else the public actor.
 //! `--secret-ref` never needs the key: it emits the client's reference to it.
+//! `--url https://host/mcp` writes the remote form instead, for a `gatehouse
+//! serve` there: the key goes in a header (or the client's reference to it),
+//! and no site is needed here.
 
 use clap::{Args, Subcommand};
 use gatehouse_core::access::actor::{ActorFlags, ActorSource};
@@ -35,9 +38,16 @@ pub struct ConfigArgs {
     #[command(subcommand)]
     pub action: Option<ConfigAction>,
     /// The client: claude-desktop, claude-code, cursor, vscode, windsurf, zed, codex, continue,
-    /// gemini, cline, roo-code, jetbrains, goose, opencode, kiro, copilot or lm-studio.
-    #[arg(long, value_name = "CLIENT", required = true)]
+    /// gemini, cline, roo-code, zoo-code, jetbrains, goose, opencode, kiro, copilot or lm-studio.
+    #[arg(
+        long = "client",
+        value_name = "CLIENT",
+        required_unless_present = "client_arg"
+    )]
     pub client: Option<String>,
+    /// The client, as a positional argument (the same as --client).
+    #[arg(value_name = "CLIENT", conflicts_with = "client", hide = true)]
+    pub client_arg: Option<String>,
     #[command(flatten)]
     pub who: ActorChoice,
     /// Print the whole result (every snippet, locations, instructions) as JSON.
@@ -71,6 +81,10 @@ pub struct ActorChoice {
     /// The server's name in the client [default: gatehouse].
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Reach a `gatehouse serve` at this URL (e.g. https://host/mcp) instead of starting
+    /// `gatehouse mcp`: the client's remote form, the key sent as a bearer token.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["email", "role"])]
+    pub url: Option<String>,
 }
 
 pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
@@ -80,13 +94,18 @@ pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
         Some(ConfigAction::Mcpb(a)) => return crate::config_mcpb_cmd::run(ctx, a),
         None => {}
     }
-    let client = args.client.as_deref().unwrap_or_default();
+    let client = args
+        .client
+        .as_deref()
+        .or(args.client_arg.as_deref())
+        .unwrap_or_default();
     let request = request(ctx, client, &args.who)?;
     let config = client_config::generate(&request)?;
     if args.json {
         return Ok(output::to_json(&config));
     }
-    eprint!("{}", notes(&config, ctx.settings.database_url.is_some()));
+    let database_url = ctx.settings.database_url.is_some() && request.url.is_none();
+    eprint!("{}", notes(&config, database_url));
     Ok(config.snippets[0].text.clone())
 }
 
@@ -99,12 +118,25 @@ pub fn request(ctx: &Ctx, client: &str, who: &ActorChoice) -> Result<ConfigReque
         .env_api_key
         .filter(|k| !k.expose().is_empty());
     let actor = resolve_actor(who, env_key)?;
+    let client = client.parse()?;
+    if who.url.is_some() {
+        // The remote form names no binary and no site: none is needed here.
+        return Ok(ConfigRequest {
+            client,
+            binary: std::path::PathBuf::new(),
+            site_dir: std::path::PathBuf::new(),
+            server_name: who.name.clone(),
+            actor,
+            url: who.url.clone(),
+        });
+    }
     Ok(ConfigRequest {
-        client: client.parse()?,
+        client,
         binary: this_binary()?,
         site_dir: client_config::check_site(&ctx.settings.dir, &actor)?,
         server_name: who.name.clone(),
         actor,
+        url: None,
     })
 }
 
@@ -254,6 +286,7 @@ mod tests {
             site_dir: site.path().to_path_buf(),
             server_name: None,
             actor: ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+            url: None,
         };
         let config = client_config::generate(&request).unwrap();
         let text = notes(&config, true);
@@ -282,6 +315,18 @@ mod tests {
             doc["mcpServers"]["gatehouse"]["args"][2],
             canonical.to_str().unwrap()
         );
+    }
+
+    #[test]
+    fn client_is_a_flag_or_a_positional_and_url_excludes_user_actors() {
+        assert_eq!(
+            args(&["cursor", "--public"]).client_arg.as_deref(),
+            Some("cursor")
+        );
+        assert!(parse(&["cursor", "--client", "zed"]).is_err());
+        assert!(parse(&["--public"]).is_err());
+        assert!(parse(&["cursor", "--url", "https://h/mcp", "--email", "a@b.c"]).is_err());
+        assert!(parse(&["cursor", "--url", "https://h/mcp", "--secret-ref"]).is_ok());
     }
 
     #[test]

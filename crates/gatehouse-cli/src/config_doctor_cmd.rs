@@ -1,14 +1,16 @@
 //! `gatehouse config doctor`: finds the MCP clients configured on this machine
 //! (by their files under `HOME` and in the project folder) and checks every
-//! Gatehouse entry in them. Prints a report (or `--json`); exits non-zero with
+//! Gatehouse entry in them; a remote entry's server is called with the entry's
+//! key (or `GATEHOUSE_API_KEY` from this shell, where the entry references it). Prints a report (or `--json`); exits non-zero with
 //! `CONFIG_DOCTOR_PROBLEMS` when any check failed or warned, so scripts can
 //! gate on it.
 
 use std::path::PathBuf;
 
 use clap::Args;
+use gatehouse_core::access::actor::ActorFlags;
 use gatehouse_core::client_config::doctor::Status;
-use gatehouse_core::client_config::{self, DoctorReport, Home};
+use gatehouse_core::client_config::{self, DoctorOptions, DoctorReport, Home};
 use gatehouse_core::error::{Error, Result, codes};
 
 use crate::output;
@@ -30,7 +32,16 @@ pub async fn run(args: DoctorArgs) -> Result<String> {
             Error::new(codes::IO, format!("cannot read the current directory: {e}"))
         })?,
     };
-    let report = client_config::doctor(&Home::from_env()?, Some(&project)).await;
+    // Taken out of the environment at start (see main), so read through core:
+    // a remote entry that references the key is called with it, as its
+    // client would call it.
+    let options = DoctorOptions {
+        env_key: ActorFlags::default()
+            .with_env()
+            .env_api_key
+            .filter(|k| !k.expose().is_empty()),
+    };
+    let report = client_config::doctor_with(&Home::from_env()?, Some(&project), &options).await;
     let text = if args.json {
         output::to_json(&report)
     } else {
@@ -67,8 +78,13 @@ fn render(report: &DoctorReport) -> String {
             out.push_str("  no Gatehouse entry\n");
         }
         for entry in &file.entries {
+            let remote = entry
+                .url
+                .as_ref()
+                .map(|u| format!(" (remote, {u})"))
+                .unwrap_or_default();
             out.push_str(&format!(
-                "  {}: {}\n",
+                "  {}{remote}: {}\n",
                 entry.name,
                 if entry.ok { "ok" } else { "PROBLEM" }
             ));

@@ -293,6 +293,12 @@ pub enum Code {
     ConfigFileIgnored,
     /// `config install`: the file changed between the previewed diff and the write.
     ConfigFileChanged,
+    /// `config --url`: the client cannot reach a remote server with a key.
+    ConfigRemoteUnsupported,
+    /// `config --url`: the URL is not one a key may be sent to.
+    ConfigUrlInvalid,
+    /// `config doctor`: a remote entry's server is unreachable or refused it.
+    ConfigRemoteFailed,
     /// `gatehouse serve --require-key`: a request without `Authorization: Bearer`.
     ActorApiKeyRequired,
     /// `gatehouse serve`: an API key in the URL (it is in logs and history already).
@@ -440,6 +446,9 @@ pub mod codes {
     pub const COMMAND_NOT_EXECUTABLE: Code = Code::CommandNotExecutable;
     pub const CONFIG_FILE_IGNORED: Code = Code::ConfigFileIgnored;
     pub const CONFIG_FILE_CHANGED: Code = Code::ConfigFileChanged;
+    pub const CONFIG_REMOTE_UNSUPPORTED: Code = Code::ConfigRemoteUnsupported;
+    pub const CONFIG_URL_INVALID: Code = Code::ConfigUrlInvalid;
+    pub const CONFIG_REMOTE_FAILED: Code = Code::ConfigRemoteFailed;
     pub const ACTOR_API_KEY_REQUIRED: Code = Code::ActorApiKeyRequired;
     pub const API_KEY_IN_URL: Code = Code::ApiKeyInUrl;
     pub const RATE_LIMITED: Code = Code::RateLimited;

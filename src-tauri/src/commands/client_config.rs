@@ -63,6 +63,7 @@ pub async fn generate_client_config(
         site_dir: client_config::check_site(&site.dir, &actor)?,
         server_name: None,
         actor,
+        url: None,
     };
     Ok(masked(client_config::generate(&request)?))
 }
@@ -105,6 +106,7 @@ pub async fn install_client_config(
             site_dir: client_config::check_site(&site.dir, &actor)?,
             server_name: None,
             actor,
+            url: None,
         },
         scope: scope.as_deref().map(str::parse).transpose()?,
         home: Home::from_env()?,
@@ -171,6 +173,7 @@ mod tests {
                 site_dir: PathBuf::from("/srv/site"),
                 server_name: None,
                 actor: ConfigActor::ApiKey(KeyDelivery::Inline(key.clone())),
+                url: None,
             };
             let config = client_config::generate(&request).unwrap();
             let shown = masked(config.clone());

@@ -29,7 +29,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::paths::{self, Home, Scope};
-use super::validate::EntryView;
+use super::probe::Probe;
+use super::validate::{EntryView, RemoteView};
 use super::{API_KEY_ENV, Client};
 use crate::access::actor::{self, ActorFlags};
 use crate::access::keys::{self, KeyStatus, RawKey};
@@ -67,7 +68,12 @@ pub struct FileReport {
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
 pub struct EntryReport {
     pub name: String,
+    /// The program a local entry starts (empty for a remote entry).
     pub command: String,
+    /// The server a remote entry reaches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "string")]
     pub site: Option<PathBuf>,
@@ -121,8 +127,25 @@ impl Check {
     }
 }
 
+/// What the doctor may use beyond the files.
+#[derive(Debug, Clone, Default)]
+pub struct DoctorOptions {
+    /// The key a referenced remote entry would get (`GATEHOUSE_API_KEY` of
+    /// the shell the doctor runs in), to call its server as the client would.
+    pub env_key: Option<RawKey>,
+}
+
 /// Examines every client file under `home` and, when given, in `project`.
 pub async fn doctor(home: &Home, project: Option<&Path>) -> DoctorReport {
+    doctor_with(home, project, &DoctorOptions::default()).await
+}
+
+/// [`doctor`] with options.
+pub async fn doctor_with(
+    home: &Home,
+    project: Option<&Path>,
+    options: &DoctorOptions,
+) -> DoctorReport {
     let mut sites: BTreeMap<PathBuf, std::result::Result<Site, Error>> = BTreeMap::new();
     let mut files = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -142,7 +165,7 @@ pub async fn doctor(home: &Home, project: Option<&Path>) -> DoctorReport {
             if !seen.insert((client, target.path.clone(), target.servers.clone())) {
                 continue;
             }
-            files.push(examine(client, &target, &mut sites).await);
+            files.push(examine(client, &target, &mut sites, options).await);
         }
     }
     for site in sites.into_values().flatten() {
@@ -158,6 +181,7 @@ async fn examine(
     client: Client,
     target: &paths::Target,
     sites: &mut BTreeMap<PathBuf, std::result::Result<Site, Error>>,
+    options: &DoctorOptions,
 ) -> FileReport {
     let mut report = FileReport {
         client,
@@ -193,13 +217,16 @@ async fn examine(
         _ => doc,
     };
     for (name, entry) in shape.entries(&doc) {
-        let Ok(view) = shape.view(entry) else {
-            continue;
+        let mut entry = match (shape.view(entry), client.spec().remote_shape()) {
+            (Ok(view), _) if is_gatehouse(&view) => check_entry(name, view, sites).await,
+            (Ok(_), _) | (Err(_), None) => continue,
+            (Err(_), Some(remote)) => match remote.view(entry) {
+                Ok(view) if is_gatehouse_remote(&name, &view) => {
+                    check_remote(name, view, options).await
+                }
+                _ => continue,
+            },
         };
-        if !is_gatehouse(&view) {
-            continue;
-        }
-        let mut entry = check_entry(name, view, sites).await;
         if let Some(read) = &target.read_instead {
             let ignored = Error::invalid(
                 codes::CONFIG_FILE_IGNORED,
@@ -346,7 +373,159 @@ async fn check_entry(
     EntryReport {
         name,
         command: view.command,
+        url: None,
         site: site_dir,
+        checks,
+        ok,
+    }
+}
+
+/// A remote entry is Gatehouse's when it sends a Gatehouse key (written or
+/// referenced through `GATEHOUSE_API_KEY`), or when it is named like one and
+/// reaches an `/mcp` endpoint, the path `gatehouse serve` answers on.
+fn is_gatehouse_remote(name: &str, view: &RemoteView) -> bool {
+    let auth = view.authorization.as_deref().unwrap_or_default();
+    auth.contains(keys::PREFIX)
+        || auth.contains(API_KEY_ENV)
+        || view.bearer_env.as_deref() == Some(API_KEY_ENV)
+        || (name.to_ascii_lowercase().starts_with("gatehouse")
+            && url::Url::parse(&view.url)
+                .is_ok_and(|u| u.path().trim_end_matches('/').ends_with("/mcp")))
+}
+
+/// The checks of a remote entry: the URL is one a key may be sent to, the
+/// key is well formed, and the server answers with it: who it is and what the
+/// key may see.
+async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -> EntryReport {
+    let mut checks = Vec::new();
+    let url_ok = match super::spec::check_url(&view.url) {
+        Ok(_) => {
+            checks.push(Check::new("url", Status::Pass, view.url.clone()));
+            true
+        }
+        Err(e) => {
+            checks.push(Check::failed("url", &e));
+            false
+        }
+    };
+    let written = view
+        .authorization
+        .as_deref()
+        .and_then(|a| a.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|token| token.starts_with(keys::PREFIX));
+    let referenced = written.is_none()
+        && (view.bearer_env.is_some()
+            || view
+                .authorization
+                .as_deref()
+                .is_some_and(|a| a.contains('$') || a.contains("{env:")));
+    let key = match (written, referenced) {
+        (Some(raw), _) => {
+            let key = RawKey::new(raw.to_string());
+            match keys::parse(key.expose()) {
+                Ok(parsed) => {
+                    checks.push(Check::new(
+                        "key",
+                        Status::Pass,
+                        format!("key {} is written in the entry", parsed.id),
+                    ));
+                    Some(key)
+                }
+                Err(_) => {
+                    checks.push(Check::failed("key", &keys::Refusal::Malformed.error(None)));
+                    None
+                }
+            }
+        }
+        (None, true) => match &options.env_key {
+            Some(key) => {
+                checks.push(Check::new(
+                    "key",
+                    Status::Pass,
+                    format!("referenced; using {API_KEY_ENV} from this shell, as the client would"),
+                ));
+                Some(key.clone())
+            }
+            None => {
+                checks.push(Check::new(
+                    "key",
+                    Status::Skip,
+                    format!("referenced, not written: the client supplies {API_KEY_ENV} at start; export it here to check it"),
+                ));
+                None
+            }
+        },
+        (None, false) => None,
+    };
+    let key_broken = checks
+        .iter()
+        .any(|c| c.name == "key" && c.status == Status::Fail);
+    let skip_actor = referenced && key.is_none();
+    if !url_ok || key_broken {
+        checks.push(Check::new(
+            "server",
+            Status::Skip,
+            "not called: see the checks above",
+        ));
+    } else if skip_actor {
+        checks.push(Check::new(
+            "server",
+            Status::Skip,
+            "not called without the key the client would send",
+        ));
+    } else {
+        let who = match key
+            .as_ref()
+            .and_then(|k| keys::parse(k.expose()).ok().map(|p| p.id.to_string()))
+        {
+            Some(id) => format!("key {id}"),
+            None => "the anonymous public actor".to_string(),
+        };
+        checks.push(match super::probe::probe(&view.url, key.as_ref()).await {
+            Probe::Answered { server, version, tools } if server == "gatehouse" => Check::new(
+                "server",
+                Status::Pass,
+                format!(
+                    "gatehouse {version} answers as {who}, who sees {} tool{}: {}",
+                    tools.len(),
+                    if tools.len() == 1 { "" } else { "s" },
+                    tools.join(", ")
+                ),
+            ),
+            Probe::Answered { server, .. } => Check {
+                code: Some(codes::CONFIG_REMOTE_FAILED),
+                ..Check::new(
+                    "server",
+                    Status::Fail,
+                    format!("the server there is {server:?}, not gatehouse"),
+                )
+            },
+            Probe::Refused { status, message } => Check {
+                code: Some(codes::CONFIG_REMOTE_FAILED),
+                ..Check::new(
+                    "server",
+                    Status::Fail,
+                    format!(
+                        "refused {who} (HTTP {status}: {}); mint a new key with `gatehouse keys create` and reinstall",
+                        super::merge::mask_keys(&message)
+                    ),
+                )
+            },
+            Probe::Failed(why) => Check {
+                code: Some(codes::CONFIG_REMOTE_FAILED),
+                ..Check::new("server", Status::Fail, super::merge::mask_keys(&why))
+            },
+        });
+    }
+    let ok = checks
+        .iter()
+        .all(|c| matches!(c.status, Status::Pass | Status::Skip));
+    EntryReport {
+        name,
+        command: String::new(),
+        url: Some(view.url),
+        site: None,
         checks,
         ok,
     }
@@ -449,6 +628,7 @@ async fn check_key(site: &Site, key: &RawKey) -> Check {
 mod tests {
     use super::*;
     use crate::client_config::Os;
+    use serde_json::json;
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -565,5 +745,170 @@ mod tests {
             assert_eq!(file.entries.len(), 1, "{file:#?}");
             assert_eq!(file.entries[0].checks[0].status, Status::Pass);
         }
+    }
+
+    /// A tiny MCP endpoint over HTTP/1.1: answers `initialize` and
+    /// `tools/list` when the bearer token is `good`, 401 otherwise. It stands
+    /// in for `gatehouse serve`, speaking only what the doctor sends.
+    async fn tiny_server(good: String) -> (String, tokio::task::JoinHandle<()>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((mut socket, _)) = listener.accept().await else {
+                    return;
+                };
+                let good = good.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    let (head, body) = loop {
+                        let n = socket.read(&mut chunk).await.unwrap_or(0);
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let head = text[..end].to_string();
+                            let len: usize = head
+                                .lines()
+                                .find_map(|l| {
+                                    let (k, v) = l.split_once(':')?;
+                                    k.eq_ignore_ascii_case("content-length")
+                                        .then(|| v.trim().parse().ok())?
+                                })
+                                .unwrap_or(0);
+                            if buf.len() >= end + 4 + len {
+                                break (head, buf[end + 4..end + 4 + len].to_vec());
+                            }
+                        }
+                    };
+                    let auth = head.lines().find_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        k.eq_ignore_ascii_case("authorization")
+                            .then(|| v.trim().to_string())
+                    });
+                    let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let (status, reply) = if auth.as_deref() != Some(good.as_str()) {
+                        (
+                            "401 Unauthorized",
+                            json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32001, "message": "KEY_UNKNOWN: unknown key"}}),
+                        )
+                    } else {
+                        match msg["method"].as_str() {
+                            Some("initialize") => (
+                                "200 OK",
+                                json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "gatehouse", "version": "9.9.9"}}}),
+                            ),
+                            Some("tools/list") => (
+                                "200 OK",
+                                json!({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                                "tools": [{"name": "content_list"}, {"name": "content_read"}]}}),
+                            ),
+                            _ => ("202 Accepted", Value::Null),
+                        }
+                    };
+                    let body = if reply.is_null() {
+                        String::new()
+                    } else {
+                        reply.to_string()
+                    };
+                    let response = format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(response.as_bytes()).await;
+                });
+            }
+        });
+        (url, task)
+    }
+
+    /// The doctor calls a remote entry's server with the entry's key and
+    /// reports what it answers: the key and the tools it sees, a refused key
+    /// as a failure with its code, a referenced key with the shell's key (or
+    /// skipped without one).
+    #[tokio::test]
+    async fn remote_entries_are_called_with_their_key() {
+        let good = keys::generate().1;
+        let bad = keys::generate().1;
+        let (url, server) = tiny_server(format!("Bearer {}", good.expose())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let home = Home::new(Os::Linux, dir.path().to_path_buf(), |_| None);
+        let entry =
+            |key: &str| json!({"url": url, "headers": {"Authorization": format!("Bearer {key}")}});
+        write(
+            &dir.path().join(".cursor/mcp.json"),
+            &json!({"mcpServers": {
+                "gatehouse": entry(good.expose()),
+                "gatehouse-old": entry(bad.expose()),
+                "other": {"url": "https://elsewhere.example/mcp"},
+            }})
+            .to_string(),
+        );
+        write(
+            &dir.path().join(".claude.json"),
+            &json!({"mcpServers": {"gatehouse": {"type": "http", "url": url,
+                "headers": {"Authorization": "Bearer ${GATEHOUSE_API_KEY}"}}}})
+            .to_string(),
+        );
+        let report = doctor(&home, None).await;
+        let file = |client: Client| report.files.iter().find(|f| f.client == client).unwrap();
+        let cursor = file(Client::Cursor);
+        assert_eq!(cursor.entries.len(), 2, "{cursor:#?}");
+        let server_check = |e: &EntryReport| {
+            e.checks
+                .iter()
+                .find(|c| c.name == "server")
+                .unwrap()
+                .clone()
+        };
+        let id = keys::parse(good.expose()).unwrap().id.to_string();
+        let ok = server_check(&cursor.entries[0]);
+        assert_eq!(ok.status, Status::Pass, "{ok:?}");
+        assert!(
+            ok.message.contains(&format!("key {id}")) && ok.message.contains("content_read"),
+            "{}",
+            ok.message
+        );
+        assert_eq!(cursor.entries[0].url.as_deref(), Some(url.as_str()));
+        let refused = server_check(&cursor.entries[1]);
+        assert_eq!(
+            (refused.status, refused.code),
+            (Status::Fail, Some(codes::CONFIG_REMOTE_FAILED))
+        );
+        assert!(
+            refused.message.contains("401") && refused.message.contains("KEY_UNKNOWN"),
+            "{}",
+            refused.message
+        );
+        assert!(!refused.message.contains(bad.expose()));
+        let claude = file(Client::ClaudeCode);
+        assert_eq!(server_check(&claude.entries[0]).status, Status::Skip);
+        assert!(!report.ok);
+
+        let with_key = doctor_with(
+            &home,
+            None,
+            &DoctorOptions {
+                env_key: Some(good.clone()),
+            },
+        )
+        .await;
+        let claude = with_key
+            .files
+            .iter()
+            .find(|f| f.client == Client::ClaudeCode)
+            .unwrap();
+        assert_eq!(
+            server_check(&claude.entries[0]).status,
+            Status::Pass,
+            "{claude:#?}"
+        );
+        server.abort();
     }
 }

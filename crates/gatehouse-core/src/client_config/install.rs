@@ -376,6 +376,7 @@ mod tests {
                 site_dir: site.to_path_buf(),
                 server_name: None,
                 actor: ConfigActor::Public,
+                url: None,
             },
             scope: None,
             home: Home::new(Os::Linux, home.to_path_buf(), |_| None),

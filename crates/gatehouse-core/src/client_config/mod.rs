@@ -1,25 +1,31 @@
-//! MCP client configuration for `gatehouse mcp`: print it, install it into a
-//! client's own file, check it later, or bundle it as a Claude Desktop extension.
+//! MCP client configuration: print it, install it into a client's own file,
+//! check it later, or bundle it as a Claude Desktop extension. Two forms: the
+//! local one starts `gatehouse mcp` (stdio); the remote one reaches a
+//! `gatehouse serve` at a URL with the key as a bearer token.
 //!
 //! Map:
-//! - this file: [`Client`] names the supported clients; a [`ConfigRequest`] says
-//!   which binary serves which site as which [`ConfigActor`]; [`generate`] renders
-//!   the client's format and validates it before returning it; [`check_site`] and
+//! - this file: a [`ConfigRequest`] says which client, which binary serves which
+//!   site (or which URL), as which [`ConfigActor`]; [`generate`] renders the
+//!   client's format and validates it before returning it; [`check_site`] and
 //!   [`client_path`] turn the caller's paths into the absolute ones a client needs.
-//! - [`spec`]: the client-independent server entry (command, args, key delivery)
-//!   and the input checks.
-//! - `clients/`: one renderer per client, each citing the documentation or source
-//!   its format was checked against.
-//! - [`validate`]: every client's entry shape ([`Shape`]), and the check that
-//!   parses generated text back with a real parser (JSON, TOML, YAML, shell words).
-//! - [`paths`]: where each client keeps its file, per OS and scope, under a
-//!   [`Home`] that tests can point anywhere.
+//! - `clients/`: one file per client holding all that client knows (names,
+//!   files per system and scope, entry shape, secret reference, local and
+//!   remote snippets, extra checks, `mcp add` program), each citing the
+//!   documentation or source it was checked against; [`Client`] is their list.
+//! - `spec`: the client-independent server entry (command and args, or URL;
+//!   key delivery) and the input checks.
+//! - [`validate`]: the entry [`Shape`] type and the check that parses generated
+//!   text back with a real parser (JSON, TOML, YAML, shell words).
+//! - [`paths`]: the [`Home`] every file hangs off (any system, testable
+//!   anywhere) and the lookups over every client's files.
 //! - [`merge`]: editing JSON (with comments where the client allows them), TOML
 //!   and YAML files in place, leaving every other entry and comment alone.
 //! - [`install`]: `gatehouse config install` (lock, merge, verify, diff, backup,
 //!   atomic write), with a dry run that returns the diff.
 //! - [`doctor`]: finds client files, lists the Gatehouse entries in them and
-//!   checks each (binary, site, key, actor), as structured results.
+//!   checks each (binary, site, key, actor; for a remote entry the URL and what
+//!   the server answers with the key), as structured results; `probe` makes
+//!   the remote calls.
 //! - [`mcpb`]: the `.mcpb` bundle that lets Claude Desktop keep the key in the
 //!   OS keychain.
 //!
@@ -28,9 +34,12 @@
 //!   servers with a reduced `PATH` (Claude Desktop notably), so a bare name breaks.
 //! - The site is passed as `--site DIR` in `args`: not every client has a `cwd`.
 //! - An API key travels only in the env block as [`API_KEY_ENV`], never in
-//!   `args` (argv is visible to every local user through `ps`). With
+//!   `args` (argv is visible to every local user through `ps`); in the remote
+//!   form only in the `Authorization` header, never in the URL. With
 //!   [`KeyDelivery::Reference`] the key is not in the output at all: the client's
 //!   own indirection is emitted instead (see [`Client::secret_reference`]).
+//! - A raw key is never installed into a project file (it is committed).
+//! - A remote URL is `https`, or `http` to loopback only.
 //!
 //! # Caveats
 //! - The reference forms all name the same source variable, `GATEHOUSE_API_KEY`;
@@ -47,6 +56,7 @@ pub mod install;
 pub mod mcpb;
 pub mod merge;
 pub mod paths;
+mod probe;
 mod spec;
 pub mod validate;
 
@@ -54,6 +64,10 @@ pub mod validate;
 mod tests;
 #[cfg(test)]
 mod tests_clients;
+#[cfg(test)]
+mod tests_fixes;
+#[cfg(test)]
+mod tests_remote;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -65,7 +79,8 @@ use crate::access::keys::RawKey;
 use crate::access::permissions::{Role, format_roles};
 use crate::error::{Error, Result, codes};
 
-pub use doctor::{DoctorReport, doctor};
+pub use clients::Client;
+pub use doctor::{DoctorOptions, DoctorReport, doctor, doctor_with};
 pub use install::{InstallOutcome, InstallRequest, REDACTED_KEY, install};
 pub use paths::{Home, Os, Scope};
 pub use validate::Shape;
@@ -117,51 +132,6 @@ impl ConfigActor {
     }
 }
 
-macro_rules! clients {
-    ($( $variant:ident => $id:literal, $name:literal; )*) => {
-        /// The MCP clients Gatehouse can write configuration for.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, ts_rs::TS)]
-        pub enum Client {
-            $( #[serde(rename = $id)] $variant, )*
-        }
-
-        impl Client {
-            /// Every client, in the order the docs and the UI list them.
-            pub const ALL: [Client; [$($id),*].len()] = [$(Client::$variant),*];
-
-            /// The stable name used on the command line and over IPC.
-            pub fn id(self) -> &'static str {
-                match self { $(Client::$variant => $id,)* }
-            }
-
-            /// The product name, for people.
-            pub fn display_name(self) -> &'static str {
-                match self { $(Client::$variant => $name,)* }
-            }
-        }
-    };
-}
-
-clients! {
-    ClaudeDesktop => "claude-desktop", "Claude Desktop";
-    ClaudeCode => "claude-code", "Claude Code";
-    Cursor => "cursor", "Cursor";
-    VsCode => "vscode", "VS Code";
-    Windsurf => "windsurf", "Windsurf";
-    Zed => "zed", "Zed";
-    Codex => "codex", "Codex CLI";
-    Continue => "continue", "Continue";
-    Gemini => "gemini", "Gemini CLI";
-    Cline => "cline", "Cline";
-    RooCode => "roo-code", "Roo Code";
-    JetBrains => "jetbrains", "JetBrains AI Assistant";
-    Goose => "goose", "Goose";
-    Opencode => "opencode", "opencode";
-    Kiro => "kiro", "Kiro";
-    Copilot => "copilot", "GitHub Copilot CLI";
-    LmStudio => "lm-studio", "LM Studio";
-}
-
 impl Client {
     /// The string this client substitutes with the key at spawn time, for the
     /// clients that have such an indirection (`None` for the others).
@@ -171,19 +141,21 @@ impl Client {
     /// [`API_KEY_ENV`] itself; VS Code's depends on the server name (one input
     /// per server).
     pub fn secret_reference(self, server_name: &str) -> Option<String> {
-        let braces = format!("${{{API_KEY_ENV}}}");
-        let env_colon = format!("${{env:{API_KEY_ENV}}}");
-        match self {
-            Client::ClaudeCode | Client::Gemini | Client::Kiro | Client::Copilot => Some(braces),
-            Client::Cursor | Client::Windsurf | Client::Cline | Client::RooCode => Some(env_colon),
-            Client::VsCode => Some(format!(
-                "${{input:{}}}",
-                clients::vscode_input_id(server_name)
-            )),
-            Client::Codex | Client::Goose => Some(API_KEY_ENV.to_string()),
-            Client::Continue => Some(format!("${{{{ secrets.{API_KEY_ENV} }}}}")),
-            Client::Opencode => Some(format!("{{env:{API_KEY_ENV}}}")),
-            Client::ClaudeDesktop | Client::Zed | Client::JetBrains | Client::LmStudio => None,
+        self.spec()
+            .secret_ref
+            .map(|reference| reference(server_name))
+    }
+
+    /// The product name, for people.
+    pub fn display_name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Whether `--url` (the remote form) works for this client, or why not.
+    pub fn remote(self) -> std::result::Result<(), &'static str> {
+        match &self.spec().remote {
+            clients::Remote::Form { .. } => Ok(()),
+            clients::Remote::Unsupported(why) => Err(why),
         }
     }
 
@@ -195,7 +167,7 @@ impl Client {
     /// Whether `gatehouse config install` can write this client's file (JetBrains
     /// keeps MCP servers in IDE settings with no documented file).
     pub fn installable(self) -> bool {
-        self != Client::JetBrains
+        self.spec().no_file.is_none()
     }
 
     fn valid_names() -> String {
@@ -213,23 +185,12 @@ impl FromStr for Client {
     type Err = Error;
 
     /// Accepts the ids case-insensitively (`_` or a space may stand for `-`) and
-    /// a few common spellings (`vs-code`, `codex-cli`, `gemini-cli`, `roo`, ...).
+    /// the spellings each client's file lists (`vs-code`, `codex-cli`, `roo`, ...).
     fn from_str(s: &str) -> Result<Self> {
         let norm = s.trim().to_ascii_lowercase().replace(['_', ' '], "-");
-        let alias = match norm.as_str() {
-            "vs-code" => "vscode",
-            "codex-cli" => "codex",
-            "gemini-cli" => "gemini",
-            "roo" | "roocode" => "roo-code",
-            "lmstudio" => "lm-studio",
-            "copilot-cli" | "github-copilot" | "github-copilot-cli" => "copilot",
-            "kiro-cli" => "kiro",
-            "jetbrains-ai" | "jetbrains-ai-assistant" => "jetbrains",
-            other => other,
-        };
         Client::ALL
             .into_iter()
-            .find(|c| c.id() == alias)
+            .find(|c| c.id() == norm || c.spec().aliases.contains(&norm.as_str()))
             .ok_or_else(|| {
                 Error::invalid(
                     codes::CLIENT_UNKNOWN,
@@ -252,6 +213,10 @@ pub struct ConfigRequest {
     /// The server's name in the client; [`DEFAULT_SERVER_NAME`] when `None`.
     pub server_name: Option<String>,
     pub actor: ConfigActor,
+    /// The endpoint of a `gatehouse serve` to reach instead of starting
+    /// `binary`: the client's remote form is generated (`binary` and
+    /// `site_dir` are then not used).
+    pub url: Option<String>,
 }
 
 /// The syntax of a [`Snippet`].

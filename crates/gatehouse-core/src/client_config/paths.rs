@@ -1,11 +1,13 @@
-//! Where each client keeps its MCP configuration on this machine, per OS and
-//! scope. The renderers' [`Location`](super::Location)s say the same for people;
-//! this module resolves real paths for `install` and `doctor`.
+//! Resolves the files each client reads, for `install` and `doctor`. Each
+//! client's own file (`clients/<x>.rs`) says where its files are per system and
+//! scope; this module holds what they share: the [`Home`] they hang off, the
+//! [`Target`] they resolve to, and the lookups over every client.
 //!
-//! Everything hangs off a [`Home`]: the user's home directory and the few
-//! environment variables clients honour (`XDG_CONFIG_HOME`, `APPDATA`,
-//! `CODEX_HOME`, ...). [`Home::from_env`] reads them from the process, so a test
-//! (or a user) points every client at a fixture tree by setting `HOME`.
+//! A [`Home`] is the user's home directory, the system whose layout to use,
+//! and the few environment variables clients honour (`XDG_CONFIG_HOME`,
+//! `APPDATA`, `CODEX_HOME`, ...). [`Home::from_env`] reads them from the
+//! process; [`Home::new`] takes any system and any variables, so every
+//! system's paths are testable on any machine.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::Client;
+use super::clients::ClientFile;
 use crate::error::{Error, Result, codes};
 
 /// The operating system whose layout to use.
@@ -83,7 +86,7 @@ pub struct Home {
 }
 
 /// The variables [`Home::from_env`] reads.
-const VARS: [&str; 8] = [
+const VARS: [&str; 10] = [
     "XDG_CONFIG_HOME",
     "APPDATA",
     "LOCALAPPDATA",
@@ -92,6 +95,8 @@ const VARS: [&str; 8] = [
     "CLINE_MCP_SETTINGS_PATH",
     "CLINE_DATA_DIR",
     "CLINE_DIR",
+    "GEMINI_CLI_HOME",
+    "CONTINUE_GLOBAL_DIR",
 ];
 
 impl Home {
@@ -125,41 +130,56 @@ impl Home {
         Ok(Home::new(os, dir, |k| std::env::var(k).ok()))
     }
 
-    fn var(&self, key: &str) -> Option<PathBuf> {
+    pub(super) fn var(&self, key: &str) -> Option<PathBuf> {
         self.vars.get(key).map(PathBuf::from)
     }
 
-    /// `~/.config` or `$XDG_CONFIG_HOME` (Linux and macOS CLI tools).
-    fn xdg_config(&self) -> PathBuf {
+    /// `dir` with each of `parts` joined as its own component, so a Windows
+    /// path gets `\` separators throughout on Windows.
+    pub(super) fn under(&self, parts: &[&str]) -> PathBuf {
+        join(&self.dir, parts)
+    }
+
+    /// `~/.config` or `$XDG_CONFIG_HOME` (CLI tools that follow XDG).
+    pub(super) fn xdg_config(&self) -> PathBuf {
         self.var("XDG_CONFIG_HOME")
             .unwrap_or_else(|| self.dir.join(".config"))
     }
 
     /// `%APPDATA%` (Roaming).
-    fn appdata(&self) -> PathBuf {
+    pub(super) fn appdata(&self) -> PathBuf {
         self.var("APPDATA")
-            .unwrap_or_else(|| self.dir.join("AppData").join("Roaming"))
+            .unwrap_or_else(|| self.under(&["AppData", "Roaming"]))
     }
 
-    fn localappdata(&self) -> PathBuf {
+    pub(super) fn localappdata(&self) -> PathBuf {
         self.var("LOCALAPPDATA")
-            .unwrap_or_else(|| self.dir.join("AppData").join("Local"))
+            .unwrap_or_else(|| self.under(&["AppData", "Local"]))
     }
 
     /// Where desktop apps keep per-user data: Application Support, APPDATA or
     /// the XDG config dir.
-    fn app_data(&self) -> PathBuf {
+    pub(super) fn app_data(&self) -> PathBuf {
         match self.os {
-            Os::Macos => self.dir.join("Library").join("Application Support"),
+            Os::Macos => self.under(&["Library", "Application Support"]),
             Os::Windows => self.appdata(),
             Os::Linux => self.xdg_config(),
         }
     }
 
     /// VS Code's user directory (`.../Code/User`).
-    fn vscode_user(&self) -> PathBuf {
-        self.app_data().join("Code").join("User")
+    pub(super) fn vscode_user(&self) -> PathBuf {
+        join(&self.app_data(), &["Code", "User"])
     }
+}
+
+/// `base` with each of `parts` joined as its own component.
+pub(super) fn join(base: &Path, parts: &[&str]) -> PathBuf {
+    let mut path = base.to_path_buf();
+    for part in parts {
+        path.push(part);
+    }
+    path
 }
 
 /// The syntax of a client's file, as far as editing it is concerned.
@@ -202,81 +222,22 @@ pub fn targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
         .collect()
 }
 
-/// Every file `client` may read, for the doctor: [`targets`]; for Continue
-/// every block file in `.continue/mcpServers/` (an admin may have named its
-/// file anything) and the `mcpServers` of `~/.continue/config.yaml`; for
-/// opencode both `opencode.json` and `opencode.jsonc`; for Claude Desktop on
-/// Windows both installers' files, the one the installed app ignores marked
-/// with [`Target::read_instead`].
+/// Every file `client` may read, for the doctor: [`targets`], then the files
+/// its descriptor adds (other spellings, other installers, files named
+/// freely), each once.
 pub fn read_targets(client: Client, home: &Home, project: &Path) -> Vec<Target> {
     let mut all = targets(client, home, project);
-    let found = |scope: Scope, path: PathBuf, syntax: Syntax| Target {
-        client,
-        scope,
-        path,
-        syntax,
-        servers: client
-            .shape()
-            .servers
-            .iter()
-            .map(|k| k.to_string())
-            .collect(),
-        read_instead: None,
-    };
-    match client {
-        Client::Opencode => {
-            for t in all.clone() {
-                let other = t.path.with_extension(match t.path.extension() {
-                    Some(e) if e == "jsonc" => "json",
-                    _ => "jsonc",
-                });
-                all.push(found(t.scope, other, Syntax::Jsonc));
-            }
+    for (scope, file) in (client.spec().also_read)(home, project) {
+        if !all.iter().any(|t| t.path == file.path) {
+            all.push(Target::new(client, scope, file));
         }
-        Client::ClaudeDesktop if home.os == Os::Windows => {
-            if let (Some(msix), legacy) = claude_desktop_windows(home) {
-                all.push(Target {
-                    read_instead: Some(msix),
-                    ..found(Scope::User, legacy, Syntax::Json)
-                });
-            }
-        }
-        Client::Continue => {
-            for (scope, base) in [(Scope::User, home.dir.as_path()), (Scope::Project, project)] {
-                let Ok(dir) = std::fs::read_dir(base.join(".continue/mcpServers")) else {
-                    continue;
-                };
-                let mut blocks: Vec<PathBuf> = dir
-                    .filter_map(|e| Some(e.ok()?.path()))
-                    .filter(|p| {
-                        matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-                    })
-                    .collect();
-                blocks.sort();
-                for path in blocks {
-                    if !all.iter().any(|t| t.path == path) {
-                        all.push(found(scope, path, Syntax::YamlFile));
-                    }
-                }
-            }
-            // The main config lists servers the same way as a block file.
-            all.push(found(
-                Scope::User,
-                home.dir.join(".continue/config.yaml"),
-                Syntax::Yaml,
-            ));
-        }
-        _ => {}
     }
     all
 }
 
 /// The default scope for `install`: user where the client has a user file.
 pub fn default_scope(client: Client) -> Scope {
-    match client {
-        Client::RooCode | Client::Opencode | Client::Continue => Scope::Project,
-        _ => Scope::User,
-    }
+    client.spec().default_scope
 }
 
 /// The file `client` reads at `scope`. `name` is the server name, for clients
@@ -288,229 +249,40 @@ pub fn target(
     project: &Path,
     name: Option<&str>,
 ) -> Result<Target> {
-    use Scope::*;
-    use Syntax::*;
-    let h = &home.dir;
-    let windows = home.os == Os::Windows;
-    let servers = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
-    let default_servers = client.shape().servers;
-    let (path, syntax, servers) = match (client, scope) {
-        (Client::ClaudeDesktop, User) => (claude_desktop(home), Json, servers(default_servers)),
-        (Client::ClaudeCode, User) => (h.join(".claude.json"), Json, servers(default_servers)),
-        (Client::ClaudeCode, Project) => {
-            (project.join(".mcp.json"), Json, servers(default_servers))
-        }
-        (Client::ClaudeCode, Local) => {
-            let key = project.to_string_lossy();
-            (
-                h.join(".claude.json"),
-                Json,
-                servers(&["projects", &key, "mcpServers"]),
-            )
-        }
-        (Client::Cursor, User) => (h.join(".cursor/mcp.json"), Json, servers(default_servers)),
-        (Client::Cursor, Project) => (
-            project.join(".cursor/mcp.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::VsCode, User) => (
-            home.vscode_user().join("mcp.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::VsCode, Project) => (
-            project.join(".vscode/mcp.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::Windsurf, User) => (
-            h.join(".codeium/windsurf/mcp_config.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::Zed, User) => {
-            let dir = if windows {
-                home.appdata().join("Zed")
-            } else {
-                home.xdg_config().join("zed")
-            };
-            (dir.join("settings.json"), Jsonc, servers(default_servers))
-        }
-        (Client::Zed, Project) => (
-            project.join(".zed/settings.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::Codex, User) => {
-            let dir = home.var("CODEX_HOME").unwrap_or_else(|| h.join(".codex"));
-            (dir.join("config.toml"), Toml, servers(default_servers))
-        }
-        (Client::Codex, Project) => (
-            project.join(".codex/config.toml"),
-            Toml,
-            servers(default_servers),
-        ),
-        (Client::Continue, User | Project) => {
-            let base = if scope == User { h } else { project };
-            let file = format!("{}.yaml", name.unwrap_or(super::DEFAULT_SERVER_NAME));
-            (
-                base.join(".continue/mcpServers").join(file),
-                YamlFile,
-                Vec::new(),
-            )
-        }
-        (Client::Gemini, User) => (
-            h.join(".gemini/settings.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::Gemini, Project) => (
-            project.join(".gemini/settings.json"),
-            Jsonc,
-            servers(default_servers),
-        ),
-        (Client::Cline, User) => (cline(home), Json, servers(default_servers)),
-        (Client::RooCode, User) => (
-            home.vscode_user()
-                .join("globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::RooCode, Project) => (
-            project.join(".roo/mcp.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::Goose, User) => {
-            let dir = if windows {
-                home.appdata().join("Block/goose/config")
-            } else {
-                home.xdg_config().join("goose")
-            };
-            (dir.join("config.yaml"), Yaml, servers(default_servers))
-        }
-        (Client::Opencode, User | Project) => {
-            let dir = if scope == User {
-                home.xdg_config().join("opencode")
-            } else {
-                project.to_path_buf()
-            };
-            (opencode(&dir), Jsonc, servers(default_servers))
-        }
-        (Client::Kiro, User) => (
-            h.join(".kiro/settings/mcp.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::Kiro, Project) => (
-            project.join(".kiro/settings/mcp.json"),
-            Json,
-            servers(default_servers),
-        ),
-        (Client::Copilot, User) => {
-            let dir = home
-                .var("COPILOT_HOME")
-                .unwrap_or_else(|| h.join(".copilot"));
-            (dir.join("mcp-config.json"), Json, servers(default_servers))
-        }
-        (Client::Copilot, Project) => (project.join(".mcp.json"), Json, servers(default_servers)),
-        (Client::LmStudio, User) => (h.join(".lmstudio/mcp.json"), Json, servers(default_servers)),
-        (Client::JetBrains, _) => {
-            return Err(Error::invalid(
-                codes::CONFIG_INSTALL_UNSUPPORTED,
-                "JetBrains AI Assistant keeps MCP servers in the IDE's settings, not in a file",
-                "paste the JSON from `gatehouse config --client jetbrains` into Settings | Tools | \
-                 AI Assistant | Model Context Protocol (MCP) → Add → As JSON",
-            ));
-        }
-        (client, scope) => {
-            return Err(Error::invalid(
-                codes::CONFIG_SCOPE_UNSUPPORTED,
-                format!(
-                    "{} has no {} configuration file",
-                    client.display_name(),
-                    scope.as_str()
-                ),
-                format!("use --scope {}", default_scope(client).as_str()),
-            ));
-        }
-    };
-    Ok(Target {
-        client,
-        scope,
-        path,
-        syntax,
-        servers,
-        read_instead: None,
-    })
+    let spec = client.spec();
+    if let Some((why, hint)) = spec.no_file {
+        return Err(Error::invalid(codes::CONFIG_INSTALL_UNSUPPORTED, why, hint));
+    }
+    let name = name.unwrap_or(super::DEFAULT_SERVER_NAME);
+    let file = (spec.file)(home, scope, project, name).ok_or_else(|| {
+        Error::invalid(
+            codes::CONFIG_SCOPE_UNSUPPORTED,
+            format!("{} has no {} configuration file", spec.name, scope.as_str()),
+            format!("use --scope {}", spec.default_scope.as_str()),
+        )
+    })?;
+    Ok(Target::new(client, scope, file))
 }
 
-/// opencode reads `opencode.json` or `opencode.jsonc`: an admin's existing
-/// `.jsonc` is edited rather than a second file created beside it.
-fn opencode(dir: &Path) -> PathBuf {
-    let jsonc = dir.join("opencode.jsonc");
-    let json = dir.join("opencode.json");
-    if jsonc.is_file() && !json.is_file() {
-        jsonc
-    } else {
-        json
+impl Target {
+    fn new(client: Client, scope: Scope, file: ClientFile) -> Target {
+        Target {
+            client,
+            scope,
+            path: file.path,
+            syntax: file.syntax,
+            servers: file.servers.unwrap_or_else(|| {
+                client
+                    .spec()
+                    .shape
+                    .servers
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect()
+            }),
+            read_instead: file.read_instead,
+        }
     }
-}
-
-/// On Windows the MSIX app reads its virtualised copy under
-/// `%LOCALAPPDATA%\Packages\Claude_<publisher>\LocalCache\Roaming\Claude`; the
-/// older installer reads `%APPDATA%\Claude`.
-fn claude_desktop(home: &Home) -> PathBuf {
-    match home.os {
-        Os::Macos => home.app_data().join("Claude").join(CLAUDE_DESKTOP_FILE),
-        Os::Linux => home.xdg_config().join("Claude").join(CLAUDE_DESKTOP_FILE),
-        Os::Windows => match claude_desktop_windows(home) {
-            (Some(msix), _) => msix,
-            (None, legacy) => legacy,
-        },
-    }
-}
-
-const CLAUDE_DESKTOP_FILE: &str = "claude_desktop_config.json";
-
-/// Claude Desktop's Windows files: the MSIX package's (when the package is
-/// installed) and `%APPDATA%`'s. The package folder is found by its `Claude_`
-/// prefix rather than the publisher hash, which could change.
-fn claude_desktop_windows(home: &Home) -> (Option<PathBuf>, PathBuf) {
-    let packages = home.localappdata().join("Packages");
-    let msix = std::fs::read_dir(&packages).ok().and_then(|dir| {
-        dir.flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("Claude_"))
-            })
-            .min()
-    });
-    (
-        msix.map(|pkg| {
-            pkg.join("LocalCache/Roaming/Claude")
-                .join(CLAUDE_DESKTOP_FILE)
-        }),
-        home.appdata().join("Claude").join(CLAUDE_DESKTOP_FILE),
-    )
-}
-
-/// Cline 4's shared file, with its override variables in Cline's order.
-fn cline(home: &Home) -> PathBuf {
-    const FILE: &str = "cline_mcp_settings.json";
-    if let Some(path) = home.var("CLINE_MCP_SETTINGS_PATH") {
-        return path;
-    }
-    if let Some(dir) = home.var("CLINE_DATA_DIR") {
-        return dir.join("settings").join(FILE);
-    }
-    let root = home
-        .var("CLINE_DIR")
-        .unwrap_or_else(|| home.dir.join(".cline"));
-    root.join("data/settings").join(FILE)
 }
 
 #[cfg(test)]

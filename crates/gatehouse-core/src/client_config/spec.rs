@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::clients::Remote;
 use super::{
     API_KEY_ENV, Client, ConfigActor, ConfigRequest, DEFAULT_SERVER_NAME, Format, KeyDelivery,
     Location, Snippet,
@@ -21,8 +22,11 @@ use crate::error::{Error, Result, codes};
 pub(super) struct ServerSpec {
     pub client: Client,
     pub name: String,
+    /// The `gatehouse` binary and its arguments (empty for a remote server).
     pub command: String,
     pub args: Vec<String>,
+    /// The `gatehouse serve` endpoint, for the remote form.
+    pub url: Option<String>,
     pub key: Option<KeyDelivery>,
     pub actor: String,
 }
@@ -34,6 +38,9 @@ impl ServerSpec {
             .clone()
             .unwrap_or_else(|| DEFAULT_SERVER_NAME.to_string());
         check_server_name(&name)?;
+        if let Some(url) = &req.url {
+            return Self::remote(req, name, url);
+        }
         let command = absolute_utf8(&req.binary, "gatehouse binary")?;
         let site = absolute_utf8(&req.site_dir, "site folder")?;
         let mut args = vec!["mcp".to_string(), "--site".to_string(), site];
@@ -90,9 +97,83 @@ impl ServerSpec {
             name,
             command,
             args,
+            url: None,
             key,
             actor: req.actor.describe(),
         })
+    }
+
+    /// The remote form: a URL and, with a key, an `Authorization` header (or
+    /// the client's own bearer variable).
+    fn remote(req: &ConfigRequest, name: String, url: &str) -> Result<Self> {
+        let spec = req.client.spec();
+        if spec.remote_shape().is_none() {
+            let why = match &spec.remote {
+                Remote::Unsupported(why) => *why,
+                Remote::Form { .. } => "",
+            };
+            return Err(Error::invalid(
+                codes::CONFIG_REMOTE_UNSUPPORTED,
+                format!("{} has no remote form Gatehouse can write", spec.name),
+                why,
+            ));
+        }
+        let url = check_url(url)?;
+        let key = match &req.actor {
+            ConfigActor::Public => None,
+            ConfigActor::Email(_) | ConfigActor::Roles(_) => {
+                return Err(Error::invalid(
+                    codes::INPUT_INVALID,
+                    "a remote server knows a caller only by its API key",
+                    "use an API key (GATEHOUSE_API_KEY, --api-key or --secret-ref), or --public",
+                ));
+            }
+            ConfigActor::ApiKey(delivery) => {
+                match delivery {
+                    KeyDelivery::Inline(raw) => check_key(raw)?,
+                    KeyDelivery::Reference if !remote_reference(req.client) => {
+                        return Err(Error::invalid(
+                            codes::CONFIG_SECRET_REF_UNSUPPORTED,
+                            format!(
+                                "{} cannot reference a secret in a remote server's headers",
+                                spec.name
+                            ),
+                            format!(
+                                "drop --secret-ref to write the key into the header in clear \
+                                 (install it at user scope only), or use one of: {}",
+                                Client::ALL
+                                    .into_iter()
+                                    .filter(|c| remote_reference(*c))
+                                    .map(Client::id)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
+                    }
+                    KeyDelivery::Reference => {}
+                }
+                Some(delivery.clone())
+            }
+        };
+        Ok(Self {
+            client: req.client,
+            name,
+            command: String::new(),
+            args: Vec::new(),
+            url: Some(url),
+            key,
+            actor: req.actor.describe(),
+        })
+    }
+
+    /// The `Authorization` header value of the remote form: the raw key, the
+    /// client's reference to it, or nothing.
+    pub fn authorization(&self) -> Option<String> {
+        let token = match self.key.as_ref()? {
+            KeyDelivery::Inline(raw) => raw.expose().to_string(),
+            KeyDelivery::Reference => self.client.secret_reference(&self.name)?,
+        };
+        Some(format!("Bearer {token}"))
     }
 
     /// The `env` block the client's config must hold: the raw key, the client's
@@ -102,7 +183,7 @@ impl ServerSpec {
         let value = match &self.key {
             None => return BTreeMap::new(),
             Some(KeyDelivery::Inline(raw)) => raw.expose().to_string(),
-            Some(KeyDelivery::Reference) if self.client.shape().forward.is_some() => {
+            Some(KeyDelivery::Reference) if self.client.spec().shape.forward.is_some() => {
                 return BTreeMap::new();
             }
             Some(KeyDelivery::Reference) => self
@@ -126,7 +207,10 @@ impl ServerSpec {
 
     /// The sentence every snippet ends with, so the person knows who the AI is.
     pub fn runs_as(&self) -> String {
-        format!("The server runs as {}.", self.actor)
+        match &self.url {
+            Some(url) => format!("The server at {url} answers as {}.", self.actor),
+            None => format!("The server runs as {}.", self.actor),
+        }
     }
 
     pub fn snippet(
@@ -142,7 +226,12 @@ impl ServerSpec {
                 " This text contains the API key in clear: keep the file private and never \
                  commit it",
             );
-            instructions.push_str(if self.client.supports_secret_ref() {
+            let can_reference = if self.url.is_some() {
+                remote_reference(self.client)
+            } else {
+                self.client.supports_secret_ref()
+            };
+            instructions.push_str(if can_reference {
                 ", or regenerate with --secret-ref."
             } else if self.client == Client::ClaudeDesktop {
                 "; Claude Desktop cannot reference a secret from this file, but `gatehouse config \
@@ -299,6 +388,62 @@ pub(super) fn absolute_utf8(path: &Path, what: &str) -> Result<String> {
         ));
     }
     Ok(text.to_string())
+}
+
+/// Whether `client` can carry a referenced key in its remote form.
+pub(super) fn remote_reference(client: Client) -> bool {
+    client
+        .spec()
+        .remote_shape()
+        .is_some_and(|s| s.header_ref || s.bearer_env.is_some())
+}
+
+/// A `gatehouse serve` endpoint a config may name: `https`, or `http` to a
+/// loopback address only (anything else would send the key in clear), with
+/// no user info, no fragment and no key anywhere in it (the server refuses a
+/// key in the query string, and a URL lands in logs).
+pub(super) fn check_url(text: &str) -> Result<String> {
+    let bad = |why: &str| {
+        Error::invalid(
+            codes::CONFIG_URL_INVALID,
+            format!("the server URL {:?} {why}", keys_masked(text)),
+            "give the endpoint of `gatehouse serve`, e.g. https://gatehouse.example.org/mcp \
+             (http only to 127.0.0.1, ::1 or localhost)",
+        )
+    };
+    if text.contains("gatehouse_sk_") {
+        return Err(bad(
+            "carries an API key; the key goes in a header, never in the URL",
+        ));
+    }
+    let url = url::Url::parse(text.trim()).map_err(|e| bad(&format!("does not parse ({e})")))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => return Err(bad("has no host")),
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        "http" => {
+            return Err(bad(
+                "is plain http to another machine, which would send the key in clear",
+            ));
+        }
+        _ => return Err(bad("is not an http(s) URL")),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("carries user info"));
+    }
+    if url.fragment().is_some() {
+        return Err(bad("has a fragment"));
+    }
+    Ok(url.to_string())
+}
+
+fn keys_masked(text: &str) -> String {
+    super::merge::mask_keys(text)
 }
 
 pub(super) fn check_key(key: &RawKey) -> Result<()> {

@@ -22,6 +22,7 @@ fn request(client: Client, actor: ConfigActor) -> ConfigRequest {
         site_dir: PathBuf::from(SITE),
         server_name: None,
         actor,
+        url: None,
     }
 }
 
@@ -474,6 +475,7 @@ proptest! {
             site_dir: site.clone(),
             server_name: name.clone(),
             actor: actor.clone(),
+            url: None,
         };
         let result = generate(&req);
         if matches!(actor, ConfigActor::ApiKey(KeyDelivery::Reference)) && !client.supports_secret_ref() {

@@ -17,6 +17,7 @@ fn out(client: Client, actor: ConfigActor) -> GeneratedConfig {
         site_dir: PathBuf::from(SITE),
         server_name: None,
         actor,
+        url: None,
     })
     .unwrap()
 }
@@ -187,6 +188,10 @@ fn golden_text(client: Client) -> String {
     } else {
         out(client, ConfigActor::Email("ed@example.org".into()))
     };
+    render_golden(&o)
+}
+
+fn render_golden(o: &GeneratedConfig) -> String {
     let mut s = String::new();
     for (i, snippet) in o.snippets.iter().enumerate() {
         s.push_str(&format!("=== snippet {i} ({:?})\n", snippet.format));
@@ -200,15 +205,49 @@ fn golden_text(client: Client) -> String {
     s
 }
 
+/// The remote form's full output for every client that has one: with the
+/// key referenced where the client can, else for the public actor.
+fn golden_remote_text(client: Client) -> Option<String> {
+    client.remote().ok()?;
+    let request = |actor| ConfigRequest {
+        client,
+        binary: PathBuf::new(),
+        site_dir: PathBuf::new(),
+        server_name: None,
+        actor,
+        url: Some("https://gatehouse.example.org/mcp".into()),
+    };
+    let o = generate(&request(ConfigActor::ApiKey(KeyDelivery::Reference)))
+        .or_else(|_| generate(&request(ConfigActor::Public)))
+        .unwrap();
+    Some(render_golden(&o))
+}
+
 #[test]
 fn golden_files_match_every_client() {
+    check_golden("golden", golden_text);
+}
+
+#[test]
+fn golden_remote_files_match_every_client_with_a_remote_form() {
+    check_golden("golden/remote", |c| {
+        golden_remote_text(c).unwrap_or_default()
+    });
+}
+
+fn check_golden(folder: &str, text_of: impl Fn(Client) -> String) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/client_config/golden");
+        .join("tests/fixtures/client_config")
+        .join(folder);
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let mut stale = Vec::new();
     for client in Client::ALL {
         let path = dir.join(format!("{}.txt", client.id()));
-        let text = golden_text(client);
+        let text = text_of(client);
+        if text.is_empty() {
+            assert!(!path.exists(), "{} is stale", path.display());
+            continue;
+        }
         if update {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &text).unwrap();

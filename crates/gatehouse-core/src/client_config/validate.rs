@@ -10,8 +10,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::clients::RemoteShape;
 use super::spec::{ServerSpec, internal};
-use super::{API_KEY_ENV, Client, Format, Snippet};
+use super::{API_KEY_ENV, Client, Format, KeyDelivery, Snippet};
 use crate::error::Result;
 
 /// Where a client keeps its servers and what it calls their keys.
@@ -37,7 +38,8 @@ pub struct Shape {
     pub lowercase_keys: bool,
 }
 
-const fn map(servers: &'static [&'static str]) -> Shape {
+/// The `command`/`args`/`env` entry most clients share, under `servers`.
+pub(super) const fn map(servers: &'static [&'static str]) -> Shape {
     Shape {
         servers,
         list: false,
@@ -50,56 +52,13 @@ const fn map(servers: &'static [&'static str]) -> Shape {
     }
 }
 
+/// `mcpServers`, the container most clients use.
+pub(super) const MCP_SERVERS: &[&str] = &["mcpServers"];
+
 impl Client {
     /// The shape of this client's server entry.
     pub fn shape(self) -> Shape {
-        const MCP_SERVERS: &[&str] = &["mcpServers"];
-        match self {
-            Client::ClaudeCode | Client::VsCode | Client::RooCode => Shape {
-                kind: Some(("type", "stdio")),
-                ..map(if self == Client::VsCode {
-                    &["servers"]
-                } else {
-                    MCP_SERVERS
-                })
-            },
-            Client::Continue => Shape {
-                list: true,
-                kind: Some(("type", "stdio")),
-                ..map(MCP_SERVERS)
-            },
-            Client::Zed => map(&["context_servers"]),
-            Client::Codex => Shape {
-                forward: Some("env_vars"),
-                ..map(&["mcp_servers"])
-            },
-            Client::Goose => Shape {
-                command: "cmd",
-                env: "envs",
-                kind: Some(("type", "stdio")),
-                forward: Some("env_keys"),
-                lowercase_keys: true,
-                ..map(&["extensions"])
-            },
-            Client::Opencode => Shape {
-                args: None,
-                env: "environment",
-                kind: Some(("type", "local")),
-                ..map(&["mcp"])
-            },
-            Client::Copilot => Shape {
-                kind: Some(("type", "local")),
-                ..map(MCP_SERVERS)
-            },
-            Client::ClaudeDesktop
-            | Client::Cursor
-            | Client::Windsurf
-            | Client::Gemini
-            | Client::Cline
-            | Client::JetBrains
-            | Client::Kiro
-            | Client::LmStudio => map(MCP_SERVERS),
-        }
+        self.spec().shape
     }
 }
 
@@ -226,6 +185,10 @@ pub(super) fn validate_doc(spec: &ServerSpec, doc: &Value) -> Result<()> {
     let Some(entry) = shape.entry(doc, &spec.name).filter(|e| e.is_object()) else {
         return Err(fail(&format!("lacks the server entry {:?}", spec.name)));
     };
+    if spec.url.is_some() {
+        validate_remote(spec, entry).map_err(fail)?;
+        return (spec.client.spec().check)(spec, doc, entry).map_err(fail);
+    }
     let view = shape.view(entry).map_err(fail)?;
     if view.command != spec.command {
         return Err(fail("does not run the gatehouse binary"));
@@ -262,7 +225,97 @@ pub(super) fn validate_doc(spec: &ServerSpec, doc: &Value) -> Result<()> {
             return Err(fail("has an unexpected forward list"));
         }
     }
-    super::clients::check_extra(spec, doc, entry).map_err(fail)
+    (spec.client.spec().check)(spec, doc, entry).map_err(fail)
+}
+
+/// A remote entry read back through its client's [`RemoteShape`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteView {
+    pub url: String,
+    /// The `Authorization` header as written (a key or a reference).
+    pub authorization: Option<String>,
+    /// The variable a client sends as the bearer token itself (Codex).
+    pub bearer_env: Option<String>,
+}
+
+impl RemoteShape {
+    /// Reads the URL and the credentials out of a remote entry.
+    pub fn view(&self, entry: &Value) -> std::result::Result<RemoteView, &'static str> {
+        let url = entry
+            .get(self.url)
+            .and_then(Value::as_str)
+            .ok_or("has no URL")?
+            .to_string();
+        let headers = self.headers.iter().try_fold(entry, |v, key| v.get(key));
+        let authorization = match headers {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => map
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                .map(|(_, v)| {
+                    v.as_str()
+                        .map(String::from)
+                        .ok_or("has a header that is not a string")
+                })
+                .transpose()?,
+            Some(_) => return Err("has headers that are not a map"),
+        };
+        let bearer_env = match self.bearer_env.and_then(|k| entry.get(k)) {
+            None => None,
+            Some(v) => Some(
+                v.as_str()
+                    .ok_or("has a bearer variable that is not a string")?
+                    .to_string(),
+            ),
+        };
+        Ok(RemoteView {
+            url,
+            authorization,
+            bearer_env,
+        })
+    }
+}
+
+/// The remote entry says what the spec says: its URL, its kind, the key (or
+/// the reference) only in the `Authorization` header, and nothing that would
+/// make the client start a process.
+fn validate_remote(spec: &ServerSpec, entry: &Value) -> std::result::Result<(), &'static str> {
+    let shape = spec
+        .client
+        .spec()
+        .remote_shape()
+        .ok_or("is remote for a client without a remote form")?;
+    let view = shape.view(entry)?;
+    if Some(&view.url) != spec.url.as_ref() {
+        return Err("does not name the server URL");
+    }
+    if let Some((key, value)) = shape.kind
+        && entry.get(key).and_then(Value::as_str) != Some(value)
+    {
+        return Err("lacks the remote type");
+    }
+    for local in ["command", "cmd", "args"] {
+        if entry.get(local).is_some() {
+            return Err("has a command next to its URL");
+        }
+    }
+    let (authorization, bearer_env) = match (&spec.key, shape.bearer_env) {
+        (Some(KeyDelivery::Reference), Some(_)) => (None, Some(API_KEY_ENV.to_string())),
+        _ => (spec.authorization(), None),
+    };
+    if view.authorization != authorization {
+        return Err("has an unexpected Authorization header");
+    }
+    if view.bearer_env != bearer_env {
+        return Err("has an unexpected bearer variable");
+    }
+    if let Some(raw) = spec.inline_key() {
+        let text = entry.to_string();
+        if text.matches(raw).count() != 1 {
+            return Err("carries the API key outside its header");
+        }
+    }
+    Ok(())
 }
 
 /// Splits a client's `mcp add` line as a POSIX shell would and checks every
@@ -274,11 +327,18 @@ fn validate_shell(spec: &ServerSpec, text: &str) -> Result<()> {
     let Some(words) = shlex::split(text.trim_end()) else {
         return Err(fail("does not split into shell words"));
     };
+    if let Some(url) = &spec.url {
+        return validate_remote_shell(spec, &words, url, text).map_err(fail);
+    }
     let Some(at) = words.iter().position(|w| *w == spec.command) else {
         return Err(fail("does not run the gatehouse binary"));
     };
     let (head, tail) = (&words[..at], &words[at + 1..]);
-    let program = super::clients::cli_program(spec.client).ok_or_else(|| fail("is unexpected"))?;
+    let program = spec
+        .client
+        .spec()
+        .cli
+        .ok_or_else(|| fail("is unexpected"))?;
     if head.first().map(String::as_str) != Some(program) || !head.contains(&spec.name) {
         return Err(fail(&format!(
             "does not start with {program} and name the server"
@@ -310,6 +370,44 @@ fn validate_shell(spec: &ServerSpec, text: &str) -> Result<()> {
     };
     if !ok {
         return Err(fail("has an unexpected env flag"));
+    }
+    Ok(())
+}
+
+/// A remote `mcp add` line: the program, the server name, the URL, and the
+/// key only as a `--header` that references it.
+fn validate_remote_shell(
+    spec: &ServerSpec,
+    words: &[String],
+    url: &str,
+    text: &str,
+) -> std::result::Result<(), &'static str> {
+    let program = spec.client.spec().cli.ok_or("is unexpected")?;
+    if words.first().map(String::as_str) != Some(program) || !words.contains(&spec.name) {
+        return Err("does not start with the client's program and name the server");
+    }
+    if words.iter().filter(|w| *w == url).count() != 1 {
+        return Err("does not name the server URL once");
+    }
+    if let Some(raw) = spec.inline_key()
+        && text.contains(raw)
+    {
+        return Err("carries the raw API key");
+    }
+    let headers: Vec<&String> = words
+        .iter()
+        .zip(words.iter().skip(1))
+        .filter(|(flag, _)| matches!(flag.as_str(), "-H" | "--header"))
+        .map(|(_, value)| value)
+        .collect();
+    let ok = match &spec.key {
+        None => headers.is_empty(),
+        Some(_) => {
+            headers.len() == 1 && *headers[0] == format!("Authorization: Bearer ${{{API_KEY_ENV}}}")
+        }
+    };
+    if !ok {
+        return Err("has an unexpected header flag");
     }
     Ok(())
 }

@@ -5,15 +5,51 @@
 //! <https://kiro.dev/docs/cli/mcp/configuration>; rechecked 2026-12-03: the
 //! documented structure is `command`, `args`, `env` with `"${EXPANDED_VARIABLE}"`,
 //! `disabled`, `autoApprove`, `disabledTools`). The Windows path is assumed
-//! to follow `%USERPROFILE%` (not stated in the docs).
+//! to follow `%USERPROFILE%` (not stated in the docs). No remote form was
+//! checked against the docs, so none is offered.
+
+use std::path::Path;
 
 use serde::Serialize;
 
+use super::super::paths::{Home, Scope, Syntax, join};
 use super::super::spec::{ServerSpec, StdioEntry, project, servers_file, user_os};
+use super::super::validate::{MCP_SERVERS, map};
 use super::super::{API_KEY_ENV, Format, Snippet};
+use super::{ClientFile, ClientSpec, Remote, braces, no_check, no_more_files};
 use crate::error::Result;
 
-pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
+pub(super) const SPEC: ClientSpec = ClientSpec {
+    name: "Kiro",
+    aliases: &["kiro-cli"],
+    shape: map(MCP_SERVERS),
+    secret_ref: Some(braces),
+    render,
+    check: no_check,
+    cli: None,
+    default_scope: Scope::User,
+    file,
+    also_read: no_more_files,
+    no_file: None,
+    remote: Remote::Unsupported(
+        "no remote form of Kiro was checked against its documentation: use the local form \
+         (`gatehouse config --client kiro`) on the machine that holds the site",
+    ),
+};
+
+fn file(home: &Home, scope: Scope, project: &Path, _: &str) -> Option<ClientFile> {
+    let base = match scope {
+        Scope::User => &home.dir,
+        Scope::Project => project,
+        Scope::Local => return None,
+    };
+    Some(ClientFile::new(
+        join(base, &[".kiro", "settings", "mcp.json"]),
+        Syntax::Json,
+    ))
+}
+
+fn render(spec: &ServerSpec) -> Result<Vec<Snippet>> {
     #[derive(Serialize)]
     struct Entry<'a> {
         #[serde(flatten)]
@@ -40,5 +76,5 @@ pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
              {API_KEY_ENV} is exported."
         ));
     }
-    Ok(spec.snippet(Format::Json, locations, text, &what))
+    Ok(vec![spec.snippet(Format::Json, locations, text, &what)])
 }

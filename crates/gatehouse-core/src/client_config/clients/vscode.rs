@@ -2,22 +2,71 @@
 //! `servers` → `type: "stdio"`, `command`, `args`, `env`, plus `inputs` of
 //! `type: "promptString"` with `password: true`, used as `${input:ID}`
 //! (<https://code.visualstudio.com/docs/copilot/reference/mcp-configuration>).
-//! The file is JSON with comments, which `install` keeps.
+//! The file is JSON with comments, which `install` keeps. Remote: `type:
+//! "http"`, `url`, `headers` (same page, "HTTP and SSE servers"), the key as the
+//! same password input, which VS Code keeps in its secret storage.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::super::paths::{Home, Scope, Syntax, join};
 use super::super::spec::{ServerSpec, StdioEntry, project, to_json, user_os};
-use super::super::{Format, Snippet};
+use super::super::validate::{Shape, map};
+use super::super::{Format, Location, Snippet};
+use super::{ClientFile, ClientSpec, Remote, RemoteShape, no_more_files, remote_entry};
 use crate::error::Result;
+
+pub(super) const SPEC: ClientSpec = ClientSpec {
+    name: "VS Code",
+    aliases: &["vs-code"],
+    shape: Shape {
+        kind: Some(("type", "stdio")),
+        ..map(&["servers"])
+    },
+    secret_ref: Some(|name| format!("${{input:{}}}", input_id(name))),
+    render,
+    check,
+    cli: None,
+    default_scope: Scope::User,
+    file,
+    also_read: no_more_files,
+    no_file: None,
+    remote: Remote::Form {
+        shape: REMOTE,
+        render,
+    },
+};
+
+const REMOTE: RemoteShape = RemoteShape::url(Some(("type", "http")), true);
 
 pub(in crate::client_config) fn input_id(server_name: &str) -> String {
     format!("{server_name}-api-key")
 }
 
-pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
+fn file(home: &Home, scope: Scope, project: &Path, _: &str) -> Option<ClientFile> {
+    let path = match scope {
+        Scope::User => home.vscode_user().join("mcp.json"),
+        Scope::Project => join(project, &[".vscode", "mcp.json"]),
+        Scope::Local => return None,
+    };
+    Some(ClientFile::new(path, Syntax::Jsonc))
+}
+
+fn locations() -> Vec<Location> {
+    vec![
+        project(".vscode/mcp.json"),
+        user_os("macOS", "~/Library/Application Support/Code/User/mcp.json"),
+        user_os("Linux", "~/.config/Code/User/mcp.json"),
+        user_os("Windows", "%APPDATA%\\Code\\User\\mcp.json"),
+    ]
+}
+
+/// The stdio or the remote entry, with the password input a referenced key
+/// needs.
+fn render(spec: &ServerSpec) -> Result<Vec<Snippet>> {
     #[derive(Serialize)]
     struct Input {
         #[serde(rename = "type")]
@@ -27,10 +76,10 @@ pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
         password: bool,
     }
     #[derive(Serialize)]
-    struct File<'a> {
+    struct File<'a, E: Serialize> {
         #[serde(skip_serializing_if = "Vec::is_empty")]
         inputs: Vec<Input>,
-        servers: BTreeMap<&'a str, StdioEntry<'a>>,
+        servers: BTreeMap<&'a str, E>,
     }
     let mut inputs = Vec::new();
     if spec.by_reference() {
@@ -41,9 +90,17 @@ pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
             password: true,
         });
     }
-    let file = File {
-        inputs,
-        servers: BTreeMap::from([(spec.name.as_str(), StdioEntry::new(spec, Some("stdio")))]),
+    let name = spec.name.as_str();
+    let text = if spec.url.is_some() {
+        to_json(&File {
+            inputs,
+            servers: BTreeMap::from([(name, remote_entry(spec, &REMOTE))]),
+        })?
+    } else {
+        to_json(&File {
+            inputs,
+            servers: BTreeMap::from([(name, StdioEntry::new(spec, Some("stdio")))]),
+        })?
     };
     let mut what = String::from(
         "Save as .vscode/mcp.json in the workspace (merge into \"servers\" and \"inputs\" if the \
@@ -55,17 +112,11 @@ pub(super) fn render(spec: &ServerSpec) -> Result<Snippet> {
              secret storage.",
         );
     }
-    let locations = vec![
-        project(".vscode/mcp.json"),
-        user_os("macOS", "~/Library/Application Support/Code/User/mcp.json"),
-        user_os("Linux", "~/.config/Code/User/mcp.json"),
-        user_os("Windows", "%APPDATA%\\Code\\User\\mcp.json"),
-    ];
-    Ok(spec.snippet(Format::Json, locations, to_json(&file)?, &what))
+    Ok(vec![spec.snippet(Format::Json, locations(), text, &what)])
 }
 
 /// The password input the env refers to is there exactly when it is needed.
-pub(super) fn check(spec: &ServerSpec, doc: &Value) -> std::result::Result<(), &'static str> {
+fn check(spec: &ServerSpec, doc: &Value, _: &Value) -> std::result::Result<(), &'static str> {
     let inputs = doc.get("inputs").and_then(Value::as_array);
     if spec.by_reference() {
         let id = input_id(&spec.name);
