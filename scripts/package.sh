@@ -13,10 +13,9 @@ export PATH="$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
 say() { printf '==> [package %dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
-# --- tools: squashfs for the AppImage, static libs for its runtime -------------------
+# --- tools: squashfs for the AppImage --------------------------------------------------
 need=()
-for p in dpkg-dev squashfs-tools gcc libsquashfuse-dev libfuse3-dev zlib1g-dev libzstd-dev \
-         liblzma-dev liblz4-dev liblzo2-dev; do
+for p in dpkg-dev squashfs-tools; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -82,29 +81,27 @@ npx --prefix ui tauri bundle "${bundle_flags[@]}" --bundles deb --ci --config "$
 deb="$out/gatehouse_${version}_amd64.deb"
 cp "$bin/bundle/deb/Gatehouse_${version}_amd64.deb" "$deb"
 
-# --- AppImage: the upstream type-2 runtime (built from packaging/appimage/runtime,
-# static, against Debian's squashfuse and libfuse3) + a squashfs of the .deb's files.
+# --- AppImage: our runtime (crates/gatehouse-appimage-runtime: extracts the squashfs to a
+# per-version cache and runs AppRun) + a squashfs of the .deb's files.
 say "AppImage"
-rt_src=packaging/appimage/runtime
 runtime=$out/runtime-x86_64
-rt_stamp=$(cat "$rt_src"/runtime.c "$rt_src"/fuseprivate.h "$rt_src"/data_sections.ld | sha256sum | cut -c1-16)
-if [ "$(cat "$runtime.stamp" 2>/dev/null)" != "$rt_stamp" ]; then
-  inc=$(mktemp -d)
-  mkdir -p "$inc/squashfuse"
-  cp "$rt_src/fuseprivate.h" "$inc/squashfuse/"
-  # Warnings from glibc about getpwnam/dlopen in a static binary are expected: the
-  # runtime only uses them for options the AppImage does not need.
-  gcc -std=gnu99 -Os -D_FILE_OFFSET_BITS=64 -DGIT_COMMIT='"caf24f9-debian-squashfuse"' \
-    -I"$inc" -I/usr/include/squashfuse -I/usr/include/fuse3 -T "$rt_src/data_sections.ld" \
-    -ffunction-sections -fdata-sections -Wl,--gc-sections -static \
-    "$rt_src/runtime.c" -lsquashfuse -lsquashfuse_ll -lzstd -lz -llzma -llz4 -llzo2 \
-    -lfuse3 -lpthread -o "$runtime" 2>"$out/runtime-build.log"
-  rm -rf "$inc"
-  strip "$runtime"
-  # The type-2 magic bytes 'AI\x02' at offset 8 (after strip, which would reset them).
-  printf 'AI\002' | dd of="$runtime" bs=1 seek=8 count=3 conv=notrunc status=none
-  echo "$rt_stamp" > "$runtime.stamp"
+if [ "$profile_dir" = release ]; then
+  # Static (crt-static glibc: it starts on any x86_64 Linux), built for an explicit --target
+  # so these flags leave the host build above untouched.
+  say "cargo build --release -p gatehouse-appimage-runtime (static)"
+  CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+    cargo build --release -p gatehouse-appimage-runtime --target x86_64-unknown-linux-gnu
+  cp "$target_dir/x86_64-unknown-linux-gnu/release/gatehouse-appimage-runtime" "$runtime"
+  if readelf -d "$runtime" | grep -q NEEDED; then
+    echo "the AppImage runtime must be static: $(readelf -d "$runtime" | grep NEEDED)" >&2; exit 1
+  fi
+else
+  # The dev package uses the runtime the test build made (linked to this machine's glibc).
+  strip -o "$runtime" "$bin/gatehouse-appimage-runtime"
 fi
+# The type-2 magic bytes 'AI\x02' at offset 8 (ELF header padding; after strip, which
+# would reset them): what file managers and AppImage tools recognise.
+printf 'AI\002' | dd of="$runtime" bs=1 seek=8 count=3 conv=notrunc status=none
 
 appdir=$stage/AppDir
 dpkg-deb -x "$deb" "$appdir"

@@ -3,12 +3,16 @@
 //! A config must name the CLI (`gatehouse mcp`), not this desktop binary, by an
 //! absolute path that outlives this process. In order:
 //! 1. `GATEHOUSE_BIN`, for installs that keep the two apart;
-//! 2. inside an AppImage (the runtime sets `APPIMAGE` and `APPDIR`, and this
-//!    binary lies under `APPDIR`): the bundled CLI sits on a mount or in an
-//!    extraction folder that vanishes when the app exits, so it is copied to a
-//!    stable per-user path ([`stable_cli_path`]) and that path is named;
-//! 3. the sibling of `gatehouse-desktop`: `/usr/bin/gatehouse` from the .deb,
-//!    or `target/{debug,release}` after `cargo build --workspace`.
+//! 2. on Linux, inside an AppImage (the runtime sets `APPIMAGE` and `APPDIR`,
+//!    and this binary lies under `APPDIR`): the bundled CLI sits in the
+//!    runtime's per-version extraction, which a newer AppImage or a cleaned
+//!    cache replaces, so it is copied to a stable per-user path
+//!    ([`stable_cli_path`]) and that path is named;
+//! 3. the sibling of `gatehouse-desktop`: `/usr/bin/gatehouse` from the .deb;
+//!    `%LOCALAPPDATA%\Programs\Gatehouse\gatehouse.exe` from the Windows
+//!    installer; `Gatehouse.app/Contents/MacOS/gatehouse` in the macOS bundle
+//!    (Tauri's `externalBin` puts it there); `target/{debug,release}` after
+//!    `cargo build --workspace`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -49,8 +53,12 @@ struct AppImage {
 
 impl AppImage {
     /// `APPIMAGE`/`APPDIR` are inherited by anything the app starts, so they
-    /// count only when this binary really lies under `APPDIR`.
+    /// count only when this binary really lies under `APPDIR`. AppImages are
+    /// a Linux format: elsewhere the variables mean nothing.
     fn from_env(exe: &Path) -> Option<Self> {
+        if !cfg!(target_os = "linux") {
+            return None;
+        }
         Self::from_vars(
             std::env::var_os("APPIMAGE"),
             std::env::var_os("APPDIR"),
@@ -130,8 +138,11 @@ fn install_copy(from: &Path, to: &Path) -> Result<()> {
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!(".{CLI_NAME}.{}.{n}.tmp", std::process::id()));
     let written = std::fs::write(&tmp, &new).and_then(|()| {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
+        }
         std::fs::rename(&tmp, to)
     });
     written.map_err(|e| {
@@ -210,9 +221,12 @@ mod tests {
         assert_eq!(found, app.stable.canonicalize().unwrap());
         assert!(!found.starts_with(mount.path()), "{}", found.display());
         assert_eq!(std::fs::read(&found).unwrap(), b"cli v1");
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&found).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o755);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&found).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o755);
+        }
 
         // A newer AppImage refreshes the copy; no scratch file is left behind.
         std::fs::write(mount.path().join("gatehouse"), "cli v2").unwrap();

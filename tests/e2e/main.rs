@@ -9,7 +9,9 @@
 //! xvfb-run -a cargo test --test e2e -- --include-ignored
 //! ```
 //!
-//! Screenshots of every screen land in `target/e2e-screenshots/`.
+//! Screenshots of every screen land in `target/e2e-screenshots/`. Linux only:
+//! WebKitGTK's WebDriver is what tauri-driver drives here.
+#![cfg(target_os = "linux")]
 
 mod admin;
 mod client_config;

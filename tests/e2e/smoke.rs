@@ -258,7 +258,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     );
 
     // Confined by default, with the Landlock ABI this kernel applied.
-    let confined = gatehouse_core::sandbox::isolation::describe(&Default::default());
+    let confined = gatehouse_core::sandbox::probe::describe(&Default::default());
     let want = match confined.landlock_abi {
         0 => confined.backend.to_string(),
         abi => format!("Landlock ABI {abi}"),
@@ -291,7 +291,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         backend: gatehouse_core::sandbox::Backend::None,
         ..Default::default()
     };
-    let expected = gatehouse_core::sandbox::isolation::describe(&unconfined).warnings;
+    let expected = gatehouse_core::sandbox::probe::describe(&unconfined).warnings;
     ensure!(!expected.is_empty(), "backend none must warn");
     wait_for_text(client, "#conn-facts [data-fact='isolation']", |t| {
         t.starts_with("none · network allowed · UNIX sockets allowed")

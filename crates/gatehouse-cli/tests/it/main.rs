@@ -19,6 +19,7 @@ mod database_errors;
 mod desk_connections;
 mod fetch_guard;
 mod import_tamper;
+mod key_restrictions;
 mod keys;
 mod mcp_actors;
 mod mcp_http_fetch;
