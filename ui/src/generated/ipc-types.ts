@@ -535,7 +535,7 @@ export type ExitInfo = {
  */
 code: number | null, 
 /**
- * The signal that ended it, when one did.
+ * The signal that ended it, when one did (Unix only).
  */
 signal: number | null, };
 
