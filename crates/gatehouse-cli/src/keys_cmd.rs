@@ -1,8 +1,11 @@
-//! `gatehouse keys mint|list|revoke|roll`.
+//! `gatehouse keys mint|list|revoke|roll|restrict`.
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
+use gatehouse_core::access::key_usage;
 use gatehouse_core::access::keys::{self, Minted, rfc3339};
 use gatehouse_core::access::permissions::{format_roles, parse_roles};
+use gatehouse_core::access::restrictions::Restrictions;
+use gatehouse_core::mcp::server::reach::{self, RestrictionChange};
 use gatehouse_core::time::now_ms;
 use gatehouse_core::{Error, Result, error::codes};
 
@@ -27,11 +30,27 @@ pub enum KeysCommand {
         /// An RFC 3339 time.
         #[arg(long, value_name = "TIME")]
         expires_at: Option<String>,
+        #[command(flatten)]
+        restrict: RestrictFlags,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Change what a key may do beyond its roles (it only ever narrows them).
+    Restrict {
+        id: String,
+        #[command(flatten)]
+        restrict: RestrictFlags,
+        /// Lift restrictions: tools, read-only, content, rate or all (comma-separated).
+        #[arg(long, value_name = "WHAT")]
+        clear: Vec<String>,
         #[arg(long)]
         json: bool,
     },
     /// List keys (never their secrets).
     List {
+        /// Add each key's calls by tool over the last day and week, refusals and last call.
+        #[arg(long)]
+        usage: bool,
         #[arg(long)]
         json: bool,
     },
@@ -47,6 +66,47 @@ pub enum KeysCommand {
     },
 }
 
+/// A key's restrictions as flags; each one given replaces that restriction.
+#[derive(Args)]
+pub struct RestrictFlags {
+    /// Only these tools, comma-separated (e.g. content_read,content_search).
+    #[arg(long, value_name = "TOOLS")]
+    tools: Option<String>,
+    /// Only tools whose effect class is read.
+    #[arg(long)]
+    read_only: bool,
+    /// Only entries whose slug matches one of these patterns (`*`: any run), comma-separated.
+    #[arg(long, value_name = "PATTERNS")]
+    content: Option<String>,
+    /// Only drafts, only published entries, or any.
+    #[arg(long, value_name = "draft|published|any")]
+    content_status: Option<String>,
+    /// At most this many calls per period, e.g. 60/min, 5/s, 1000/h.
+    #[arg(long, value_name = "N/PERIOD")]
+    rate: Option<String>,
+}
+
+impl RestrictFlags {
+    fn change(self, clear: Vec<String>) -> RestrictionChange {
+        RestrictionChange {
+            tools: self.tools,
+            read_only: self.read_only,
+            content: self.content,
+            content_status: self.content_status,
+            rate: self.rate,
+            clear,
+        }
+    }
+}
+
+/// A key as `keys list --json` and `keys restrict --json` print it: the
+/// stored fields and its reach in words.
+fn key_json(k: &keys::KeyInfo) -> serde_json::Value {
+    let mut v = serde_json::to_value(k).expect("keys serialise");
+    v["reach"] = serde_json::to_value(reach::describe_key(k)).expect("reach serialises");
+    v
+}
+
 fn minted_json(m: &Minted) -> String {
     to_json(&serde_json::json!({
         "key": m.key.expose(),
@@ -54,12 +114,14 @@ fn minted_json(m: &Minted) -> String {
         "label": m.info.label,
         "roles": m.info.roles,
         "expires_at": m.info.expires_at.map(rfc3339),
+        "restrictions": m.info.restrictions,
+        "reach": reach::describe_key(&m.info),
     }))
 }
 
 fn minted_text(m: &Minted) -> String {
     format!(
-        "{}\n\nkey id {} ({}) roles {}{}\nThis is the only time the key is shown: store it now.",
+        "{}\n\nkey id {} ({}) roles {}{}\n{}\nThis is the only time the key is shown: store it now.",
         m.key.expose(),
         m.info.id,
         m.info.label,
@@ -68,6 +130,7 @@ fn minted_text(m: &Minted) -> String {
             .expires_at
             .map(|e| format!(", expires {}", rfc3339(e)))
             .unwrap_or_default(),
+        reach_text(&m.info),
     )
 }
 
@@ -80,9 +143,11 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
             roles,
             expires_in,
             expires_at,
+            restrict,
             json,
         } => {
             let roles = parse_roles(&roles)?;
+            let restrictions = restrict.change(Vec::new()).apply(Restrictions::default())?;
             let expiry = match (expires_in, expires_at) {
                 (Some(d), _) => Some(keys::after(
                     now_ms(),
@@ -91,17 +156,72 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                 (None, Some(t)) => Some(keys::parse_expiry(&t, now_ms())?),
                 (None, None) => None,
             };
-            let minted = keys::mint(store, CLI_ACTOR, &label, &roles, expiry).await?;
+            let minted =
+                keys::mint_restricted(store, CLI_ACTOR, &label, &roles, expiry, &restrictions)
+                    .await?;
             if json {
                 minted_json(&minted)
             } else {
                 minted_text(&minted)
             }
         }
-        KeysCommand::List { json } => {
+        KeysCommand::List { usage, json } => {
             let list = keys::list(store).await?;
+            let used = if usage {
+                Some(key_usage::by_key(store, now_ms()).await?)
+            } else {
+                None
+            };
+            let usage_of = |k: &keys::KeyInfo| {
+                used.as_ref()
+                    .map(|u| u.get(&k.id).cloned().unwrap_or_default())
+            };
             if json {
-                to_json(&list)
+                to_json(
+                    &list
+                        .iter()
+                        .map(|k| {
+                            let mut v = key_json(k);
+                            if let Some(u) = usage_of(k) {
+                                v["usage"] = serde_json::to_value(u).expect("usage serialises");
+                            }
+                            v
+                        })
+                        .collect::<Vec<_>>(),
+                )
+            } else if let Some(used) = &used {
+                let dash = || "-".to_string();
+                table(
+                    &[
+                        "id",
+                        "label",
+                        "status",
+                        "last call",
+                        "24h",
+                        "7d",
+                        "refused 7d",
+                        "by tool (7d)",
+                    ],
+                    list.iter()
+                        .map(|k| {
+                            let u = used.get(&k.id).cloned().unwrap_or_default();
+                            vec![
+                                k.id.clone(),
+                                k.label.clone(),
+                                k.status.to_string(),
+                                u.last_call_at.map(rfc3339).unwrap_or_else(dash),
+                                u.calls_day.to_string(),
+                                u.calls_week.to_string(),
+                                u.refused_week.to_string(),
+                                u.by_tool
+                                    .iter()
+                                    .map(|t| format!("{} {}", t.tool, t.week))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                            ]
+                        })
+                        .collect(),
+                )
             } else {
                 let dash = || "-".to_string();
                 table(
@@ -113,6 +233,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                         "created",
                         "expires",
                         "last used",
+                        "restrictions",
                     ],
                     list.iter()
                         .map(|k| {
@@ -124,10 +245,24 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                                 rfc3339(k.created_at),
                                 k.expires_at.map(rfc3339).unwrap_or_else(dash),
                                 k.last_used_at.map(rfc3339).unwrap_or_else(dash),
+                                restrictions_cell(&k.restrictions),
                             ]
                         })
                         .collect(),
                 )
+            }
+        }
+        KeysCommand::Restrict {
+            id,
+            restrict,
+            clear,
+            json,
+        } => {
+            let k = reach::restrict(store, CLI_ACTOR, &id, &restrict.change(clear)).await?;
+            if json {
+                to_json(&key_json(&k))
+            } else {
+                format!("key {} ({})\n{}", k.id, k.label, reach_text(&k))
             }
         }
         KeysCommand::Revoke { id } => {
@@ -150,6 +285,38 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
     };
     site.close().await;
     Ok(out)
+}
+
+/// The reach in words, one fact a line.
+fn reach_text(k: &keys::KeyInfo) -> String {
+    reach::describe_key(k)
+        .words
+        .iter()
+        .map(|w| format!("  {w}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The restrictions in one table cell.
+fn restrictions_cell(r: &Restrictions) -> String {
+    let mut parts = Vec::new();
+    if let Some(tools) = &r.tools {
+        parts.push(format!("tools {}", tools.join(",")));
+    }
+    if r.read_only {
+        parts.push("read-only".into());
+    }
+    if let Some(c) = &r.content {
+        parts.push(format!("content {}", c.describe()));
+    }
+    if let Some(rate) = r.rate {
+        parts.push(format!("rate {rate}"));
+    }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join("; ")
+    }
 }
 
 fn bad_expiry(d: &str, e: Error) -> Error {

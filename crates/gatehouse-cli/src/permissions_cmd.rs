@@ -12,7 +12,7 @@ pub struct PermissionsArgs {
 }
 
 pub fn run(args: PermissionsArgs) -> Result<String> {
-    let md = permissions::markdown();
+    let md = permissions::markdown() + &gatehouse_core::mcp::server::reach::markdown();
     Ok(if args.markdown {
         md
     } else {

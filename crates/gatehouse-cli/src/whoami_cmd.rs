@@ -4,6 +4,7 @@ use clap::Args;
 use gatehouse_core::Result;
 use gatehouse_core::access::actor;
 use gatehouse_core::access::permissions::format_roles;
+use gatehouse_core::mcp::server::reach;
 
 use crate::Ctx;
 use crate::actor_flags::ActorArgs;
@@ -21,9 +22,21 @@ pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
     let resolved = actor::resolve(&site.store, site.is_scratch(), &args.actor.flags()).await;
     site.close().await;
     let a = resolved?;
+    let reach = reach::describe(&a);
     Ok(if args.json {
-        serde_json::to_string(&a).expect("actor serialises")
+        let mut v = serde_json::to_value(&a).expect("actor serialises");
+        // A restricted key carries its reach; everything else keeps the flat shape.
+        if reach.restricted {
+            v["reach"] = serde_json::to_value(&reach).expect("reach serialises");
+        }
+        v.to_string()
     } else {
-        format!("{} (roles {})", a.label(), format_roles(a.roles()))
+        let words: Vec<String> = reach.words.iter().map(|w| format!("  {w}")).collect();
+        format!(
+            "{} (roles {})\n{}",
+            a.label(),
+            format_roles(a.roles()),
+            words.join("\n")
+        )
     })
 }

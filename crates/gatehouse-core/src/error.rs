@@ -313,6 +313,17 @@ pub enum Code {
     ListenUnsafe,
     /// `gatehouse serve`: the TLS certificate or key cannot be read or used.
     TlsInvalid,
+    // Key restrictions: each refusal names the restriction that refused.
+    /// A restriction given to `keys mint` or `keys restrict` cannot be read.
+    KeyRestrictionInvalid,
+    /// The tool is not on the key's tool allowlist.
+    KeyToolNotAllowed,
+    /// The key is read-only and the tool's effect class is not read.
+    KeyReadOnly,
+    /// The entry (or media) is outside the key's content scope.
+    KeyScopeContent,
+    /// The key made more calls than its rate allows; retry after the hint's delay.
+    KeyRateLimited,
 }
 
 impl Code {

@@ -8,7 +8,7 @@
  * (`SCREAMING_SNAKE_CASE` of the variant name), and the page's TypeScript union
  * of codes is generated from this enum.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "IMPORT_TAMPERED" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "DISPLAY_NAME_INVALID" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "HOST_KILLED" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "SANDBOX_PROFILE_INVALID" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "KEY_EXPIRING" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CONFIG_PROJECT_REQUIRED" | "COMMAND_NOT_EXECUTABLE" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "KEY_VERIFY_FAILED" | "PERMISSION_DENIED" | "AUDIT_CHAIN_BROKEN" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "INPUT_INVALID" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "TOOL_ARGUMENTS_INVALID" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "IMPORT_TAMPERED" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "DISPLAY_NAME_INVALID" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "HOST_KILLED" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "SANDBOX_PROFILE_INVALID" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "KEY_EXPIRING" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CONFIG_PROJECT_REQUIRED" | "COMMAND_NOT_EXECUTABLE" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -131,6 +131,11 @@ export const CODES: readonly Code[] = [
   "ORIGIN_NOT_ALLOWED",
   "LISTEN_UNSAFE",
   "TLS_INVALID",
+  "KEY_RESTRICTION_INVALID",
+  "KEY_TOOL_NOT_ALLOWED",
+  "KEY_READ_ONLY",
+  "KEY_SCOPE_CONTENT",
+  "KEY_RATE_LIMITED",
 ];
 
 /**
@@ -185,6 +190,38 @@ export type Role = "public" | "viewer" | "author" | "editor" | "admin";
 export type KeyStatus = "active" | "revoked" | "expired";
 
 /**
+ * Drafts, published entries, or both.
+ */
+export type StatusScope = "any" | "draft" | "published";
+
+/**
+ * Which entries a key may see and touch: slugs matching one of `slugs`
+ * (every slug when empty) with a status in `status`.
+ */
+export type ContentScope = { slugs: Array<SlugPattern>, status: StatusScope, };
+
+/**
+ * A key's restrictions; the default restricts nothing.
+ */
+export type Restrictions = { 
+/**
+ * The only tools the key may call (still subject to its roles).
+ */
+tools?: Array<string>, 
+/**
+ * Only tools whose effect class is read.
+ */
+read_only?: boolean, 
+/**
+ * The entries the key may see and touch.
+ */
+content?: ContentScope, 
+/**
+ * At most this many tool calls per period.
+ */
+rate?: Rate, };
+
+/**
  * A key as shown in lists: everything but the secret. Times are Unix
  * milliseconds here and RFC 3339 text when serialized.
  */
@@ -192,7 +229,11 @@ export type KeyInfo = { id: string, label: string, roles: Array<Role>, created_a
 /**
  * At the time of listing.
  */
-status: KeyStatus, };
+status: KeyStatus, 
+/**
+ * What the key may do beyond its roles, narrowed (empty: nothing more).
+ */
+restrictions: Restrictions, };
 
 /**
  * A freshly minted key, shown once. No `Debug`: it holds the raw key.
@@ -215,7 +256,11 @@ uses: number, warning: ExpiryWarning | null, id: string, label: string, roles: A
 /**
  * At the time of listing.
  */
-status: KeyStatus, };
+status: KeyStatus, 
+/**
+ * What the key may do beyond its roles, narrowed (empty: nothing more).
+ */
+restrictions: Restrictions, };
 
 /**
  * A user; times are Unix milliseconds, RFC 3339 text when serialized.
@@ -490,7 +535,7 @@ export type ExitInfo = {
  */
 code: number | null, 
 /**
- * The signal that ended it, when one did.
+ * The signal that ended it, when one did (Unix only).
  */
 signal: number | null, };
 
@@ -788,7 +833,12 @@ export type ActorManifest = { actor: string, server_name: string | null, server_
 /**
  * The sandbox profile's grant, for the page to show: the site folder.
  */
-granted_paths: Array<string>, isolation_warnings: Array<string>, };
+granted_paths: Array<string>, isolation_warnings: Array<string>, 
+/**
+ * The actor's effective reach in words, as core decides it (roles,
+ * then a key's restrictions): what the page shows above the tools.
+ */
+reach: Array<string>, };
 
 /**
  * Which side of a comparison has a tool.

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::{Action, Role, parse_roles};
+use crate::access::restrictions::{ContentScope, Restrictions};
 use crate::access::users;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
@@ -102,8 +103,13 @@ pub enum Actor {
     User { email: String, roles: Vec<Role> },
     /// Roles given on the command line (`--role`, scratch sites only).
     Synthetic { roles: Vec<Role> },
-    /// An API key, by its public id, with the key's roles.
-    ApiKey { key_id: String, roles: Vec<Role> },
+    /// An API key, by its public id, with the key's roles and the
+    /// restrictions that narrow them.
+    ApiKey {
+        key_id: String,
+        roles: Vec<Role>,
+        restrictions: Restrictions,
+    },
 }
 
 /// The kind of an [`Actor`], as `whoami --json` and the audit log name it.
@@ -126,6 +132,8 @@ struct ActorJson<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     key_id: Option<&'a str>,
     roles: &'a [Role],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    restrictions: Option<&'a Restrictions>,
 }
 
 impl Serialize for Actor {
@@ -143,6 +151,7 @@ impl Serialize for Actor {
             email,
             key_id,
             roles: self.roles(),
+            restrictions: self.restrictions(),
         }
         .serialize(serializer)
     }
@@ -190,6 +199,32 @@ impl Actor {
         }
     }
 
+    /// A key's restrictions, when it has any.
+    pub fn restrictions(&self) -> Option<&Restrictions> {
+        match self {
+            Actor::ApiKey { restrictions, .. } if !restrictions.is_empty() => Some(restrictions),
+            _ => None,
+        }
+    }
+
+    /// The content scope the actor is held to, if any.
+    pub fn content_scope(&self) -> Option<&ContentScope> {
+        self.restrictions().and_then(|r| r.content.as_ref())
+    }
+
+    /// Refuses when the actor has a content scope: for data that is not tied
+    /// to entries (media), which a scope therefore cannot narrow.
+    pub fn check_unscoped(&self, what: &str) -> Result<()> {
+        match self.content_scope() {
+            None => Ok(()),
+            Some(scope) => Err(Error::new(
+                crate::error::Code::KeyScopeContent,
+                format!("this key's content scope ({}) does not reach {what}", scope.describe()),
+            )
+            .hint(format!("{what} belong to no entry, so a key with a content scope cannot use them; use a key without one"))),
+        }
+    }
+
     pub fn may(&self, action: Action) -> bool {
         crate::access::permissions::allowed(self.roles(), action)
     }
@@ -229,6 +264,7 @@ pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result
             Ok(Actor::ApiKey {
                 key_id: verified.id,
                 roles: verified.roles,
+                restrictions: verified.restrictions,
             })
         }
         // The same checks a key's every call gets (revoked, expired).
@@ -237,6 +273,7 @@ pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result
             Ok(Actor::ApiKey {
                 key_id: key.id,
                 roles: key.roles,
+                restrictions: key.restrictions,
             })
         }
         None => Ok(Actor::public()),
@@ -275,6 +312,7 @@ pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
             Ok(Actor::ApiKey {
                 key_id: key.id,
                 roles: key.roles,
+                restrictions: key.restrictions,
             })
         }
     }
@@ -348,6 +386,7 @@ impl Refresher {
                 let actor = Actor::ApiKey {
                     key_id: key.id,
                     roles: key.roles,
+                    restrictions: key.restrictions,
                 };
                 (actor, key.expires_at)
             }
@@ -395,6 +434,7 @@ mod tests {
                 Actor::ApiKey {
                     key_id: "abc".into(),
                     roles: vec![Role::Admin],
+                    restrictions: Restrictions::default(),
                 },
                 serde_json::json!({"kind": "api_key", "key_id": "abc", "roles": ["admin"]}),
             ),

@@ -161,6 +161,7 @@ mod tests {
             revoked_at,
             replaced_by: None,
             status,
+            restrictions: Default::default(),
         }
     }
 

@@ -5,6 +5,8 @@
 //! [`permissions`] is the role → action table and the check every action goes
 //! through; [`audit`] is the hash-chained log (its signed checkpoints are the
 //! site's, [`crate::site::checkpoint`]: they are kept per site folder).
+//! [`restrictions`] narrow a key beyond its roles and [`rate`] holds each
+//! key to its call rate; [`key_usage`] counts what each key did lately.
 //! For the admin screens: [`audit_view`] reads the log in filtered pages and
 //! exports it; [`key_overview`] lists keys with their uses and expiry warnings.
 
@@ -12,6 +14,9 @@ pub mod actor;
 pub mod audit;
 pub mod audit_view;
 pub mod key_overview;
+pub mod key_usage;
 pub mod keys;
 pub mod permissions;
+pub mod rate;
+pub mod restrictions;
 pub mod users;

@@ -5,13 +5,22 @@
 //! The edit model (see `access::permissions`): authors edit their own entries,
 //! editors and admins all of them; an edit of a published entry is kept as its
 //! pending revision (the published text stays live) until it is published.
+//!
+//! A key's content scope ([`crate::access::restrictions::ContentScope`]) is
+//! applied here, for every caller: a slug outside its patterns is refused
+//! on the name alone, before anything is looked up; an entry reached that is
+//! outside the scope (through a redirect, or by its status) reads as absent;
+//! lists and searches filter in their SQL, so limits, offsets and ranking
+//! never count an entry outside it; a published-only scope hides pending
+//! revisions (they are unpublished text).
 
 use crate::access::actor::Actor;
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
+use crate::access::restrictions::{ContentScope, StatusScope};
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
-use crate::store::content::{self as sql, Entry, NewEntry};
+use crate::store::content::{self as sql, Entry, NewEntry, Status, Visible};
 use crate::store::content_pending::{self as pending_sql, Pending};
 use crate::time::now_ms;
 
@@ -47,10 +56,57 @@ fn not_found(slug: &str) -> Error {
     .hint("content_list shows the slugs you can see")
 }
 
+/// Refuses a slug outside the actor's scope patterns: decided on the name
+/// alone, so the refusal says nothing about what exists.
+fn check_named(actor: &Actor, slug: &str) -> Result<()> {
+    match actor.content_scope() {
+        Some(scope) if !scope.names(slug) => Err(scope.refuse_slug(slug)),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the actor's scope (if any) admits an entry as stored.
+fn in_scope(actor: &Actor, entry: &Entry) -> bool {
+    actor
+        .content_scope()
+        .is_none_or(|s| s.admits(&entry.slug, &entry.status))
+}
+
+/// Whether the actor may see pending revisions: draft readers, unless their
+/// scope is published entries only.
+fn sees_pending(actor: &Actor) -> bool {
+    actor.may(Action::ContentReadDraft)
+        && actor
+            .content_scope()
+            .is_none_or(|s| s.status != StatusScope::Published)
+}
+
+/// What lists and searches may return to `actor`; `None`: nothing at all.
+fn visible<'a>(actor: &Actor, likes: &'a [String]) -> Option<Visible<'a>> {
+    let drafts = actor.may(Action::ContentReadDraft);
+    let scope = actor.content_scope().map_or(StatusScope::Any, |s| s.status);
+    let status = match (drafts, scope) {
+        (false, StatusScope::Draft) => return None,
+        (false, _) | (true, StatusScope::Published) => Some(Status::Published),
+        (true, StatusScope::Draft) => Some(Status::Draft),
+        (true, StatusScope::Any) => None,
+    };
+    Some(Visible {
+        status,
+        slug_like: likes,
+    })
+}
+
+fn likes(scope: Option<&ContentScope>) -> Vec<String> {
+    scope.map_or_else(Vec::new, |s| s.slugs.iter().map(|p| p.to_like()).collect())
+}
+
 /// Reads an entry (following redirects) and, for those who may read drafts,
-/// its pending revision. Drafts are invisible without the right.
+/// its pending revision. Drafts are invisible without the right; an entry
+/// outside the actor's scope is invisible, whichever slug reached it.
 pub async fn read(store: &Store, actor: &Actor, slug: &str) -> Result<(Entry, Option<Pending>)> {
     actor.check(Action::ContentReadPublished)?;
+    check_named(actor, slug)?;
     let (entry, pending) = sql::by_slug(store, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
@@ -58,18 +114,19 @@ pub async fn read(store: &Store, actor: &Actor, slug: &str) -> Result<(Entry, Op
     if entry.status != "published" && !drafts {
         return Err(not_found(slug));
     }
-    Ok((entry, pending.filter(|_| drafts)))
+    if !in_scope(actor, &entry) {
+        return Err(not_found(slug));
+    }
+    Ok((entry, pending.filter(|_| sees_pending(actor))))
 }
 
 pub async fn list(store: &Store, actor: &Actor, limit: i64, offset: i64) -> Result<Vec<Entry>> {
     actor.check(Action::ContentReadPublished)?;
-    sql::list(
-        store,
-        !actor.may(Action::ContentReadDraft),
-        limit.clamp(1, 500),
-        offset.max(0),
-    )
-    .await
+    let likes = likes(actor.content_scope());
+    let Some(visible) = visible(actor, &likes) else {
+        return Ok(Vec::new());
+    };
+    sql::list(store, visible, limit.clamp(1, 500), offset.max(0)).await
 }
 
 /// Refuses text no database column or index can hold: a NUL character
@@ -88,13 +145,11 @@ pub fn check_no_nul(field: &str, text: &str) -> Result<()> {
 pub async fn search(store: &Store, actor: &Actor, text: &str, limit: i64) -> Result<Vec<Entry>> {
     actor.check(Action::ContentReadPublished)?;
     check_no_nul("search query", text)?;
-    sql::search(
-        store,
-        text,
-        !actor.may(Action::ContentReadDraft),
-        limit.clamp(1, 100),
-    )
-    .await
+    let likes = likes(actor.content_scope());
+    let Some(visible) = visible(actor, &likes) else {
+        return Ok(Vec::new());
+    };
+    sql::search(store, text, visible, limit.clamp(1, 100)).await
 }
 
 /// What a draft write asks for.
@@ -110,10 +165,34 @@ pub struct DraftWrite<'a> {
 /// An entry's pending revision, for actors who may read drafts (after a
 /// write; [`read`] returns it with the entry).
 pub async fn pending(store: &Store, actor: &Actor, entry: &Entry) -> Result<Option<Pending>> {
-    if !actor.may(Action::ContentReadDraft) {
+    if !sees_pending(actor) {
         return Ok(None);
     }
     pending_sql::get(store, entry.id).await
+}
+
+/// Refuses a write to an existing entry outside the actor's scope. Its slug
+/// was already checked by name, so only its status can be out: a published
+/// entry (public anyway) is refused as such; a draft the actor cannot see
+/// reads as absent, and creating or editing one gets the same refusal
+/// whether it exists or not ([`drafts_refused`]).
+fn check_scoped_write(actor: &Actor, entry: &Entry, creating: bool) -> Result<()> {
+    match actor.content_scope() {
+        Some(scope) if !scope.admits(&entry.slug, &entry.status) => {
+            Err(if entry.status == "published" {
+                scope.refuse_status(&entry.slug, "published entries are")
+            } else if creating {
+                drafts_refused(scope, &entry.slug)
+            } else {
+                not_found(&entry.slug)
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn drafts_refused(scope: &ContentScope, slug: &str) -> Error {
+    scope.refuse_status(slug, "drafts (new entries start as drafts) are")
 }
 
 /// Refuses an edit of someone else's entry without `content_edit_others`.
@@ -139,6 +218,10 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     if let Some(new) = w.new_slug {
         check_slug(new)?;
     }
+    check_named(actor, w.slug)?;
+    if let Some(new) = w.new_slug {
+        check_named(actor, new)?;
+    }
     check_no_nul("title", w.title)?;
     check_no_nul("body", w.body)?;
     if w.title.trim().is_empty() {
@@ -154,6 +237,7 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     let mut revised = false;
     let (id, created) = match sql::by_slug_in(&mut tx, w.slug).await? {
         Some(existing) => {
+            check_scoped_write(actor, &existing, true)?;
             check_owner(actor, &existing)?;
             if existing.status == "published" {
                 if w.new_slug.is_some_and(|n| n != w.slug) {
@@ -169,6 +253,11 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
             (existing.id, false)
         }
         None => {
+            if let Some(scope) = actor.content_scope()
+                && !scope.status.admits("draft")
+            {
+                return Err(drafts_refused(scope, w.slug));
+            }
             let id = sql::insert(
                 &mut tx,
                 &NewEntry {
@@ -219,9 +308,16 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
 pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> {
     actor.check(Action::ContentPublish)?;
     let mut tx = store.begin_write().await?;
+    check_named(actor, slug)?;
     let entry = sql::by_slug_in(&mut tx, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
+    check_scoped_write(actor, &entry, false)?;
+    if let Some(scope) = actor.content_scope()
+        && !scope.status.admits("published")
+    {
+        return Err(scope.refuse_status(slug, "published entries are"));
+    }
     let now = now_ms();
     // A pending revision is what gets published.
     let revision = pending_sql::get_in(&mut tx, entry.id).await?;
@@ -251,10 +347,12 @@ pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> 
 
 pub async fn delete(store: &Store, actor: &Actor, slug: &str) -> Result<()> {
     actor.check(Action::ContentDelete)?;
+    check_named(actor, slug)?;
     let mut tx = store.begin_write().await?;
     let entry = sql::by_slug_in(&mut tx, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
+    check_scoped_write(actor, &entry, false)?;
     pending_sql::delete(&mut tx, entry.id).await?;
     sql::delete(&mut tx, entry.id).await?;
     audit::append(

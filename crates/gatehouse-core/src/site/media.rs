@@ -256,11 +256,13 @@ pub fn encode_base64(bytes: &[u8]) -> String {
 
 pub async fn list(store: &Store, actor: &Actor) -> Result<Vec<MediaInfo>> {
     actor.check(Action::MediaRead)?;
+    actor.check_unscoped("media")?;
     sql::list(store).await
 }
 
 pub async fn read(store: &Store, actor: &Actor, filename: &str) -> Result<(MediaInfo, Vec<u8>)> {
     actor.check(Action::MediaRead)?;
+    actor.check_unscoped("media")?;
     sql::read(store, filename).await?.ok_or_else(|| {
         Error::new(
             codes::MEDIA_NOT_FOUND,
@@ -281,6 +283,7 @@ pub struct Upload<'a> {
 /// Stores a new media item; its row and audit entry commit together.
 pub async fn write(store: &Store, actor: &Actor, upload: &Upload<'_>) -> Result<MediaInfo> {
     actor.check(Action::MediaWrite)?;
+    actor.check_unscoped("media")?;
     check_filename(upload.filename)?;
     if upload.bytes.len() > MAX_BYTES {
         return Err(too_large(upload.bytes.len()));

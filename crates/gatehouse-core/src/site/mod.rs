@@ -48,6 +48,9 @@ pub struct SiteFile {
     /// Ceilings of every connection that sets none of its own.
     #[serde(default, skip_serializing_if = "SiteLimits::is_unset")]
     pub limits: SiteLimits,
+    /// Defaults for `gatehouse serve` (flags override them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<ServeDefaults>,
 }
 
 /// Memory ceiling of a connection that sets none (`--max-rss`): 1 GiB.
@@ -98,6 +101,17 @@ impl SiteLimits {
         Ok(())
     }
 }
+
+/// `[serve]` in `gatehouse.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServeDefaults {
+    /// Requests per second per key (per client address for keyless requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_key: Option<f64>,
+}
+
+impl Eq for ServeDefaults {}
 
 /// What the caller asked for on the command line (or the UI).
 #[derive(Debug, Clone, Default)]
@@ -256,6 +270,7 @@ pub async fn init(
         // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
         database_url: database_url_flag.map(|u| without_password(u).0),
         limits: SiteLimits::default(),
+        serve: None,
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {

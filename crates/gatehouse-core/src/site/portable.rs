@@ -162,6 +162,10 @@ pub struct KeyRecord {
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
+    /// The key's restrictions as stored (absent: none); checked against the
+    /// audit log on import like its roles, so stripping them is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restrictions: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -255,6 +259,7 @@ async fn export_unsigned(site: &Site) -> Result<Dump> {
                 last_used_at: k.last_used_at,
                 revoked_at: k.revoked_at,
                 replaced_by: k.replaced_by,
+                restrictions: k.restrictions,
             })
             .collect(),
         content: t.content,
@@ -482,6 +487,7 @@ fn tables(d: Dump) -> Result<Tables> {
                 last_used_at: k.last_used_at,
                 revoked_at: k.revoked_at,
                 replaced_by: k.replaced_by,
+                restrictions: k.restrictions,
             })
             .collect(),
         content: d.content,

@@ -4,7 +4,7 @@
 //! The chain of an export can be intact while its tables were edited (a key's
 //! roles raised, a revocation cleared): the chain has no secret and the
 //! tables are not in it. Replaying the security actions (`key.mint`,
-//! `key.roll`, `key.revoke`, `site.seed`, `user.create`, `user.set_roles`,
+//! `key.roll`, `key.revoke`, `key.restrict`, `site.seed`, `user.create`, `user.set_roles`,
 //! `user.delete`, `user.disable`, `user.enable`) gives the state each key and
 //! user must have; [`check`]
 //! names the first that differs.
@@ -23,6 +23,8 @@ struct KeyState {
     expires_at: Option<i64>,
     revoked: bool,
     replaced_by: Option<String>,
+    /// As the log last set them (`null`: none).
+    restrictions: Value,
 }
 
 /// Keys by id and users (by normalised email) as the log says they are.
@@ -55,8 +57,14 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                         expires_at: d["expires_at"].as_i64(),
                         revoked: false,
                         replaced_by: None,
+                        restrictions: d["restrictions"].clone(),
                     },
                 );
+            }
+            "key.restrict" => {
+                if let Some(k) = s.keys.get_mut(&e.subject) {
+                    k.restrictions = d.get("restrictions").cloned().ok_or_else(bad)?;
+                }
             }
             "key.revoke" => {
                 if let Some(k) = s.keys.get_mut(&e.subject) {
@@ -74,6 +82,7 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                         expires_at: None,
                         revoked: false,
                         replaced_by: None,
+                        restrictions: old.restrictions.clone(),
                     };
                     s.keys.insert(new_id, new);
                 }
@@ -148,6 +157,17 @@ pub fn check(d: &Dump) -> Result<()> {
                 "expiry",
                 format!("{:?}", w.expires_at),
                 format!("{:?}", k.expires_at),
+            ));
+        }
+        let stored: Value = match &k.restrictions {
+            None => Value::Null,
+            Some(text) => serde_json::from_str(text).unwrap_or(Value::Bool(false)),
+        };
+        if w.restrictions != stored {
+            return Err(mismatch(
+                "restrictions",
+                w.restrictions.to_string(),
+                stored.to_string(),
             ));
         }
         if w.replaced_by != k.replaced_by {

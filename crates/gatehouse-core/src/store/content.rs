@@ -110,28 +110,63 @@ pub async fn by_slug_in(tx: &mut Tx, slug: &str) -> Result<Option<Entry>> {
     .map_err(|e| Error::storage("reading content", e))
 }
 
-/// Entries, newest first; `published_only` hides drafts.
+/// Which entries a list or search may return. Applied in the SQL, so the
+/// limit, the offset and the ranking see only these entries.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Visible<'a> {
+    /// Only entries with this status (`draft` or `published`); `None`: both.
+    pub status: Option<Status>,
+    /// Only slugs `LIKE` one of these (`%` the only wildcard); empty: any slug.
+    pub slug_like: &'a [String],
+}
+
+/// An entry's status, as stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Draft,
+    Published,
+}
+
+impl Visible<'_> {
+    /// The `AND ...` clauses, with slug placeholders numbered from `first`.
+    fn clauses(&self, first: usize) -> String {
+        let mut sql = String::new();
+        match self.status {
+            Some(Status::Published) => sql.push_str(" AND c.status = 'published'"),
+            Some(Status::Draft) => sql.push_str(" AND c.status = 'draft'"),
+            None => {}
+        }
+        if !self.slug_like.is_empty() {
+            let any = (0..self.slug_like.len())
+                .map(|i| format!("c.slug LIKE ${}", first + i))
+                .collect::<Vec<_>>()
+                .join(" OR ");
+            sql.push_str(&format!(" AND ({any})"));
+        }
+        sql
+    }
+}
+
+/// Entries, newest first, of those `visible`.
 pub async fn list(
     store: &Store,
-    published_only: bool,
+    visible: Visible<'_>,
     limit: i64,
     offset: i64,
 ) -> Result<Vec<Entry>> {
-    let filter = if published_only {
-        "WHERE c.status = 'published'"
-    } else {
-        ""
-    };
+    let filter = visible.clauses(3);
     let sql = &format!(
-        "SELECT {COLUMNS} FROM content c {filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"
+        "SELECT {COLUMNS} FROM content c WHERE 1 = 1{filter} ORDER BY c.updated_at DESC, c.id DESC LIMIT $1 OFFSET $2"
     );
     store
         .read("listing content", |pool| async move {
-            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+            let mut q = sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(limit)
-                .bind(offset)
-                .fetch_all(&pool)
-                .await
+                .bind(offset);
+            for like in visible.slug_like {
+                q = q.bind(like);
+            }
+            q.fetch_all(&pool).await
         })
         .await
 }
@@ -144,18 +179,15 @@ fn fts5_query(text: &str) -> String {
         .join(" ")
 }
 
-/// Full-text search over title and body (all words must match), best first.
+/// Full-text search over title and body (all words must match), best first,
+/// among the entries `visible`.
 pub async fn search(
     store: &Store,
     text: &str,
-    published_only: bool,
+    visible: Visible<'_>,
     limit: i64,
 ) -> Result<Vec<Entry>> {
-    let filter = if published_only {
-        "AND c.status = 'published'"
-    } else {
-        ""
-    };
+    let filter = visible.clauses(3);
     let (sql, arg) = match store.backend() {
         DatabaseKind::Sqlite => {
             let q = fts5_query(text);
@@ -165,14 +197,14 @@ pub async fn search(
             (
                 format!(
                     "SELECT {COLUMNS} FROM content_fts f JOIN content c ON c.id = f.rowid
-                     WHERE content_fts MATCH $1 {filter} ORDER BY f.rank, c.id LIMIT $2"
+                     WHERE content_fts MATCH $1{filter} ORDER BY f.rank, c.id LIMIT $2"
                 ),
                 q,
             )
         }
         DatabaseKind::Postgres => (
             format!(
-                "SELECT {COLUMNS} FROM content c WHERE c.search @@ plainto_tsquery('simple', $1) {filter}
+                "SELECT {COLUMNS} FROM content c WHERE c.search @@ plainto_tsquery('simple', $1){filter}
                  ORDER BY ts_rank(c.search, plainto_tsquery('simple', $1)) DESC, c.id LIMIT $2"
             ),
             text.to_string(),
@@ -181,11 +213,13 @@ pub async fn search(
     let (sql, arg) = (&sql, &arg);
     store
         .read("searching content", |pool| async move {
-            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+            let mut q = sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(arg)
-                .bind(limit)
-                .fetch_all(&pool)
-                .await
+                .bind(limit);
+            for like in visible.slug_like {
+                q = q.bind(like);
+            }
+            q.fetch_all(&pool).await
         })
         .await
 }

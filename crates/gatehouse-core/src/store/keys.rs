@@ -17,14 +17,15 @@ pub struct KeyRow {
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub replaced_by: Option<String>,
+    /// `access::restrictions::Restrictions` as JSON; `None` restricts nothing.
+    pub restrictions: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by";
+const COLUMNS: &str = "id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by, restrictions";
 
 pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
     sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        "INSERT INTO api_keys ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
     )))
     .bind(&key.id)
     .bind(&key.label)
@@ -35,6 +36,7 @@ pub async fn insert(tx: &mut Tx, key: &KeyRow) -> Result<()> {
     .bind(key.last_used_at)
     .bind(key.revoked_at)
     .bind(&key.replaced_by)
+    .bind(&key.restrictions)
     .execute(&mut **tx)
     .await
     .map_err(|e| Error::storage("storing a key", e))?;
@@ -83,6 +85,18 @@ pub async fn revoke(tx: &mut Tx, id: &str, at: i64) -> Result<bool> {
             .execute(&mut **tx)
             .await
             .map_err(|e| Error::storage("revoking a key", e))?;
+    super::access::bump(tx).await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Replaces a key's restrictions; false when the key is unknown.
+pub async fn set_restrictions(tx: &mut Tx, id: &str, restrictions: Option<&str>) -> Result<bool> {
+    let done = sqlx::query("UPDATE api_keys SET restrictions = $1 WHERE id = $2")
+        .bind(restrictions)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("restricting a key", e))?;
     super::access::bump(tx).await?;
     Ok(done.rows_affected() == 1)
 }

@@ -32,6 +32,7 @@ pub mod media;
 pub mod portable;
 pub mod site_config;
 pub mod tool_pins;
+pub mod usage;
 pub mod users;
 
 use std::future::Future;

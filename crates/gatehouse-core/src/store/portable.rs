@@ -127,8 +127,8 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
     .await?;
     let keys = all(
         tx,
-        "SELECT id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by
-         FROM api_keys ORDER BY created_at, id",
+        "SELECT id, label, roles, hash, created_at, expires_at, last_used_at, revoked_at, replaced_by,
+         restrictions FROM api_keys ORDER BY created_at, id",
         "exporting keys",
     )
     .await?;

@@ -175,12 +175,16 @@ async fn teardown_ends_every_descendant_in_the_job() {
         serde_json::from_str(&call(&conn, "spawn", json!({"count": 3})).await).unwrap();
     assert_eq!(children.len(), 3);
     // The server, three children and one grandchild under each.
-    wait_until(|| job_processes(pid).len() == 7).await;
+    // Each listed and running (a process the job lists may still be starting).
+    wait_until(|| {
+        let tree = job_processes(pid);
+        tree.len() == 7 && tree.iter().all(ProcId::is_live)
+    })
+    .await;
     let tree = job_processes(pid);
     for c in &children {
         assert!(tree.iter().any(|p| p.pid == *c as i32), "{c} in the job");
     }
-    assert!(tree.iter().all(ProcId::is_live));
     let record = conn.close().await;
     assert_eq!(record.end_reason.as_deref(), Some("closed"));
     let left: Vec<&ProcId> = tree.iter().filter(|p| p.is_live()).collect();

@@ -39,6 +39,7 @@ use tracing::instrument;
 
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
+use crate::access::restrictions::Restrictions;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
 use crate::store::keys::{self as sql, KeyRow};
@@ -66,6 +67,8 @@ pub struct KeyInfo {
     pub replaced_by: Option<String>,
     /// At the time of listing.
     pub status: KeyStatus,
+    /// What the key may do beyond its roles, narrowed (empty: nothing more).
+    pub restrictions: Restrictions,
 }
 
 /// Whether a key works, at the time it was read.
@@ -97,6 +100,7 @@ impl KeyInfo {
             revoked_at: row.revoked_at,
             replaced_by: row.replaced_by,
             status,
+            restrictions: Restrictions::from_stored(row.restrictions.as_deref())?,
         })
     }
 }
@@ -126,14 +130,34 @@ fn check_label(label: &str) -> Result<String> {
     Ok(label.to_string())
 }
 
-/// Mints a key. The key row and its audit entry commit together.
-#[instrument(skip_all, fields(label))]
+/// Mints a key restricted by its roles alone.
 pub async fn mint(
     store: &Store,
     actor: &str,
     label: &str,
     roles: &[Role],
     expires_at: Option<i64>,
+) -> Result<Minted> {
+    mint_restricted(
+        store,
+        actor,
+        label,
+        roles,
+        expires_at,
+        &Restrictions::default(),
+    )
+    .await
+}
+
+/// Mints a key. The key row and its audit entry commit together.
+#[instrument(skip_all, fields(label))]
+pub async fn mint_restricted(
+    store: &Store,
+    actor: &str,
+    label: &str,
+    roles: &[Role],
+    expires_at: Option<i64>,
+    restrictions: &Restrictions,
 ) -> Result<Minted> {
     let label = check_label(label)?;
     if roles.is_empty() {
@@ -160,6 +184,7 @@ pub async fn mint(
         last_used_at: None,
         revoked_at: None,
         replaced_by: None,
+        restrictions: restrictions.to_stored(),
     };
     let mut tx = store.begin_write().await?;
     sql::insert(&mut tx, &row).await?;
@@ -169,7 +194,7 @@ pub async fn mint(
             actor,
             action: "key.mint",
             subject: &id,
-            detail: serde_json::json!({"label": label, "roles": row.roles, "expires_at": expires_at}),
+            detail: serde_json::json!({"label": label, "roles": row.roles, "expires_at": expires_at, "restrictions": restrictions_json(restrictions)}),
         },
     )
     .await?;
@@ -252,6 +277,8 @@ pub async fn roll(store: &Store, actor: &str, id: &str, grace_ms: i64) -> Result
         last_used_at: None,
         revoked_at: None,
         replaced_by: None,
+        // A roll never sheds a restriction.
+        restrictions: old.restrictions.clone(),
     };
     if !(0..=MAX_DURATION_MS).contains(&grace_ms) {
         return Err(Error::invalid(
@@ -292,4 +319,60 @@ pub async fn roll(store: &Store, actor: &str, id: &str, grace_ms: i64) -> Result
         key,
         info: KeyInfo::from_row(row, now)?,
     })
+}
+
+/// Restrictions as the audit log records them: `null` for none.
+fn restrictions_json(r: &Restrictions) -> serde_json::Value {
+    if r.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::to_value(r).expect("restrictions serialise")
+    }
+}
+
+/// Changes a key's restrictions: `change` gets the current set and returns
+/// the new one (empty lifts them all), read and written in one transaction.
+/// Takes effect on the key's next call in every process; audited with the
+/// old and the new set.
+pub async fn restrict(
+    store: &Store,
+    actor: &str,
+    id: &str,
+    change: impl FnOnce(Restrictions) -> Result<Restrictions>,
+) -> Result<KeyInfo> {
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    let old = sql::get_in(&mut tx, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    if old.revoked_at.is_some() {
+        return Err(Error::new(
+            codes::KEY_ALREADY_REVOKED,
+            format!("key {id} is revoked; its restrictions no longer matter"),
+        )
+        .hint("mint a new key with `gatehouse keys mint`"));
+    }
+    let before = Restrictions::from_stored(old.restrictions.as_deref())?;
+    let restrictions = &change(before.clone())?;
+    sql::set_restrictions(&mut tx, id, restrictions.to_stored().as_deref()).await?;
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor,
+            action: "key.restrict",
+            subject: id,
+            detail: serde_json::json!({
+                "restrictions": restrictions_json(restrictions),
+                "before": restrictions_json(&before),
+            }),
+        },
+    )
+    .await?;
+    let row = sql::get_in(&mut tx, id)
+        .await?
+        .ok_or_else(|| not_found(id))?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing key restrictions", e))?;
+    KeyInfo::from_row(row, now)
 }

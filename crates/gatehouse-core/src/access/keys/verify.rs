@@ -6,6 +6,7 @@ use tracing::instrument;
 use super::format::{RawKey, parse};
 use super::hash::{SecretCheck, blocking, dummy_hash, verify_secret};
 use crate::access::permissions::{Role, parse_roles};
+use crate::access::restrictions::Restrictions;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
 use crate::store::keys::{self as sql, KeyRow};
@@ -71,6 +72,8 @@ pub struct VerifiedKey {
     pub roles: Vec<Role>,
     /// When it stops working, if ever (a cached actor must stop then too).
     pub expires_at: Option<i64>,
+    /// What it may do beyond its roles, narrowed.
+    pub restrictions: Restrictions,
 }
 
 /// Verifies a presented key: parse and checksum, look up by id, argon2 verify,
@@ -103,6 +106,7 @@ pub async fn verify(store: &Store, raw: &RawKey) -> Result<VerifiedKey> {
         id: row.id.clone(),
         roles: parse_roles(&row.roles)?,
         expires_at: row.expires_at,
+        restrictions: Restrictions::from_stored(row.restrictions.as_deref())?,
     })
 }
 
@@ -128,6 +132,7 @@ pub async fn recheck(store: &Store, id: &str) -> Result<VerifiedKey> {
         id: row.id.clone(),
         roles: parse_roles(&row.roles)?,
         expires_at: row.expires_at,
+        restrictions: Restrictions::from_stored(row.restrictions.as_deref())?,
     })
 }
 

@@ -18,7 +18,7 @@ use super::connection::Connection;
 use super::lifecycle::MemoryRecorder;
 use super::options::ConnectOptions;
 use super::saved;
-use crate::access::actor::ENV_API_KEY;
+use crate::access::actor::{self, ActorFlags, ENV_API_KEY};
 use crate::access::keys::{ID_LEN, RawKey, is_key_id};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
@@ -79,6 +79,9 @@ pub struct ActorManifest {
     /// The sandbox profile's grant, for the page to show: the site folder.
     pub granted_paths: Vec<String>,
     pub isolation_warnings: Vec<String>,
+    /// The actor's effective reach in words, as core decides it (roles,
+    /// then a key's restrictions): what the page shows above the tools.
+    pub reach: Vec<String>,
 }
 
 /// What to spawn to preview `actor` on `site` with the CLI at `cli`, and the
@@ -193,6 +196,7 @@ pub async fn preview(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<Ac
         })
         .collect();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
+    let reach = reach_words(site, actor).await;
     Ok(ActorManifest {
         actor: actor.label(),
         server_name: server.name,
@@ -202,7 +206,32 @@ pub async fn preview(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<Ac
         stderr,
         granted_paths,
         isolation_warnings: isolation.warnings,
+        reach,
     })
+}
+
+/// The actor's reach in words, resolved here as the server resolves it; a
+/// refused actor (a revoked key) says why.
+async fn reach_words(site: &Site, actor: &PreviewActor) -> Vec<String> {
+    let flags = match actor {
+        PreviewActor::Public => ActorFlags::default(),
+        PreviewActor::Roles(roles) => ActorFlags {
+            role: Some(roles.clone()),
+            ..ActorFlags::default()
+        },
+        PreviewActor::User(email) => ActorFlags {
+            email: Some(email.clone()),
+            ..ActorFlags::default()
+        },
+        PreviewActor::Key { key_id, .. } => ActorFlags {
+            key_id: Some(key_id.clone()),
+            ..ActorFlags::default()
+        },
+    };
+    match actor::resolve(&site.store, site.is_scratch(), &flags).await {
+        Ok(a) => crate::mcp::server::reach::describe(&a).words,
+        Err(e) => vec![format!("refused: {}", e.message)],
+    }
 }
 
 /// Which side of a comparison has a tool.

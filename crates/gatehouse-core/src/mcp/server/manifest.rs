@@ -3,6 +3,9 @@
 //! Each tool names the permission-table action it needs ([`ToolSpec::action`]);
 //! media, site-config and `http_fetch` tools are also for authenticated actors
 //! only, so the anonymous `public` actor sees just the published-content reads.
+//! A key's restrictions narrow the list further ([`super::reach`]): a key
+//! sees only what it may call. Each tool has an explicit effect class
+//! ([`Effect`]), which read-only keys and approval rules are decided on.
 //! Listing is a courtesy, not the enforcement: every call is checked again by
 //! the permission layer with roles re-read from the store.
 //!
@@ -29,16 +32,25 @@ pub struct ToolSpec {
     pub authenticated_only: bool,
     pub input_schema: Value,
     pub output_schema: Value,
-    pub read_only: bool,
+    /// What calling it does to the site; the `readOnlyHint` follows from it.
+    pub effect: Effect,
     pub destructive: bool,
     pub idempotent: bool,
     pub open_world: bool,
 }
 
 impl ToolSpec {
-    /// Whether `actor` is shown this tool.
+    /// Whether `actor` is shown this tool: its roles allow it and its key's
+    /// restrictions (if any) do not take it away.
     pub fn visible_to(&self, actor: &Actor) -> bool {
-        (actor.is_authenticated() || !self.authenticated_only) && actor.may(self.action)
+        (actor.is_authenticated() || !self.authenticated_only)
+            && actor.may(self.action)
+            && super::reach::restrictions_allow(actor, self).is_ok()
+    }
+
+    /// Whether the tool only reads.
+    pub fn read_only(&self) -> bool {
+        self.effect == Effect::Read
     }
 
     /// The tool as MCP's `Tool` object.
@@ -48,11 +60,48 @@ impl ToolSpec {
             .with_raw_output_schema(object(&self.output_schema))
             .with_annotations(
                 ToolAnnotations::with_title(self.title)
-                    .read_only(self.read_only)
+                    .read_only(self.read_only())
                     .destructive(self.destructive)
                     .idempotent(self.idempotent)
                     .open_world(self.open_world),
             )
+    }
+}
+
+/// What calling a tool does to the site.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, strum::Display,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum Effect {
+    /// Reads only (the site is unchanged; `http_fetch` reads the web).
+    Read,
+    /// Creates or changes drafts, revisions or media.
+    Write,
+    /// Makes content live.
+    Publish,
+    /// Removes something for good.
+    Delete,
+}
+
+impl Effect {
+    pub const ALL: [Effect; 4] = [Effect::Read, Effect::Write, Effect::Publish, Effect::Delete];
+}
+
+impl std::str::FromStr for Effect {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> crate::Result<Effect> {
+        Effect::ALL
+            .into_iter()
+            .find(|e| e.to_string() == s.trim())
+            .ok_or_else(|| {
+                crate::Error::invalid(
+                    crate::error::Code::InputInvalid,
+                    format!("unknown effect class {s:?}"),
+                    "effect classes are read, write, publish and delete",
+                )
+            })
     }
 }
 
@@ -156,7 +205,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         authenticated_only,
         input_schema: input,
         output_schema: output,
-        read_only: true,
+        effect: Effect::Read,
         destructive: false,
         idempotent: true,
         open_world: false,
@@ -222,7 +271,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
                 "additionalProperties": false,
             }),
             output_schema: entry_schema(true),
-            read_only: false,
+            effect: Effect::Write,
             destructive: true,
             idempotent: false,
             open_world: false,
@@ -235,7 +284,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
             authenticated_only: false,
             input_schema: slug_input("the entry to publish"),
             output_schema: entry_schema(true),
-            read_only: false,
+            effect: Effect::Publish,
             destructive: false,
             idempotent: true,
             open_world: false,
@@ -252,7 +301,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
                 "properties": {"deleted": {"type": "string"}},
                 "required": ["deleted"],
             }),
-            read_only: false,
+            effect: Effect::Delete,
             destructive: true,
             idempotent: true,
             open_world: false,
@@ -301,7 +350,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
                 "additionalProperties": false,
             }),
             output_schema: media_info_schema(false),
-            read_only: false,
+            effect: Effect::Write,
             destructive: false,
             idempotent: true,
             open_world: false,
@@ -346,7 +395,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
                 },
                 "required": ["url", "final_url", "status", "bytes", "truncated", "redirects"],
             }),
-            read_only: true,
+            effect: Effect::Read,
             destructive: false,
             idempotent: true,
             open_world: true,
@@ -400,7 +449,7 @@ mod tests {
             let tool = serde_json::to_value(t.to_tool()).unwrap();
             assert_eq!(tool["inputSchema"]["type"], "object");
             assert_eq!(tool["outputSchema"]["type"], "object");
-            assert_eq!(tool["annotations"]["readOnlyHint"], t.read_only);
+            assert_eq!(tool["annotations"]["readOnlyHint"], t.read_only());
         }
     }
 

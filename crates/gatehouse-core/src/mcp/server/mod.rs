@@ -9,6 +9,7 @@
 //! state there is; [`arguments`] checks every call's arguments against the
 //! tool's input schema; [`budget`] bounds the requests in flight and the memory
 //! they hold; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
+//! [`reach`] narrows the tools by a key's restrictions (manifest and calls);
 //! [`shutdown`] watches for signals and the parent's death; [`call_record`]
 //! gives every tool call its audit entry, however it ends.
 //!
@@ -29,6 +30,7 @@ pub mod handler;
 pub mod http;
 pub mod http_fetch;
 pub mod manifest;
+pub mod reach;
 pub mod shutdown;
 mod stdio;
 pub mod tools;

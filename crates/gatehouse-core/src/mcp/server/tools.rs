@@ -67,9 +67,12 @@ pub async fn call(
     }
 }
 
-/// The call-time gate, the same rule as the manifest's.
+/// The call-time gate, the same rule as the manifest's: a key's rate, its
+/// roles, then its restrictions.
 fn gate(actor: &Actor, spec: &ToolSpec) -> Result<()> {
+    super::reach::count_call(actor)?;
     actor.check(spec.action)?;
+    super::reach::restrictions_allow(actor, spec)?;
     if spec.authenticated_only && !actor.is_authenticated() {
         return Err(Error::new(
             codes::PERMISSION_DENIED,

@@ -324,6 +324,7 @@ impl Server {
                 let actor = Actor::ApiKey {
                     key_id: checked.key.id,
                     roles: checked.key.roles,
+                    restrictions: checked.key.restrictions,
                 };
                 Ok(Refresher::seeded(
                     actor,

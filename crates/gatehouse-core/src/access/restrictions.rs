@@ -1,0 +1,463 @@
+//! A key's restrictions: what it may do is its roles' reach, narrowed further
+//! by a tool allowlist, read-only, a content scope and a call rate. A
+//! restriction never widens anything: the permission table still decides
+//! first, and each restriction can only take away.
+//!
+//! The restrictions are stored with the key (one JSON column, so the per-call
+//! recheck that reads the key reads them too) and travel in
+//! [`crate::access::actor::Actor::ApiKey`]. Which tool is "read" is the
+//! manifest's business (`mcp::server::reach` applies the tool and read-only
+//! parts); the content scope is applied by `site::content` for every caller,
+//! inside the SQL of lists and searches so that nothing outside it is ever
+//! counted.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, Error, Result};
+
+/// A key's restrictions; the default restricts nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct Restrictions {
+    /// The only tools the key may call (still subject to its roles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub tools: Option<Vec<String>>,
+    /// Only tools whose effect class is read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+    /// The entries the key may see and touch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content: Option<ContentScope>,
+    /// At most this many tool calls per period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub rate: Option<Rate>,
+}
+
+impl Restrictions {
+    /// Whether nothing is restricted.
+    pub fn is_empty(&self) -> bool {
+        *self == Restrictions::default()
+    }
+
+    /// The stored form: `None` when nothing is restricted.
+    pub fn to_stored(&self) -> Option<String> {
+        (!self.is_empty()).then(|| serde_json::to_string(self).expect("restrictions serialise"))
+    }
+
+    /// Reads the stored form; a row that does not parse is an error, never
+    /// "no restrictions" (that would widen the key).
+    pub fn from_stored(text: Option<&str>) -> Result<Restrictions> {
+        match text {
+            None => Ok(Restrictions::default()),
+            Some(t) => serde_json::from_str(t).map_err(|e| {
+                tracing::error!(error = %e, "a key's stored restrictions do not parse");
+                Error::new(
+                    Code::StorageError,
+                    "a key's stored restrictions cannot be read",
+                )
+                .hint("set them again with `gatehouse keys restrict ID ...`")
+            }),
+        }
+    }
+}
+
+/// Which entries a key may see and touch: slugs matching one of `slugs`
+/// (every slug when empty) with a status in `status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+pub struct ContentScope {
+    #[serde(default)]
+    pub slugs: Vec<SlugPattern>,
+    #[serde(default)]
+    pub status: StatusScope,
+}
+
+/// Drafts, published entries, or both.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, strum::Display,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum StatusScope {
+    #[default]
+    Any,
+    Draft,
+    Published,
+}
+
+impl FromStr for StatusScope {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "any" | "all" => Ok(StatusScope::Any),
+            "draft" | "drafts" => Ok(StatusScope::Draft),
+            "published" => Ok(StatusScope::Published),
+            other => Err(Error::invalid(
+                Code::KeyRestrictionInvalid,
+                format!("unknown content status {other:?}"),
+                "use draft, published or any",
+            )),
+        }
+    }
+}
+
+impl StatusScope {
+    /// Whether an entry with `status` (`draft` or `published`) is in scope.
+    pub fn admits(self, status: &str) -> bool {
+        match self {
+            StatusScope::Any => true,
+            StatusScope::Draft => status == "draft",
+            StatusScope::Published => status == "published",
+        }
+    }
+}
+
+/// A slug pattern: slug characters and `*` (any run of them, even none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(try_from = "String", into = "String")]
+#[ts(type = "string")]
+pub struct SlugPattern(String);
+
+impl TryFrom<String> for SlugPattern {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<SlugPattern> for String {
+    fn from(p: SlugPattern) -> String {
+        p.0
+    }
+}
+
+impl FromStr for SlugPattern {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let s = s.trim();
+        let ok_chars = s
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'*');
+        if s.is_empty() || s.len() > 100 || !ok_chars {
+            let hint = if s.contains('/') {
+                // Slugs are flat: `blog/*` can never match one.
+                format!(
+                    "slugs have no '/': name the entries by their slug prefix, e.g. {:?}",
+                    s.replace('/', "-")
+                )
+            } else {
+                "use lowercase letters, digits, dashes and * (any run of characters), e.g. blog-*"
+                    .to_string()
+            };
+            return Err(Error::invalid(
+                Code::KeyRestrictionInvalid,
+                format!("{s:?} is not a slug pattern"),
+                hint,
+            ));
+        }
+        Ok(SlugPattern(s.to_string()))
+    }
+}
+
+impl fmt::Display for SlugPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl SlugPattern {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `slug` matches (`*` is any run of characters).
+    pub fn matches(&self, slug: &str) -> bool {
+        glob(self.0.as_bytes(), slug.as_bytes())
+    }
+
+    /// The same pattern for SQL `LIKE`: the pattern's only wildcard is `*`
+    /// and its other characters are never `%`, `_` or `\`, so nothing needs
+    /// escaping; slugs are lowercase, so SQLite's case-blind `LIKE` agrees.
+    pub fn to_like(&self) -> String {
+        self.0.replace('*', "%")
+    }
+}
+
+/// Glob matching with `*` only, iterative with one backtrack point.
+fn glob(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if p < pattern.len() && pattern[p] == b'*' {
+            star = Some((p, t));
+            p += 1;
+        } else if p < pattern.len() && pattern[p] == text[t] {
+            p += 1;
+            t += 1;
+        } else if let Some((sp, st)) = star {
+            p = sp + 1;
+            t = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|&b| b == b'*')
+}
+
+impl ContentScope {
+    /// Whether the slug is one the key may name (decided on the name alone).
+    pub fn names(&self, slug: &str) -> bool {
+        self.slugs.is_empty() || self.slugs.iter().any(|p| p.matches(slug))
+    }
+
+    /// Whether an entry is in scope.
+    pub fn admits(&self, slug: &str, status: &str) -> bool {
+        self.names(slug) && self.status.admits(status)
+    }
+
+    /// The refusal for a slug outside the patterns.
+    pub fn refuse_slug(&self, slug: &str) -> Error {
+        Error::new(
+            Code::KeyScopeContent,
+            format!("{slug:?} is outside this key's content scope"),
+        )
+        .hint(format!(
+            "this key may only touch {}; ask the site admin to widen it with `gatehouse keys restrict`",
+            self.describe()
+        ))
+        .detail(serde_json::json!({"slug": slug, "scope": self}))
+    }
+
+    /// The refusal for an entry whose status is outside the scope.
+    pub fn refuse_status(&self, slug: &str, why: &str) -> Error {
+        Error::new(
+            Code::KeyScopeContent,
+            format!("{slug:?}: {why} outside this key's content scope"),
+        )
+        .hint(format!("this key may only touch {}", self.describe()))
+        .detail(serde_json::json!({"slug": slug, "scope": self}))
+    }
+
+    /// In words: "drafts with slugs matching blog-* or news-*".
+    pub fn describe(&self) -> String {
+        let what = match self.status {
+            StatusScope::Any => "entries",
+            StatusScope::Draft => "drafts",
+            StatusScope::Published => "published entries",
+        };
+        if self.slugs.is_empty() {
+            format!("{what} with any slug")
+        } else {
+            let list = self
+                .slugs
+                .iter()
+                .map(SlugPattern::as_str)
+                .collect::<Vec<_>>()
+                .join(" or ");
+            format!("{what} with slugs matching {list}")
+        }
+    }
+}
+
+/// A call rate: `calls` per `period`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(try_from = "String", into = "String")]
+#[ts(type = "string")]
+pub struct Rate {
+    pub calls: u32,
+    pub period: RatePeriod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RatePeriod {
+    Second,
+    Minute,
+    Hour,
+    Day,
+}
+
+impl RatePeriod {
+    pub fn millis(self) -> i64 {
+        match self {
+            RatePeriod::Second => 1_000,
+            RatePeriod::Minute => 60_000,
+            RatePeriod::Hour => 3_600_000,
+            RatePeriod::Day => 86_400_000,
+        }
+    }
+
+    fn short(self) -> &'static str {
+        match self {
+            RatePeriod::Second => "s",
+            RatePeriod::Minute => "min",
+            RatePeriod::Hour => "h",
+            RatePeriod::Day => "d",
+        }
+    }
+
+    fn word(self) -> &'static str {
+        match self {
+            RatePeriod::Second => "second",
+            RatePeriod::Minute => "minute",
+            RatePeriod::Hour => "hour",
+            RatePeriod::Day => "day",
+        }
+    }
+}
+
+impl FromStr for Rate {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::invalid(
+                Code::KeyRestrictionInvalid,
+                format!("cannot read the rate {s:?}"),
+                "write calls per period, e.g. 60/min, 5/s, 1000/h or 10000/d (1 to 1,000,000 calls)",
+            )
+        };
+        let (n, per) = s.trim().split_once('/').ok_or_else(bad)?;
+        let calls: u32 = n.trim().parse().map_err(|_| bad())?;
+        if !(1..=1_000_000).contains(&calls) {
+            return Err(bad());
+        }
+        let period = match per.trim() {
+            "s" | "sec" | "second" => RatePeriod::Second,
+            "m" | "min" | "minute" => RatePeriod::Minute,
+            "h" | "hour" => RatePeriod::Hour,
+            "d" | "day" => RatePeriod::Day,
+            _ => return Err(bad()),
+        };
+        Ok(Rate { calls, period })
+    }
+}
+
+impl TryFrom<String> for Rate {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<Rate> for String {
+    fn from(r: Rate) -> String {
+        r.to_string()
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.calls, self.period.short())
+    }
+}
+
+impl Rate {
+    /// In words: "60 calls a minute".
+    pub fn describe(&self) -> String {
+        let calls = if self.calls == 1 { "call" } else { "calls" };
+        format!("{} {calls} a {}", self.calls, self.period.word())
+    }
+}
+
+/// Parses a comma-separated pattern list (`"blog-*,news-*"`), deduplicated.
+pub fn parse_patterns(list: &str) -> Result<Vec<SlugPattern>> {
+    let mut out: Vec<SlugPattern> = Vec::new();
+    for p in list.split(',').filter(|s| !s.trim().is_empty()) {
+        let p: SlugPattern = p.parse()?;
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(
+            Code::KeyRestrictionInvalid,
+            "no slug pattern given",
+            "pass one or more patterns, comma-separated, e.g. --content 'blog-*,news-*'",
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pat(s: &str) -> SlugPattern {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn patterns_match_like_globs() {
+        assert!(pat("blog-*").matches("blog-spring"));
+        assert!(pat("blog-*").matches("blog-"));
+        assert!(!pat("blog-*").matches("blog"));
+        assert!(!pat("blog-*").matches("xblog-a"));
+        assert!(pat("*-draft").matches("a-b-draft"));
+        assert!(pat("a*b*c").matches("aXbYc".to_lowercase().as_str()));
+        assert!(!pat("a*b*c").matches("acb"));
+        assert!(pat("exact").matches("exact") && !pat("exact").matches("exactly"));
+        assert!(pat("*").matches("anything"));
+    }
+
+    #[test]
+    fn a_slash_pattern_is_refused_with_the_dash_form() {
+        let e = "blog/*".parse::<SlugPattern>().unwrap_err();
+        assert_eq!(e.code, Code::KeyRestrictionInvalid);
+        assert!(e.hint.unwrap().contains("blog-*"));
+        for bad in ["", "Blog-*", "blog_%", "a b", "x\\y"] {
+            assert!(bad.parse::<SlugPattern>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn rates_parse_and_print() {
+        let r: Rate = "60/min".parse().unwrap();
+        assert_eq!((r.calls, r.period), (60, RatePeriod::Minute));
+        assert_eq!(r.to_string(), "60/min");
+        assert_eq!(r.describe(), "60 calls a minute");
+        assert_eq!("1/s".parse::<Rate>().unwrap().describe(), "1 call a second");
+        for bad in ["60", "0/min", "x/min", "60/week", "-1/s", "2000000/s"] {
+            assert_eq!(
+                bad.parse::<Rate>().unwrap_err().code,
+                Code::KeyRestrictionInvalid,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn stored_form_round_trips_and_none_is_empty() {
+        assert_eq!(Restrictions::default().to_stored(), None);
+        let r = Restrictions {
+            tools: Some(vec!["content_read".into()]),
+            read_only: true,
+            content: Some(ContentScope {
+                slugs: vec![pat("blog-*")],
+                status: StatusScope::Draft,
+            }),
+            rate: Some("5/s".parse().unwrap()),
+        };
+        let text = r.to_stored().unwrap();
+        assert_eq!(Restrictions::from_stored(Some(&text)).unwrap(), r);
+        assert!(Restrictions::from_stored(Some("{\"content\":{\"slugs\":[\"a/b\"]}}")).is_err());
+        assert!(Restrictions::from_stored(Some("not json")).is_err());
+    }
+
+    #[test]
+    fn scope_in_words() {
+        let s = ContentScope {
+            slugs: vec![pat("blog-*"), pat("news-*")],
+            status: StatusScope::Published,
+        };
+        assert_eq!(
+            s.describe(),
+            "published entries with slugs matching blog-* or news-*"
+        );
+        assert!(s.admits("blog-a", "published") && !s.admits("blog-a", "draft"));
+        assert!(!s.admits("about", "published"));
+    }
+}
