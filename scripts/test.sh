@@ -50,6 +50,10 @@ step "MCP conformance suite against gatehouse serve (scripts/conformance.sh)"
 # with the feature each needs in tests/conformance/expected-failures.yml.
 bash scripts/conformance.sh target/debug/gatehouse
 
+step "the Windows build under Wine (scripts/wine-test.sh)"
+# gatehouse.exe and core's tests built for x86_64-pc-windows-gnu, run under wine64.
+bash scripts/wine-test.sh
+
 step "tests on PostgreSQL"
 bash scripts/pg.sh start
 trap 'bash scripts/pg.sh stop' EXIT

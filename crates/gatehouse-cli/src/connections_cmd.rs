@@ -111,7 +111,7 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, *a).await,
         ConnectionsCommand::List { json } => list(&site, json).await,
-        ConnectionsCommand::Show { name, json } => saved::show(&site.store, &name).await.map(|v| {
+        ConnectionsCommand::Show { name, json } => saved::show(&site, &name).await.map(|v| {
             if json {
                 output::to_json(&v)
             } else {
@@ -239,6 +239,15 @@ async fn list(site: &gatehouse_core::site::Site, json: bool) -> Result<String> {
     Ok(output::table(&["NAME", "SANDBOX", "COMMAND", "ENV"], rows))
 }
 
+/// A CPU-time budget in the largest whole unit (`10 min`, `90 s`, `1500 ms`).
+fn cpu_text(ms: u64) -> String {
+    match ms {
+        ms if ms % 60_000 == 0 => format!("{} min", ms / 60_000),
+        ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms => format!("{ms} ms"),
+    }
+}
+
 fn show_text(v: &saved::ConnectionView) -> String {
     let c = &v.connection;
     let mut cmd = vec![c.spec.program.clone()];
@@ -259,6 +268,16 @@ fn show_text(v: &saved::ConnectionView) -> String {
         ));
     }
     out.push_str(&crate::probe_cmd::profile_text(&c.limits.sandbox));
+    let whose = |default: bool| if default { " (site default)" } else { "" };
+    out.push_str(&format!(
+        "  max memory: {} MiB{}
+  max CPU time: {}{}
+",
+        v.ceilings.max_rss_bytes >> 20,
+        whose(v.ceilings.max_rss_default),
+        cpu_text(v.ceilings.max_cpu_ms),
+        whose(v.ceilings.max_cpu_default),
+    ));
     if v.isolation.landlock_abi > 0 {
         out.push_str(&format!(
             "  Landlock ABI here: {}\n",

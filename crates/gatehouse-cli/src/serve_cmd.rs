@@ -7,8 +7,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
-use gatehouse_core::Result;
+use gatehouse_core::error::codes;
 use gatehouse_core::mcp::server::http::{self, Options, TlsFiles, rate::Rate};
+use gatehouse_core::site;
+use gatehouse_core::{Error, Result};
 
 use crate::Ctx;
 
@@ -36,7 +38,8 @@ pub struct ServeArgs {
     /// Refuse requests without a key instead of serving them as `public`.
     #[arg(long)]
     require_key: bool,
-    /// Requests per second per key (per address for keyless requests).
+    /// Requests per second per key (per address for keyless requests); the
+    /// default is `[serve] rate_per_key` in gatehouse.toml, else 100.
     #[arg(long, value_name = "N")]
     rate: Option<f64>,
     /// The largest request body, in bytes.
@@ -66,7 +69,21 @@ pub async fn run(ctx: &Ctx, args: ServeArgs) -> Result<String> {
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         opts.tls = Some(TlsFiles { cert, key });
     }
-    if let Some(r) = args.rate {
+    // The flag, else `[serve] rate_per_key` in gatehouse.toml, else the default.
+    let rate = args.rate.or_else(|| {
+        site::read_site_file(&ctx.settings.dir)
+            .ok()
+            .and_then(|f| f.serve)
+            .and_then(|s| s.rate_per_key)
+    });
+    if let Some(r) = rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(Error::new(
+                codes::INPUT_INVALID,
+                format!("the request rate must be a positive number, not {r}"),
+            )
+            .hint("give --rate N or [serve] rate_per_key = N in gatehouse.toml, in requests per second"));
+        }
         opts.limits.key_rate = Rate {
             per_second: r,
             burst: (r * 2.0).max(1.0),

@@ -13,7 +13,9 @@ use crate::config::{entry_in, parse_doc, program_and_args};
 use crate::util::{BIN, TestSite, failure};
 
 /// Every variable a client's path depends on: removed so only `HOME` counts.
-const PATH_VARS: [&str; 8] = [
+const PATH_VARS: [&str; 10] = [
+    "GEMINI_CLI_HOME",
+    "CONTINUE_GLOBAL_DIR",
     "XDG_CONFIG_HOME",
     "APPDATA",
     "LOCALAPPDATA",

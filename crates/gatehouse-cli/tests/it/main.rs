@@ -12,6 +12,7 @@ mod config;
 mod config_doctor;
 mod config_install;
 mod config_mcpb;
+mod config_remote;
 mod connections;
 mod crash;
 mod database_errors;

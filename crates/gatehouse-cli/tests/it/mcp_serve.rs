@@ -643,3 +643,145 @@ fn two_instances_on_one_database_share_revocations_and_the_audit_chain() {
     assert_eq!(b.terminate().code(), Some(0));
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+// --- TLS ---
+
+/// A self-signed certificate for 127.0.0.1 and localhost, written over `dir/cert.pem`
+/// and `dir/key.pem`.
+#[cfg(unix)]
+fn self_signed(dir: &std::path::Path, name: &str) {
+    let out = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+        ])
+        .args([
+            "-subj",
+            &format!("/CN={name}"),
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(dir.join("key.pem"))
+        .arg("-out")
+        .arg(dir.join("cert.pem"))
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::copy(dir.join("cert.pem"), dir.join(format!("{name}.pem"))).unwrap();
+}
+
+/// curl with only `ca` trusted; the HTTP status, or None when TLS failed.
+#[cfg(unix)]
+fn curl_status(ca: &std::path::Path, url: &str, body: Option<&str>) -> Option<u16> {
+    let mut cmd = std::process::Command::new("curl");
+    cmd.args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert"])
+        .arg(ca);
+    if let Some(b) = body {
+        cmd.args([
+            "-H",
+            "Content-Type: application/json",
+            "-H",
+            &format!("MCP-Protocol-Version: {LEGACY}"),
+            "--data",
+            b,
+        ]);
+    }
+    let out = cmd.arg(url).output().expect("curl runs");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).parse().unwrap())
+}
+
+// SIGHUP: Unix only.
+#[cfg(unix)]
+#[test]
+fn tls_serves_with_the_given_certificate_and_rereads_it_on_sighup() {
+    let site = TestSite::new("serve-tls");
+    let tmp = tempfile::tempdir().unwrap();
+    self_signed(tmp.path(), "first");
+    let cert = tmp.path().join("cert.pem");
+    let key = tmp.path().join("key.pem");
+    let s = Serve::start(
+        &site,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let first = tmp.path().join("first.pem");
+    let base = format!("https://{}", s.addr);
+    assert_eq!(
+        curl_status(&first, &format!("{base}/healthz"), None),
+        Some(200)
+    );
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(
+        curl_status(&first, &format!("{base}/mcp"), Some(list)),
+        Some(200)
+    );
+    // Plain HTTP on the TLS port is not served.
+    assert_eq!(
+        curl_status(&first, &format!("http://{}/healthz", s.addr), None),
+        None
+    );
+    // A renewed certificate, then SIGHUP: new connections get it.
+    self_signed(tmp.path(), "second");
+    s.signal(nix::sys::signal::Signal::SIGHUP);
+    let second = tmp.path().join("second.pem");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while curl_status(&second, &format!("{base}/healthz"), None) != Some(200) {
+        assert!(
+            Instant::now() < deadline,
+            "the certificate was not reread: {}",
+            s.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(curl_status(&first, &format!("{base}/healthz"), None), None);
+    // Broken files on the next SIGHUP keep the running certificate.
+    std::fs::write(&cert, "not a certificate").unwrap();
+    s.signal(nix::sys::signal::Signal::SIGHUP);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        curl_status(&second, &format!("{base}/healthz"), None),
+        Some(200)
+    );
+    assert!(
+        s.stderr().contains("TLS_INVALID") || s.stderr().contains("TLS reload failed"),
+        "{}",
+        s.stderr()
+    );
+}
+
+#[test]
+fn the_default_key_rate_comes_from_gatehouse_toml() {
+    let site = TestSite::new("serve-toml-rate");
+    let (key, _) = site.mint("viewer");
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, format!("{text}\n[serve]\nrate_per_key = 1\n")).unwrap();
+    let s = Serve::start(&site, &[]);
+    let statuses: Vec<u16> = (0..4)
+        .map(|_| s.legacy(Some(&key), "tools/list", json!({})).status)
+        .collect();
+    assert_eq!(statuses[..2], [200, 200], "{statuses:?}");
+    assert!(statuses[2..].contains(&429), "{statuses:?}");
+    drop(s);
+    std::fs::write(&toml, format!("{text}\n[serve]\nrate_per_key = -1\n")).unwrap();
+    let f = site.fails(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(f.code, "INPUT_INVALID");
+}

@@ -151,7 +151,8 @@ impl Serve {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
-                if let Some(rest) = line.strip_prefix("gatehouse serve: listening on http://") {
+                if let Some(url) = line.strip_prefix("gatehouse serve: listening on ") {
+                    let rest = url.split_once("://").map_or(url, |(_, r)| r);
                     let _ = tx.send(rest.trim_end_matches("/mcp").to_string());
                 }
                 let mut s = sink.lock().unwrap();
@@ -238,13 +239,22 @@ impl Serve {
         names
     }
 
-    /// Sends SIGTERM and waits for the exit.
+    /// Sends a signal (SIGHUP rereads the TLS files).
+    #[cfg(unix)]
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), signal).unwrap();
+    }
+
+    /// Sends SIGTERM (Windows, which has none: kills) and waits for the exit.
     pub fn terminate(mut self) -> ExitStatus {
+        #[cfg(unix)]
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(self.child.id() as i32),
             nix::sys::signal::Signal::SIGTERM,
         )
         .unwrap();
+        #[cfg(not(unix))]
+        self.child.kill().unwrap();
         let deadline = Instant::now() + PATIENCE;
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {

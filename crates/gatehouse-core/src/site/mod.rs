@@ -45,7 +45,73 @@ pub struct SiteFile {
     /// Where the site's data lives when not in the embedded SQLite file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
+    /// Ceilings of every connection that sets none of its own.
+    #[serde(default, skip_serializing_if = "SiteLimits::is_unset")]
+    pub limits: SiteLimits,
+    /// Defaults for `gatehouse serve` (flags override them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serve: Option<ServeDefaults>,
 }
+
+/// Memory ceiling of a connection that sets none (`--max-rss`): 1 GiB.
+pub const DEFAULT_MAX_RSS_MIB: u64 = 1024;
+/// CPU-time budget of a connection that sets none (`--max-cpu`): 10 minutes.
+pub const DEFAULT_MAX_CPU_SECONDS: u64 = 600;
+
+/// The `[limits]` table of `gatehouse.toml`: the memory ceiling and CPU-time
+/// budget a connection gets unless it sets its own (higher or lower). A
+/// server without them could hold the admin's machine (a runaway loop, a
+/// leak) until someone noticed.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SiteLimits {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rss_mib: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cpu_seconds: Option<u64>,
+}
+
+impl SiteLimits {
+    fn is_unset(&self) -> bool {
+        *self == SiteLimits::default()
+    }
+
+    /// The default memory ceiling, in bytes.
+    pub fn max_rss_bytes(&self) -> u64 {
+        self.max_rss_mib.unwrap_or(DEFAULT_MAX_RSS_MIB) << 20
+    }
+
+    /// The default CPU-time budget, in milliseconds.
+    pub fn max_cpu_ms(&self) -> u64 {
+        self.max_cpu_seconds.unwrap_or(DEFAULT_MAX_CPU_SECONDS) * 1000
+    }
+
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.max_rss_mib.is_some_and(|m| m < 16) {
+            return Err("limits.max_rss_mib is below 16".into());
+        }
+        if self.max_cpu_seconds == Some(0) {
+            return Err("limits.max_cpu_seconds is 0".into());
+        }
+        if self.max_rss_mib.is_some_and(|m| m > u64::MAX >> 20)
+            || self.max_cpu_seconds.is_some_and(|s| s > u64::MAX / 1000)
+        {
+            return Err("a limit in [limits] is out of range".into());
+        }
+        Ok(())
+    }
+}
+
+/// `[serve]` in `gatehouse.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServeDefaults {
+    /// Requests per second per key (per client address for keyless requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_per_key: Option<f64>,
+}
+
+impl Eq for ServeDefaults {}
 
 /// What the caller asked for on the command line (or the UI).
 #[derive(Debug, Clone, Default)]
@@ -118,13 +184,21 @@ pub fn read_site_file(dir: &Path) -> Result<SiteFile> {
             Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
         }
     })?;
-    toml::from_str(&text).map_err(|e| {
+    let file: SiteFile = toml::from_str(&text).map_err(|e| {
         Error::new(
             codes::SITE_CONFIG_INVALID,
             format!("{} is not valid: {}", path.display(), e.message()),
         )
-        .hint("the file holds `name`, `scratch` and optionally `database_url`")
-    })
+        .hint("the file holds `name`, `scratch`, optionally `database_url`, and a `[limits]` table with `max_rss_mib` and `max_cpu_seconds`")
+    })?;
+    file.limits.validate().map_err(|why| {
+        Error::new(
+            codes::SITE_CONFIG_INVALID,
+            format!("{} is not valid: {why}", path.display()),
+        )
+        .hint("give limits.max_rss_mib of at least 16 and limits.max_cpu_seconds of at least 1, or leave them out for 1 GiB and 10 minutes")
+    })?;
+    Ok(file)
 }
 
 fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Result<String> {
@@ -202,6 +276,8 @@ pub async fn init(
         // A password never goes into gatehouse.toml: later runs take it from
         // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
         database_url: database_url_flag.map(|u| without_password(u).0),
+        limits: SiteLimits::default(),
+        serve: None,
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {
@@ -296,5 +372,34 @@ mod tests {
         let s = Settings::resolve(&Flags::default(), |_| None).unwrap();
         assert_eq!(s.dir, std::env::current_dir().unwrap());
         assert_eq!(s.database_url, None);
+    }
+
+    /// `[limits]` in gatehouse.toml sets the defaults; absent, they are 1 GiB
+    /// and 10 minutes; nonsense is refused when the site is read.
+    #[test]
+    fn site_limits_default_and_are_read_from_gatehouse_toml() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(SITE_FILE), "name = \"s\"\n").unwrap();
+        let file = read_site_file(tmp.path()).unwrap();
+        assert_eq!(file.limits.max_rss_bytes(), 1 << 30);
+        assert_eq!(file.limits.max_cpu_ms(), 600_000);
+        std::fs::write(
+            tmp.path().join(SITE_FILE),
+            "name = \"s\"\n[limits]\nmax_rss_mib = 2048\nmax_cpu_seconds = 30\n",
+        )
+        .unwrap();
+        let file = read_site_file(tmp.path()).unwrap();
+        assert_eq!(file.limits.max_rss_bytes(), 2 << 30);
+        assert_eq!(file.limits.max_cpu_ms(), 30_000);
+        for bad in ["max_rss_mib = 8", "max_cpu_seconds = 0", "max_rss = 1"] {
+            std::fs::write(
+                tmp.path().join(SITE_FILE),
+                format!("name = \"s\"\n[limits]\n{bad}\n"),
+            )
+            .unwrap();
+            let e = read_site_file(tmp.path()).unwrap_err();
+            assert_eq!(e.code, codes::SITE_CONFIG_INVALID, "{bad}");
+            assert!(e.hint.is_some(), "{bad}");
+        }
     }
 }

@@ -243,3 +243,52 @@ async fn approving_a_list_the_server_no_longer_offers_keeps_the_hold() {
     assert!(!conn.tools_list_changed());
     conn.close().await;
 }
+
+/// A connection that sets no CPU budget of its own runs under the site's
+/// default, read from `[limits]` in `gatehouse.toml`: a server spinning past
+/// it is stopped, and the error names the ceiling (before site defaults, a
+/// connection without `--max-cpu` could spin until the call timed out).
+#[tokio::test]
+async fn a_connection_without_ceilings_runs_under_the_site_defaults() {
+    use gatehouse_core::mcp::client::saved::{self, SavedConnection};
+    let (_tmp, mut site) = fresh_site("client_site_defaults").await;
+    let file = site.dir.join(gatehouse_core::site::SITE_FILE);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("\n[limits]\nmax_cpu_seconds = 1\n");
+    std::fs::write(&file, text).unwrap();
+    site.file = gatehouse_core::site::read_site_file(&site.dir).unwrap();
+    let conn = SavedConnection {
+        name: "spinner".into(),
+        spec: python("mcp_server.py", &[]),
+        limits: Default::default(),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &conn).await.unwrap();
+    let ceilings = saved::Ceilings::of(&site, &conn);
+    assert_eq!(ceilings.max_cpu_ms, 1000);
+    assert!(ceilings.max_cpu_default);
+    assert_eq!(ceilings.max_rss_bytes, 1 << 30, "the built-in 1 GiB");
+    let started = std::time::Instant::now();
+    let e = saved::call(&site, "spinner", "spin", json!({"seconds": 30}))
+        .await
+        .expect_err("spinning past the site's CPU budget");
+    assert_eq!(e.code.as_str(), "RESOURCE_LIMIT", "{e:?}");
+    assert!(e.message.contains("max_cpu"), "{e:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "stopped by the budget, not the call timeout"
+    );
+    // A connection's own budget wins, higher or lower.
+    let own = SavedConnection {
+        limits: saved::SavedLimits {
+            max_cpu_ms: Some(90_000),
+            ..Default::default()
+        },
+        ..conn
+    };
+    let ceilings = saved::Ceilings::of(&site, &own);
+    assert_eq!(
+        (ceilings.max_cpu_ms, ceilings.max_cpu_default),
+        (90_000, false)
+    );
+}

@@ -87,6 +87,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
     let stored = store::consents::get(&site.store, &conn.name).await?;
     let hash = definition_hash(conn);
     let defaults = ClientLimits::default();
+    let ceilings = saved::Ceilings::of(site, conn);
     let path = match conn.spec.env.get("PATH") {
         Some(EnvValue::Plain { value }) => value.clone(),
         _ => crate::sandbox::DEFAULT_PATH.to_string(),
@@ -130,8 +131,10 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
                 .timeout_ms
                 .unwrap_or(defaults.call_timeout.as_millis() as u64),
             inactivity_ms: conn.limits.inactivity_ms,
-            max_rss_bytes: conn.limits.max_rss_bytes,
-            max_cpu_ms: conn.limits.max_cpu_ms,
+            // The site's defaults where the connection sets none: the
+            // dialog shows what the child will really run under.
+            max_rss_bytes: Some(ceilings.max_rss_bytes),
+            max_cpu_ms: Some(ceilings.max_cpu_ms),
             sandbox_backend: profile.backend.as_str().to_string(),
             network: profile.network,
             read_only: paths(&profile.read_only),

@@ -59,9 +59,8 @@ impl Job {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `h` is a fresh, valid handle that nothing else owns.
-        let job = Job {
-            handle: unsafe { OwnedHandle::from_raw_handle(h as RawHandle) },
-        };
+        let handle = unsafe { OwnedHandle::from_raw_handle(h as RawHandle) };
+        let job = Job { handle };
         let mut base = 0;
         if plan.kill_on_job_close {
             base |= JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;

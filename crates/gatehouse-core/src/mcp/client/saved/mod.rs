@@ -16,8 +16,9 @@ mod run;
 mod units;
 
 pub use run::{
-    CallReport, ConnectionView, ProbeReport, StderrReport, approve, approve_live, call, call_open,
-    connect_options, hold, hold_if_changed, open, probe, recover, scratch_root, show, tail,
+    CallReport, Ceilings, ConnectionView, ProbeReport, StderrReport, approve, approve_live, call,
+    call_open, connect_options, hold, hold_if_changed, open, probe, recover, scratch_root, show,
+    tail,
 };
 pub use units::parse_size;
 

@@ -109,6 +109,36 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
     Ok(closed)
 }
 
+/// The memory ceiling and CPU-time budget a connection runs under: its own,
+/// else the site's defaults (`[limits]` in `gatehouse.toml`, else 1 GiB and
+/// 10 minutes). A connection may set them higher or lower than the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ceilings {
+    pub max_rss_bytes: u64,
+    /// The site's default, not the connection's own.
+    pub max_rss_default: bool,
+    pub max_cpu_ms: u64,
+    pub max_cpu_default: bool,
+}
+
+impl Ceilings {
+    pub fn of(site: &Site, saved: &SavedConnection) -> Ceilings {
+        let defaults = &site.file.limits;
+        Ceilings {
+            max_rss_bytes: saved
+                .limits
+                .max_rss_bytes
+                .unwrap_or_else(|| defaults.max_rss_bytes()),
+            max_rss_default: saved.limits.max_rss_bytes.is_none(),
+            max_cpu_ms: saved
+                .limits
+                .max_cpu_ms
+                .unwrap_or_else(|| defaults.max_cpu_ms()),
+            max_cpu_default: saved.limits.max_cpu_ms.is_none(),
+        }
+    }
+}
+
 /// Options to connect `saved` with records going to the site's store. Makes
 /// this process the subreaper of its children's orphans (see [`sandbox::become_subreaper`]).
 pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOptions> {
@@ -123,8 +153,9 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
         o.limits.call_timeout = Duration::from_millis(ms);
     }
     o.limits.inactivity_timeout = saved.limits.inactivity_ms.map(Duration::from_millis);
-    o.limits.max_rss_bytes = saved.limits.max_rss_bytes;
-    o.limits.max_cpu = saved.limits.max_cpu_ms.map(Duration::from_millis);
+    let ceilings = Ceilings::of(site, saved);
+    o.limits.max_rss_bytes = Some(ceilings.max_rss_bytes);
+    o.limits.max_cpu = Some(Duration::from_millis(ceilings.max_cpu_ms));
     Ok(o)
 }
 
@@ -250,16 +281,20 @@ pub struct ConnectionView {
     /// How its server would be confined on this host now (missing layers in
     /// its warnings).
     pub isolation: Isolation,
+    /// The memory and CPU ceilings it runs under, site defaults filled in.
+    pub ceilings: Ceilings,
 }
 
-pub async fn show(store: &Store, name: &str) -> Result<ConnectionView> {
-    let connection = get(store, name).await?;
-    let pin = pin::status(store, name).await?;
+pub async fn show(site: &Site, name: &str) -> Result<ConnectionView> {
+    let connection = get(&site.store, name).await?;
+    let pin = pin::status(&site.store, name).await?;
     let isolation = sandbox::probe::describe(&connection.limits.sandbox);
+    let ceilings = Ceilings::of(site, &connection);
     Ok(ConnectionView {
         connection,
         pin,
         isolation,
+        ceilings,
     })
 }
 

@@ -15,6 +15,8 @@ use crate::error::{Error, Result, codes};
 /// The acceptor of the files as last read.
 #[derive(Clone)]
 pub struct Reloading {
+    // Reloaded on SIGHUP, which only Unix has.
+    #[cfg_attr(not(unix), allow(dead_code))]
     files: TlsFiles,
     current: Arc<RwLock<TlsAcceptor>>,
 }
@@ -32,6 +34,7 @@ impl Reloading {
         self.current.read().expect("lock").clone()
     }
 
+    #[cfg_attr(not(unix), allow(dead_code))]
     pub fn reload(&self) -> Result<()> {
         let acceptor = read(&self.files)?;
         *self.current.write().expect("lock") = acceptor;
