@@ -73,7 +73,7 @@ impl ProcessGroup {
             Ok(()) => Ok(true),
             Err(Errno::ESRCH) => Ok(false),
             Err(e) => Err(Error::new(
-                codes::IO,
+                codes::IO_ERROR,
                 format!("could not signal process group {}: {e}", self.pgid),
             )),
         }
