@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::permissions::Role;
-use gatehouse_core::access::restrictions::{ContentScope, Restrictions, StatusScope};
+use gatehouse_core::access::restrictions::{
+    ContentScope, Rate, Restrictions, SlugPattern, StatusScope,
+};
 use gatehouse_core::client_config::doctor::{Check, EntryReport, FileReport, Status};
 use gatehouse_core::client_config::{
     Client, DoctorReport, Format, GeneratedConfig, InstallOutcome, Location, Scope, Snippet,
@@ -84,6 +86,8 @@ pub fn render() -> String {
     decl::<Role>(&cfg, &mut out);
     decl::<KeyStatus>(&cfg, &mut out);
     decl::<StatusScope>(&cfg, &mut out);
+    decl::<SlugPattern>(&cfg, &mut out);
+    decl::<Rate>(&cfg, &mut out);
     decl::<ContentScope>(&cfg, &mut out);
     decl::<Restrictions>(&cfg, &mut out);
     decl::<KeyInfo>(&cfg, &mut out);

@@ -197,6 +197,16 @@ export type KeyStatus = "active" | "revoked" | "expired";
 export type StatusScope = "any" | "draft" | "published";
 
 /**
+ * A slug pattern: slug characters and `*` (any run of them, even none).
+ */
+export type SlugPattern = string;
+
+/**
+ * A call rate: `calls` per `period`.
+ */
+export type Rate = string;
+
+/**
  * Which entries a key may see and touch: slugs matching one of `slugs`
  * (every slug when empty) with a status in `status`.
  */
