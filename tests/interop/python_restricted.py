@@ -79,7 +79,7 @@ async def run(mode):
         got = await tools(c)
         check(got == EDITOR_READS, f"[{mode}] read-only editor key sees the read tools only: {sorted(got)}")
         listed = (await c.list_tools()).tools
-        check(all(t.annotations.readOnlyHint for t in listed), f"[{mode}] every listed tool is annotated read-only")
+        check(all(t.annotations.read_only_hint for t in listed), f"[{mode}] every listed tool is annotated read-only")
         e = error(await c.call_tool("content_write_draft", {"slug": "ro-x", "title": "t", "body": "b"}))
         check(e["code"] == "KEY_READ_ONLY", f"[{mode}] read-only key refused a write: {e['code']}")
 
