@@ -40,3 +40,28 @@ pub enum Stop {
     Term,
     Kill,
 }
+
+/// Signalling a group is the same `killpg` on every Unix backend.
+#[cfg(unix)]
+impl ProcessGroup {
+    /// Sends the signal of `stop` to every member; `Ok(false)` if the group
+    /// has none.
+    pub fn signal(&self, stop: Stop) -> crate::error::Result<bool> {
+        use nix::errno::Errno;
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
+
+        let signal = match stop {
+            Stop::Term => Signal::SIGTERM,
+            Stop::Kill => Signal::SIGKILL,
+        };
+        match killpg(Pid::from_raw(self.pgid), signal) {
+            Ok(()) => Ok(true),
+            Err(Errno::ESRCH) => Ok(false),
+            Err(e) => Err(crate::error::Error::new(
+                crate::error::codes::IO_ERROR,
+                format!("could not signal process group {}: {e}", self.pgid),
+            )),
+        }
+    }
+}

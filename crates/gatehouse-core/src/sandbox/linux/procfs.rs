@@ -6,13 +6,11 @@
 use std::fs;
 use std::path::Path;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use crate::error::{Error, Result, codes};
-use crate::sandbox::process::{GroupUsage, ProcId, ProcessGroup, Stop};
+use crate::sandbox::process::{GroupUsage, ProcId, ProcessGroup};
 
 impl ProcId {
     /// The process as it is now, if it exists.
@@ -160,22 +158,6 @@ pub(crate) fn count_of_user(uid: u32) -> u64 {
 }
 
 impl ProcessGroup {
-    /// Sends `signal` to every member; `Ok(false)` if the group has none.
-    pub fn signal(&self, stop: Stop) -> Result<bool> {
-        let signal = match stop {
-            Stop::Term => Signal::SIGTERM,
-            Stop::Kill => Signal::SIGKILL,
-        };
-        match killpg(Pid::from_raw(self.pgid), signal) {
-            Ok(()) => Ok(true),
-            Err(Errno::ESRCH) => Ok(false),
-            Err(e) => Err(Error::new(
-                codes::IO_ERROR,
-                format!("could not signal process group {}: {e}", self.pgid),
-            )),
-        }
-    }
-
     /// PIDs whose process group is this one (zombies included), from `/proc`.
     pub fn members(&self) -> Vec<i32> {
         self.scan().into_iter().map(|s| s.pid).collect()

@@ -8,13 +8,11 @@ use libproc::bsd_info::BSDInfo;
 use libproc::pid_rusage::{RUsageInfoV2, pidrusage};
 use libproc::proc_pid::{pidcwd, pidinfo};
 use libproc::processes::{ProcFilter, pids_by_type};
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use crate::error::{Error, Result, codes};
-use crate::sandbox::process::{GroupUsage, ProcId, ProcessGroup, Stop};
+use crate::sandbox::process::{GroupUsage, ProcId, ProcessGroup};
 
 /// `p_stat` of a zombie (`<sys/proc.h>`).
 const SZOMB: u32 = 5;
@@ -62,23 +60,6 @@ impl ProcId {
 }
 
 impl ProcessGroup {
-    /// Sends the signal of `stop` to every member; `Ok(false)` if the group
-    /// has none.
-    pub fn signal(&self, stop: Stop) -> Result<bool> {
-        let signal = match stop {
-            Stop::Term => Signal::SIGTERM,
-            Stop::Kill => Signal::SIGKILL,
-        };
-        match killpg(Pid::from_raw(self.pgid), signal) {
-            Ok(()) => Ok(true),
-            Err(Errno::ESRCH) => Ok(false),
-            Err(e) => Err(Error::new(
-                codes::IO_ERROR,
-                format!("could not signal process group {}: {e}", self.pgid),
-            )),
-        }
-    }
-
     /// PIDs whose process group is this one (zombies included).
     pub fn members(&self) -> Vec<i32> {
         pids(ProcFilter::ByProgramGroup {
