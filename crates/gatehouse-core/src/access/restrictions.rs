@@ -36,6 +36,11 @@ pub struct Restrictions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rate: Option<Rate>,
+    /// Tools (by name) or effect classes whose calls wait for a person's yes
+    /// (`access::approvals`), on top of the site's approval policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub approve: Option<Vec<String>>,
 }
 
 impl Restrictions {
@@ -440,6 +445,7 @@ mod tests {
                 status: StatusScope::Draft,
             }),
             rate: Some("5/s".parse().unwrap()),
+            approve: Some(vec!["publish".into(), "media_write".into()]),
         };
         let text = r.to_stored().unwrap();
         assert_eq!(Restrictions::from_stored(Some(&text)).unwrap(), r);
