@@ -629,3 +629,38 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
         "{actions:?}"
     );
 }
+
+#[test]
+fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if missing(
+        "the TypeScript MCP SDK (tests/interop/node_modules)",
+        sdk.exists(),
+    ) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_ts");
+    let (editor, _) = site.mint("editor");
+    let (serve, base) = serve_oauth(&site);
+    let out = Command::new("node")
+        .arg("ts_oauth_client.mjs")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    assert!(!serve.stderr().contains(&editor), "the key reached the log");
+}
