@@ -564,3 +564,68 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
     assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
     assert!(revoked.elapsed() < std::time::Duration::from_secs(1));
 }
+
+#[test]
+fn pairing_code_approved_through_the_cli_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_pairing");
+    let (_, key_id) = site.mint("viewer");
+    let (s, base) = serve_oauth(&site);
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let headers = [("Cookie", c.cookie.as_str()), ("Origin", base.as_str())];
+    let fields = |decision: &'static str, pair: &str| {
+        vec![
+            ("request", c.request.clone()),
+            ("csrf", c.csrf.clone()),
+            ("decision", decision.to_string()),
+            ("pair", pair.to_string()),
+        ]
+    };
+    let post = |f: Vec<(&str, String)>| {
+        let pairs: Vec<(&str, &str)> = f.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        form_post(&s.addr, "/authorize", &headers, &pairs)
+    };
+    let page = post(fields("pair", ""));
+    assert_eq!(page.status, 200, "{}", page.text());
+    let code = field(&page.text(), "pair");
+    assert_eq!(code.len(), 9, "{code}");
+    // Not approved yet: the page waits.
+    let waiting = post(fields("paired", &code));
+    assert_eq!(waiting.status, 200);
+    assert!(waiting.text().contains("Not approved yet"));
+    // A forged continue without the cookie is refused even after approval.
+    site.ok(&[
+        "oauth",
+        "approve",
+        &code.to_lowercase(),
+        "--key-id",
+        &key_id,
+    ]);
+    let forged = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+        ],
+    );
+    assert_eq!(forged.status, 403);
+    let done = post(fields("paired", &code));
+    assert_eq!(done.status, 303, "{}", done.text());
+    let to = done.header("location").unwrap();
+    assert!(query_of(to, "code").is_some(), "{to}");
+    // The code is spent with its request: approving it again names no request.
+    let again = site.run(&["oauth", "approve", &code, "--key-id", &key_id]);
+    assert!(!again.status.success());
+    let actions: Vec<String> = site
+        .audit()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        actions.contains(&"oauth.pair_approve".to_string()),
+        "{actions:?}"
+    );
+}
