@@ -562,6 +562,22 @@ code: number | null,
 signal: number | null, };
 
 /**
+ * One confinement layer. The set is the union of every system's; a
+ * backend lists the ones it has.
+ */
+export type LayerName = "landlock_fs" | "signal_scope" | "seccomp" | "read_only_view" | "bwrap" | "no_new_privs" | "seatbelt" | "job_object" | "restricted_token" | "write_grants" | "handle_list" | "cpu_rate" | "network" | "unix_sockets" | "memory_ceiling" | "cpu_budget" | "process_ceiling" | "open_files" | "scratch_quota" | "priority";
+
+/**
+ * One layer as applied on this system, or not and why not.
+ */
+export type Layer = { layer: LayerName, applied: boolean, 
+/**
+ * Applied: what it holds here ("ABI 7", "1 GiB (site default)").
+ * Not applied: why not, never empty.
+ */
+detail: string, };
+
+/**
  * How a child is confined, as reported by `probe` and the connection status.
  */
 export type Isolation = { backend: string, 
@@ -589,6 +605,11 @@ unix_sockets: boolean,
  * Scheduling niceness the server runs at (0: as the host).
  */
 nice: number, 
+/**
+ * Every layer this system's backend has, in the order the status names
+ * them: applied (with what it holds) or not (with why not).
+ */
+layers: Array<Layer>, 
 /**
  * What is weaker than asked, said once per connection.
  */
@@ -693,7 +714,16 @@ export type ConsentEnv = { name: string, source: EnvSource, host_variable: strin
 /**
  * The limits the child runs under, defaults filled in.
  */
-export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: string, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
+export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, 
+/**
+ * `max_rss_bytes` is the site's default (`[limits]` in
+ * `gatehouse.toml`), not the connection's own.
+ */
+max_rss_default: boolean, max_cpu_ms: number | null, 
+/**
+ * Likewise for `max_cpu_ms`.
+ */
+max_cpu_default: boolean, sandbox_backend: string, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
 
 /**
  * What the consent dialog shows: exactly what will be spawned.
