@@ -11,6 +11,8 @@
 //! and its decisions).
 //! For the admin screens: [`audit_view`] reads the log in filtered pages and
 //! exports it; [`key_overview`] lists keys with their uses and expiry warnings.
+//! [`oauth`] is `gatehouse serve`'s OAuth 2.1: clients, consent, grants and
+//! tokens that act as a key's actor narrowed to scopes.
 
 pub mod actor;
 pub mod approvals;
@@ -19,6 +21,7 @@ pub mod audit_view;
 pub mod key_overview;
 pub mod key_usage;
 pub mod keys;
+pub mod oauth;
 pub mod permissions;
 pub mod rate;
 pub mod restrictions;

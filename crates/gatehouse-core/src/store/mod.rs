@@ -30,6 +30,7 @@ mod direct;
 pub mod held_calls;
 pub mod keys;
 pub mod media;
+pub mod oauth;
 pub mod portable;
 pub mod site_config;
 pub mod tool_pins;
