@@ -166,3 +166,48 @@ fn python_sdk_calls_wait_for_the_clients_user_and_the_owners_queue() {
     let verified = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verified["ok"], true, "{verified}");
 }
+
+#[test]
+fn python_sdk_over_http_waits_in_the_owners_queue() {
+    let python = interop_dir().join(".venv/bin/python");
+    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
+        return;
+    }
+    let site = TestSite::new("approvals_http");
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{text}\n[approvals]\neffects = [\"publish\"]\ntimeout_seconds = 30\n"),
+    )
+    .unwrap();
+    let (key, id) = mint(&site, &[]);
+    let serve = crate::serve_util::Serve::start(&site, &[]);
+    let out = Command::new(python)
+        .arg("python_approvals_http.py")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("http://{}/mcp", serve.addr))
+        .current_dir(interop_dir())
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_EDITOR_KEY", &key)
+        .env("INTEROP_EDITOR_ID", &id)
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    assert!(
+        !serve.stderr().contains(&key),
+        "a key reached the server log"
+    );
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
