@@ -88,12 +88,17 @@ impl Server {
         closing: watch::Receiver<bool>,
     ) -> Server {
         let l = &opts.limits;
+        let keys = VerifyCache::new(l.key_cache, l.key_cache_ttl);
+        let metrics = Metrics {
+            key_verifications: keys.verifications(),
+            ..Metrics::default()
+        };
         Server {
             site,
             require_key: opts.require_key,
             exposure: Exposure::new(bound, &opts.hosts, &opts.origins, &opts.behind_proxy),
             admission: Admission::new(&l.core),
-            keys: VerifyCache::new(l.key_cache, l.key_cache_ttl),
+            keys,
             key_rates: Buckets::new(l.key_rate, 100_000),
             failures: Buckets::new(l.auth_failures, 100_000),
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
@@ -101,7 +106,7 @@ impl Server {
             limits: l.clone(),
             late,
             closing,
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::new(metrics),
         }
     }
 }
@@ -816,6 +821,8 @@ pub struct Metrics {
     pub in_flight: AtomicU64,
     pub auth_failures: AtomicU64,
     pub rate_limited: AtomicU64,
+    /// Keys verified in full (argon2), shared with the verify cache.
+    pub key_verifications: Arc<AtomicU64>,
     calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
     latency: Mutex<(Vec<u64>, u64, f64)>,
 }
@@ -868,6 +875,11 @@ impl Metrics {
         o.push_str(&format!(
             "gatehouse_http_rate_limited_total {}\n",
             self.rate_limited.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_key_verifications_total counter\n");
+        o.push_str(&format!(
+            "gatehouse_key_verifications_total {}\n",
+            self.key_verifications.load(Ordering::Relaxed)
         ));
         o.push_str("# TYPE gatehouse_tool_calls_total counter\n");
         let mut calls: Vec<_> = self
