@@ -4,6 +4,7 @@
 //! object with `--json`); stdout carries only the result, so scripts can pipe it.
 
 mod actor_flags;
+mod approvals_cmd;
 mod audit_cmd;
 mod call_cmd;
 mod config_cmd;
@@ -13,6 +14,7 @@ mod config_mcpb_cmd;
 mod connections_cmd;
 mod keys_cmd;
 mod mcp_cmd;
+mod oauth_cmd;
 mod output;
 mod permissions_cmd;
 mod probe_cmd;
@@ -63,11 +65,17 @@ enum Command {
     /// Mint, list, roll and revoke API keys.
     #[command(subcommand)]
     Keys(keys_cmd::KeysCommand),
+    /// List and revoke the grants OAuth clients hold (`serve --public-url`).
+    #[command(subcommand)]
+    Oauth(oauth_cmd::OAuthCommand),
     /// Manage the site's users.
     #[command(subcommand)]
     Users(users_cmd::UsersCommand),
     /// Print the actor these flags resolve to.
     Whoami(whoami_cmd::WhoamiArgs),
+    /// The calls held for a person's yes: list, show, approve, deny.
+    #[command(subcommand)]
+    Approvals(approvals_cmd::ApprovalsCommand),
     /// Verify and list the audit log.
     #[command(subcommand)]
     Audit(audit_cmd::AuditCommand),
@@ -165,9 +173,11 @@ async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Site(c) => site_cmd::run(&ctx, c).await,
         Command::Keys(c) => keys_cmd::run(&ctx, c).await,
+        Command::Oauth(c) => oauth_cmd::run(&ctx, c).await,
         Command::Users(c) => users_cmd::run(&ctx, c).await,
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
+        Command::Approvals(c) => approvals_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
         Command::Config(a) => config_cmd::run(&ctx, *a).await,
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,

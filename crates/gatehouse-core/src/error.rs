@@ -244,6 +244,30 @@ pub enum Code {
     /// The key made more calls than its rate allows; retry after the hint's delay.
     KEY_RATE_LIMITED,
 
+    // Approvals: calls held until a person says yes.
+    /// The client's user declined the call when asked.
+    APPROVAL_DECLINED,
+    /// The site owner denied the held call.
+    APPROVAL_DENIED,
+    /// Nobody decided before the policy's timeout.
+    APPROVAL_TIMEOUT,
+    /// No held call has this id on this site.
+    APPROVAL_NOT_FOUND,
+    /// The held call was decided already (or ended otherwise).
+    APPROVAL_ALREADY_DECIDED,
+    /// The held call's timeout passed before this decision.
+    APPROVAL_EXPIRED,
+    /// The server holding the call is gone: the call was recorded as not run.
+    APPROVAL_HOLDER_GONE,
+    /// The actor whose call is held cannot decide it.
+    APPROVAL_SELF_DECISION,
+    /// Only a person (the terminal's owner or an admin user) decides held calls, never a key.
+    APPROVAL_DECIDER_INVALID,
+    /// The call is being asked of the client's user, not queued for the owner.
+    APPROVAL_NOT_QUEUED,
+    /// What the approval was shown (the arguments or the entry) changed since.
+    APPROVAL_STALE,
+
     // Audit chain and its checkpoints.
     AUDIT_CHAIN_BROKEN,
     AUDIT_CHECKPOINT_INVALID,
@@ -267,6 +291,28 @@ pub enum Code {
     LISTEN_UNSAFE,
     /// The TLS certificate or key cannot be read or used.
     TLS_INVALID,
+
+    // OAuth on `gatehouse serve` (access::oauth).
+    /// A scope name that does not exist.
+    OAUTH_SCOPE_INVALID,
+    /// A token's scopes do not cover the action.
+    OAUTH_SCOPE_INSUFFICIENT,
+    /// An unknown client, bad client metadata, or failed client authentication.
+    OAUTH_CLIENT_INVALID,
+    /// A redirect URI that is not registered or may not be.
+    OAUTH_REDIRECT_INVALID,
+    /// A malformed authorization or token request.
+    OAUTH_REQUEST_INVALID,
+    /// An authorization code or refresh token that is unknown, expired, spent or mismatched.
+    OAUTH_GRANT_INVALID,
+    /// An access token that is unknown, expired, revoked or for another resource.
+    OAUTH_TOKEN_INVALID,
+    /// No such grant (or already revoked).
+    OAUTH_GRANT_NOT_FOUND,
+    /// Too many client registrations.
+    OAUTH_REGISTRATION_LIMITED,
+    /// A consent form without its CSRF token, or for a request that expired or was answered.
+    OAUTH_CONSENT_INVALID,
 
     // MCP server: built-in tools.
     TOOL_ARGUMENTS_INVALID,

@@ -3,6 +3,7 @@
 //! are the shared harness.
 
 mod actors;
+mod approvals;
 mod audit;
 mod audit_anchor;
 mod audit_fail_closed;
@@ -44,6 +45,7 @@ mod robustness;
 mod sandbox_cli;
 mod serve_interop;
 mod serve_resilience;
+mod serve_oauth;
 mod serve_util;
 mod site_config;
 mod storage_failures;

@@ -242,6 +242,7 @@ pub fn markdown() -> String {
         }
         out.push('\n');
     }
+    out.push_str(&crate::access::oauth::scope::markdown());
     out
 }
 

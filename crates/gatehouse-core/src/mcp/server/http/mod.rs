@@ -5,7 +5,8 @@
 //! rules, then [`super::admit`] and [`super::dispatch`] with a fresh
 //! [`super::handler::State`] per request) and the health routes; [`guard`]
 //! checks `Host` and `Origin` and finds the client's address; [`rate`] holds
-//! the token buckets.
+//! the token buckets; `oauth` serves the OAuth routes (discovery, consent,
+//! `/token`, `/register`) when `--public-url` names the issuer.
 //!
 //! Nothing of the protocol is kept between requests: each request is admitted,
 //! authenticated and served on its own, so any number of instances can stand
@@ -16,6 +17,7 @@
 
 mod endpoint;
 pub mod guard;
+mod oauth;
 pub mod rate;
 mod tls;
 
@@ -60,6 +62,8 @@ pub struct Options {
     pub require_key: bool,
     /// Where Prometheus metrics are served, apart from `/mcp`.
     pub metrics_listen: Option<SocketAddr>,
+    /// The OAuth issuer (from `--public-url`); `None` serves no OAuth.
+    pub oauth: Option<crate::access::oauth::flow::Issuer>,
     pub limits: HttpLimits,
 }
 
@@ -73,6 +77,7 @@ impl Options {
             tls: None,
             require_key: false,
             metrics_listen: None,
+            oauth: None,
             limits: HttpLimits::default(),
         }
     }
@@ -167,6 +172,7 @@ pub async fn run(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<Stopped> {
     check_exposure(&opts)?;
+    sweep_holds(&site).await;
     let acceptor = match &opts.tls {
         Some(files) => Some(tls::Reloading::load(files.clone())?),
         None => None,
@@ -360,5 +366,15 @@ pub fn stop_signal() -> impl Future<Output = Stopped> {
             let _ = tokio::signal::ctrl_c().await;
             Stopped::Signal("Ctrl-C")
         }
+    }
+}
+
+/// Records the holds a stopped server left waiting as not run (see
+/// [`crate::access::approvals::sweep`]); a failure is logged, not fatal.
+pub(crate) async fn sweep_holds(site: &Site) {
+    match crate::access::approvals::sweep(&site.store).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(n, "held calls of a stopped server were recorded as not run"),
+        Err(e) => tracing::warn!(code = %e.code, "could not check for abandoned held calls"),
     }
 }
