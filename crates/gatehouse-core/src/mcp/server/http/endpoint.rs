@@ -73,6 +73,9 @@ pub struct Server {
     key_rates: Buckets,
     failures: Buckets,
     slots: Arc<Semaphore>,
+    /// KiB of request bodies being read: a body is weighed by the admission
+    /// budget only once it is whole, so what is still arriving needs its own.
+    bodies: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     limits: HttpLimits,
     late: Late,
@@ -122,6 +125,7 @@ impl Server {
             key_rates: Buckets::new(l.key_rate, 100_000),
             failures: Buckets::new(l.auth_failures, 100_000),
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
+            bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
             streams: Arc::new(Semaphore::new(l.max_streams)),
             limits: l.clone(),
             late,
@@ -549,6 +553,14 @@ impl Server {
         if declared.is_some_and(|n| n > max as u64) {
             return too_large();
         }
+        // Room for the whole body (as declared, else the largest allowed),
+        // twice (its chunks and the one buffer they are joined into), before
+        // a byte of it is read; never waits: a full budget is "busy".
+        let reserve = declared.map_or(max, |n| n as usize).saturating_mul(2);
+        let reserve_kib = u32::try_from(reserve.div_ceil(1024)).unwrap_or(u32::MAX);
+        let Ok(body_held) = self.bodies.clone().try_acquire_many_owned(reserve_kib) else {
+            return busy("the request bodies being read already use the memory budget");
+        };
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
         let bytes = match tokio::time::timeout_at(deadline, Limited::new(body, max).collect()).await
         {
@@ -584,6 +596,9 @@ impl Server {
                 return json_response(status, &reply);
             }
         };
+        // The parsed message holds its own share now; the text is done with.
+        drop(bytes);
+        drop(body_held);
         self.serve(admitted, headers, version_header, actor, slot, deadline)
             .await
     }
