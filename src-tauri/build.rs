@@ -61,6 +61,8 @@ fn main() {
         "save_stderr",
         "preview_choices",
         "preview_actors",
+        "held_calls",
+        "decide_held_call",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

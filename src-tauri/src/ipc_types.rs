@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use gatehouse_core::access::approvals::{Decide, HeldCall, Status as HeldStatus};
 use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::permissions::Role;
@@ -161,6 +162,10 @@ pub fn render() -> String {
     decl::<Presence>(&cfg, &mut out);
     decl::<ComparedTool>(&cfg, &mut out);
     decl::<ActorComparison>(&cfg, &mut out);
+    // Approvals: held calls waiting for the site owner.
+    decl::<Decide>(&cfg, &mut out);
+    decl::<HeldStatus>(&cfg, &mut out);
+    decl::<HeldCall>(&cfg, &mut out);
     out
 }
 

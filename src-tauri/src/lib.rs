@@ -90,6 +90,9 @@ pub fn run() -> tauri::Result<()> {
             // Actor preview screen (issue 12).
             commands::actor_preview::preview_choices,
             commands::actor_preview::preview_actors,
+            // Approvals screen: the owner's queue of held calls.
+            commands::approvals::held_calls,
+            commands::approvals::decide_held_call,
         ])
         .build(tauri::generate_context!())?
         .run(|app, event| {

@@ -12,6 +12,7 @@ import {
   CODES,
   type ActorChoice,
   type ActorComparison,
+  type HeldCall,
   type AppInfo,
   type AuditExport,
   type AuditFilter,
@@ -408,4 +409,16 @@ export function verifyAudit(): Promise<AuditReport> {
 /** Writes the entries matching `filter` to a new JSON file in folder `dir`. */
 export function exportAudit(filter: AuditFilter, dir: string): Promise<AuditExport> {
   return call<AuditExport>("export_audit", { filter, dir });
+}
+
+// ---- approvals (Approvals screen) ---------------------------------------------
+
+/** Held calls, newest first: the waiting ones, or every one when `all`. */
+export function heldCalls(all: boolean): Promise<HeldCall[]> {
+  return call<HeldCall[]>("held_calls", { all });
+}
+
+/** The site owner approves (`approve`) or denies held call `id`. */
+export function decideHeldCall(id: string, approve: boolean): Promise<HeldCall> {
+  return call<HeldCall>("decide_held_call", { id, approve });
 }

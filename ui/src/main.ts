@@ -8,6 +8,7 @@ import "./styles.css";
 import { h, required } from "./dom";
 import { errorView } from "./components/error-view";
 import { type SiteSummary, appInfo, lastScreen, openSite, recentSites, rememberScreen, toGatehouseError } from "./ipc";
+import { approvals, startApprovalsBadge } from "./screens/approvals";
 import { audit } from "./screens/audit";
 import { actorPreview } from "./screens/actor-preview";
 import { clientConfig } from "./screens/client-config";
@@ -20,7 +21,7 @@ import type { Screen } from "./screens/screen";
 import { users } from "./screens/users";
 import { onSiteChange, setCurrentSite } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, users, siteConfig, audit, connections, actorPreview, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, approvals, users, siteConfig, audit, connections, actorPreview, clientConfig];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");
@@ -34,7 +35,14 @@ function screenFromHash(): Screen {
 
 function renderNav(): void {
   nav.replaceChildren(
-    ...SCREENS.map((s) => h("a", { id: `nav-${s.id}`, class: "nav-link", href: `#/${s.id}` }, s.title)),
+    ...SCREENS.map((s) =>
+      h(
+        "a",
+        { id: `nav-${s.id}`, class: "nav-link", href: `#/${s.id}` },
+        s.title,
+        s === approvals ? h("span", { id: "nav-approvals-count", class: "badge badge-warn nav-count", hidden: true }) : null,
+      ),
+    ),
   );
 }
 
@@ -133,6 +141,7 @@ window.addEventListener("hashchange", () => {
   remember();
 });
 void restore();
+startApprovalsBadge();
 void showAppInfo();
 
 // When the first frame with the page painted (epoch ms), for the desktop bench's

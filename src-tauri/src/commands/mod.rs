@@ -3,6 +3,7 @@
 
 pub mod actor_preview;
 pub mod app;
+pub mod approvals;
 pub mod audit;
 pub mod client_config;
 pub mod connection_calls;

@@ -938,3 +938,42 @@ export type ActorComparison = { left: ActorManifest, right: ActorManifest | null
  * page shows it in the same tail panel); `right_stderr` is empty alone.
  */
 left_stderr: Array<TailMessage>, right_stderr: Array<TailMessage>, };
+
+/**
+ * Who says yes to a held call.
+ */
+export type Decide = "client" | "owner";
+
+/**
+ * Where a held call stands.
+ */
+export type HeldStatus = "waiting" | "approved" | "denied" | "declined" | "timed_out" | "abandoned";
+
+/**
+ * A held call as the CLI and the desktop app show it.
+ */
+export type HeldCall = { id: string, 
+/**
+ * Whose call it is (`key:<id>`, `user:<email>`).
+ */
+actor: string, tool: string, 
+/**
+ * One line a person can say yes or no to.
+ */
+summary: string, 
+/**
+ * The arguments, secrets and large payloads replaced by what they are.
+ */
+arguments: unknown, 
+/**
+ * SHA-256 of the exact arguments the call will run with.
+ */
+args_sha256: string, 
+/**
+ * For content: the change against the entry as it was when held.
+ */
+diff?: string, decider: Decide, status: HeldStatus, 
+/**
+ * The waiting server (`pid@host`).
+ */
+holder: string, created_at: number, expires_at: number, decided_at?: number, decided_by?: string, };

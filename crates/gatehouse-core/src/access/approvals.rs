@@ -121,6 +121,7 @@ impl ApprovalPolicy {
 )]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
+#[ts(rename = "HeldStatus")]
 pub enum Status {
     Waiting,
     Approved,

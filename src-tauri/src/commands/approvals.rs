@@ -1,0 +1,36 @@
+//! Commands for the Approvals screen: the site owner's queue of held calls.
+//! The same core functions as `gatehouse approvals list|approve|deny`; the
+//! decider recorded in the audit is the desktop's admin actor.
+
+use gatehouse_core::access::approvals::{self, Decision, HeldCall};
+use tauri::State;
+
+use crate::commands::keys::DESKTOP_ACTOR;
+use crate::error::IpcResult;
+use crate::state::AppState;
+
+/// Held calls, newest first: the waiting ones, or every one when `all`.
+/// Holds whose server is gone are first recorded as not run (as the CLI does).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn held_calls(all: bool, state: State<'_, AppState>) -> IpcResult<Vec<HeldCall>> {
+    let site = state.site()?;
+    approvals::sweep(&site.store).await?;
+    Ok(approvals::list(&site.store, all).await?)
+}
+
+/// The site owner approves (`approve`) or denies held call `id`.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn decide_held_call(
+    id: String,
+    approve: bool,
+    state: State<'_, AppState>,
+) -> IpcResult<HeldCall> {
+    let site = state.site()?;
+    let decision = if approve {
+        Decision::Approve
+    } else {
+        Decision::Deny
+    };
+    let by = approvals::decider_label(DESKTOP_ACTOR, None)?;
+    Ok(approvals::decide(&site.store, &id, decision, &by).await?)
+}

@@ -1,0 +1,22 @@
+/**
+ * Pure helpers of the Approvals screen: the navigation badge's text and the
+ * lines of a recorded diff with their kind (so the page can colour them).
+ */
+
+/** The badge beside "Approvals": empty when nothing waits, `99+` past 99. */
+export function badgeText(waiting: number): string {
+  if (waiting <= 0) return "";
+  return waiting > 99 ? "99+" : String(waiting);
+}
+
+export type DiffLineKind = "add" | "del" | "hunk" | "context";
+
+/** One line of a unified diff and what it is. */
+export function diffLines(diff: string): { kind: DiffLineKind; text: string }[] {
+  return diff.split("\n").map((text) => {
+    if (text.startsWith("@@")) return { kind: "hunk", text };
+    if (text.startsWith("+") && !text.startsWith("+++")) return { kind: "add", text };
+    if (text.startsWith("-") && !text.startsWith("---")) return { kind: "del", text };
+    return { kind: "context", text };
+  });
+}
