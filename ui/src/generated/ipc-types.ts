@@ -10,7 +10,7 @@
  * `CODES` list, in this order) is generated from this enum. Codes are grouped
  * by the domain that raises them.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -31,6 +31,7 @@ export const CODES: readonly Code[] = [
   "DATABASE_LOCKED",
   "DISK_FULL",
   "DATABASE_READONLY",
+  "STORED_VALUE_UNKNOWN",
   "SITE_NOT_FOUND",
   "SITE_EXISTS",
   "SITE_CONFIG_INVALID",
@@ -529,7 +530,8 @@ export type DoctorReport = { files: Array<FileReport>,
 ok: boolean, };
 
 /**
- * A tail's byte counters at one moment.
+ * A tail's byte counters at one moment, as records store them and the page
+ * shows them: everything seen, what is kept, and whether anything was cut.
  */
 export type TailCounters = { bytes_seen: number, bytes_retained: number, truncated: boolean, };
 
@@ -611,13 +613,18 @@ processes: number,
 calls_in_flight: number, };
 
 /**
+ * Why a connection ended, as its record stores it and the desktop shows it.
+ */
+export type EndReason = "timeout" | "memory" | "cpu" | "scratch_quota" | "end_of_input" | "crash" | "protocol" | "closed" | "dropped" | "host_killed";
+
+/**
  * What this window knows of a connection it started.
  */
 export type LiveView = { id: string, pid: number, state: LiveState, server_name: string | null, server_version: string | null, protocol_version: string, exit: ExitInfo | null, 
 /**
- * Why it ended (timeout, memory, CPU, cancelled, end of input, crash…).
+ * Why it ended.
  */
-end_reason: string | null, 
+end_reason: EndReason | null, 
 /**
  * The same in words: which deadline, ceiling or exit.
  */
@@ -681,9 +688,16 @@ export type EnvSource = "plain" | "host" | "secret";
 export type ConsentEnv = { name: string, source: EnvSource, host_variable: string | null, };
 
 /**
+ * What confines the child. Each system has its own (see [`Backend::here`]);
+ * `none` exists everywhere. A profile naming a backend this system lacks is
+ * refused, never run under another.
+ */
+export type Backend = "landlock" | "bwrap" | "seatbelt" | "job_object" | "none";
+
+/**
  * The limits the child runs under, defaults filled in.
  */
-export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: string, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
+export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: Backend, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
 
 /**
  * What the consent dialog shows: exactly what will be spawned.

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::access::audit::AuditActor;
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::{Action, Role, parse_roles};
 use crate::access::restrictions::{ContentScope, Restrictions};
@@ -188,14 +189,18 @@ impl Actor {
 
     /// How the actor appears in the audit log; never holds a secret.
     pub fn label(&self) -> String {
+        self.audit_actor().to_string()
+    }
+
+    /// Who the audit log names for this actor.
+    pub fn audit_actor(&self) -> AuditActor {
         match self {
-            Actor::Public => "public".to_string(),
-            Actor::User { email, .. } => format!("user:{email}"),
-            Actor::Synthetic { roles } => format!(
-                "synthetic:{}",
-                crate::access::permissions::format_roles(roles)
-            ),
-            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            Actor::Public => AuditActor::Public,
+            Actor::User { email, .. } => AuditActor::User(email.clone()),
+            Actor::Synthetic { roles } => {
+                AuditActor::Synthetic(crate::access::permissions::format_roles(roles))
+            }
+            Actor::ApiKey { key_id, .. } => AuditActor::Key(key_id.clone()),
         }
     }
 

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use super::options::ClientLimits;
 use super::saved::{self, SavedConnection};
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{EnvValue, runtime};
 use crate::site::Site;
@@ -56,7 +57,7 @@ pub struct ConsentLimits {
     pub inactivity_ms: Option<u64>,
     pub max_rss_bytes: Option<u64>,
     pub max_cpu_ms: Option<u64>,
-    pub sandbox_backend: String,
+    pub sandbox_backend: crate::sandbox::Backend,
     pub network: bool,
     pub read_only: Vec<String>,
     pub read_write: Vec<String>,
@@ -135,7 +136,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
             // dialog shows what the child will really run under.
             max_rss_bytes: Some(ceilings.max_rss_bytes),
             max_cpu_ms: Some(ceilings.max_cpu_ms),
-            sandbox_backend: profile.backend.as_str().to_string(),
+            sandbox_backend: profile.backend,
             network: profile.network,
             read_only: paths(&profile.read_only),
             read_write: paths(&profile.read_write),
@@ -202,7 +203,7 @@ pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &s
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.consent",
+            action: AuditAction::ConnectionConsent,
             subject: name,
             detail: json!({
                 "definition_sha256": hash,

@@ -394,7 +394,7 @@ impl Server {
             return r;
         }
         let who = match actor.identity() {
-            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            a @ Actor::ApiKey { .. } => a.label(),
             _ => format!("ip:{client}"),
         };
         if let Err(wait) = self.key_rates.take(&who) {
