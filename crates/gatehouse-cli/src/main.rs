@@ -13,6 +13,7 @@ mod config_mcpb_cmd;
 mod connections_cmd;
 mod keys_cmd;
 mod mcp_cmd;
+mod oauth_cmd;
 mod output;
 mod permissions_cmd;
 mod probe_cmd;
@@ -63,6 +64,9 @@ enum Command {
     /// Mint, list, roll and revoke API keys.
     #[command(subcommand)]
     Keys(keys_cmd::KeysCommand),
+    /// List and revoke the grants OAuth clients hold (`serve --public-url`).
+    #[command(subcommand)]
+    Oauth(oauth_cmd::OAuthCommand),
     /// Manage the site's users.
     #[command(subcommand)]
     Users(users_cmd::UsersCommand),
@@ -165,6 +169,7 @@ async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Site(c) => site_cmd::run(&ctx, c).await,
         Command::Keys(c) => keys_cmd::run(&ctx, c).await,
+        Command::Oauth(c) => oauth_cmd::run(&ctx, c).await,
         Command::Users(c) => users_cmd::run(&ctx, c).await,
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,

@@ -38,6 +38,12 @@ pub struct ServeArgs {
     /// Refuse requests without a key instead of serving them as `public`.
     #[arg(long)]
     require_key: bool,
+    /// Serve OAuth 2.1 for connectors (claude.ai, Claude Desktop, ChatGPT)
+    /// as the issuer at this URL (https://…; http only for a loopback
+    /// address). Requests without credentials then get the OAuth challenge
+    /// instead of `public`.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
     /// Requests per second per key (per address for keyless requests); the
     /// default is `[serve] rate_per_key` in gatehouse.toml, else 100.
     #[arg(long, value_name = "N")]
@@ -65,6 +71,9 @@ pub async fn run(ctx: &Ctx, args: ServeArgs) -> Result<String> {
     opts.origins = args.allow_origin;
     opts.behind_proxy = args.behind_proxy;
     opts.require_key = args.require_key;
+    if let Some(url) = &args.public_url {
+        opts.oauth = Some(gatehouse_core::access::oauth::flow::Issuer::new(url)?);
+    }
     opts.metrics_listen = args.metrics_listen;
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         opts.tls = Some(TlsFiles { cert, key });

@@ -404,6 +404,28 @@ pub enum Code {
     /// The TLS certificate or key cannot be read or used.
     TLS_INVALID,
 
+    // OAuth on `gatehouse serve` (access::oauth).
+    /// A scope name that does not exist.
+    OAUTH_SCOPE_INVALID,
+    /// A token's scopes do not cover the action.
+    OAUTH_SCOPE_INSUFFICIENT,
+    /// An unknown client, bad client metadata, or failed client authentication.
+    OAUTH_CLIENT_INVALID,
+    /// A redirect URI that is not registered or may not be.
+    OAUTH_REDIRECT_INVALID,
+    /// A malformed authorization or token request.
+    OAUTH_REQUEST_INVALID,
+    /// An authorization code or refresh token that is unknown, expired, spent or mismatched.
+    OAUTH_GRANT_INVALID,
+    /// An access token that is unknown, expired, revoked or for another resource.
+    OAUTH_TOKEN_INVALID,
+    /// No such grant (or already revoked).
+    OAUTH_GRANT_NOT_FOUND,
+    /// Too many client registrations.
+    OAUTH_REGISTRATION_LIMITED,
+    /// A consent form without its CSRF token, or for a request that expired or was answered.
+    OAUTH_CONSENT_INVALID,
+
     // MCP server: built-in tools.
     TOOL_ARGUMENTS_INVALID,
     HTTP_FETCH_URL_INVALID,

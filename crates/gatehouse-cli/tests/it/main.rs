@@ -43,6 +43,7 @@ mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
 mod serve_interop;
+mod serve_oauth;
 mod serve_util;
 mod site_config;
 mod storage_failures;

@@ -135,10 +135,16 @@ pub struct Serve {
 impl Serve {
     /// Starts `gatehouse serve --listen 127.0.0.1:0 ARGS` and waits until it listens.
     pub fn start(site: &TestSite, args: &[&str]) -> Serve {
+        Serve::start_on(site, "127.0.0.1:0", args)
+    }
+
+    /// [`Serve::start`] on a given address (a test that must know its port
+    /// beforehand, for `--public-url`).
+    pub fn start_on(site: &TestSite, listen: &str, args: &[&str]) -> Serve {
         let mut cmd = site.command();
         cmd.env("GATEHOUSE_LOG", "warn")
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

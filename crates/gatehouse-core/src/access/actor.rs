@@ -230,12 +230,25 @@ impl Actor {
         }
     }
 
+    /// The OAuth scopes the actor is narrowed to (a token's actor), if any.
+    pub fn scopes(&self) -> Option<&crate::access::oauth::ScopeSet> {
+        self.restrictions().and_then(|r| r.scopes.as_ref())
+    }
+
+    /// The roles allow `action` and, for a token, one of its scopes covers it.
     pub fn may(&self, action: Action) -> bool {
         crate::access::permissions::allowed(self.roles(), action)
+            && self.scopes().is_none_or(|s| s.covers(action))
     }
 
     pub fn check(&self, action: Action) -> Result<()> {
-        crate::access::permissions::check(self.roles(), action)
+        crate::access::permissions::check(self.roles(), action)?;
+        match self.scopes() {
+            Some(s) if !s.covers(action) => {
+                Err(crate::access::oauth::insufficient_scope(s, action))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -388,10 +401,13 @@ impl Refresher {
             Actor::ApiKey { key_id, .. } => {
                 let key = keys::recheck(store, key_id).await;
                 let key = key.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+                let mut restrictions = key.restrictions;
+                // A token's scopes are not the key's: keep them across re-reads.
+                restrictions.scopes = self.identity.scopes().cloned();
                 let actor = Actor::ApiKey {
                     key_id: key.id,
                     roles: key.roles,
-                    restrictions: key.restrictions,
+                    restrictions,
                 };
                 (actor, key.expires_at)
             }

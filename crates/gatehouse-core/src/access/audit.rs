@@ -124,6 +124,27 @@ pub enum AuditAction {
     #[serde(rename = "connection.tools_approved")]
     #[strum(serialize = "connection.tools_approved")]
     ConnectionToolsApproved,
+    /// An OAuth consent approved with a pasted key.
+    #[serde(rename = "oauth.approve")]
+    #[strum(serialize = "oauth.approve")]
+    OauthApprove,
+    #[serde(rename = "oauth.deny")]
+    #[strum(serialize = "oauth.deny")]
+    OauthDeny,
+    /// An authorization code exchanged for a grant.
+    #[serde(rename = "oauth.grant")]
+    #[strum(serialize = "oauth.grant")]
+    OauthGrant,
+    #[serde(rename = "oauth.expire")]
+    #[strum(serialize = "oauth.expire")]
+    OauthExpire,
+    /// A refresh token used twice: the grant is revoked.
+    #[serde(rename = "oauth.reuse")]
+    #[strum(serialize = "oauth.reuse")]
+    OauthReuse,
+    #[serde(rename = "oauth.revoke")]
+    #[strum(serialize = "oauth.revoke")]
+    OauthRevoke,
 }
 
 impl AuditAction {
@@ -189,7 +210,8 @@ impl AuditActor {
     pub const DESKTOP: &'static str = "desktop";
     /// The label of [`AuditActor::LocalAdmin`].
     pub const LOCAL_ADMIN: &'static str = "local-admin";
-    const PUBLIC: &'static str = "public";
+    /// The label of [`AuditActor::Public`].
+    pub const PUBLIC: &'static str = "public";
 
     /// The label's start that every key (`key:`) or user (`user:`) shares,
     /// for prefix queries.

@@ -234,6 +234,7 @@ pub fn markdown() -> String {
         }
         out.push('\n');
     }
+    out.push_str(&crate::access::oauth::scope::markdown());
     out
 }
 
@@ -272,10 +273,14 @@ mod tests {
             assert!(markdown().contains(&format!("| `{name}` | {} |", action.what())));
             rows += 1;
         }
-        assert_eq!(
-            markdown().lines().filter(|l| l.starts_with("| `")).count(),
-            rows
-        );
+        // The role table (what follows the first blank line after it is
+        // another section) has one row per action.
+        let doc = markdown();
+        let (_, table) = doc
+            .split_once("|---|---|---|---|---|---|---|\n")
+            .expect("the role table");
+        let table = table.split("\n\n").next().expect("its rows");
+        assert_eq!(table.lines().filter(|l| l.starts_with("| `")).count(), rows);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::access::oauth::ScopeSet;
 use crate::error::{Code, Error, Result};
 
 /// A key's restrictions; the default restricts nothing.
@@ -36,6 +37,12 @@ pub struct Restrictions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rate: Option<Rate>,
+    /// The OAuth scopes a token narrows its key's actor to. Never part of
+    /// the key's stored restrictions: the grant holds them, and the token
+    /// check puts them here (see `access::oauth`).
+    #[serde(skip)]
+    #[ts(skip)]
+    pub scopes: Option<ScopeSet>,
 }
 
 impl Restrictions {
@@ -440,6 +447,7 @@ mod tests {
                 status: StatusScope::Draft,
             }),
             rate: Some("5/s".parse().unwrap()),
+            scopes: None,
         };
         let text = r.to_stored().unwrap();
         assert_eq!(Restrictions::from_stored(Some(&text)).unwrap(), r);

@@ -202,7 +202,8 @@ fn check_owner(actor: &Actor, entry: &Entry) -> Result<()> {
         return Ok(());
     }
     Err(
-        crate::access::permissions::check(actor.roles(), Action::ContentEditOthers)
+        actor
+            .check(Action::ContentEditOthers)
             .unwrap_err()
             .hint(format!(
                 "{:?} was written by someone else: authors edit their own entries; ask an editor, or write a new entry",

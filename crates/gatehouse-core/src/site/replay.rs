@@ -133,6 +133,9 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
             | ConnectionToolsChanged
             | ConnectionToolsHeld
             | ConnectionToolsApproved => {}
+            // OAuth grants act for a key and are refused with it; they do not
+            // change a key or a user.
+            OauthApprove | OauthDeny | OauthGrant | OauthExpire | OauthReuse | OauthRevoke => {}
         }
     }
     Ok(s)

@@ -29,6 +29,7 @@ pub mod content_pending;
 mod direct;
 pub mod keys;
 pub mod media;
+pub mod oauth;
 pub mod portable;
 pub mod site_config;
 pub mod tool_pins;

@@ -12,6 +12,7 @@ mod fuzz_replay;
 #[cfg(target_os = "linux")]
 mod isolation;
 mod key_scope;
+mod oauth;
 mod pg_dropped_connection;
 mod pg_util;
 mod sandbox;

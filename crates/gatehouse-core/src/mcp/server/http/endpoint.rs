@@ -42,6 +42,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::guard::{Exposure, Refused};
+use super::oauth::OAuth;
 use super::rate::Buckets;
 use super::{HttpLimits, Options};
 use crate::access::actor::{Actor, Refresher};
@@ -77,6 +78,8 @@ pub struct Server {
     late: Late,
     closing: watch::Receiver<bool>,
     pub metrics: Arc<Metrics>,
+    /// OAuth, when `--public-url` names the issuer.
+    oauth: Option<OAuth>,
 }
 
 impl Server {
@@ -88,10 +91,27 @@ impl Server {
         closing: watch::Receiver<bool>,
     ) -> Server {
         let l = &opts.limits;
+        let oauth = opts.oauth.clone().map(OAuth::new);
+        // The public URL's name and origin are answered without more flags.
+        let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
+        if let Some(o) = &oauth
+            && let Ok(u) = url::Url::parse(&o.issuer.issuer)
+        {
+            if let Some(h) = u.host_str() {
+                hosts.push(match u.port() {
+                    Some(p) => format!("{h}:{p}"),
+                    None => h.to_string(),
+                });
+            }
+            origins.push(u.origin().ascii_serialization());
+        }
         Server {
             site,
-            require_key: opts.require_key,
-            exposure: Exposure::new(bound, &opts.hosts, &opts.origins, &opts.behind_proxy),
+            // A connector only starts OAuth when it is refused: with OAuth on,
+            // a request without credentials gets the challenge, not `public`.
+            require_key: opts.require_key || oauth.is_some(),
+            oauth,
+            exposure: Exposure::new(bound, &hosts, &origins, &opts.behind_proxy),
             admission: Admission::new(&l.core),
             keys: VerifyCache::new(l.key_cache, l.key_cache_ttl),
             key_rates: Buckets::new(l.key_rate, 100_000),
@@ -122,11 +142,11 @@ pub fn service(
     })
 }
 
-fn full(bytes: impl Into<Bytes>) -> Body {
+pub(super) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
-fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut r = Response::new(full(text));
     *r.status_mut() = status;
     r.headers_mut().insert(
@@ -136,7 +156,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     r
 }
 
-fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
+pub(super) fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
     let mut r = Response::new(full(serde_json::to_vec(body).expect("JSON serialises")));
     *r.status_mut() = status;
     r.headers_mut().insert(
@@ -284,8 +304,30 @@ impl Server {
                     )
                 }
             },
+            path if self.oauth.is_some() && OAuth::serves(path) => {
+                self.oauth_route(req, peer).await
+            }
             _ => plain(StatusCode::NOT_FOUND, "not found\n"),
         }
+    }
+
+    async fn oauth_route(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+        let oauth = self.oauth.as_ref().expect("checked by the caller");
+        // Host as for /mcp; browser origins are the routes' own business
+        // (CORS for discovery and /token, the issuer's own for the form).
+        if let Err(Refused::Host) = self.exposure.check(peer, req.headers()) {
+            return refusal(
+                StatusCode::FORBIDDEN,
+                ErrorCode::INVALID_REQUEST,
+                &Error::new(codes::HOST_NOT_ALLOWED, "this Host is not served here")
+                    .hint("add the name clients use with --allow-host"),
+            );
+        }
+        let client = self.exposure.client(peer, req.headers());
+        oauth
+            .route(&self.site, req, client)
+            .await
+            .unwrap_or_else(|| plain(StatusCode::NOT_FOUND, "not found\n"))
     }
 
     /// Who is asking: the key's actor, `public`, or the refusal to send.
@@ -297,9 +339,9 @@ impl Server {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             if self.require_key {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
-                return Err(unauthorized(
-                    &Error::new(codes::ACTOR_API_KEY_REQUIRED, "this server needs an API key")
-                        .hint("send Authorization: Bearer gatehouse_sk_…; mint one with `gatehouse keys mint`"),
+                return Err(self.unauthorized(
+                    &Error::new(codes::ACTOR_API_KEY_REQUIRED, "this server needs an API key or an OAuth token")
+                        .hint("send Authorization: Bearer gatehouse_sk_… (mint one with `gatehouse keys mint`), or connect with OAuth"),
                 ));
             }
             return Ok(Refresher::new(Actor::public()));
@@ -315,6 +357,11 @@ impl Server {
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, t)| t.trim());
+        if let (Some(t), Some(oauth)) = (token, &self.oauth)
+            && crate::access::oauth::flow::is_token(t)
+        {
+            return self.authenticate_token(oauth, t, &who).await;
+        }
         let result = match token {
             Some(t) => self.keys.verify(&self.site.store, &RawKey::new(t)).await,
             None => Err(crate::access::keys::Refusal::Malformed.error(None)),
@@ -336,10 +383,69 @@ impl Server {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
                 let _ = self.failures.take(&who);
                 tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
-                Err(unauthorized(&e))
+                Err(self.unauthorized(&e))
             }
             Err(e) => {
                 tracing::error!(code = %e.code, "could not check a key");
+                let mut r = refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::INTERNAL_ERROR,
+                    &e,
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                Err(r)
+            }
+        }
+    }
+
+    /// A 401 with the challenge: OAuth's (pointing to the resource metadata)
+    /// when OAuth is on.
+    fn unauthorized(&self, e: &Error) -> Response<Body> {
+        let Some(oauth) = &self.oauth else {
+            return unauthorized(e);
+        };
+        let mut r = refusal(StatusCode::UNAUTHORIZED, ErrorCode::INVALID_REQUEST, e);
+        let error = (e.code != codes::ACTOR_API_KEY_REQUIRED).then_some("invalid_token");
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            oauth.challenge(error, &crate::access::oauth::ScopeSet::all()),
+        );
+        r
+    }
+
+    /// An OAuth access token: its key's actor, narrowed to its scopes.
+    async fn authenticate_token(
+        &self,
+        oauth: &OAuth,
+        token: &str,
+        who: &str,
+    ) -> Result<Refresher, Response<Body>> {
+        use crate::access::oauth::{Secret, flow};
+        let store = &self.site.store;
+        // Read before the check, like a key's: a change after it moves past.
+        let generation = crate::store::access::generation(store).await;
+        let checked = match generation {
+            Ok(g) => flow::check_access(store, &oauth.issuer, &Secret::new(token))
+                .await
+                .map(|t| (g, t)),
+            Err(e) => Err(e),
+        };
+        match checked {
+            Ok((generation, t)) => Ok(Refresher::seeded(t.actor, generation, t.key_expires_at)),
+            Err(e)
+                if matches!(
+                    e.code,
+                    codes::OAUTH_TOKEN_INVALID | codes::ACTOR_API_KEY_INVALID
+                ) =>
+            {
+                self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
+                let _ = self.failures.take(who);
+                tracing::info!(code = %e.code, "refused an OAuth token");
+                Err(self.unauthorized(&e))
+            }
+            Err(e) => {
+                tracing::error!(code = %e.code, "could not check an OAuth token");
                 let mut r = refusal(
                     StatusCode::SERVICE_UNAVAILABLE,
                     ErrorCode::INTERNAL_ERROR,
@@ -555,6 +661,30 @@ impl Server {
                 )
                 .error,
             );
+        }
+        if method == "tools/call"
+            && let Some(oauth) = &self.oauth
+            && let Some(held) = actor.identity().scopes()
+            && let Some(spec) = params
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .and_then(manifest::find)
+            && !held.covers(spec.action)
+        {
+            let e = crate::access::oauth::insufficient_scope(held, spec.action);
+            let needed = crate::access::oauth::ScopeSet::parse(
+                e.detail
+                    .as_ref()
+                    .and_then(|d| d["scope"].as_str())
+                    .unwrap_or(""),
+            )
+            .unwrap_or_else(|_| held.clone());
+            let mut r = refusal(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, &e);
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                oauth.challenge(Some("insufficient_scope"), &needed),
+            );
+            return r;
         }
         let tool = (method == "tools/call").then(|| {
             params

@@ -5,7 +5,8 @@
 //! rules, then [`super::admit`] and [`super::dispatch`] with a fresh
 //! [`super::handler::State`] per request) and the health routes; [`guard`]
 //! checks `Host` and `Origin` and finds the client's address; [`rate`] holds
-//! the token buckets.
+//! the token buckets; `oauth` serves the OAuth routes (discovery, consent,
+//! `/token`, `/register`) when `--public-url` names the issuer.
 //!
 //! Nothing of the protocol is kept between requests: each request is admitted,
 //! authenticated and served on its own, so any number of instances can stand
@@ -16,6 +17,7 @@
 
 mod endpoint;
 pub mod guard;
+mod oauth;
 pub mod rate;
 mod tls;
 
@@ -60,6 +62,8 @@ pub struct Options {
     pub require_key: bool,
     /// Where Prometheus metrics are served, apart from `/mcp`.
     pub metrics_listen: Option<SocketAddr>,
+    /// The OAuth issuer (from `--public-url`); `None` serves no OAuth.
+    pub oauth: Option<crate::access::oauth::flow::Issuer>,
     pub limits: HttpLimits,
 }
 
@@ -73,6 +77,7 @@ impl Options {
             tls: None,
             require_key: false,
             metrics_listen: None,
+            oauth: None,
             limits: HttpLimits::default(),
         }
     }

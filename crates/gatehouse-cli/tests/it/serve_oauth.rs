@@ -1,0 +1,566 @@
+//! OAuth on `gatehouse serve --public-url`, end to end against the real
+//! binary: the official Python SDK's `OAuthClientProvider` through discovery,
+//! registration, the consent form (a key pasted), calls, refresh and a
+//! revocation through the CLI; then each attack over raw HTTP, named after
+//! what it pins; then two instances on one database sharing a grant.
+
+use std::net::TcpListener;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::mcp_interop::interop::{interop_dir, missing};
+use crate::mcp_util::McpSite;
+use crate::serve_util::{Reply, Serve, request};
+use crate::util::{BIN, TestSite};
+
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+/// S256 of [`VERIFIER`] (RFC 7636, appendix B).
+const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+/// A free loopback port, so the public URL can name it before serving.
+fn free_addr() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().to_string()
+}
+
+/// `serve` with OAuth on, its public URL its own address.
+fn serve_oauth(site: &TestSite) -> (Serve, String) {
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    (Serve::start_on(site, &addr, &["--public-url", &base]), base)
+}
+
+fn enc(pairs: &[(&str, &str)]) -> String {
+    url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+fn form_post(addr: &str, path: &str, extra: &[(&str, &str)], pairs: &[(&str, &str)]) -> Reply {
+    let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
+    headers.extend_from_slice(extra);
+    request(addr, "POST", path, &headers, enc(pairs).as_bytes())
+}
+
+fn query_of(location: &str, name: &str) -> Option<String> {
+    url::Url::parse(location)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+fn register(addr: &str) -> String {
+    let r = request(
+        addr,
+        "POST",
+        "/register",
+        &[("Content-Type", "application/json")],
+        json!({"client_name": "raw", "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(r.status, 201, "{}", r.text());
+    r.json()["client_id"].as_str().unwrap().to_string()
+}
+
+fn authorize_target(base: &str, client_id: &str, scope: &str, method: &str) -> String {
+    format!(
+        "/authorize?{}",
+        enc(&[
+            ("response_type", "code"),
+            ("client_id", client_id),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", method),
+            ("state", "xyz"),
+            ("scope", scope),
+            ("resource", &format!("{base}/mcp")),
+        ])
+    )
+}
+
+/// The consent page's hidden fields and the CSRF cookie.
+struct Consent {
+    request: String,
+    csrf: String,
+    cookie: String,
+    page: Reply,
+}
+
+fn field(html: &str, name: &str) -> String {
+    let marker = format!("name=\"{name}\" value=\"");
+    let start = html
+        .find(&marker)
+        .unwrap_or_else(|| panic!("{name} in {html}"))
+        + marker.len();
+    html[start..].split('"').next().unwrap().to_string()
+}
+
+fn consent(addr: &str, base: &str, client_id: &str, scope: &str) -> Consent {
+    let page = request(
+        addr,
+        "GET",
+        &authorize_target(base, client_id, scope, "S256"),
+        &[],
+        b"",
+    );
+    assert_eq!(page.status, 200, "{}", page.text());
+    let html = page.text();
+    let cookie = page
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    Consent {
+        request: field(&html, "request"),
+        csrf: field(&html, "csrf"),
+        cookie,
+        page,
+    }
+}
+
+/// The whole flow over raw HTTP: an access and a refresh token for `scope`.
+fn tokens(addr: &str, base: &str, key: &str, scope: &str) -> (String, String, String) {
+    let client_id = register(addr);
+    let c = consent(addr, base, &client_id, scope);
+    let r = form_post(
+        addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("api_key", key),
+            ("decision", "approve"),
+        ],
+    );
+    assert_eq!(r.status, 303, "{}", r.text());
+    let code = query_of(r.header("location").unwrap(), "code").unwrap();
+    let t = form_post(
+        addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+            ("client_id", &client_id),
+            ("resource", &format!("{base}/mcp")),
+        ],
+    );
+    assert_eq!(t.status, 200, "{}", t.text());
+    let j = t.json();
+    (
+        j["access_token"].as_str().unwrap().to_string(),
+        j["refresh_token"].as_str().unwrap().to_string(),
+        client_id,
+    )
+}
+
+fn call(s: &Serve, token: &str, tool: &str, args: Value) -> Reply {
+    s.legacy(
+        Some(token),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
+}
+
+#[test]
+fn python_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
+    let python = interop_dir().join(".venv/bin/python");
+    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_py");
+    let (editor, _) = site.mint("editor");
+    let (serve, base) = serve_oauth(&site);
+    let out = Command::new(python)
+        .arg("python_oauth_client.py")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    assert!(!serve.stderr().contains(&editor), "the key reached the log");
+    let actions: Vec<String> = site
+        .audit()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or("").to_string())
+        .collect();
+    for a in ["oauth.approve", "oauth.grant", "oauth.revoke"] {
+        assert!(actions.iter().any(|x| x == a), "{a} audited: {actions:?}");
+    }
+}
+
+#[test]
+fn no_credentials_get_the_challenge_pointing_to_the_resource_metadata() {
+    let site = TestSite::new("serve_oauth_challenge");
+    let (s, base) = serve_oauth(&site);
+    let r = s.legacy(None, "tools/list", json!({}));
+    assert_eq!(r.status, 401);
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains(&format!(
+            "resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\""
+        )),
+        "{challenge}"
+    );
+    assert!(challenge.contains("scope=\"content:read"), "{challenge}");
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let m = request(&s.addr, "GET", path, &[], b"").json();
+        assert_eq!(m["resource"], format!("{base}/mcp"));
+        assert_eq!(m["authorization_servers"], json!([base]));
+    }
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        let m = request(&s.addr, "GET", path, &[], b"").json();
+        assert_eq!(m["issuer"], base);
+        assert_eq!(m["code_challenge_methods_supported"], json!(["S256"]));
+    }
+    // API keys keep working beside tokens.
+    let (key, _) = site.mint("viewer");
+    assert_eq!(s.legacy(Some(&key), "tools/list", json!({})).status, 200);
+}
+
+#[test]
+fn issuer_comes_from_public_url_never_from_host() {
+    let site = TestSite::new("serve_oauth_host");
+    let (s, base) = serve_oauth(&site);
+    let r = request(
+        &s.addr,
+        "GET",
+        "/.well-known/oauth-authorization-server",
+        &[("Host", "localhost")],
+        b"",
+    );
+    assert_eq!(r.json()["issuer"], base);
+    let r = request(
+        &s.addr,
+        "GET",
+        "/.well-known/oauth-authorization-server",
+        &[("Host", "evil.example")],
+        b"",
+    );
+    assert_eq!(r.status, 403);
+}
+
+#[test]
+fn scope_too_small_is_403_naming_the_needed_scopes_and_the_manifest_is_narrowed() {
+    let site = TestSite::new("serve_oauth_scope");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let (access, _, _) = tokens(&s.addr, &base, &editor, "content:read");
+    let tools: Vec<String> =
+        s.legacy(Some(&access), "tools/list", json!({})).json()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+    assert!(tools.contains(&"content_read".to_string()), "{tools:?}");
+    assert!(
+        !tools.contains(&"content_write_draft".to_string()),
+        "{tools:?}"
+    );
+    assert_eq!(
+        call(&s, &access, "content_read", json!({"slug": "welcome"})).status,
+        200
+    );
+    let r = call(
+        &s,
+        &access,
+        "content_write_draft",
+        json!({"slug": "x", "title": "x", "body": "x"}),
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
+    let challenge = r.header("www-authenticate").unwrap();
+    assert!(
+        challenge.contains("error=\"insufficient_scope\""),
+        "{challenge}"
+    );
+    assert!(
+        challenge.contains("scope=\"content:read content:write\""),
+        "{challenge}"
+    );
+}
+
+#[test]
+fn expired_or_unknown_token_is_401_invalid_token() {
+    let site = TestSite::new("serve_oauth_unknown");
+    let (s, _) = serve_oauth(&site);
+    let r = s.legacy(
+        Some("gatehouse_at_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+        "tools/list",
+        json!({}),
+    );
+    assert_eq!(r.status, 401);
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
+}
+
+#[test]
+fn pkce_plain_is_refused_back_to_the_client() {
+    let site = TestSite::new("serve_oauth_plain");
+    let (s, base) = serve_oauth(&site);
+    let id = register(&s.addr);
+    let r = request(
+        &s.addr,
+        "GET",
+        &authorize_target(&base, &id, "content:read", "plain"),
+        &[],
+        b"",
+    );
+    assert_eq!(r.status, 303);
+    let to = r.header("location").unwrap();
+    assert_eq!(query_of(to, "error").as_deref(), Some("invalid_request"));
+    assert_eq!(query_of(to, "state").as_deref(), Some("xyz"));
+    assert_eq!(query_of(to, "iss").as_deref(), Some(base.as_str()));
+}
+
+#[test]
+fn consent_page_refuses_framing_and_scripts() {
+    let site = TestSite::new("serve_oauth_frame");
+    let (s, base) = serve_oauth(&site);
+    let id = register(&s.addr);
+    let c = consent(&s.addr, &base, &id, "content:read");
+    let csp = c.page.header("content-security-policy").unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(csp.contains("default-src 'none'"), "{csp}");
+    assert!(!csp.contains("script-src"), "{csp}");
+    assert_eq!(c.page.header("x-frame-options"), Some("DENY"));
+    assert!(!c.page.text().contains("<script"));
+    let cookie = c.page.header("set-cookie").unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+}
+
+#[test]
+fn consent_post_from_another_site_or_without_the_csrf_cookie_is_refused() {
+    let site = TestSite::new("serve_oauth_csrf");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let id = register(&s.addr);
+    let c = consent(&s.addr, &base, &id, "content:read");
+    let form = [
+        ("request", c.request.as_str()),
+        ("csrf", c.csrf.as_str()),
+        ("api_key", editor.as_str()),
+        ("decision", "approve"),
+    ];
+    // A form on another site: its Origin gives it away.
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", "https://evil.example")],
+        &form,
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
+    // A forged post without the cookie (SameSite=Strict keeps it off cross-site posts).
+    let r = form_post(&s.addr, "/authorize", &[("Origin", &base)], &form);
+    assert_eq!(r.status, 403, "{}", r.text());
+    // The real form still works afterwards.
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &form,
+    );
+    assert_eq!(r.status, 303, "{}", r.text());
+}
+
+#[test]
+fn redirect_uri_not_registered_is_an_error_page_not_a_redirect() {
+    let site = TestSite::new("serve_oauth_redirect");
+    let (s, base) = serve_oauth(&site);
+    let id = register(&s.addr);
+    let target =
+        authorize_target(&base, &id, "content:read", "S256").replace("%2Fcallback", "%2Fevil");
+    let r = request(&s.addr, "GET", &target, &[], b"");
+    assert_eq!(r.status, 400);
+    assert!(r.header("location").is_none());
+    assert!(r.text().contains("not registered"), "{}", r.text());
+}
+
+#[test]
+fn code_reused_is_refused_and_the_first_token_revoked() {
+    let site = TestSite::new("serve_oauth_code_reuse");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("api_key", &editor),
+            ("decision", "approve"),
+        ],
+    );
+    let code = query_of(r.header("location").unwrap(), "code").unwrap();
+    let exchange = || {
+        form_post(
+            &s.addr,
+            "/token",
+            &[],
+            &[
+                ("grant_type", "authorization_code"),
+                ("code", &code),
+                ("redirect_uri", REDIRECT),
+                ("code_verifier", VERIFIER),
+                ("client_id", &client_id),
+                ("resource", &format!("{base}/mcp")),
+            ],
+        )
+    };
+    let first = exchange();
+    assert_eq!(first.status, 200);
+    let access = first.json()["access_token"].as_str().unwrap().to_string();
+    assert_eq!(s.legacy(Some(&access), "tools/list", json!({})).status, 200);
+    let again = exchange();
+    assert_eq!(again.status, 400);
+    assert_eq!(again.json()["error"], "invalid_grant");
+    assert_eq!(s.legacy(Some(&access), "tools/list", json!({})).status, 401);
+}
+
+#[test]
+fn refresh_reused_revokes_the_grant() {
+    let site = TestSite::new("serve_oauth_refresh_reuse");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let (_, refresh, client_id) = tokens(&s.addr, &base, &editor, "content:read");
+    let rotate = |rt: &str| {
+        form_post(
+            &s.addr,
+            "/token",
+            &[],
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", rt),
+                ("client_id", &client_id),
+            ],
+        )
+    };
+    let second = rotate(&refresh);
+    assert_eq!(second.status, 200, "{}", second.text());
+    let new_access = second.json()["access_token"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.legacy(Some(&new_access), "tools/list", json!({})).status,
+        200
+    );
+    assert_eq!(rotate(&refresh).json()["error"], "invalid_grant");
+    assert_eq!(
+        s.legacy(Some(&new_access), "tools/list", json!({})).status,
+        401
+    );
+    let grants = site.ok_json(&["oauth", "grants", "--json"]);
+    assert_eq!(grants[0]["revoked_reason"], "refresh token reused");
+}
+
+#[test]
+fn registration_flood_is_limited_per_address() {
+    let site = TestSite::new("serve_oauth_flood");
+    let (s, _) = serve_oauth(&site);
+    let body =
+        json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"}).to_string();
+    let statuses: Vec<u16> = (0..12)
+        .map(|_| {
+            request(
+                &s.addr,
+                "POST",
+                "/register",
+                &[("Content-Type", "application/json")],
+                body.as_bytes(),
+            )
+            .status
+        })
+        .collect();
+    assert_eq!(&statuses[..10], &[201; 10]);
+    assert_eq!(statuses[10], 429, "{statuses:?}");
+}
+
+#[test]
+fn metadata_document_at_a_private_address_is_refused() {
+    let site = TestSite::new("serve_oauth_cimd_private");
+    let (s, base) = serve_oauth(&site);
+    for doc in [
+        "https://127.0.0.1/client.json",
+        "https://169.254.169.254/latest/client.json",
+    ] {
+        let target = authorize_target(&base, doc, "content:read", "S256");
+        let r = request(&s.addr, "GET", &target, &[], b"");
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert!(r.header("location").is_none());
+        assert!(r.text().contains("cannot be fetched"), "{}", r.text());
+    }
+}
+
+#[test]
+fn without_public_url_the_oauth_paths_stay_404() {
+    let site = TestSite::new("serve_oauth_off");
+    let s = Serve::start(&site, &[]);
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+        "/authorize",
+        "/token",
+    ] {
+        assert_eq!(
+            request(&s.addr, "GET", path, &[], b"").status,
+            404,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it() {
+    // One database: PostgreSQL under GATEHOUSE_TEST_PG_URL, else the SQLite file.
+    let site = TestSite::new("serve_oauth_two");
+    let (editor, _) = site.mint("editor");
+    let (a, base) = serve_oauth(&site);
+    // Behind one load balancer both instances have the same public URL.
+    let b = Serve::start(&site, &["--public-url", &base]);
+    let (access, _, _) = tokens(&a.addr, &base, &editor, "content:read");
+    let r = b.legacy(Some(&access), "tools/list", json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let id = site.ok_json(&["oauth", "grants", "--json"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    site.ok(&["oauth", "revoke", &id]);
+    let revoked = std::time::Instant::now();
+    assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
+    assert!(revoked.elapsed() < std::time::Duration::from_secs(1));
+}

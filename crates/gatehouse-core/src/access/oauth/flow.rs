@@ -1,0 +1,834 @@
+//! The authorization code flow with PKCE, and the token check of every
+//! request.
+//!
+//! 1. [`check_authorize`]: an authorization request is checked against its
+//!    client (exact redirect URI, PKCE S256 only, `resource` naming this
+//!    server, known scopes). Errors about the client or its redirect URI are
+//!    shown to the person, never sent to an unchecked redirect.
+//! 2. [`begin_consent`] keeps the request, with a CSRF token, for the consent
+//!    page; [`approve`] (an API key pasted) or [`deny`] answers it once.
+//! 3. [`exchange`]: a code (single use, [`super::CODE_TTL_MS`]) becomes a
+//!    grant with an access and a refresh token, if the verifier, client,
+//!    redirect URI and resource all match. A replayed code revokes the grant
+//!    its first use made.
+//! 4. [`refresh`] rotates: the old refresh token is spent, a new pair is
+//!    issued; presenting a spent one revokes the whole grant.
+//! 5. [`check_access`]: a bearer token on `/mcp` becomes its key's actor,
+//!    narrowed to the grant's scopes, if it is an unexpired access token of a
+//!    live grant for this resource and the key still stands.
+
+use base64::Engine;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use super::client::{self, Client};
+use super::{
+    ACCESS_PREFIX, ACCESS_TTL_MS, CODE_PREFIX, CODE_TTL_MS, REFRESH_PREFIX, REFRESH_TTL_MS,
+    REQUEST_TTL_MS, ScopeSet, Secret, oauth_error,
+};
+use crate::access::actor::Actor;
+use crate::access::audit::{self, AuditAction, AuditActor, AuditEntry};
+use crate::access::keys::{self, RawKey};
+use crate::access::permissions::allowed;
+use crate::error::{Code, Error, Result};
+use crate::store::Store;
+use crate::store::oauth::{self as sql, CodeRow, GrantRow, RequestRow};
+use crate::time::now_ms;
+
+/// Who this server is: the issuer (from `--public-url`, never from a
+/// request's `Host`) and the one resource it protects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Issuer {
+    /// `https://host[:port]`, no trailing slash.
+    pub issuer: String,
+    /// The MCP endpoint: `{issuer}/mcp`.
+    pub resource: String,
+}
+
+impl Issuer {
+    pub fn new(public_url: &str) -> Result<Issuer> {
+        let bad = |why: &str| {
+            Error::invalid(
+                Code::INPUT_INVALID,
+                format!("--public-url {public_url:?} {why}"),
+                "give the origin clients reach this server at, e.g. https://mcp.example.com",
+            )
+        };
+        let url = Url::parse(public_url).map_err(|_| bad("is not a URL"))?;
+        let Some(host) = url.host() else {
+            return Err(bad("has no host"));
+        };
+        if url.scheme() != "https" && !(url.scheme() == "http" && client::is_loopback_host(&host)) {
+            return Err(bad("must be https (http only for a loopback address)"));
+        }
+        if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
+            return Err(bad("must be an origin and path only"));
+        }
+        let issuer = url.as_str().trim_end_matches('/').to_string();
+        Ok(Issuer {
+            resource: format!("{issuer}/mcp"),
+            issuer,
+        })
+    }
+
+    /// Whether a `resource` parameter names this server (RFC 8707).
+    pub fn is_resource(&self, resource: &str) -> bool {
+        resource.trim_end_matches('/') == self.resource
+    }
+}
+
+/// The parameters of an authorization request, as sent.
+#[derive(Debug, Clone, Default)]
+pub struct AuthorizeParams {
+    pub response_type: Option<String>,
+    pub client_id: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub code_challenge: Option<String>,
+    pub code_challenge_method: Option<String>,
+    pub state: Option<String>,
+    pub scope: Option<String>,
+    pub resource: Option<String>,
+}
+
+/// A checked authorization request.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    pub client: Client,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub challenge: String,
+    pub resource: String,
+    pub scopes: ScopeSet,
+}
+
+/// Why an authorization request is refused.
+#[derive(Debug)]
+pub enum Refused {
+    /// Shown on a page: the client or its redirect URI cannot be trusted
+    /// with an answer.
+    Page(Error),
+    /// Sent back to the (checked) redirect URI.
+    Redirect(String),
+}
+
+/// The redirect URI with `params` and `iss` (RFC 9207) added.
+pub fn redirect_with(uri: &str, params: &[(&str, &str)], issuer: &Issuer) -> String {
+    let mut url = Url::parse(uri).expect("redirect URIs were checked");
+    {
+        let mut q = url.query_pairs_mut();
+        for (k, v) in params {
+            q.append_pair(k, v);
+        }
+        q.append_pair("iss", &issuer.issuer);
+    }
+    url.to_string()
+}
+
+fn error_redirect(
+    uri: &str,
+    state: Option<&str>,
+    error: &str,
+    why: &str,
+    issuer: &Issuer,
+) -> String {
+    let mut params = vec![("error", error), ("error_description", why)];
+    if let Some(s) = state {
+        params.push(("state", s));
+    }
+    redirect_with(uri, &params, issuer)
+}
+
+/// Whether a PKCE value (challenge or verifier) has the RFC 7636 shape.
+fn pkce_shape(v: &str) -> bool {
+    (43..=128).contains(&v.len())
+        && v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// The S256 challenge of a verifier.
+pub fn s256(verifier: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+/// Checks an authorization request against its client; see the module doc.
+pub fn check_authorize(
+    issuer: &Issuer,
+    client: &Client,
+    p: &AuthorizeParams,
+) -> std::result::Result<Checked, Refused> {
+    let redirect_uri = match &p.redirect_uri {
+        Some(r) => r.clone(),
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return Err(Refused::Page(oauth_error(
+                Code::OAUTH_REDIRECT_INVALID,
+                "invalid_request",
+                "redirect_uri is missing and the client registered more than one",
+            )));
+        }
+    };
+    if !client.redirect_uris.contains(&redirect_uri) {
+        return Err(Refused::Page(
+            oauth_error(
+                Code::OAUTH_REDIRECT_INVALID,
+                "invalid_request",
+                format!("the redirect URI {redirect_uri:?} is not registered for this client"),
+            )
+            .hint("redirect URIs must match one the client registered, exactly"),
+        ));
+    }
+    let state = p.state.clone();
+    let back = |error: &str, why: &str| {
+        Refused::Redirect(error_redirect(
+            &redirect_uri,
+            state.as_deref(),
+            error,
+            why,
+            issuer,
+        ))
+    };
+    if p.response_type.as_deref() != Some("code") {
+        return Err(back(
+            "unsupported_response_type",
+            "only response_type=code is supported",
+        ));
+    }
+    let Some(challenge) = p.code_challenge.clone() else {
+        return Err(back(
+            "invalid_request",
+            "code_challenge is required (PKCE S256)",
+        ));
+    };
+    if p.code_challenge_method.as_deref() != Some("S256") {
+        return Err(back(
+            "invalid_request",
+            "code_challenge_method must be S256 (plain is refused)",
+        ));
+    }
+    if !pkce_shape(&challenge) || challenge.len() != 43 {
+        return Err(back(
+            "invalid_request",
+            "code_challenge is not an S256 challenge",
+        ));
+    }
+    let Some(resource) = p.resource.clone() else {
+        return Err(back(
+            "invalid_target",
+            "resource is required and must name this MCP server",
+        ));
+    };
+    if !issuer.is_resource(&resource) {
+        return Err(back(
+            "invalid_target",
+            "resource does not name this MCP server",
+        ));
+    }
+    let scopes = match ScopeSet::parse(p.scope.as_deref().unwrap_or("")) {
+        Ok(s) => s,
+        Err(e) => return Err(back("invalid_scope", &e.message)),
+    };
+    Ok(Checked {
+        client: client.clone(),
+        redirect_uri,
+        state,
+        challenge,
+        resource: issuer.resource.clone(),
+        scopes,
+    })
+}
+
+/// A request waiting for consent: its id and CSRF token go into the form.
+#[derive(Debug)]
+pub struct Pending {
+    pub id: String,
+    pub csrf: Secret,
+}
+
+/// Keeps a checked request for the consent page.
+pub async fn begin_consent(store: &Store, c: &Checked) -> Result<Pending> {
+    let now = now_ms();
+    let id = super::random_id();
+    let csrf = Secret::generate("");
+    let row = RequestRow {
+        id: id.clone(),
+        csrf_hash: csrf.hash(),
+        client_id: c.client.id.clone(),
+        redirect_uri: c.redirect_uri.clone(),
+        state: c.state.clone(),
+        challenge: c.challenge.clone(),
+        resource: c.resource.clone(),
+        scopes: c.scopes.to_string(),
+        created_at: now,
+        expires_at: now + REQUEST_TTL_MS,
+    };
+    let mut tx = store.begin_write().await?;
+    sql::insert_request(&mut tx, &row).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing an authorization request", e))?;
+    Ok(Pending { id, csrf })
+}
+
+fn consent_invalid(message: &str) -> Error {
+    Error::new(Code::OAUTH_CONSENT_INVALID, message.to_string())
+        .hint("start again from the application that sent you here")
+}
+
+/// The pending request `id`, if the form's CSRF token is its own. The same
+/// token must also come back in the cookie (`cookie_csrf`): a form posted
+/// from another site has neither.
+async fn pending(
+    store: &Store,
+    id: &str,
+    form_csrf: &str,
+    cookie_csrf: Option<&str>,
+) -> Result<RequestRow> {
+    if cookie_csrf != Some(form_csrf) || form_csrf.is_empty() {
+        return Err(consent_invalid(
+            "the consent form's CSRF token is missing or does not match",
+        ));
+    }
+    let row = sql::get_request(store, id)
+        .await?
+        .ok_or_else(|| consent_invalid("this authorization request is unknown or was answered"))?;
+    if row.csrf_hash != super::hash(form_csrf) {
+        return Err(consent_invalid(
+            "the consent form's CSRF token does not match",
+        ));
+    }
+    Ok(row)
+}
+
+/// Where the person's browser goes after an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub redirect: String,
+}
+
+/// The request's client, for the consent page.
+pub async fn request_client(store: &Store, id: &str) -> Result<Option<(RequestRow, Client)>> {
+    let Some(row) = sql::get_request(store, id).await? else {
+        return Ok(None);
+    };
+    match client::find(store, &row.client_id).await? {
+        client::Known::Client(c) => Ok(Some((row, c))),
+        client::Known::FetchDocument(_) => Ok(None),
+    }
+}
+
+/// Takes the request out for its one answer, auditing an expired one.
+async fn take(store: &Store, id: &str) -> Result<(crate::store::Tx, RequestRow)> {
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    let row = sql::take_request(&mut tx, id)
+        .await?
+        .ok_or_else(|| consent_invalid("this authorization request is unknown or was answered"))?;
+    if row.expires_at <= now {
+        audit::append(
+            &mut tx,
+            AuditEntry {
+                actor: AuditActor::PUBLIC,
+                action: AuditAction::OauthExpire,
+                subject: &row.client_id,
+                detail: json!({"what": "consent"}),
+            },
+        )
+        .await?;
+        tx.commit()
+            .await
+            .map_err(|e| Error::storage("committing an expired request", e))?;
+        return Err(consent_invalid("this authorization request expired"));
+    }
+    Ok((tx, row))
+}
+
+/// Approves a pending request as the pasted key's actor: the grant will act
+/// as that key, narrowed to the requested scopes its roles can use at all.
+/// A wrong key leaves the request pending (the page asks again).
+pub async fn approve(
+    store: &Store,
+    issuer: &Issuer,
+    id: &str,
+    form_csrf: &str,
+    cookie_csrf: Option<&str>,
+    key: &RawKey,
+    from: &str,
+) -> Result<Answered> {
+    pending(store, id, form_csrf, cookie_csrf).await?;
+    let verified = keys::verify(store, key).await?;
+    let (mut tx, row) = take(store, id).await?;
+    let requested = ScopeSet::parse(&row.scopes)?;
+    let usable: Vec<_> = requested
+        .scopes()
+        .iter()
+        .copied()
+        .filter(|s| s.actions().iter().any(|a| allowed(&verified.roles, *a)))
+        .collect();
+    if usable.is_empty() {
+        return Err(Error::new(
+            Code::OAUTH_SCOPE_INSUFFICIENT,
+            format!("this key's roles allow none of the scopes asked for ({requested})"),
+        )
+        .hint("paste a key whose roles allow what the application asks for"));
+    }
+    let scopes = ScopeSet::new(usable);
+    let code = Secret::generate(CODE_PREFIX);
+    let now = now_ms();
+    let grant_id = super::random_id();
+    sql::insert_code(
+        &mut tx,
+        &CodeRow {
+            hash: code.hash(),
+            grant_id: grant_id.clone(),
+            client_id: row.client_id.clone(),
+            redirect_uri: row.redirect_uri.clone(),
+            challenge: row.challenge.clone(),
+            resource: row.resource.clone(),
+            scopes: scopes.to_string(),
+            key_id: verified.id.clone(),
+            created_from: Some(from.to_string()),
+            created_at: now,
+            expires_at: now + CODE_TTL_MS,
+            used_at: None,
+        },
+    )
+    .await?;
+    let actor = AuditActor::Key(verified.id.clone()).to_string();
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor: &actor,
+            action: AuditAction::OauthApprove,
+            subject: &row.client_id,
+            detail: json!({
+                "grant_id": grant_id,
+                "scopes": scopes.to_string(),
+                "resource": row.resource,
+                "redirect_uri": row.redirect_uri,
+                "from": from,
+            }),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing an approval", e))?;
+    let mut params = vec![("code", code.expose())];
+    if let Some(s) = &row.state {
+        params.push(("state", s));
+    }
+    Ok(Answered {
+        redirect: redirect_with(&row.redirect_uri, &params, issuer),
+    })
+}
+
+/// Denies a pending request; the client gets `access_denied`.
+pub async fn deny(
+    store: &Store,
+    issuer: &Issuer,
+    id: &str,
+    form_csrf: &str,
+    cookie_csrf: Option<&str>,
+    from: &str,
+) -> Result<Answered> {
+    pending(store, id, form_csrf, cookie_csrf).await?;
+    let (mut tx, row) = take(store, id).await?;
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor: AuditActor::PUBLIC,
+            action: AuditAction::OauthDeny,
+            subject: &row.client_id,
+            detail: json!({"from": from, "scopes": row.scopes}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a denial", e))?;
+    Ok(Answered {
+        redirect: error_redirect(
+            &row.redirect_uri,
+            row.state.as_deref(),
+            "access_denied",
+            "the person declined",
+            issuer,
+        ),
+    })
+}
+
+/// A token request, as sent to `/token`.
+#[derive(Debug, Default)]
+pub struct TokenRequest {
+    pub grant_type: Option<String>,
+    pub code: Option<Secret>,
+    pub redirect_uri: Option<String>,
+    pub code_verifier: Option<String>,
+    pub refresh_token: Option<Secret>,
+    pub resource: Option<String>,
+    pub client_id: Option<String>,
+    pub client_secret: Option<Secret>,
+    /// Whether the client's credentials came in `Authorization: Basic`.
+    pub basic: bool,
+}
+
+/// What `/token` answers.
+#[derive(Debug)]
+pub struct Tokens {
+    pub access_token: Secret,
+    pub refresh_token: Secret,
+    pub expires_in: i64,
+    pub scope: ScopeSet,
+}
+
+impl Tokens {
+    pub fn body(&self) -> serde_json::Value {
+        json!({
+            "access_token": self.access_token.expose(),
+            "token_type": "Bearer",
+            "expires_in": self.expires_in / 1000,
+            "refresh_token": self.refresh_token.expose(),
+            "scope": self.scope.to_string(),
+        })
+    }
+}
+
+fn invalid_grant(message: &str) -> Error {
+    oauth_error(
+        Code::OAUTH_GRANT_INVALID,
+        "invalid_grant",
+        message.to_string(),
+    )
+    .hint("start the authorization again")
+}
+
+fn invalid_request(message: &str) -> Error {
+    oauth_error(
+        Code::OAUTH_REQUEST_INVALID,
+        "invalid_request",
+        message.to_string(),
+    )
+}
+
+/// The authenticated client of a token request.
+async fn token_client(store: &Store, req: &TokenRequest) -> Result<Client> {
+    let id = req
+        .client_id
+        .as_deref()
+        .ok_or_else(|| invalid_request("client_id is missing"))?;
+    let client = match client::find(store, id).await? {
+        client::Known::Client(c) => c,
+        // A document client reaches /token only after /authorize cached it.
+        client::Known::FetchDocument(_) => return Err(client::unknown_client(id)),
+    };
+    client::authenticate(&client, req.client_secret.as_ref(), req.basic)?;
+    Ok(client)
+}
+
+/// `/token`: exchanges a code or rotates a refresh token.
+pub async fn token(
+    store: &Store,
+    issuer: &Issuer,
+    req: &TokenRequest,
+    from: &str,
+) -> Result<Tokens> {
+    match req.grant_type.as_deref() {
+        Some("authorization_code") => exchange(store, issuer, req, from).await,
+        Some("refresh_token") => refresh(store, issuer, req).await,
+        Some(other) => Err(oauth_error(
+            Code::OAUTH_REQUEST_INVALID,
+            "unsupported_grant_type",
+            format!("grant_type {other:?} is not supported"),
+        )),
+        None => Err(invalid_request("grant_type is missing")),
+    }
+}
+
+async fn issue(tx: &mut crate::store::Tx, grant_id: &str, now: i64) -> Result<(Secret, Secret)> {
+    let access = Secret::generate(ACCESS_PREFIX);
+    let refresh = Secret::generate(REFRESH_PREFIX);
+    sql::insert_token(
+        tx,
+        &access.hash(),
+        grant_id,
+        "access",
+        now,
+        now + ACCESS_TTL_MS,
+    )
+    .await?;
+    sql::insert_token(
+        tx,
+        &refresh.hash(),
+        grant_id,
+        "refresh",
+        now,
+        now + REFRESH_TTL_MS,
+    )
+    .await?;
+    Ok((access, refresh))
+}
+
+/// Revokes a grant in `tx` because a spent code or refresh token came back.
+async fn revoke_replayed(mut tx: crate::store::Tx, grant_id: &str, what: &str) -> Result<()> {
+    let now = now_ms();
+    let revoked = sql::revoke_grant(&mut tx, grant_id, now, &format!("{what} reused")).await?;
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor: AuditActor::PUBLIC,
+            action: AuditAction::OauthReuse,
+            subject: grant_id,
+            detail: json!({"what": what, "revoked": revoked}),
+        },
+    )
+    .await?;
+    crate::store::access::bump(&mut tx).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a revocation", e))
+}
+
+/// The authorization code exchange; see the module doc.
+pub async fn exchange(
+    store: &Store,
+    issuer: &Issuer,
+    req: &TokenRequest,
+    from: &str,
+) -> Result<Tokens> {
+    let code = req
+        .code
+        .as_ref()
+        .ok_or_else(|| invalid_request("code is missing"))?;
+    let verifier = req
+        .code_verifier
+        .as_deref()
+        .ok_or_else(|| invalid_request("code_verifier is missing (PKCE is required)"))?;
+    let resource = req.resource.as_deref().ok_or_else(|| {
+        oauth_error(
+            Code::OAUTH_REQUEST_INVALID,
+            "invalid_target",
+            "resource is required",
+        )
+    })?;
+    let client = token_client(store, req).await?;
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    let row = sql::get_code(&mut tx, &code.hash())
+        .await?
+        .ok_or_else(|| invalid_grant("the authorization code is unknown"))?;
+    if row.client_id != client.id {
+        return Err(invalid_grant(
+            "the authorization code was issued to another client",
+        ));
+    }
+    if !sql::use_code(&mut tx, &row.hash, now).await? {
+        revoke_replayed(tx, &row.grant_id, "authorization code").await?;
+        return Err(invalid_grant(
+            "the authorization code was already used; the grant it made is revoked",
+        ));
+    }
+    if row.expires_at <= now {
+        return Err(invalid_grant("the authorization code expired"));
+    }
+    if req.redirect_uri.as_deref() != Some(row.redirect_uri.as_str()) {
+        return Err(invalid_grant(
+            "redirect_uri differs from the authorization request's",
+        ));
+    }
+    if !issuer.is_resource(resource) || resource.trim_end_matches('/') != row.resource {
+        return Err(oauth_error(
+            Code::OAUTH_REQUEST_INVALID,
+            "invalid_target",
+            "resource differs from the authorization request's",
+        ));
+    }
+    if !pkce_shape(verifier) || s256(verifier) != row.challenge {
+        return Err(invalid_grant(
+            "the code_verifier does not match the code_challenge",
+        ));
+    }
+    // The key must still stand (revoked between consent and exchange?).
+    keys::recheck(store, &row.key_id).await?;
+    sql::insert_grant(
+        &mut tx,
+        &GrantRow {
+            id: row.grant_id.clone(),
+            client_id: row.client_id.clone(),
+            key_id: row.key_id.clone(),
+            scopes: row.scopes.clone(),
+            resource: row.resource.clone(),
+            redirect_uri: row.redirect_uri.clone(),
+            created_at: now,
+            created_from: row.created_from.clone().or(Some(from.to_string())),
+            last_used_at: None,
+            revoked_at: None,
+            revoked_reason: None,
+        },
+    )
+    .await?;
+    sql::touch_client(&mut tx, &client.id, now).await?;
+    let (access, refresh) = issue(&mut tx, &row.grant_id, now).await?;
+    let actor = AuditActor::Key(row.key_id.clone()).to_string();
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor: &actor,
+            action: AuditAction::OauthGrant,
+            subject: &row.grant_id,
+            detail: json!({"client_id": client.id, "client_name": client.name, "scopes": row.scopes}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a grant", e))?;
+    Ok(Tokens {
+        access_token: access,
+        refresh_token: refresh,
+        expires_in: ACCESS_TTL_MS,
+        scope: ScopeSet::parse(&row.scopes)?,
+    })
+}
+
+/// Refresh token rotation; see the module doc.
+pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Result<Tokens> {
+    let presented = req
+        .refresh_token
+        .as_ref()
+        .ok_or_else(|| invalid_request("refresh_token is missing"))?;
+    let client = token_client(store, req).await?;
+    let now = now_ms();
+    let mut tx = store.begin_write().await?;
+    let hash = presented.hash();
+    let row = sql::find_token_in(&mut tx, &hash)
+        .await?
+        .filter(|r| r.kind == "refresh")
+        .ok_or_else(|| invalid_grant("the refresh token is unknown or revoked"))?;
+    if row.client_id != client.id {
+        return Err(invalid_grant(
+            "the refresh token was issued to another client",
+        ));
+    }
+    if row.revoked_at.is_some() {
+        return Err(invalid_grant("the grant was revoked"));
+    }
+    if row.used_at.is_some() || !sql::use_token(&mut tx, &hash, now).await? {
+        revoke_replayed(tx, &row.grant_id, "refresh token").await?;
+        return Err(invalid_grant(
+            "the refresh token was already used; the whole grant is revoked",
+        ));
+    }
+    if row.expires_at <= now {
+        return Err(invalid_grant("the refresh token expired"));
+    }
+    if let Some(r) = &req.resource
+        && (!issuer.is_resource(r) || r.trim_end_matches('/') != row.resource)
+    {
+        return Err(oauth_error(
+            Code::OAUTH_REQUEST_INVALID,
+            "invalid_target",
+            "resource differs from the grant's",
+        ));
+    }
+    keys::recheck(store, &row.key_id).await?;
+    let (access, refresh) = issue(&mut tx, &row.grant_id, now).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a token refresh", e))?;
+    Ok(Tokens {
+        access_token: access,
+        refresh_token: refresh,
+        expires_in: ACCESS_TTL_MS,
+        scope: ScopeSet::parse(&row.scopes)?,
+    })
+}
+
+/// An access token's actor, as [`check_access`] found it.
+#[derive(Debug, Clone)]
+pub struct TokenActor {
+    /// The key's actor with the grant's scopes in its restrictions.
+    pub actor: Actor,
+    pub grant_id: String,
+    pub scopes: ScopeSet,
+    /// When the key stops working, if ever.
+    pub key_expires_at: Option<i64>,
+}
+
+fn token_invalid(message: &str) -> Error {
+    oauth_error(
+        Code::OAUTH_TOKEN_INVALID,
+        "invalid_token",
+        message.to_string(),
+    )
+    .hint("get a new token: refresh it, or authorize the client again")
+}
+
+/// Whether a bearer credential is one of ours rather than an API key.
+pub fn is_token(text: &str) -> bool {
+    text.starts_with(ACCESS_PREFIX) || text.starts_with(REFRESH_PREFIX)
+}
+
+/// Checks an access token for this resource; see the module doc.
+pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Result<TokenActor> {
+    if !token.expose().starts_with(ACCESS_PREFIX) {
+        return Err(token_invalid("this is not an access token"));
+    }
+    let row = sql::find_token(store, &token.hash())
+        .await?
+        .filter(|r| r.kind == "access")
+        .ok_or_else(|| token_invalid("the access token is unknown or revoked"))?;
+    let now = now_ms();
+    if row.revoked_at.is_some() {
+        return Err(token_invalid("the grant was revoked"));
+    }
+    if row.expires_at <= now {
+        return Err(token_invalid("the access token expired"));
+    }
+    if !issuer.is_resource(&row.resource) {
+        return Err(token_invalid(
+            "the access token was issued for another resource",
+        ));
+    }
+    let key = keys::recheck(store, &row.key_id).await?;
+    let scopes = ScopeSet::parse(&row.scopes)?;
+    let mut restrictions = key.restrictions;
+    restrictions.scopes = Some(scopes.clone());
+    if let Err(e) = sql::touch_grant(store, &row.grant_id, now).await {
+        tracing::warn!(code = %e.code, "could not record OAuth grant use");
+    }
+    Ok(TokenActor {
+        actor: Actor::ApiKey {
+            key_id: key.id,
+            roles: key.roles,
+            restrictions,
+        },
+        grant_id: row.grant_id,
+        scopes,
+        key_expires_at: key.expires_at,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issuer_comes_from_the_public_url_and_names_one_resource() {
+        let i = Issuer::new("https://mcp.example.com/").unwrap();
+        assert_eq!(i.issuer, "https://mcp.example.com");
+        assert_eq!(i.resource, "https://mcp.example.com/mcp");
+        assert!(i.is_resource("https://mcp.example.com/mcp/"));
+        assert!(!i.is_resource("https://other.example/mcp"));
+        assert!(Issuer::new("http://mcp.example.com").is_err());
+        assert!(Issuer::new("http://127.0.0.1:8808").is_ok());
+    }
+
+    #[test]
+    fn s256_matches_the_rfc_7636_example() {
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+}

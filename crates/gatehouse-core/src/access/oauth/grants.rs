@@ -1,0 +1,91 @@
+//! Grants for the admin: listed beside keys, revoked like keys.
+
+use serde::Serialize;
+
+use crate::access::audit::{self, AuditAction, AuditEntry};
+use crate::error::{Code, Error, Result};
+use crate::store::Store;
+use crate::store::oauth as sql;
+use crate::time::now_ms;
+
+/// A grant as `gatehouse oauth grants` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct GrantInfo {
+    pub id: String,
+    pub client_id: String,
+    pub client_name: String,
+    /// Where the client's redirects go.
+    pub redirect_host: String,
+    /// The key whose actor the grant acts as.
+    pub key_id: String,
+    pub scopes: String,
+    pub resource: String,
+    pub created_at: i64,
+    /// The address the consent came from.
+    pub created_from: Option<String>,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub revoked_reason: Option<String>,
+}
+
+/// Every grant, oldest first (revoked ones too, with why).
+pub async fn list(store: &Store) -> Result<Vec<GrantInfo>> {
+    let mut out = Vec::new();
+    for g in sql::list_grants(store).await? {
+        let client = sql::get_client(store, &g.client_id).await?;
+        let redirect_host = url::Url::parse(&g.redirect_uri)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        out.push(GrantInfo {
+            client_name: client
+                .map(|c| c.name)
+                .unwrap_or_else(|| "(client removed)".into()),
+            id: g.id,
+            client_id: g.client_id,
+            redirect_host,
+            key_id: g.key_id,
+            scopes: g.scopes,
+            resource: g.resource,
+            created_at: g.created_at,
+            created_from: g.created_from,
+            last_used_at: g.last_used_at,
+            revoked_at: g.revoked_at,
+            revoked_reason: g.revoked_reason,
+        });
+    }
+    Ok(out)
+}
+
+/// Revokes a grant and its tokens, recorded as done by `actor`.
+pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<()> {
+    let mut tx = store.begin_write().await?;
+    let Some(grant) = sql::get_grant(&mut tx, id).await? else {
+        return Err(
+            Error::new(Code::OAUTH_GRANT_NOT_FOUND, format!("no OAuth grant {id}"))
+                .hint("list grants with `gatehouse oauth grants`"),
+        );
+    };
+    if grant.revoked_at.is_some() {
+        return Err(Error::new(
+            Code::OAUTH_GRANT_NOT_FOUND,
+            format!("OAuth grant {id} is already revoked"),
+        )
+        .hint("nothing to do"));
+    }
+    sql::revoke_grant(&mut tx, id, now_ms(), "revoked by an admin").await?;
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor,
+            action: AuditAction::OauthRevoke,
+            subject: id,
+            detail: serde_json::json!({"client_id": grant.client_id, "key_id": grant.key_id}),
+        },
+    )
+    .await?;
+    crate::store::access::bump(&mut tx).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a grant revocation", e))
+}

@@ -1,0 +1,402 @@
+//! SQL for OAuth: clients, pending consents, authorization codes, grants and
+//! tokens. Secrets arrive here already hashed (`access::oauth::secret`).
+
+use sqlx::AssertSqlSafe;
+
+use super::{Store, Tx};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ClientRow {
+    pub id: String,
+    pub kind: String,
+    pub name: String,
+    /// JSON array of strings.
+    pub redirect_uris: String,
+    pub auth_method: String,
+    pub secret_hash: Option<String>,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+    pub registered_from: Option<String>,
+}
+
+const CLIENT: &str = "id, kind, name, redirect_uris, auth_method, secret_hash, created_at, expires_at, last_used_at, registered_from";
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RequestRow {
+    pub id: String,
+    pub csrf_hash: String,
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub challenge: String,
+    pub resource: String,
+    pub scopes: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+const REQUEST: &str = "id, csrf_hash, client_id, redirect_uri, state, challenge, resource, scopes, created_at, expires_at";
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CodeRow {
+    pub hash: String,
+    pub grant_id: String,
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub challenge: String,
+    pub resource: String,
+    pub scopes: String,
+    pub key_id: String,
+    pub created_from: Option<String>,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub used_at: Option<i64>,
+}
+
+const CODE: &str = "hash, grant_id, client_id, redirect_uri, challenge, resource, scopes, key_id, created_from, created_at, expires_at, used_at";
+
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct GrantRow {
+    pub id: String,
+    pub client_id: String,
+    pub key_id: String,
+    pub scopes: String,
+    pub resource: String,
+    pub redirect_uri: String,
+    pub created_at: i64,
+    pub created_from: Option<String>,
+    pub last_used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub revoked_reason: Option<String>,
+}
+
+const GRANT: &str = "id, client_id, key_id, scopes, resource, redirect_uri, created_at, created_from, last_used_at, revoked_at, revoked_reason";
+
+/// A token with the grant it belongs to, as one read finds them.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct TokenGrantRow {
+    pub grant_id: String,
+    pub kind: String,
+    pub expires_at: i64,
+    pub used_at: Option<i64>,
+    pub client_id: String,
+    pub key_id: String,
+    pub scopes: String,
+    pub resource: String,
+    pub revoked_at: Option<i64>,
+}
+
+fn fail(context: &'static str) -> impl Fn(sqlx::Error) -> Error {
+    move |e| Error::storage(context, e)
+}
+
+pub async fn insert_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_clients ({CLIENT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    )))
+    .bind(&c.id)
+    .bind(&c.kind)
+    .bind(&c.name)
+    .bind(&c.redirect_uris)
+    .bind(&c.auth_method)
+    .bind(&c.secret_hash)
+    .bind(c.created_at)
+    .bind(c.expires_at)
+    .bind(c.last_used_at)
+    .bind(&c.registered_from)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("registering an OAuth client"))?;
+    Ok(())
+}
+
+/// Replaces a cached metadata document's client (same id).
+pub async fn upsert_document_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
+    sqlx::query("DELETE FROM oauth_clients WHERE id = $1")
+        .bind(&c.id)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("caching a client metadata document"))?;
+    insert_client(tx, c).await
+}
+
+pub async fn get_client(store: &Store, id: &str) -> Result<Option<ClientRow>> {
+    let sql = &format!("SELECT {CLIENT} FROM oauth_clients WHERE id = $1");
+    store
+        .read("looking up an OAuth client", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(id)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await
+}
+
+/// Live registrations no grant has used yet: what a flood would fill.
+pub async fn count_unused_registrations(tx: &mut Tx, now: i64) -> Result<i64> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL AND expires_at > $1",
+    )
+    .bind(now)
+    .fetch_one(&mut **tx)
+    .await
+    .map_err(fail("counting OAuth registrations"))
+}
+
+/// Removes registrations that lapsed unused.
+pub async fn delete_lapsed_registrations(tx: &mut Tx, now: i64) -> Result<u64> {
+    let done = sqlx::query(
+        "DELETE FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL AND expires_at <= $1",
+    )
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("removing lapsed OAuth registrations"))?;
+    Ok(done.rows_affected())
+}
+
+/// Marks a client used: a used registration no longer lapses.
+pub async fn touch_client(tx: &mut Tx, id: &str, at: i64) -> Result<()> {
+    sqlx::query("UPDATE oauth_clients SET last_used_at = $1, expires_at = CASE WHEN kind = 'registered' THEN NULL ELSE expires_at END WHERE id = $2")
+        .bind(at)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("recording OAuth client use"))?;
+    Ok(())
+}
+
+pub async fn insert_request(tx: &mut Tx, r: &RequestRow) -> Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_requests ({REQUEST}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+    )))
+    .bind(&r.id)
+    .bind(&r.csrf_hash)
+    .bind(&r.client_id)
+    .bind(&r.redirect_uri)
+    .bind(&r.state)
+    .bind(&r.challenge)
+    .bind(&r.resource)
+    .bind(&r.scopes)
+    .bind(r.created_at)
+    .bind(r.expires_at)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("storing an authorization request"))?;
+    // Old requests go as new ones come: nothing else sweeps them.
+    sqlx::query("DELETE FROM oauth_requests WHERE expires_at <= $1")
+        .bind(r.created_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("removing expired authorization requests"))?;
+    Ok(())
+}
+
+/// Takes a pending request out (it is answered once, whatever the answer).
+pub async fn take_request(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>> {
+    let row: Option<RequestRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {REQUEST} FROM oauth_requests WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(fail("reading an authorization request"))?;
+    if row.is_some() {
+        sqlx::query("DELETE FROM oauth_requests WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail("answering an authorization request"))?;
+    }
+    Ok(row)
+}
+
+pub async fn insert_code(tx: &mut Tx, c: &CodeRow) -> Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_codes ({CODE}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    )))
+    .bind(&c.hash)
+    .bind(&c.grant_id)
+    .bind(&c.client_id)
+    .bind(&c.redirect_uri)
+    .bind(&c.challenge)
+    .bind(&c.resource)
+    .bind(&c.scopes)
+    .bind(&c.key_id)
+    .bind(&c.created_from)
+    .bind(c.created_at)
+    .bind(c.expires_at)
+    .bind(c.used_at)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("storing an authorization code"))?;
+    Ok(())
+}
+
+pub async fn get_code(tx: &mut Tx, hash: &str) -> Result<Option<CodeRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {CODE} FROM oauth_codes WHERE hash = $1"
+    )))
+    .bind(hash)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(fail("reading an authorization code"))
+}
+
+/// Marks a code used; false when it already was (a replay).
+pub async fn use_code(tx: &mut Tx, hash: &str, at: i64) -> Result<bool> {
+    let done =
+        sqlx::query("UPDATE oauth_codes SET used_at = $1 WHERE hash = $2 AND used_at IS NULL")
+            .bind(at)
+            .bind(hash)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail("using an authorization code"))?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn insert_grant(tx: &mut Tx, g: &GrantRow) -> Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_grants ({GRANT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    )))
+    .bind(&g.id)
+    .bind(&g.client_id)
+    .bind(&g.key_id)
+    .bind(&g.scopes)
+    .bind(&g.resource)
+    .bind(&g.redirect_uri)
+    .bind(g.created_at)
+    .bind(&g.created_from)
+    .bind(g.last_used_at)
+    .bind(g.revoked_at)
+    .bind(&g.revoked_reason)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("storing an OAuth grant"))?;
+    Ok(())
+}
+
+pub async fn get_grant(tx: &mut Tx, id: &str) -> Result<Option<GrantRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {GRANT} FROM oauth_grants WHERE id = $1"
+    )))
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(fail("reading an OAuth grant"))
+}
+
+pub async fn list_grants(store: &Store) -> Result<Vec<GrantRow>> {
+    let sql = &format!("SELECT {GRANT} FROM oauth_grants ORDER BY created_at, id");
+    store
+        .read("listing OAuth grants", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}
+
+/// Revokes a grant and deletes its tokens; false when it was unknown or
+/// already revoked.
+pub async fn revoke_grant(tx: &mut Tx, id: &str, at: i64, reason: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE oauth_grants SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL",
+    )
+    .bind(at)
+    .bind(reason)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("revoking an OAuth grant"))?;
+    sqlx::query("DELETE FROM oauth_tokens WHERE grant_id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("revoking an OAuth grant's tokens"))?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn insert_token(
+    tx: &mut Tx,
+    hash: &str,
+    grant_id: &str,
+    kind: &str,
+    created_at: i64,
+    expires_at: i64,
+) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO oauth_tokens (hash, grant_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(hash)
+    .bind(grant_id)
+    .bind(kind)
+    .bind(created_at)
+    .bind(expires_at)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("storing an OAuth token"))?;
+    Ok(())
+}
+
+const TOKEN_GRANT: &str = "SELECT t.grant_id, t.kind, t.expires_at, t.used_at, g.client_id, g.key_id, g.scopes, g.resource, g.revoked_at FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = $1";
+
+/// A token and its grant, read outside a transaction (every `/mcp` request).
+pub async fn find_token(store: &Store, hash: &str) -> Result<Option<TokenGrantRow>> {
+    store
+        .read("checking an OAuth token", |pool| async move {
+            sqlx::query_as(TOKEN_GRANT)
+                .bind(hash)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await
+}
+
+pub async fn find_token_in(tx: &mut Tx, hash: &str) -> Result<Option<TokenGrantRow>> {
+    sqlx::query_as(TOKEN_GRANT)
+        .bind(hash)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(fail("checking an OAuth token"))
+}
+
+/// Marks a refresh token rotated; false when it already was (a replay).
+pub async fn use_token(tx: &mut Tx, hash: &str, at: i64) -> Result<bool> {
+    let done =
+        sqlx::query("UPDATE oauth_tokens SET used_at = $1 WHERE hash = $2 AND used_at IS NULL")
+            .bind(at)
+            .bind(hash)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail("rotating a refresh token"))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records grant use, at most once a minute, outside any transaction.
+pub async fn touch_grant(store: &Store, id: &str, at: i64) -> Result<()> {
+    let _gate = store.write_gate().await;
+    sqlx::query("UPDATE oauth_grants SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+        .bind(at)
+        .bind(id)
+        .bind(at - 60_000)
+        .execute(store.writer())
+        .await
+        .map_err(|e| store.error("recording OAuth grant use", e))?;
+    Ok(())
+}
+
+/// A pending request, left in place.
+pub async fn get_request(store: &Store, id: &str) -> Result<Option<RequestRow>> {
+    let sql = &format!("SELECT {REQUEST} FROM oauth_requests WHERE id = $1");
+    store
+        .read("reading an authorization request", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(id)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await
+}

@@ -1,0 +1,378 @@
+//! OAuth's core against a real database (SQLite, or PostgreSQL with
+//! `GATEHOUSE_TEST_PG_URL`): each test is an attack on the code flow or the
+//! tokens, named after what it pins. The HTTP routes are tested end to end
+//! in the CLI's `serve_oauth` tests.
+
+use crate::common::fresh_site;
+use gatehouse_core::access::keys::{self, RawKey};
+use gatehouse_core::access::oauth::client::{self, Client, Known};
+use gatehouse_core::access::oauth::flow::{
+    self, AuthorizeParams, Issuer, Refused, TokenRequest, Tokens,
+};
+use gatehouse_core::access::oauth::{Secret, grants};
+use gatehouse_core::access::permissions::{Action, Role};
+use gatehouse_core::error::Code;
+use gatehouse_core::site::Site;
+use serde_json::json;
+
+const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+const REDIRECT: &str = "http://127.0.0.1:9/callback";
+
+fn issuer() -> Issuer {
+    Issuer::new("http://127.0.0.1:8808").unwrap()
+}
+
+async fn public_client(site: &Site) -> Client {
+    let reg = client::register(
+        &site.store,
+        &json!({"client_name": "Test client", "redirect_uris": [REDIRECT],
+                "token_endpoint_auth_method": "none"}),
+        "127.0.0.1",
+    )
+    .await
+    .unwrap();
+    match client::find(&site.store, &reg.client_id).await.unwrap() {
+        Known::Client(c) => c,
+        Known::FetchDocument(_) => unreachable!(),
+    }
+}
+
+fn params(client: &Client, scope: &str) -> AuthorizeParams {
+    AuthorizeParams {
+        response_type: Some("code".into()),
+        client_id: Some(client.id.clone()),
+        redirect_uri: Some(REDIRECT.into()),
+        code_challenge: Some(flow::s256(VERIFIER)),
+        code_challenge_method: Some("S256".into()),
+        state: Some("st4te".into()),
+        scope: Some(scope.into()),
+        resource: Some(issuer().resource),
+    }
+}
+
+fn query(url: &str, name: &str) -> Option<String> {
+    url::Url::parse(url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// A key with `roles`, and a code approved with it for `scope`.
+async fn approved(site: &Site, client: &Client, roles: &[Role], scope: &str) -> (String, RawKey) {
+    let key = keys::mint(&site.store, "test", "oauth", roles, None)
+        .await
+        .unwrap()
+        .key;
+    let checked = flow::check_authorize(&issuer(), client, &params(client, scope)).unwrap();
+    let pending = flow::begin_consent(&site.store, &checked).await.unwrap();
+    let csrf = pending.csrf.expose().to_string();
+    let answered = flow::approve(
+        &site.store,
+        &issuer(),
+        &pending.id,
+        &csrf,
+        Some(&csrf),
+        &key,
+        "127.0.0.1",
+    )
+    .await
+    .unwrap();
+    assert_eq!(query(&answered.redirect, "state").as_deref(), Some("st4te"));
+    assert_eq!(
+        query(&answered.redirect, "iss").as_deref(),
+        Some("http://127.0.0.1:8808")
+    );
+    (query(&answered.redirect, "code").unwrap(), key)
+}
+
+fn code_request(client: &Client, code: &str) -> TokenRequest {
+    TokenRequest {
+        grant_type: Some("authorization_code".into()),
+        code: Some(Secret::new(code)),
+        redirect_uri: Some(REDIRECT.into()),
+        code_verifier: Some(VERIFIER.into()),
+        resource: Some(issuer().resource),
+        client_id: Some(client.id.clone()),
+        ..TokenRequest::default()
+    }
+}
+
+fn refresh_request(client: &Client, tokens: &Tokens) -> TokenRequest {
+    TokenRequest {
+        grant_type: Some("refresh_token".into()),
+        refresh_token: Some(tokens.refresh_token.clone()),
+        resource: Some(issuer().resource),
+        client_id: Some(client.id.clone()),
+        ..TokenRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn code_flow_yields_the_keys_actor_narrowed_to_the_scopes() {
+    let (_tmp, site) = fresh_site("oauth_flow").await;
+    let client = public_client(&site).await;
+    let (code, _key) = approved(&site, &client, &[Role::Editor], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    let who = flow::check_access(&site.store, &issuer(), &tokens.access_token)
+        .await
+        .unwrap();
+    assert!(who.actor.may(Action::ContentReadDraft));
+    // The key may publish; the token was not given the scope.
+    assert!(!who.actor.may(Action::ContentPublish));
+    let e = who.actor.check(Action::ContentPublish).unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_SCOPE_INSUFFICIENT);
+    assert_eq!(grants::list(&site.store).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn pkce_missing_or_plain_is_refused_back_to_the_client() {
+    let (_tmp, site) = fresh_site("oauth_pkce").await;
+    let client = public_client(&site).await;
+    let mut missing = params(&client, "content:read");
+    missing.code_challenge = None;
+    let mut plain = params(&client, "content:read");
+    plain.code_challenge_method = Some("plain".into());
+    plain.code_challenge = Some(VERIFIER.into());
+    let mut absent_method = params(&client, "content:read");
+    absent_method.code_challenge_method = None;
+    for p in [missing, plain, absent_method] {
+        match flow::check_authorize(&issuer(), &client, &p) {
+            Err(Refused::Redirect(to)) => {
+                assert_eq!(query(&to, "error").as_deref(), Some("invalid_request"));
+                assert_eq!(query(&to, "state").as_deref(), Some("st4te"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn redirect_uri_not_registered_is_shown_not_followed() {
+    let (_tmp, site) = fresh_site("oauth_redirect").await;
+    let client = public_client(&site).await;
+    let mut p = params(&client, "content:read");
+    p.redirect_uri = Some("http://127.0.0.1:9/callback/other".into());
+    match flow::check_authorize(&issuer(), &client, &p) {
+        Err(Refused::Page(e)) => assert_eq!(e.code, Code::OAUTH_REDIRECT_INVALID),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn resource_missing_or_foreign_is_refused() {
+    let (_tmp, site) = fresh_site("oauth_resource").await;
+    let client = public_client(&site).await;
+    for r in [None, Some("https://other.example/mcp".to_string())] {
+        let mut p = params(&client, "content:read");
+        p.resource = r;
+        match flow::check_authorize(&issuer(), &client, &p) {
+            Err(Refused::Redirect(to)) => {
+                assert_eq!(query(&to, "error").as_deref(), Some("invalid_target"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn code_reused_is_refused_and_revokes_the_first_token() {
+    let (_tmp, site) = fresh_site("oauth_code_reuse").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let first = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    flow::check_access(&site.store, &issuer(), &first.access_token)
+        .await
+        .unwrap();
+    let again = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap_err();
+    assert_eq!(again.code, Code::OAUTH_GRANT_INVALID);
+    let e = flow::check_access(&site.store, &issuer(), &first.access_token)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+    let e = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &first),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+}
+
+#[tokio::test]
+async fn wrong_verifier_and_other_client_are_refused() {
+    let (_tmp, site) = fresh_site("oauth_verifier").await;
+    let client = public_client(&site).await;
+    let other = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let mut bad = code_request(&client, &code);
+    bad.code_verifier = Some("x".repeat(43));
+    let e = flow::token(&site.store, &issuer(), &bad, "t")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+    let e = flow::token(&site.store, &issuer(), &code_request(&other, &code), "t")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+    // Neither attempt spent the code.
+    flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn refresh_rotates_and_a_reused_refresh_token_revokes_the_grant() {
+    let (_tmp, site) = fresh_site("oauth_refresh_reuse").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let first = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    let second = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &first),
+        "t",
+    )
+    .await
+    .unwrap();
+    assert_ne!(first.refresh_token, second.refresh_token);
+    flow::check_access(&site.store, &issuer(), &second.access_token)
+        .await
+        .unwrap();
+    // The spent refresh token comes back (stolen): the whole grant goes.
+    let e = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &first),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+    for t in [&first.access_token, &second.access_token] {
+        let e = flow::check_access(&site.store, &issuer(), t)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+    }
+    let e = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &second),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+    let listed = grants::list(&site.store).await.unwrap();
+    assert!(listed[0].revoked_at.is_some());
+}
+
+#[tokio::test]
+async fn token_for_another_resource_is_refused() {
+    let (_tmp, site) = fresh_site("oauth_audience").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    // The same store behind another public URL is another resource.
+    let elsewhere = Issuer::new("http://127.0.0.1:9999").unwrap();
+    let e = flow::check_access(&site.store, &elsewhere, &tokens.access_token)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+}
+
+#[tokio::test]
+async fn revoking_the_key_ends_the_grant() {
+    let (_tmp, site) = fresh_site("oauth_key_revoked").await;
+    let client = public_client(&site).await;
+    let (code, key) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    let id = keys::verify(&site.store, &key).await.unwrap().id;
+    keys::revoke(&site.store, "test", &id).await.unwrap();
+    let e = flow::check_access(&site.store, &issuer(), &tokens.access_token)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::ACTOR_API_KEY_INVALID);
+    let e = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &tokens),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::ACTOR_API_KEY_INVALID);
+}
+
+#[tokio::test]
+async fn admin_revocation_ends_the_grant() {
+    let (_tmp, site) = fresh_site("oauth_admin_revoke").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    let id = grants::list(&site.store).await.unwrap()[0].id.clone();
+    grants::revoke(&site.store, "admin", &id).await.unwrap();
+    let e = flow::check_access(&site.store, &issuer(), &tokens.access_token)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+}
+
+#[tokio::test]
+async fn consent_post_without_the_csrf_token_is_refused() {
+    let (_tmp, site) = fresh_site("oauth_csrf").await;
+    let client = public_client(&site).await;
+    let key = keys::mint(&site.store, "test", "k", &[Role::Viewer], None)
+        .await
+        .unwrap()
+        .key;
+    let checked =
+        flow::check_authorize(&issuer(), &client, &params(&client, "content:read")).unwrap();
+    let pending = flow::begin_consent(&site.store, &checked).await.unwrap();
+    let csrf = pending.csrf.expose().to_string();
+    // A cross-site form has no cookie; a forged one has no matching token.
+    for (form, cookie) in [
+        (csrf.as_str(), None),
+        ("", Some("")),
+        ("forged", Some("forged")),
+    ] {
+        let e = flow::approve(&site.store, &issuer(), &pending.id, form, cookie, &key, "x")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_CONSENT_INVALID);
+    }
+}
+
+#[tokio::test]
+async fn scopes_the_key_cannot_use_are_not_granted() {
+    let (_tmp, site) = fresh_site("oauth_scope_narrow").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(
+        &site,
+        &client,
+        &[Role::Viewer],
+        "content:read content:publish",
+    )
+    .await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    assert_eq!(tokens.scope.to_string(), "content:read");
+}

@@ -1,0 +1,153 @@
+"""Connect to `gatehouse serve --public-url` with the official Python SDK's
+OAuthClientProvider, headless: discovery from the 401, dynamic registration,
+authorize with PKCE, the consent form submitted as a browser would (the API
+key pasted), the code exchange, MCP calls as the key's actor, a refresh, and
+the grant revoked through the CLI.
+
+Usage: python_oauth_client.py GATEHOUSE_BIN SITE_DIR URL
+The key to paste comes from the environment (INTEROP_OAUTH_KEY, an editor key),
+never argv. Prints one line per check and exits non-zero on the first failure.
+"""
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qs, urlparse
+
+import httpx2 as httpx
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+BIN, SITE, URL = sys.argv[1], sys.argv[2], sys.argv[3]
+BASE = URL.rsplit("/mcp", 1)[0]
+KEY = os.environ["INTEROP_OAUTH_KEY"]
+REDIRECT = "http://127.0.0.1:9/callback"
+EDITOR = {
+    "content_list", "content_read", "content_search", "media_list", "media_read", "http_fetch",
+    "content_write_draft", "media_write", "content_publish", "site_config_read",
+}
+
+
+def check(cond, what):
+    if not cond:
+        print(f"FAIL {what}", flush=True)
+        sys.exit(1)
+    print(f"ok   {what}", flush=True)
+
+
+class Memory(TokenStorage):
+    def __init__(self):
+        self.tokens = None
+        self.client = None
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, info: OAuthClientInformationFull):
+        self.client = info
+
+
+answer = {}
+consents = []
+
+
+async def browser(url):
+    """What the person's browser does: open the consent page, paste the key, allow."""
+    consents.append(url)
+    q = parse_qs(urlparse(url).query)
+    check(q.get("code_challenge_method") == ["S256"], "the SDK asks with PKCE S256")
+    check(q.get("resource") == [URL], "the SDK names this server as the resource")
+    async with httpx.AsyncClient(follow_redirects=False) as b:
+        page = await b.get(url)
+        check(page.status_code == 200, "the consent page renders")
+        csp = page.headers.get("content-security-policy", "")
+        check("frame-ancestors 'none'" in csp and "script" not in csp, "the consent page refuses framing and runs no script")
+        check(page.headers.get("x-frame-options") == "DENY", "X-Frame-Options: DENY")
+        check("<script" not in page.text, "no script on the page")
+        request = re.search(r'name="request" value="([^"]+)"', page.text).group(1)
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        form = {"request": request, "csrf": csrf, "api_key": KEY, "decision": "approve"}
+        r = await b.post(f"{BASE}/authorize", data=form, headers={"Origin": BASE})
+        check(r.status_code == 303, f"the consent form redirects back ({r.status_code})")
+        back = parse_qs(urlparse(r.headers["location"]).query)
+        check(back["iss"] == [BASE], "the answer carries iss (RFC 9207)")
+        answer.update(code=back["code"][0], state=back.get("state", [None])[0], iss=back["iss"][0])
+
+
+async def callback():
+    return AuthorizationCodeResult(code=answer["code"], state=answer["state"], iss=answer["iss"])
+
+
+def provider(storage):
+    meta = OAuthClientMetadata(
+        client_name="Python SDK interop",
+        redirect_uris=[REDIRECT],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        token_endpoint_auth_method="none",
+    )
+    return OAuthClientProvider(URL, meta, storage, redirect_handler=browser, callback_handler=callback)
+
+
+def connect(auth):
+    http = create_mcp_http_client(auth=auth)
+    return Client(streamable_http_client(URL, http_client=http), mode="legacy")
+
+
+async def main():
+    storage = Memory()
+    auth = provider(storage)
+    async with connect(auth) as c:
+        tools = {t.name for t in (await c.list_tools()).tools}
+        check(tools == EDITOR, f"the token sees the editor key's tools ({sorted(tools ^ EDITOR)})")
+        r = await c.call_tool("content_write_draft", {"slug": "oauth-note", "title": "Via OAuth", "body": "written with a token"})
+        check(not r.is_error, "a write as the key's actor")
+    check(len(consents) == 1, "one consent for the session")
+    check(storage.client is not None and storage.client.client_id.startswith("gh_"), "registered dynamically")
+    first = storage.tokens
+    check(first.refresh_token is not None, "a refresh token was issued")
+
+    # The access token runs out: the SDK refreshes, without a second consent.
+    auth.context.token_expiry_time = time.time() - 1
+    async with connect(auth) as c:
+        r = await c.call_tool("content_read", {"slug": "oauth-note"})
+        check(not r.is_error, "a call after the refresh")
+    check(len(consents) == 1, "the refresh needed no consent")
+    check(storage.tokens.refresh_token != first.refresh_token, "the refresh token rotated")
+
+    # The admin revokes the grant: the token is refused at once.
+    grants = subprocess.run([BIN, "--site", SITE, "oauth", "grants", "--json"], check=True, capture_output=True, text=True).stdout
+    live = [g for g in json.loads(grants) if g["revoked_at"] is None]
+    check(len(live) == 1 and live[0]["client_name"] == "Python SDK interop", "the grant is listed for the admin")
+    gid = live[0]["id"]
+    subprocess.run([BIN, "--site", SITE, "oauth", "revoke", gid], check=True, capture_output=True)
+    async with httpx.AsyncClient() as h:
+        r = await h.post(URL, headers={"Authorization": f"Bearer {storage.tokens.access_token}",
+                                       "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                                       "MCP-Protocol-Version": "2025-06-18"},
+                         json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        check(r.status_code == 401 and "invalid_token" in r.headers.get("www-authenticate", ""), "the revoked grant's token is refused")
+        r = await h.post(f"{BASE}/token", data={"grant_type": "refresh_token", "refresh_token": storage.tokens.refresh_token,
+                                                  "client_id": storage.client.client_id, "resource": URL})
+        check(r.status_code == 400 and r.json()["error"] == "invalid_grant", "its refresh token is refused")
+
+
+asyncio.run(main())
