@@ -18,6 +18,7 @@ use gatehouse_core::client_config::{
     Client, DoctorReport, Format, GeneratedConfig, InstallOutcome, Location, Scope, Snippet,
 };
 use gatehouse_core::error::{Code, ErrorBody};
+use gatehouse_core::sandbox::probe::{Layer, LayerName};
 use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
 use ts_rs::{Config, TS};
@@ -123,6 +124,8 @@ pub fn render() -> String {
     decl::<StderrCounters>(&cfg, &mut out);
     decl::<TailMessage>(&cfg, &mut out);
     decl::<ExitInfo>(&cfg, &mut out);
+    decl::<LayerName>(&cfg, &mut out);
+    decl::<Layer>(&cfg, &mut out);
     decl::<Isolation>(&cfg, &mut out);
     decl::<LiveState>(&cfg, &mut out);
     decl::<LiveUsage>(&cfg, &mut out);

@@ -302,6 +302,21 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
         shown, expected,
         "every isolation warning shown, as core words it"
     );
+    // Every layer listed, applied or not, with why not.
+    let layers: Vec<String> = eval(client, "return Array.from(document.querySelectorAll(\"#conn-facts [data-fact='isolation-layers'] li\"), li => li.textContent)", vec![]).await?;
+    ensure!(
+        layers.contains(
+            &"Landlock fs: not applied: sandbox backend none confines nothing".to_string()
+        ),
+        "{layers:?}"
+    );
+    for layer in &gatehouse_core::sandbox::probe::describe(&unconfined).layers {
+        let label = format!("{}: ", layer.layer.label());
+        ensure!(
+            layers.iter().any(|l| l.starts_with(&label)),
+            "{label} missing in {layers:?}"
+        );
+    }
     wait_for(
         client,
         "#tail-counters[data-bytes-seen='1048576'][data-truncated='true']",

@@ -205,6 +205,7 @@ async fn add(site: &gatehouse_core::site::Site, a: AddArgs) -> Result<String> {
             max_processes: a.max_processes,
             max_open_files: a.max_open_files,
             max_memory_bytes: None,
+            max_cpu_ms: None,
             nice: a.nice,
         },
     };
@@ -284,6 +285,7 @@ fn show_text(v: &saved::ConnectionView) -> String {
             v.isolation.landlock_abi
         ));
     }
+    out.push_str(&crate::probe_cmd::layers_text(&v.isolation));
     for w in &v.isolation.warnings {
         out.push_str(&format!("  warning: {w}\n"));
     }

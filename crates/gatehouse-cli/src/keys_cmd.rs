@@ -40,7 +40,7 @@ pub enum KeysCommand {
         id: String,
         #[command(flatten)]
         restrict: RestrictFlags,
-        /// Lift restrictions: tools, read-only, content, rate or all (comma-separated).
+        /// Lift restrictions: tools, read-only, content, rate, approve or all (comma-separated).
         #[arg(long, value_name = "WHAT")]
         clear: Vec<String>,
         #[arg(long)]
@@ -84,6 +84,9 @@ pub struct RestrictFlags {
     /// At most this many calls per period, e.g. 60/min, 5/s, 1000/h.
     #[arg(long, value_name = "N/PERIOD")]
     rate: Option<String>,
+    /// Calls of these tools or effect classes wait for a person's yes, e.g. publish,media_write.
+    #[arg(long, value_name = "TOOLS|EFFECTS")]
+    approve: Option<String>,
 }
 
 impl RestrictFlags {
@@ -94,6 +97,7 @@ impl RestrictFlags {
             content: self.content,
             content_status: self.content_status,
             rate: self.rate,
+            approve: self.approve,
             clear,
         }
     }
@@ -311,6 +315,9 @@ fn restrictions_cell(r: &Restrictions) -> String {
     }
     if let Some(rate) = r.rate {
         parts.push(format!("rate {rate}"));
+    }
+    if let Some(list) = &r.approve {
+        parts.push(format!("approve {}", list.join(",")));
     }
     if parts.is_empty() {
         "-".into()

@@ -1,8 +1,9 @@
-//! `gatehouse oauth grants|revoke`: the grants OAuth clients hold.
+//! `gatehouse oauth grants|revoke|approve`: the grants OAuth clients hold,
+//! and the pairing codes their consent pages show.
 
 use clap::Subcommand;
 use gatehouse_core::Result;
-use gatehouse_core::access::oauth::grants;
+use gatehouse_core::access::oauth::{flow, grants};
 use gatehouse_core::time::rfc3339;
 
 use crate::Ctx;
@@ -18,6 +19,15 @@ pub enum OAuthCommand {
     },
     /// Revoke a grant and its tokens now.
     Revoke { id: String },
+    /// Approve the pairing code a consent page shows: the application will
+    /// act as this key (never more than it may do).
+    Approve {
+        code: String,
+        #[arg(long, value_name = "ID")]
+        key_id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
@@ -61,6 +71,17 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                             ]
                         })
                         .collect(),
+                )
+            }
+        }
+        OAuthCommand::Approve { code, key_id, json } => {
+            let a = flow::approve_pairing(store, CLI_ACTOR, &code, &key_id).await?;
+            if json {
+                to_json(&a)
+            } else {
+                format!(
+                    "approved {code}: {} ({}) may act as key {} with {}; the page can continue now",
+                    a.client_name, a.redirect_uri, a.key_id, a.scopes
                 )
             }
         }

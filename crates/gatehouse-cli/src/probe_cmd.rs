@@ -43,6 +43,7 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         network_text(iso.network, &iso.connect_ports),
         iso.scratch_quota_bytes >> 20,
     ));
+    text.push_str(&layers_text(iso));
     for w in &iso.warnings {
         text.push_str(&format!("  warning: {w}\n"));
     }
@@ -56,6 +57,15 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
         ));
     }
     Ok(text)
+}
+
+/// Every isolation layer of this system, applied or not and why not.
+pub fn layers_text(iso: &gatehouse_core::sandbox::Isolation) -> String {
+    let mut out = String::from("  isolation layers:\n");
+    for line in iso.layer_lines() {
+        out.push_str(&format!("    {line}\n"));
+    }
+    out
 }
 
 /// The isolation profile as text lines (for `connections show`).

@@ -15,7 +15,7 @@ import {
   toGatehouseError,
   toolHold,
 } from "../ipc";
-import { isolationSummary } from "../lib/isolation";
+import { isolationLayers, isolationSummary } from "../lib/isolation";
 import { formatTime } from "../screens/common";
 import { Pager } from "../paging";
 import { whileBusy } from "./busy";
@@ -65,11 +65,12 @@ function duration(ms: number): string {
 
 /** The facts of a live or ended connection, as a definition list. */
 export function liveFacts(live: LiveView): HTMLElement {
-  const facts: [string, string, string][] = [
+  const facts: [string, string, string | Node][] = [
     ["server", "Server", [live.server_name ?? "unnamed server", live.server_version].filter(Boolean).join(" ")],
     ["revision", "Protocol revision", live.protocol_version],
     ["pid", "PID", String(live.pid)],
     ["isolation", "Isolation", isolationSummary(live.isolation)],
+    ["isolation-layers", "Isolation layers", isolationLayers(live.isolation)],
     ...live.isolation.warnings.map((w): [string, string, string] => ["isolation-warning", "Isolation warning", w]),
   ];
   if (live.usage) {

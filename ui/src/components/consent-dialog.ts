@@ -1,5 +1,6 @@
 import { h } from "../dom";
 import type { ConsentRequest, ErrorBody, ToolsDiff } from "../ipc";
+import { ceilingText, millisText, sizeText } from "../lib/isolation";
 import { toolsChange } from "../lib/tools-change";
 
 const bytes = (b: number | null): string => (b === null ? "no limit" : `${String(Math.round(b / 1048576))} MiB`);
@@ -34,8 +35,8 @@ export function askConsent(req: ConsentRequest): Promise<boolean> {
     ["Program found at", req.program_path ?? "not found on the child's PATH"],
     ["Working directory", `a fresh directory under ${req.working_directory}, removed after each run`],
     ["Call timeout", ms(l.call_timeout_ms)],
-    ["Memory (RSS)", bytes(l.max_rss_bytes)],
-    ["CPU time", ms(l.max_cpu_ms)],
+    ["Memory (RSS)", ceilingText(l.max_rss_bytes === null ? null : sizeText(l.max_rss_bytes), l.max_rss_default)],
+    ["CPU time", ceilingText(l.max_cpu_ms === null ? null : millisText(l.max_cpu_ms), l.max_cpu_default)],
     ["Sandbox", `${l.sandbox_backend}, network ${l.network ? "allowed" : "denied"}, scratch quota ${bytes(l.scratch_quota_bytes)}`],
     ["Extra read-only paths", l.read_only.join(", ") || "none"],
     ["Extra writable paths", l.read_write.join(", ") || "none"],

@@ -10,7 +10,7 @@
  * `CODES` list, in this order) is generated from this enum. Codes are grouped
  * by the domain that raises them.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "APPROVAL_DECLINED" | "APPROVAL_DENIED" | "APPROVAL_TIMEOUT" | "APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_DECIDED" | "APPROVAL_EXPIRED" | "APPROVAL_HOLDER_GONE" | "APPROVAL_SELF_DECISION" | "APPROVAL_DECIDER_INVALID" | "APPROVAL_NOT_QUEUED" | "APPROVAL_STALE" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -73,6 +73,17 @@ export const CODES: readonly Code[] = [
   "KEY_READ_ONLY",
   "KEY_SCOPE_CONTENT",
   "KEY_RATE_LIMITED",
+  "APPROVAL_DECLINED",
+  "APPROVAL_DENIED",
+  "APPROVAL_TIMEOUT",
+  "APPROVAL_NOT_FOUND",
+  "APPROVAL_ALREADY_DECIDED",
+  "APPROVAL_EXPIRED",
+  "APPROVAL_HOLDER_GONE",
+  "APPROVAL_SELF_DECISION",
+  "APPROVAL_DECIDER_INVALID",
+  "APPROVAL_NOT_QUEUED",
+  "APPROVAL_STALE",
   "AUDIT_CHAIN_BROKEN",
   "AUDIT_CHECKPOINT_INVALID",
   "AUDIT_KEY_INVALID",
@@ -242,7 +253,12 @@ content?: ContentScope,
 /**
  * At most this many tool calls per period.
  */
-rate?: Rate, };
+rate?: Rate, 
+/**
+ * Tools (by name) or effect classes whose calls wait for a person's yes
+ * (`access::approvals`), on top of the site's approval policy.
+ */
+approve?: Array<string>, };
 
 /**
  * A key as shown in lists: everything but the secret. Times are Unix
@@ -564,6 +580,22 @@ code: number | null,
 signal: number | null, };
 
 /**
+ * One confinement layer. The set is the union of every system's; a
+ * backend lists the ones it has.
+ */
+export type LayerName = "landlock_fs" | "signal_scope" | "seccomp" | "read_only_view" | "bwrap" | "no_new_privs" | "seatbelt" | "job_object" | "restricted_token" | "write_grants" | "handle_list" | "cpu_rate" | "network" | "unix_sockets" | "memory_ceiling" | "cpu_budget" | "process_ceiling" | "open_files" | "scratch_quota" | "priority";
+
+/**
+ * One layer as applied on this system, or not and why not.
+ */
+export type Layer = { layer: LayerName, applied: boolean, 
+/**
+ * Applied: what it holds here ("ABI 7", "1 GiB (site default)").
+ * Not applied: why not, never empty.
+ */
+detail: string, };
+
+/**
  * How a child is confined, as reported by `probe` and the connection status.
  */
 export type Isolation = { backend: string, 
@@ -591,6 +623,11 @@ unix_sockets: boolean,
  * Scheduling niceness the server runs at (0: as the host).
  */
 nice: number, 
+/**
+ * Every layer this system's backend has, in the order the status names
+ * them: applied (with what it holds) or not (with why not).
+ */
+layers: Array<Layer>, 
 /**
  * What is weaker than asked, said once per connection.
  */
@@ -707,7 +744,16 @@ export type Backend = "landlock" | "bwrap" | "seatbelt" | "job_object" | "none";
 /**
  * The limits the child runs under, defaults filled in.
  */
-export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, max_cpu_ms: number | null, sandbox_backend: Backend, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
+export type ConsentLimits = { call_timeout_ms: number, inactivity_ms: number | null, max_rss_bytes: number | null, 
+/**
+ * `max_rss_bytes` is the site's default (`[limits]` in
+ * `gatehouse.toml`), not the connection's own.
+ */
+max_rss_default: boolean, max_cpu_ms: number | null, 
+/**
+ * Likewise for `max_cpu_ms`.
+ */
+max_cpu_default: boolean, sandbox_backend: Backend, network: boolean, read_only: Array<string>, read_write: Array<string>, scratch_quota_bytes: number, };
 
 /**
  * What the consent dialog shows: exactly what will be spawned.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Isolation } from "../generated/ipc-types";
-import { isolationSummary } from "./isolation";
+import { ceilingText, isolationSummary, layerLabel, layerState, millisText, sizeText } from "./isolation";
 
 const base: Isolation = {
   backend: "landlock",
@@ -11,6 +11,7 @@ const base: Isolation = {
   scratch_quota_bytes: 256 * 1048576,
   unix_sockets: false,
   nice: 10,
+  layers: [],
   warnings: [],
 };
 
@@ -27,5 +28,26 @@ describe("isolationSummary", () => {
     expect(isolationSummary({ ...base, backend: "none", landlock_abi: 0, read_only_view: false, network: true, unix_sockets: true, nice: 0 })).toBe(
       "none · network allowed · UNIX sockets allowed · scratch 256 MiB · host priority",
     );
+  });
+});
+
+describe("isolation layers", () => {
+  it("says what applied and why a layer did not, in the CLI's words", () => {
+    expect(`${layerLabel("landlock_fs")}: ${layerState({ layer: "landlock_fs", applied: true, detail: "ABI 7" })}`).toBe("Landlock fs: applied (ABI 7)");
+    expect(`${layerLabel("network")}: ${layerState({ layer: "network", applied: false, detail: "the profile allows the network (--network)" })}`).toBe(
+      "network: not applied: the profile allows the network (--network)",
+    );
+    expect(layerLabel("job_object")).toBe("Job Object");
+  });
+});
+
+describe("ceilings", () => {
+  it("show the site's default as such, never as no limit", () => {
+    expect(ceilingText(sizeText(1 << 30), true)).toBe("1 GiB (site default)");
+    expect(ceilingText(millisText(600000), true)).toBe("10 min (site default)");
+    expect(ceilingText(sizeText(512 * 1048576), false)).toBe("512 MiB");
+    expect(ceilingText(null, false)).toBe("no limit");
+    expect(millisText(1500)).toBe("1500 ms");
+    expect(sizeText(1000)).toBe("1000 bytes");
   });
 });

@@ -64,6 +64,7 @@ const live = (over: Partial<LiveView>): LiveView => ({
     scratch_quota_bytes: 0,
     unix_sockets: false,
     nice: 10,
+    layers: [],
     warnings: [],
   },
   on_hold: false,

@@ -3,6 +3,7 @@
 //! are the shared harness.
 
 mod actors;
+mod approvals;
 mod audit;
 mod audit_anchor;
 mod audit_fail_closed;

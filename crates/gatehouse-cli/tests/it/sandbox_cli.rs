@@ -60,6 +60,12 @@ fn profile_flags_are_stored_and_shown() {
         "nice: 15",
         "UNIX sockets: allowed",
         "not pinned yet",
+        // Every layer, applied or not; the ceilings the site's defaults.
+        "    Landlock fs: applied (ABI",
+        "    network: not applied: the profile allows the network (--network)",
+        "    UNIX sockets: not applied: the profile allows them (--allow-unix-sockets)",
+        "    memory ceiling: applied (1 GiB (site default), resident memory of the group watched; RLIMIT_DATA 1 GiB)",
+        "    CPU budget: applied (10 min (site default), CPU time of the group watched)",
     ] {
         assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
     }
@@ -75,6 +81,16 @@ fn profile_flags_are_stored_and_shown() {
     assert!(text.contains(", read-only view)"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
     assert!(text.contains("tools pinned: 34 tools"), "{text}");
+    // The running connection's layers: what the spawn applied.
+    for needle in [
+        "    Landlock fs: applied (ABI",
+        "    read-only view: applied",
+        "    open files: applied (256 per process)",
+        "    priority: applied (nice 15)",
+        "    memory ceiling: applied (1 GiB (site default)",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
     let list = site.ok(&["connections", "list"]);
     assert!(list.contains("wide  landlock"), "{list}");
 }
@@ -438,6 +454,44 @@ fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
     let real = site.ok_json(&["probe", "h", "--json"]);
     assert_ne!(real["isolation"]["landlock_abi"], 0, "{real}");
     assert!(!landlock_warning(&real["isolation"]), "{real}");
+    // Per layer: Landlock's are not applied and say why; the others held.
+    let layer = |iso: &serde_json::Value, name: &str| -> serde_json::Value {
+        iso["layers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["layer"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} missing in {iso}"))
+    };
+    let fs = layer(&probe["isolation"], "landlock_fs");
+    assert_eq!(fs["applied"], false, "{fs}");
+    assert_eq!(fs["detail"], "Landlock is not available on this kernel");
+    let net = layer(&probe["isolation"], "network");
+    assert_eq!(net["applied"], false, "{net}");
+    assert_eq!(net["detail"], "Landlock is not available on this kernel");
+    for held in [
+        "read_only_view",
+        "seccomp",
+        "no_new_privs",
+        "memory_ceiling",
+    ] {
+        assert_eq!(
+            layer(&probe["isolation"], held)["applied"],
+            true,
+            "{held}: {probe}"
+        );
+    }
+    assert_eq!(
+        layer(&real["isolation"], "landlock_fs")["applied"],
+        true,
+        "{real}"
+    );
+    assert_eq!(
+        layer(&real["isolation"], "network")["applied"],
+        true,
+        "{real}"
+    );
 
     // Files are not confined (what the warning says) ...
     let settings = site.path().join("gatehouse.toml");

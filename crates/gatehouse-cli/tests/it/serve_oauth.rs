@@ -564,3 +564,103 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
     assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
     assert!(revoked.elapsed() < std::time::Duration::from_secs(1));
 }
+
+#[test]
+fn pairing_code_approved_through_the_cli_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_pairing");
+    let (_, key_id) = site.mint("viewer");
+    let (s, base) = serve_oauth(&site);
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let headers = [("Cookie", c.cookie.as_str()), ("Origin", base.as_str())];
+    let fields = |decision: &'static str, pair: &str| {
+        vec![
+            ("request", c.request.clone()),
+            ("csrf", c.csrf.clone()),
+            ("decision", decision.to_string()),
+            ("pair", pair.to_string()),
+        ]
+    };
+    let post = |f: Vec<(&str, String)>| {
+        let pairs: Vec<(&str, &str)> = f.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        form_post(&s.addr, "/authorize", &headers, &pairs)
+    };
+    let page = post(fields("pair", ""));
+    assert_eq!(page.status, 200, "{}", page.text());
+    let code = field(&page.text(), "pair");
+    assert_eq!(code.len(), 9, "{code}");
+    // Not approved yet: the page waits.
+    let waiting = post(fields("paired", &code));
+    assert_eq!(waiting.status, 200);
+    assert!(waiting.text().contains("Not approved yet"));
+    // A forged continue without the cookie is refused even after approval.
+    site.ok(&[
+        "oauth",
+        "approve",
+        &code.to_lowercase(),
+        "--key-id",
+        &key_id,
+    ]);
+    let forged = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+        ],
+    );
+    assert_eq!(forged.status, 403);
+    let done = post(fields("paired", &code));
+    assert_eq!(done.status, 303, "{}", done.text());
+    let to = done.header("location").unwrap();
+    assert!(query_of(to, "code").is_some(), "{to}");
+    // The code is spent with its request: approving it again names no request.
+    let again = site.run(&["oauth", "approve", &code, "--key-id", &key_id]);
+    assert!(!again.status.success());
+    let actions: Vec<String> = site
+        .audit()
+        .iter()
+        .map(|e| e["action"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        actions.contains(&"oauth.pair_approve".to_string()),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if missing(
+        "the TypeScript MCP SDK (tests/interop/node_modules)",
+        sdk.exists(),
+    ) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_ts");
+    let (editor, _) = site.mint("editor");
+    let (serve, base) = serve_oauth(&site);
+    let out = Command::new("node")
+        .arg("ts_oauth_client.mjs")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    assert!(!serve.stderr().contains(&editor), "the key reached the log");
+}

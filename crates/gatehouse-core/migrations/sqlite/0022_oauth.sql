@@ -22,10 +22,13 @@ CREATE TABLE oauth_clients (
     registered_from TEXT
 );
 
--- Authorization requests waiting for the person's consent.
+-- Authorization requests waiting for the person's consent. A pairing code
+-- (`pair_hash`) lets an admin approve one as a key (`approved_key_id`).
 CREATE TABLE oauth_requests (
-    id           TEXT PRIMARY KEY,
-    csrf_hash    TEXT NOT NULL,
+    id              TEXT PRIMARY KEY,
+    csrf_hash       TEXT NOT NULL,
+    pair_hash       TEXT,
+    approved_key_id TEXT,
     client_id    TEXT NOT NULL,
     redirect_uri TEXT NOT NULL,
     state        TEXT,

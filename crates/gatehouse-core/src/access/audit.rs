@@ -145,6 +145,29 @@ pub enum AuditAction {
     #[serde(rename = "oauth.revoke")]
     #[strum(serialize = "oauth.revoke")]
     OauthRevoke,
+    /// A call held for a person to approve.
+    #[serde(rename = "approval.asked")]
+    #[strum(serialize = "approval.asked")]
+    ApprovalAsked,
+    #[serde(rename = "approval.approved")]
+    #[strum(serialize = "approval.approved")]
+    ApprovalApproved,
+    #[serde(rename = "approval.denied")]
+    #[strum(serialize = "approval.denied")]
+    ApprovalDenied,
+    #[serde(rename = "approval.declined")]
+    #[strum(serialize = "approval.declined")]
+    ApprovalDeclined,
+    #[serde(rename = "approval.timeout")]
+    #[strum(serialize = "approval.timeout")]
+    ApprovalTimeout,
+    #[serde(rename = "approval.abandoned")]
+    #[strum(serialize = "approval.abandoned")]
+    ApprovalAbandoned,
+    /// An OAuth consent approved by its pairing code.
+    #[serde(rename = "oauth.pair_approve")]
+    #[strum(serialize = "oauth.pair_approve")]
+    OauthPairApprove,
 }
 
 impl AuditAction {

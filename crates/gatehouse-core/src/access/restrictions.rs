@@ -37,6 +37,11 @@ pub struct Restrictions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub rate: Option<Rate>,
+    /// Tools (by name) or effect classes whose calls wait for a person's yes
+    /// (`access::approvals`), on top of the site's approval policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub approve: Option<Vec<String>>,
     /// The OAuth scopes a token narrows its key's actor to. Never part of
     /// the key's stored restrictions: the grant holds them, and the token
     /// check puts them here (see `access::oauth`).
@@ -447,6 +452,7 @@ mod tests {
                 status: StatusScope::Draft,
             }),
             rate: Some("5/s".parse().unwrap()),
+            approve: Some(vec!["publish".into(), "media_write".into()]),
             scopes: None,
         };
         let text = r.to_stored().unwrap();

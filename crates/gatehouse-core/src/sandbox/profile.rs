@@ -141,6 +141,11 @@ pub struct Profile {
     /// memory limit when unset here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_memory_bytes: Option<u64>,
+    /// CPU-time budget of the whole group, in milliseconds; the
+    /// connection's when unset here. The owner's watchdog holds it on every
+    /// system, and the Job Object on Windows too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cpu_ms: Option<u64>,
     /// Scheduling niceness, 0 (as the host) to 19 (only idle time); a child
     /// can raise it further but never lower it (that needs a capability it
     /// does not have).
@@ -229,29 +234,12 @@ impl Profile {
                 );
             }
         }
-        if self.unix_sockets && self.backend != Backend::Landlock {
-            return bad(
-                format!(
-                    "--allow-unix-sockets needs the landlock backend (this connection uses {})",
-                    self.backend.as_str()
-                ),
-                "the none backend refuses no socket, and bwrap shows the server only the paths it binds",
-            );
-        }
+        self.honoured_on(std::env::consts::OS)?;
         if !self.connect_ports.is_empty() {
             if self.network {
                 return bad(
                     "--allow-port with --network: every port is allowed already".to_string(),
                     "drop --network to allow only the listed ports",
-                );
-            }
-            if !matches!(self.backend, Backend::Landlock | Backend::Seatbelt) {
-                return bad(
-                    format!(
-                        "--allow-port needs the landlock or seatbelt backend (this connection uses {})",
-                        self.backend.as_str()
-                    ),
-                    "this backend's network is all or nothing: use --network, or --sandbox landlock (Linux) / seatbelt (macOS)",
                 );
             }
             if self.connect_ports.contains(&0) {
@@ -307,6 +295,51 @@ impl Profile {
         }
         Ok(())
     }
+
+    /// Refuses (`SANDBOX_PROFILE_INVALID`) an option this profile's backend
+    /// cannot honour on system `os` (`linux`, `macos`, `windows`), rather
+    /// than run the server without it. Pure, so every system's answer is
+    /// tested on every system; the Windows plan refuses the same again.
+    pub fn honoured_on(&self, os: &str) -> Result<()> {
+        let bad = |message: String, hint: &str| {
+            Err(Error::invalid(
+                codes::SANDBOX_PROFILE_INVALID,
+                message,
+                hint,
+            ))
+        };
+        if self.unix_sockets && self.backend != Backend::Landlock {
+            return bad(
+                format!(
+                    "--allow-unix-sockets needs the landlock backend (this connection uses {})",
+                    self.backend.as_str()
+                ),
+                "the none backend refuses no socket, bwrap shows the server only the paths it binds, Seatbelt opens them only with --network, and Windows refuses none",
+            );
+        }
+        if !self.connect_ports.is_empty()
+            && !matches!(self.backend, Backend::Landlock | Backend::Seatbelt)
+        {
+            return bad(
+                format!(
+                    "--allow-port needs the landlock or seatbelt backend (this connection uses {})",
+                    self.backend.as_str()
+                ),
+                "this backend's network is all or nothing: use --network, or --sandbox landlock (Linux) / seatbelt (macOS)",
+            );
+        }
+        if os == "windows"
+            && let Some(n) = self.max_open_files
+        {
+            return bad(
+                format!(
+                    "--max-open-files {n} cannot be honoured on Windows: it has no per-process handle ceiling"
+                ),
+                "drop --max-open-files for a connection that runs on Windows",
+            );
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -331,6 +364,79 @@ mod tests {
         assert!(Backend::parse("docker").is_err());
     }
 
+    /// Every option against every backend of every system: what a backend
+    /// cannot honour is refused with a code and a hint, what it can is not.
+    #[test]
+    fn options_a_backend_cannot_honour_are_refused_on_every_system() {
+        let systems: [(&str, &[Backend]); 3] = [
+            ("linux", &[Backend::Landlock, Backend::Bwrap, Backend::None]),
+            ("macos", &[Backend::Seatbelt, Backend::None]),
+            ("windows", &[Backend::JobObject, Backend::None]),
+        ];
+        for (os, backends) in systems {
+            for &backend in backends {
+                let base = Profile {
+                    backend,
+                    ..Profile::default()
+                };
+                let options: [(&str, Profile, bool); 5] = [
+                    (
+                        "unix sockets",
+                        Profile {
+                            unix_sockets: true,
+                            ..base.clone()
+                        },
+                        backend == Backend::Landlock,
+                    ),
+                    (
+                        "ports",
+                        Profile {
+                            connect_ports: vec![443],
+                            ..base.clone()
+                        },
+                        matches!(backend, Backend::Landlock | Backend::Seatbelt),
+                    ),
+                    (
+                        "open files",
+                        Profile {
+                            max_open_files: Some(64),
+                            ..base.clone()
+                        },
+                        os != "windows",
+                    ),
+                    (
+                        "network",
+                        Profile {
+                            network: true,
+                            ..base.clone()
+                        },
+                        true,
+                    ),
+                    (
+                        "ceilings",
+                        Profile {
+                            max_processes: Some(8),
+                            max_memory_bytes: Some(64 << 20),
+                            max_cpu_ms: Some(1000),
+                            nice: Some(19),
+                            scratch_quota_bytes: Some(8 << 20),
+                            ..base.clone()
+                        },
+                        true,
+                    ),
+                ];
+                for (what, profile, honoured) in options {
+                    let got = profile.honoured_on(os);
+                    assert_eq!(got.is_ok(), honoured, "{os} {backend:?} {what}: {got:?}");
+                    if let Err(e) = got {
+                        assert_eq!(e.code, codes::SANDBOX_PROFILE_INVALID);
+                        assert!(e.hint.is_some());
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn profiles_that_confine_less_than_they_say_are_refused() {
         let tmp = tempfile::tempdir().unwrap();
@@ -338,7 +444,8 @@ mod tests {
             read_only: vec![tmp.path().to_path_buf()],
             scratch_quota_bytes: Some(8 << 20),
             max_processes: Some(4),
-            max_open_files: Some(64),
+            // Windows has no per-process handle ceiling: refused there.
+            max_open_files: (!cfg!(windows)).then_some(64),
             ..Profile::default()
         };
         ok.validate().unwrap();

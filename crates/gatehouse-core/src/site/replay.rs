@@ -135,7 +135,11 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
             | ConnectionToolsApproved => {}
             // OAuth grants act for a key and are refused with it; they do not
             // change a key or a user.
-            OauthApprove | OauthDeny | OauthGrant | OauthExpire | OauthReuse | OauthRevoke => {}
+            OauthApprove | OauthPairApprove | OauthDeny | OauthGrant | OauthExpire | OauthReuse
+            | OauthRevoke => {}
+            // A held call's decision changes neither its key nor a user.
+            ApprovalAsked | ApprovalApproved | ApprovalDenied | ApprovalDeclined
+            | ApprovalTimeout | ApprovalAbandoned => {}
         }
     }
     Ok(s)

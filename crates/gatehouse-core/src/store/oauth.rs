@@ -27,6 +27,8 @@ const CLIENT: &str = "id, kind, name, redirect_uris, auth_method, secret_hash, c
 pub struct RequestRow {
     pub id: String,
     pub csrf_hash: String,
+    pub pair_hash: Option<String>,
+    pub approved_key_id: Option<String>,
     pub client_id: String,
     pub redirect_uri: String,
     pub state: Option<String>,
@@ -37,7 +39,7 @@ pub struct RequestRow {
     pub expires_at: i64,
 }
 
-const REQUEST: &str = "id, csrf_hash, client_id, redirect_uri, state, challenge, resource, scopes, created_at, expires_at";
+const REQUEST: &str = "id, csrf_hash, pair_hash, approved_key_id, client_id, redirect_uri, state, challenge, resource, scopes, created_at, expires_at";
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CodeRow {
@@ -170,10 +172,12 @@ pub async fn touch_client(tx: &mut Tx, id: &str, at: i64) -> Result<()> {
 
 pub async fn insert_request(tx: &mut Tx, r: &RequestRow) -> Result<()> {
     sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_requests ({REQUEST}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        "INSERT INTO oauth_requests ({REQUEST}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     )))
     .bind(&r.id)
     .bind(&r.csrf_hash)
+    .bind(&r.pair_hash)
+    .bind(&r.approved_key_id)
     .bind(&r.client_id)
     .bind(&r.redirect_uri)
     .bind(&r.state)
@@ -399,4 +403,40 @@ pub async fn get_request(store: &Store, id: &str) -> Result<Option<RequestRow>> 
                 .await
         })
         .await
+}
+
+/// Gives a pending request a pairing code (its hash).
+pub async fn set_pairing(tx: &mut Tx, id: &str, pair_hash: &str) -> Result<bool> {
+    let done = sqlx::query("UPDATE oauth_requests SET pair_hash = $1 WHERE id = $2")
+        .bind(pair_hash)
+        .bind(id)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("pairing an authorization request"))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The pending request a pairing code names.
+pub async fn request_by_pairing(tx: &mut Tx, pair_hash: &str) -> Result<Option<RequestRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {REQUEST} FROM oauth_requests WHERE pair_hash = $1"
+    )))
+    .bind(pair_hash)
+    .fetch_optional(&mut **tx)
+    .await
+    .map_err(fail("finding a pairing code"))
+}
+
+/// Records the key an admin approved a paired request as; false when it
+/// was already approved.
+pub async fn approve_pairing(tx: &mut Tx, id: &str, key_id: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE oauth_requests SET approved_key_id = $1 WHERE id = $2 AND approved_key_id IS NULL",
+    )
+    .bind(key_id)
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("approving a pairing code"))?;
+    Ok(done.rows_affected() == 1)
 }

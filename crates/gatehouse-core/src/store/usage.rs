@@ -19,7 +19,7 @@ pub struct ToolCalls {
 }
 
 /// A refusal as the audit detail spells it: the permission layer's, a key
-/// restriction's, or a key that stopped working. The detail is compact JSON
+/// restriction's, a key that stopped working, or a held call nobody approved. The detail is compact JSON
 /// written by `tools::record`, so a substring test is exact (`_` in a
 /// pattern matches itself among these codes).
 const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
@@ -27,7 +27,8 @@ const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_READ_ONLY\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_SCOPE_CONTENT\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_RATE_LIMITED\"%' \
-     OR a.detail LIKE '%\"code\":\"ACTOR_API_KEY_INVALID\"%')";
+     OR a.detail LIKE '%\"code\":\"ACTOR_API_KEY_INVALID\"%' \
+     OR a.detail LIKE '%\"code\":\"APPROVAL_%')";
 
 /// Calls by actor (those starting with `prefix`, which holds no `%` or `_`) and tool since `week_start`,
 /// with the part since `day_start`.

@@ -253,6 +253,8 @@ pub async fn begin_consent(store: &Store, c: &Checked) -> Result<Pending> {
     let row = RequestRow {
         id: id.clone(),
         csrf_hash: csrf.hash(),
+        pair_hash: None,
+        approved_key_id: None,
         client_id: c.client.id.clone(),
         redirect_uri: c.redirect_uri.clone(),
         state: c.state.clone(),
@@ -357,20 +359,32 @@ pub async fn approve(
 ) -> Result<Answered> {
     pending(store, id, form_csrf, cookie_csrf).await?;
     let verified = keys::verify(store, key).await?;
-    let (mut tx, row) = take(store, id).await?;
+    let (tx, row) = take(store, id).await?;
+    issue_code(tx, issuer, row, &verified, from, "key pasted").await
+}
+
+/// Issues the code for a request taken out in `tx`, acting as `key`.
+async fn issue_code(
+    mut tx: crate::store::Tx,
+    issuer: &Issuer,
+    row: RequestRow,
+    key: &keys::VerifiedKey,
+    from: &str,
+    how: &str,
+) -> Result<Answered> {
     let requested = ScopeSet::parse(&row.scopes)?;
     let usable: Vec<_> = requested
         .scopes()
         .iter()
         .copied()
-        .filter(|s| s.actions().iter().any(|a| allowed(&verified.roles, *a)))
+        .filter(|s| s.actions().iter().any(|a| allowed(&key.roles, *a)))
         .collect();
     if usable.is_empty() {
         return Err(Error::new(
             Code::OAUTH_SCOPE_INSUFFICIENT,
             format!("this key's roles allow none of the scopes asked for ({requested})"),
         )
-        .hint("paste a key whose roles allow what the application asks for"));
+        .hint("use a key whose roles allow what the application asks for"));
     }
     let scopes = ScopeSet::new(usable);
     let code = Secret::generate(CODE_PREFIX);
@@ -386,7 +400,7 @@ pub async fn approve(
             challenge: row.challenge.clone(),
             resource: row.resource.clone(),
             scopes: scopes.to_string(),
-            key_id: verified.id.clone(),
+            key_id: key.id.clone(),
             created_from: Some(from.to_string()),
             created_at: now,
             expires_at: now + CODE_TTL_MS,
@@ -394,7 +408,7 @@ pub async fn approve(
         },
     )
     .await?;
-    let actor = AuditActor::Key(verified.id.clone()).to_string();
+    let actor = AuditActor::Key(key.id.clone()).to_string();
     audit::append(
         &mut tx,
         AuditEntry {
@@ -407,6 +421,7 @@ pub async fn approve(
                 "resource": row.resource,
                 "redirect_uri": row.redirect_uri,
                 "from": from,
+                "how": how,
             }),
         },
     )
@@ -421,6 +436,129 @@ pub async fn approve(
     Ok(Answered {
         redirect: redirect_with(&row.redirect_uri, &params, issuer),
     })
+}
+
+/// Letters and digits that cannot be mistaken for one another.
+const PAIR_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/// A pairing code as typed: case and dashes do not matter.
+fn normal_pair_code(code: &str) -> String {
+    code.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
+}
+
+/// Gives a pending request a pairing code for an admin to approve with
+/// `gatehouse oauth approve CODE --key-id ID`; shown on the page only.
+pub async fn begin_pairing(
+    store: &Store,
+    id: &str,
+    form_csrf: &str,
+    cookie_csrf: Option<&str>,
+) -> Result<String> {
+    pending(store, id, form_csrf, cookie_csrf).await?;
+    use rand::RngExt;
+    let mut rng = rand::rand_core::UnwrapErr(rand::rngs::SysRng);
+    let raw: String = (0..8)
+        .map(|_| PAIR_ALPHABET[rng.random_range(0..PAIR_ALPHABET.len())] as char)
+        .collect();
+    let mut tx = store.begin_write().await?;
+    if !sql::set_pairing(&mut tx, id, &super::hash(&raw)).await? {
+        return Err(consent_invalid(
+            "this authorization request is unknown or was answered",
+        ));
+    }
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a pairing code", e))?;
+    Ok(format!("{}-{}", &raw[..4], &raw[4..]))
+}
+
+/// What an admin approved, for the CLI to say.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PairingApproved {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uri: String,
+    pub scopes: String,
+    pub key_id: String,
+}
+
+/// An admin approves a pairing code: the request will act as `key_id`.
+pub async fn approve_pairing(
+    store: &Store,
+    actor: &str,
+    code: &str,
+    key_id: &str,
+) -> Result<PairingApproved> {
+    let key = keys::recheck(store, key_id).await?;
+    let unknown = || {
+        Error::new(
+            Code::OAUTH_CONSENT_INVALID,
+            format!("no pending authorization has the pairing code {code}"),
+        )
+        .hint("check the code on the consent page; codes end when the page is answered or after ten minutes")
+    };
+    let mut tx = store.begin_write().await?;
+    let row = sql::request_by_pairing(&mut tx, &super::hash(&normal_pair_code(code)))
+        .await?
+        .ok_or_else(unknown)?;
+    if row.expires_at <= now_ms() {
+        return Err(unknown());
+    }
+    if !sql::approve_pairing(&mut tx, &row.id, &key.id).await? {
+        return Err(Error::new(
+            Code::OAUTH_CONSENT_INVALID,
+            format!("the pairing code {code} was already approved"),
+        )
+        .hint("nothing to do"));
+    }
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor,
+            action: AuditAction::OauthPairApprove,
+            subject: &row.client_id,
+            detail: json!({"key_id": key.id, "scopes": row.scopes, "redirect_uri": row.redirect_uri}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing a pairing approval", e))?;
+    let client_name = match client::find(store, &row.client_id).await {
+        Ok(client::Known::Client(c)) => c.name,
+        _ => row.client_id.clone(),
+    };
+    Ok(PairingApproved {
+        client_id: row.client_id,
+        client_name,
+        redirect_uri: row.redirect_uri,
+        scopes: row.scopes,
+        key_id: key.id,
+    })
+}
+
+/// The page's "continue" after pairing: the code for the client once an
+/// admin approved, `None` while nobody has.
+pub async fn finish_pairing(
+    store: &Store,
+    issuer: &Issuer,
+    id: &str,
+    form_csrf: &str,
+    cookie_csrf: Option<&str>,
+    from: &str,
+) -> Result<Option<Answered>> {
+    let row = pending(store, id, form_csrf, cookie_csrf).await?;
+    let Some(key_id) = row.approved_key_id else {
+        return Ok(None);
+    };
+    let key = keys::recheck(store, &key_id).await?;
+    let (tx, row) = take(store, id).await?;
+    issue_code(tx, issuer, row, &key, from, "pairing approved by an admin")
+        .await
+        .map(Some)
 }
 
 /// Denies a pending request; the client gets `access_denied`.

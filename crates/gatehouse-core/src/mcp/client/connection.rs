@@ -23,6 +23,7 @@ use super::supervisor::{self, Command};
 use crate::error::Result;
 use crate::mcp::wire::revisions::Era;
 use crate::redact::Secrets;
+use crate::sandbox::probe::Ceiling;
 use crate::sandbox::stderr::{self, StderrTail};
 use crate::sandbox::{self, ExitInfo, Isolation, ProcId};
 use crate::time::now_ms;
@@ -151,8 +152,23 @@ impl Connection {
     #[tracing::instrument(skip_all, fields(program = %opts.spec.program))]
     pub async fn connect(opts: ConnectOptions) -> Result<Connection> {
         let mut profile = opts.profile.clone();
-        profile.max_memory_bytes = profile.max_memory_bytes.or(opts.limits.max_rss_bytes);
+        let limits = &opts.limits;
+        profile.max_memory_bytes = profile.max_memory_bytes.or(limits.max_rss_bytes);
+        profile.max_cpu_ms = profile
+            .max_cpu_ms
+            .or(limits.max_cpu.map(|d| d.as_millis() as u64));
         let mut child = sandbox::spawn_with(&opts.spec, &opts.scratch_root, &profile)?;
+        // The watchdog (see `supervisor`) holds the ceilings on every system.
+        let isolation = child.isolation().clone().with_ceilings(
+            limits.max_rss_bytes.map(|value| Ceiling {
+                value,
+                site_default: limits.ceilings_site_default.0,
+            }),
+            limits.max_cpu.map(|d| Ceiling {
+                value: d.as_millis() as u64,
+                site_default: limits.ceilings_site_default.1,
+            }),
+        );
         let stdin = child.stdin.take().expect("stdin piped");
         let stdout = child.stdout.take().expect("stdout piped");
         let stderr = child.stderr.take().expect("stderr piped");
@@ -163,7 +179,7 @@ impl Connection {
             name: opts.name.clone(),
             program: opts.spec.program.clone(),
             pid: child.pid,
-            isolation: child.isolation().clone(),
+            isolation,
             slots: Semaphore::new(opts.limits.max_in_flight.max(1)),
             limits: opts.limits.clone(),
             rpc: Rpc::new(stdin),

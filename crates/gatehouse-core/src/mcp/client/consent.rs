@@ -56,7 +56,12 @@ pub struct ConsentLimits {
     pub call_timeout_ms: u64,
     pub inactivity_ms: Option<u64>,
     pub max_rss_bytes: Option<u64>,
+    /// `max_rss_bytes` is the site's default (`[limits]` in
+    /// `gatehouse.toml`), not the connection's own.
+    pub max_rss_default: bool,
     pub max_cpu_ms: Option<u64>,
+    /// Likewise for `max_cpu_ms`.
+    pub max_cpu_default: bool,
     pub sandbox_backend: crate::sandbox::Backend,
     pub network: bool,
     pub read_only: Vec<String>,
@@ -135,7 +140,9 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
             // The site's defaults where the connection sets none: the
             // dialog shows what the child will really run under.
             max_rss_bytes: Some(ceilings.max_rss_bytes),
+            max_rss_default: ceilings.max_rss_default,
             max_cpu_ms: Some(ceilings.max_cpu_ms),
+            max_cpu_default: ceilings.max_cpu_default,
             sandbox_backend: profile.backend,
             network: profile.network,
             read_only: paths(&profile.read_only),

@@ -29,6 +29,9 @@ pub struct ClientLimits {
     pub max_rss_bytes: Option<u64>,
     /// CPU time ceiling of the whole process group.
     pub max_cpu: Option<Duration>,
+    /// `max_rss_bytes` and `max_cpu` are the site's defaults, not the
+    /// connection's own (the status says so).
+    pub ceilings_site_default: (bool, bool),
     pub watchdog_interval: Duration,
     pub grace: Grace,
     pub stderr: TailLimits,
@@ -45,6 +48,7 @@ impl Default for ClientLimits {
             inactivity_timeout: None,
             max_rss_bytes: None,
             max_cpu: None,
+            ceilings_site_default: (false, false),
             watchdog_interval: Duration::from_millis(200),
             grace: Grace::default(),
             stderr: TailLimits::default(),

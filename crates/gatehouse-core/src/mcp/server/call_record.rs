@@ -45,7 +45,8 @@ impl Late {
         self.interrupting.store(true, Ordering::SeqCst);
     }
 
-    fn push(&self, handle: JoinHandle<()>) {
+    /// Adds an entry being written (a cut-short call's, an abandoned hold's).
+    pub(crate) fn push(&self, handle: JoinHandle<()>) {
         let mut v = self.handles.lock().expect("lock");
         v.retain(|h| !h.is_finished());
         v.push(handle);

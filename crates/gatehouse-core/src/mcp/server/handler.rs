@@ -8,6 +8,7 @@
 //! goes to the legacy session and to every modern subscription that asked for it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -15,7 +16,7 @@ use rmcp::model::{
     ServerCapabilities, ToolsCapability,
 };
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::call_record::{CallAudit, Late};
 use super::era::{self, RequestMeta};
@@ -32,7 +33,12 @@ const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content.
 #[derive(Debug, Clone)]
 struct Session {
     version: &'static str,
+    /// The client's name, when it can ask its user (form elicitation).
+    asks: Option<String>,
 }
+
+/// Requests the server sent to the client, waiting for their responses.
+type Pending = Mutex<HashMap<String, oneshot::Sender<Result<Value, jsonrpc::ErrorData>>>>;
 
 pub struct State {
     site: Site,
@@ -48,6 +54,9 @@ pub struct State {
     closing: watch::Receiver<bool>,
     /// Audit entries of calls cut short, still being written.
     late: Late,
+    /// Requests sent to the client ([`State::request_client`]).
+    pending: Pending,
+    next_request: AtomicU64,
 }
 
 /// How one request is served.
@@ -75,6 +84,8 @@ impl State {
             out,
             closing,
             late: Late::default(),
+            pending: Mutex::default(),
+            next_request: AtomicU64::new(1),
         }
     }
 
@@ -95,11 +106,17 @@ impl State {
             manifest: Mutex::new(manifest::names(actor.identity())),
             site,
             actor,
-            session: Mutex::new(legacy.map(|version| Session { version })),
+            // Stateless HTTP: no session remembers what the client can do.
+            session: Mutex::new(legacy.map(|version| Session {
+                version,
+                asks: None,
+            })),
             subscriptions: Mutex::new(HashMap::new()),
             out,
             closing,
             late,
+            pending: Mutex::default(),
+            next_request: AtomicU64::new(1),
         }
     }
 
@@ -192,6 +209,60 @@ impl State {
     pub async fn send(&self, message: Value) {
         // Fails only when the writer is gone, i.e. the server is shutting down.
         let _ = self.out.send(message).await;
+    }
+
+    /// The client's name when it declared it can ask its user (form
+    /// elicitation, handshake revisions from 2025-06-18 on).
+    pub fn client_asks(&self) -> Option<String> {
+        self.session
+            .lock()
+            .expect("lock")
+            .as_ref()
+            .and_then(|s| s.asks.clone())
+    }
+
+    /// Sends a request to the client on this session's channel; the receiver
+    /// gets its response (dropped unanswered when the session ends).
+    pub async fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (Value, oneshot::Receiver<Result<Value, jsonrpc::ErrorData>>) {
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = json!(format!("gatehouse-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("lock")
+            .insert(id.to_string(), tx);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        (id, rx)
+    }
+
+    /// Gives up on a request sent to the client and tells it so.
+    pub async fn cancel_client_request(&self, id: &Value) {
+        self.pending.lock().expect("lock").remove(&id.to_string());
+        self.send(jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({"requestId": id, "reason": "no answer in time"})),
+        ))
+        .await;
+    }
+
+    /// A response from the client: delivered to the request that awaits it;
+    /// one that answers nothing we asked is dropped.
+    pub fn on_response(&self, id: &Value, outcome: Result<Value, jsonrpc::ErrorData>) {
+        let waiting = self.pending.lock().expect("lock").remove(&id.to_string());
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(outcome);
+            }
+            None => tracing::debug!(
+                id = %jsonrpc::shorten(&id.to_string(), 40),
+                "ignoring a response to no request of ours"
+            ),
+        }
     }
 
     /// Handles a notification from the client.
@@ -297,7 +368,10 @@ impl State {
             .error);
         }
         let version = era::negotiate(requested);
-        *session = Some(Session { version });
+        *session = Some(Session {
+            version,
+            asks: client_asks(params, version),
+        });
         tracing::info!(requested = %jsonrpc::shorten(requested, 40), negotiated = version, "initialize");
         let result = InitializeResult::new(Self::capabilities())
             .with_protocol_version(protocol_version(version))
@@ -377,11 +451,19 @@ impl State {
             )));
         };
         // From here on the call gets its entry however it ends (see call_record).
+        // A call the approval policy holds waits here, before its bound starts.
+        let approval = match &actor {
+            Ok(actor) => {
+                let progress = params.get("_meta").and_then(|m| m.get("progressToken"));
+                super::hold::gate(self, actor, spec, args, progress).await
+            }
+            Err(_) => Ok(()),
+        };
         let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone());
         let work = async {
-            match &actor {
-                Ok(actor) => tools::call(&self.site, actor, spec, args).await,
-                Err(e) => tools::Outcome::err(e),
+            match (&actor, &approval) {
+                (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,
+                (Err(e), _) | (_, Err(e)) => tools::Outcome::err(e),
             }
         };
         let outcome = match tokio::time::timeout_at(record.deadline(), work).await {
@@ -465,6 +547,29 @@ impl Drop for Unsubscribe {
             subs.remove(&self.key);
         }
     }
+}
+
+/// The client's name when its `initialize` declared form elicitation under
+/// a revision that has it (an empty `elicitation` object meant form before
+/// 2025-11-25 added modes).
+fn client_asks(params: Option<&Map<String, Value>>, version: &str) -> Option<String> {
+    if matches!(version, "2024-11-05" | "2025-03-26") {
+        return None;
+    }
+    let params = params?;
+    let elicitation = params
+        .get("capabilities")?
+        .get("elicitation")?
+        .as_object()?;
+    if !(elicitation.is_empty() || elicitation.contains_key("form")) {
+        return None;
+    }
+    let name = params
+        .get("clientInfo")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("unnamed client");
+    Some(jsonrpc::shorten(&crate::text::escape_controls(name), 64))
 }
 
 fn protocol_version(v: &str) -> ProtocolVersion {

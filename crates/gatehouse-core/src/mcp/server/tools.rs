@@ -84,6 +84,15 @@ fn gate(actor: &Actor, spec: &ToolSpec) -> Result<()> {
     Ok(())
 }
 
+/// Whether a call would pass its checks (roles, restrictions, arguments),
+/// without counting it against the key's rate: the approval step holds only
+/// calls that would run.
+pub fn admissible(actor: &Actor, spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
+    actor.check(spec.action)?;
+    super::reach::restrictions_allow(actor, spec)?;
+    super::arguments::check(spec, args)
+}
+
 fn args<T: DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T> {
     serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
         Error::invalid(

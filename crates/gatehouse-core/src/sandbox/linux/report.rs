@@ -3,7 +3,7 @@
 //! root host, bwrap's presence. [`describe`] is the one source of the
 //! status `probe`, `connections show` and the desktop read.
 
-use crate::sandbox::probe::Isolation;
+use crate::sandbox::probe::{Isolation, Layer, LayerName, common_layers, size_text};
 use crate::sandbox::profile::{Backend, Profile};
 
 use super::landlock::{LandlockSupport, probe};
@@ -98,6 +98,15 @@ fn describe_on(profile: &Profile, support: LandlockSupport, host: HostSupport) -
             profile.max_processes()
         ));
     }
+    let unix_sockets = profile.unix_sockets || profile.backend == Backend::None;
+    let layers = layers_on(
+        profile,
+        support,
+        host,
+        network,
+        unix_sockets,
+        read_only_view,
+    );
     Isolation {
         backend: profile.backend.as_str(),
         read_only_view,
@@ -109,10 +118,152 @@ fn describe_on(profile: &Profile, support: LandlockSupport, host: HostSupport) -
             profile.connect_ports.clone()
         },
         scratch_quota_bytes: profile.scratch_quota(),
-        unix_sockets: profile.unix_sockets || profile.backend == Backend::None,
+        unix_sockets,
         nice: profile.nice(),
+        layers,
         warnings,
     }
+}
+
+/// Every layer of the Linux backends for `profile`, applied or not and why
+/// not; `network`, `unix_sockets` and `read_only_view` as [`describe_on`]
+/// decided them.
+fn layers_on(
+    profile: &Profile,
+    support: LandlockSupport,
+    host: HostSupport,
+    network: bool,
+    unix_sockets: bool,
+    read_only_view: bool,
+) -> Vec<Layer> {
+    use LayerName as L;
+    let backend = profile.backend;
+    let other = |what: &str| format!("the {} backend does not apply {what}", backend.as_str());
+    let allowed_net = "the profile allows the network (--network)";
+    let mut out = Vec::new();
+    match backend {
+        Backend::Landlock => {
+            let abi = support.abi;
+            out.push(Layer::either(
+                L::LandlockFs,
+                support.available(),
+                format!("ABI {abi}"),
+                "Landlock is not available on this kernel",
+            ));
+            out.push(Layer::either(
+                L::SignalScope,
+                abi >= 6,
+                format!("ABI {abi}"),
+                if support.available() {
+                    format!("Landlock ABI {abi} cannot scope signals (needs 6)")
+                } else {
+                    "Landlock is not available on this kernel".to_string()
+                },
+            ));
+            out.push(Layer::applied(
+                L::Seccomp,
+                "socket families, io_uring, keyctl, leases and other processes' limits refused",
+            ));
+            out.push(Layer::either(
+                L::ReadOnlyView,
+                read_only_view,
+                "everything but scratch and the read-write paths read-only; scratch in memory",
+                "user namespaces are not available on this host",
+            ));
+            out.push(if !network {
+                Layer::applied(
+                    L::Network,
+                    match profile.connect_ports.as_slice() {
+                        [] => format!("TCP refused by Landlock (ABI {abi}), UDP by seccomp"),
+                        ports => format!(
+                            "TCP refused by Landlock (ABI {abi}) but connect to port {}, UDP by seccomp",
+                            ports.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+                        ),
+                    },
+                )
+            } else if profile.network {
+                Layer::not_applied(L::Network, allowed_net)
+            } else if support.available() {
+                Layer::not_applied(
+                    L::Network,
+                    format!("Landlock ABI {abi} cannot restrict TCP (needs 4)"),
+                )
+            } else {
+                Layer::not_applied(L::Network, "Landlock is not available on this kernel")
+            });
+            out.push(Layer::either(
+                L::UnixSockets,
+                !unix_sockets,
+                "refused by seccomp",
+                "the profile allows them (--allow-unix-sockets)",
+            ));
+        }
+        Backend::Bwrap => {
+            let found = super::bwrap::find().is_ok();
+            out.push(Layer::either(
+                L::Bwrap,
+                found,
+                "private mounts (system read-only, scratch read-write), own PID namespace, dies with the host",
+                "bwrap is not installed: connecting fails until it is",
+            ));
+            out.push(Layer::either(
+                L::Network,
+                !profile.network && found,
+                "refused by namespace",
+                if profile.network {
+                    allowed_net
+                } else {
+                    "bwrap is not installed"
+                },
+            ));
+            out.push(Layer::either(
+                L::UnixSockets,
+                found,
+                "the host's sockets are not mounted",
+                "bwrap is not installed",
+            ));
+            out.push(Layer::not_applied(
+                L::LandlockFs,
+                other("Landlock (its domain forbids bwrap's mounts)"),
+            ));
+        }
+        Backend::None | Backend::Seatbelt | Backend::JobObject => {
+            let why = if backend == Backend::None {
+                "sandbox backend none confines nothing".to_string()
+            } else {
+                format!("the {} backend does not exist on Linux", backend.as_str())
+            };
+            for name in [L::LandlockFs, L::Seccomp, L::Network, L::UnixSockets] {
+                out.push(Layer::not_applied(name, why.clone()));
+            }
+        }
+    }
+    out.push(Layer::applied(
+        L::NoNewPrivs,
+        if backend == Backend::Bwrap {
+            "set by bwrap"
+        } else {
+            "no_new_privs, every capability dropped"
+        },
+    ));
+    out.push(match profile.max_memory_bytes {
+        Some(m) => Layer::applied(L::MemoryCeiling, format!("RLIMIT_DATA {}", size_text(m))),
+        None => Layer::not_applied(L::MemoryCeiling, "the connection sets none"),
+    });
+    out.push(Layer::applied(
+        L::OpenFiles,
+        format!("{} per process", profile.max_open_files()),
+    ));
+    out.extend(common_layers(
+        profile,
+        Layer::either(
+            L::ProcessCeiling,
+            host.process_ceiling,
+            format!("{} processes", profile.max_processes()),
+            "running as root without a writable pids cgroup (the kernel exempts root from RLIMIT_NPROC)",
+        ),
+    ));
+    out
 }
 
 #[cfg(test)]
@@ -141,6 +292,87 @@ mod tests {
         let none = warned(0);
         assert!(none[0].contains("not available"), "{none:?}");
         assert!(describe_on(&profile, LandlockSupport { abi: 0 }, full).network);
+    }
+
+    /// Every layer of the Linux backend is listed, applied or not, and a
+    /// layer that did not apply says why: an old kernel, an open profile,
+    /// the none backend.
+    #[test]
+    fn each_layer_says_whether_it_applied_and_why_not() {
+        use crate::sandbox::probe::LayerName as L;
+        let full = HostSupport {
+            read_only_view: true,
+            process_ceiling: true,
+        };
+        let line = |iso: &Isolation, name| iso.layer(name).expect("listed").line();
+        let seven = describe_on(&Profile::default(), LandlockSupport { abi: 7 }, full);
+        assert_eq!(line(&seven, L::LandlockFs), "Landlock fs: applied (ABI 7)");
+        assert_eq!(
+            line(&seven, L::Network),
+            "network: applied (TCP refused by Landlock (ABI 7), UDP by seccomp)"
+        );
+        assert_eq!(
+            line(&seven, L::UnixSockets),
+            "UNIX sockets: applied (refused by seccomp)"
+        );
+        assert_eq!(
+            line(&seven, L::MemoryCeiling),
+            "memory ceiling: not applied: the connection sets none"
+        );
+        for name in [
+            L::Seccomp,
+            L::ReadOnlyView,
+            L::SignalScope,
+            L::NoNewPrivs,
+            L::ProcessCeiling,
+        ] {
+            assert!(seven.layer(name).unwrap().applied, "{name:?}");
+        }
+        let three = describe_on(&Profile::default(), LandlockSupport { abi: 3 }, full);
+        assert_eq!(
+            line(&three, L::Network),
+            "network: not applied: Landlock ABI 3 cannot restrict TCP (needs 4)"
+        );
+        assert_eq!(
+            line(&three, L::SignalScope),
+            "signal scope: not applied: Landlock ABI 3 cannot scope signals (needs 6)"
+        );
+        let open = Profile {
+            network: true,
+            max_memory_bytes: Some(1 << 30),
+            ..Profile::default()
+        };
+        let open = describe_on(&open, LandlockSupport { abi: 7 }, full);
+        assert_eq!(
+            line(&open, L::Network),
+            "network: not applied: the profile allows the network (--network)"
+        );
+        assert_eq!(
+            line(&open, L::MemoryCeiling),
+            "memory ceiling: applied (RLIMIT_DATA 1 GiB)"
+        );
+        let none = Profile {
+            backend: Backend::None,
+            ..Profile::default()
+        };
+        let none = describe_on(&none, LandlockSupport { abi: 7 }, full);
+        assert_eq!(
+            line(&none, L::LandlockFs),
+            "Landlock fs: not applied: sandbox backend none confines nothing"
+        );
+        let root = describe_on(
+            &Profile::default(),
+            LandlockSupport { abi: 7 },
+            HostSupport {
+                read_only_view: false,
+                process_ceiling: false,
+            },
+        );
+        assert!(!root.layer(L::ReadOnlyView).unwrap().applied);
+        assert!(line(&root, L::ProcessCeiling).contains("not applied: running as root"));
+        for l in seven.layers.iter().chain(&three.layers).chain(&none.layers) {
+            assert!(!l.detail.is_empty(), "{l:?}");
+        }
     }
 
     /// A host without user namespaces, or root without a pids cgroup, says

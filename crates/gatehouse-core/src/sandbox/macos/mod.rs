@@ -206,49 +206,7 @@ impl Guard {
 /// What applies for `profile` here (see the module doc); what Seatbelt does
 /// not cover is said in `warnings`.
 pub fn describe(profile: &Profile) -> Isolation {
-    let mut warnings = Vec::new();
-    let mut network = profile.network;
-    match profile.backend {
-        Backend::Seatbelt => {
-            if !Path::new(SANDBOX_EXEC).exists() {
-                warnings.push(format!(
-                    "{SANDBOX_EXEC} is missing: connecting fails until it is back"
-                ));
-            }
-            warnings.push(format!(
-                "Seatbelt does not cover: {}",
-                seatbelt::NOT_COVERED
-            ));
-        }
-        Backend::None => {
-            network = true;
-            warnings.push(
-                "sandbox backend none: the server can reach anything this user can".to_string(),
-            );
-        }
-        Backend::Landlock | Backend::Bwrap | Backend::JobObject => {
-            network = true;
-            warnings.push(format!(
-                "the {} backend does not exist on macOS: connecting fails until the connection uses seatbelt or none",
-                profile.backend.as_str()
-            ));
-        }
-    }
-    Isolation {
-        backend: profile.backend.as_str(),
-        landlock_abi: 0,
-        read_only_view: false,
-        network,
-        connect_ports: if network {
-            Vec::new()
-        } else {
-            profile.connect_ports.clone()
-        },
-        scratch_quota_bytes: profile.scratch_quota(),
-        unix_sockets: profile.backend == Backend::None,
-        nice: profile.nice(),
-        warnings,
-    }
+    seatbelt::status(profile, Path::new(SANDBOX_EXEC).exists())
 }
 
 /// macOS has no non-dumpable flag a same-user process must respect the way

@@ -21,7 +21,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result, codes};
-use crate::sandbox::profile::Profile;
+use crate::sandbox::probe::{Isolation, Layer, LayerName, common_layers};
+use crate::sandbox::profile::{Backend, Profile};
 
 /// Folders (and files) every child may read and execute from. `/etc`,
 /// `/var` and `/tmp` are symlinks into `/private`, listed resolved.
@@ -188,9 +189,191 @@ pub fn wrap(text: &str, program: &str, args: &[String]) -> Vec<String> {
     a
 }
 
+/// What the macOS backend applies for `profile` (see `macos::describe`),
+/// `launcher` telling whether `/usr/bin/sandbox-exec` exists: pure, so the
+/// status of every profile is tested on every system.
+pub fn status(profile: &Profile, launcher: bool) -> Isolation {
+    use LayerName as L;
+    let mut warnings = Vec::new();
+    let mut layers = Vec::new();
+    let seatbelt = profile.backend == Backend::Seatbelt && launcher;
+    let why_not = match profile.backend {
+        Backend::Seatbelt if !launcher => {
+            warnings.push(
+                "/usr/bin/sandbox-exec is missing: connecting fails until it is back".to_string(),
+            );
+            "/usr/bin/sandbox-exec is missing".to_string()
+        }
+        Backend::Seatbelt => String::new(),
+        Backend::None => {
+            warnings.push(
+                "sandbox backend none: the server can reach anything this user can".to_string(),
+            );
+            "sandbox backend none confines nothing".to_string()
+        }
+        other => {
+            warnings.push(format!(
+                "the {} backend does not exist on macOS: connecting fails until the connection uses seatbelt or none",
+                other.as_str()
+            ));
+            format!("the {} backend does not exist on macOS", other.as_str())
+        }
+    };
+    if profile.backend == Backend::Seatbelt {
+        warnings.push(format!("Seatbelt does not cover: {NOT_COVERED}"));
+    }
+    layers.push(Layer::either(
+        L::Seatbelt,
+        seatbelt,
+        "deny by default; reads: system, runtime and listed paths; writes: scratch and listed paths",
+        why_not.clone(),
+    ));
+    // `(allow network*)` opens UNIX sockets with the rest of the network.
+    let network = !seatbelt || profile.network;
+    layers.push(if !network {
+        Layer::applied(
+            L::Network,
+            match profile.connect_ports.as_slice() {
+                [] => "refused by Seatbelt".to_string(),
+                ports => format!(
+                    "refused by Seatbelt but TCP connect to port {}",
+                    ports
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            },
+        )
+    } else if seatbelt {
+        Layer::not_applied(L::Network, "the profile allows the network (--network)")
+    } else {
+        Layer::not_applied(L::Network, why_not.clone())
+    });
+    let unix_sockets = network;
+    layers.push(if !unix_sockets {
+        Layer::applied(L::UnixSockets, "refused by Seatbelt")
+    } else if seatbelt {
+        Layer::not_applied(L::UnixSockets, "allowed with the network (--network)")
+    } else {
+        Layer::not_applied(L::UnixSockets, why_not)
+    });
+    layers.push(Layer::not_applied(
+        L::MemoryCeiling,
+        "macOS enforces no data-size limit in the kernel",
+    ));
+    layers.push(Layer::applied(
+        L::OpenFiles,
+        format!("{} per process", profile.max_open_files()),
+    ));
+    layers.extend(common_layers(
+        profile,
+        Layer::applied(
+            L::ProcessCeiling,
+            format!(
+                "{} processes (RLIMIT_NPROC above this user's count)",
+                profile.max_processes()
+            ),
+        ),
+    ));
+    Isolation {
+        backend: profile.backend.as_str(),
+        landlock_abi: 0,
+        read_only_view: false,
+        network,
+        connect_ports: if network {
+            Vec::new()
+        } else {
+            profile.connect_ports.clone()
+        },
+        scratch_quota_bytes: profile.scratch_quota(),
+        unix_sockets,
+        nice: profile.nice(),
+        layers,
+        warnings,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use LayerName as L;
+
+    /// Every layer Seatbelt applies is named, and what it cannot is said
+    /// with its reason: a missing launcher, the none backend, `--network`.
+    #[test]
+    fn the_macos_status_names_each_layer_and_why_one_did_not_apply() {
+        let seatbelt = Profile {
+            backend: Backend::Seatbelt,
+            ..Profile::default()
+        };
+        let full = status(&seatbelt, true);
+        let line = |iso: &Isolation, name| iso.layer(name).unwrap().line();
+        assert!(line(&full, L::Seatbelt).starts_with("Seatbelt: applied (deny by default"));
+        assert_eq!(
+            line(&full, L::Network),
+            "network: applied (refused by Seatbelt)"
+        );
+        assert_eq!(
+            line(&full, L::UnixSockets),
+            "UNIX sockets: applied (refused by Seatbelt)"
+        );
+        assert!(!full.network && !full.unix_sockets);
+        assert_eq!(
+            line(&full, L::MemoryCeiling),
+            "memory ceiling: not applied: macOS enforces no data-size limit in the kernel"
+        );
+        assert!(
+            full.warnings
+                .iter()
+                .any(|w| w.starts_with("Seatbelt does not cover"))
+        );
+        let ports = status(
+            &Profile {
+                connect_ports: vec![443],
+                ..seatbelt.clone()
+            },
+            true,
+        );
+        assert_eq!(
+            line(&ports, L::Network),
+            "network: applied (refused by Seatbelt but TCP connect to port 443)"
+        );
+        assert_eq!(ports.connect_ports, vec![443]);
+        let open = status(
+            &Profile {
+                network: true,
+                ..seatbelt.clone()
+            },
+            true,
+        );
+        assert!(
+            open.network && open.unix_sockets,
+            "network* opens UNIX sockets too"
+        );
+        assert_eq!(
+            line(&open, L::UnixSockets),
+            "UNIX sockets: not applied: allowed with the network (--network)"
+        );
+        let missing = status(&seatbelt, false);
+        assert!(!missing.layer(L::Seatbelt).unwrap().applied);
+        assert!(missing.network, "no launcher: nothing refuses the network");
+        assert!(missing.warnings[0].contains("sandbox-exec is missing"));
+        let none = status(
+            &Profile {
+                backend: Backend::None,
+                ..Profile::default()
+            },
+            true,
+        );
+        assert_eq!(
+            line(&none, L::Network),
+            "network: not applied: sandbox backend none confines nothing"
+        );
+        for l in full.layers.iter().chain(&none.layers) {
+            assert!(!l.detail.is_empty(), "{l:?}");
+        }
+    }
 
     fn paths() -> Paths {
         Paths {

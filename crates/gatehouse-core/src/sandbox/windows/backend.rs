@@ -41,6 +41,11 @@ fn cores() -> u32 {
     std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
 }
 
+/// The connection's CPU-time budget, which the job holds too.
+fn cpu_budget(profile: &Profile) -> Option<Duration> {
+    profile.max_cpu_ms.map(Duration::from_millis)
+}
+
 /// Everything decided in the host before the child exists.
 pub(crate) struct Plan {
     launch: Launch,
@@ -98,7 +103,7 @@ impl Plan {
         })?;
         let launch =
             command_line::launch(&resolved, &spec.args, &format!(r"{root}\System32\cmd.exe"))?;
-        let job = plan::plan(profile, scratch.to_path_buf(), None, cores())?;
+        let job = plan::plan(profile, scratch.to_path_buf(), cpu_budget(profile), cores())?;
         Ok(Plan {
             launch,
             program: resolved,
@@ -281,9 +286,7 @@ fn with_status(mut base: Isolation, status: WindowsStatus) -> Isolation {
     // Nothing here refuses a UNIX socket.
     base.unix_sockets = true;
     base.warnings = status.warnings;
-    for layer in &status.layers {
-        tracing::debug!(layer, "applied");
-    }
+    base.layers = status.layers;
     base
 }
 
@@ -301,14 +304,19 @@ pub fn describe(profile: &Profile) -> Isolation {
         scratch_quota_bytes: profile.scratch_quota(),
         unix_sockets: true,
         nice: profile.nice(),
+        layers: Vec::new(),
         warnings: Vec::new(),
     };
     let scratch = std::env::temp_dir();
-    let plan = match plan::plan(profile, scratch, None, cores()) {
+    let plan = match plan::plan(profile, scratch, cpu_budget(profile), cores()) {
         Ok(plan) => plan,
         Err(e) => {
             let mut base = base;
             base.warnings.push(e.message.clone());
+            base.layers.push(crate::sandbox::probe::Layer::not_applied(
+                crate::sandbox::probe::LayerName::JobObject,
+                e.message.clone(),
+            ));
             return base;
         }
     };

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result, codes};
+use crate::sandbox::probe::{Layer, LayerName, millis_text, size_text};
 use crate::sandbox::profile::{Backend, Profile};
 
 /// Job memory ceiling when neither the profile nor the connection names one:
@@ -198,120 +199,172 @@ pub struct Applied {
     pub limits_unconfirmed: bool,
 }
 
-/// The Windows backend's status line for one connection: the layers that
-/// applied and, in `warnings`, every one that did not or does not exist here.
+/// The Windows backend's status for one connection: every layer, applied
+/// or not (why not in its detail), and in `warnings` every one that did not
+/// apply or does not exist here.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WindowsStatus {
     pub backend: &'static str,
-    /// Layers in force, in the order the status names them.
-    pub layers: Vec<String>,
+    /// Every layer, in the order the status names them.
+    pub layers: Vec<Layer>,
     /// Always `true`: no per-connection network rule exists without an
     /// administrator (see docs/decisions.md).
     pub network: bool,
     pub warnings: Vec<String>,
 }
 
+impl WindowsStatus {
+    /// The layers that applied, as their status lines.
+    pub fn applied(&self) -> Vec<String> {
+        self.layers
+            .iter()
+            .filter(|l| l.applied)
+            .map(Layer::line)
+            .collect()
+    }
+}
+
 /// The status of a connection planned as `plan` once `applied` is known.
 pub fn status(plan: &JobPlan, applied: &Applied) -> WindowsStatus {
+    use LayerName as L;
     let mut layers = Vec::new();
     let mut warnings = Vec::new();
-    let mut layer = |ok: bool, what: String, missing: String, warnings: &mut Vec<String>| {
-        if ok {
-            layers.push(what);
-        } else {
-            warnings.push(missing);
+    fn layer(
+        out: (&mut Vec<Layer>, &mut Vec<String>),
+        name: LayerName,
+        ok: bool,
+        what: String,
+        missing: String,
+    ) {
+        if !ok {
+            out.1.push(missing.clone());
         }
-    };
+        out.0.push(Layer::either(name, ok, what, missing));
+    }
     layer(
+        (&mut layers, &mut warnings),
+        L::JobObject,
         applied.in_job && applied.kill_on_job_close,
-        "Job Object: every descendant ends with the connection".to_string(),
+        "every descendant ends with the connection".to_string(),
         "the server is not in a Job Object that ends with the connection: its descendants may outlive it".to_string(),
-            &mut warnings,
     );
     layer(
+        (&mut layers, &mut warnings),
+        L::ProcessCeiling,
         applied.active_processes,
         format!("at most {} processes", plan.active_processes),
         format!(
             "the ceiling of {} processes was not applied",
             plan.active_processes
         ),
-        &mut warnings,
     );
     layer(
+        (&mut layers, &mut warnings),
+        L::MemoryCeiling,
         applied.job_memory,
-        format!("job memory {} MiB", plan.job_memory_bytes >> 20),
+        format!("job memory {}", size_text(plan.job_memory_bytes)),
         format!(
-            "the job memory ceiling ({} MiB) was not applied by the system",
-            plan.job_memory_bytes >> 20
+            "the job memory ceiling ({}) was not applied by the system",
+            size_text(plan.job_memory_bytes)
         ),
-        &mut warnings,
     );
     layer(
+        (&mut layers, &mut warnings),
+        L::CpuBudget,
         applied.cpu_time,
-        format!("CPU time {} s", plan.cpu_time.as_secs()),
         format!(
-            "the CPU-time budget ({} s) was not applied by the system",
-            plan.cpu_time.as_secs()
+            "job CPU time {}",
+            millis_text(plan.cpu_time.as_millis() as u64)
         ),
-        &mut warnings,
+        format!(
+            "the CPU-time budget ({}) was not applied by the system",
+            millis_text(plan.cpu_time.as_millis() as u64)
+        ),
     );
-    if let Some(rate) = plan.cpu_rate {
-        layer(
+    match plan.cpu_rate {
+        Some(rate) => layer(
+            (&mut layers, &mut warnings),
+            L::CpuRate,
             applied.cpu_rate,
-            format!("CPU rate capped at {}.{:02} %", rate / 100, rate % 100),
+            format!("capped at {}.{:02} %", rate / 100, rate % 100),
             "the CPU rate cap was not applied by the system: a busy server can take every core"
                 .to_string(),
-            &mut warnings,
+        ),
+        None => layers.push(Layer::not_applied(
+            L::CpuRate,
+            "one logical processor: a cap would starve the server",
+        )),
+    }
+    if plan.priority != Priority::Normal {
+        layer(
+        (&mut layers, &mut warnings),
+            L::Priority,
+            applied.priority,
+            format!("{:?} class", plan.priority).to_lowercase(),
+            "the lower priority class was not applied: the server competes with the desktop at full weight".to_string(),
         );
+    } else {
+        layers.push(Layer::not_applied(
+            L::Priority,
+            "the profile asks for the host's priority (nice 0)",
+        ));
+    }
+    match &plan.token {
+        Some(_) => {
+            layer(
+                (&mut layers, &mut warnings),
+                L::RestrictedToken,
+                applied.restricted_token,
+                "write-restricted, administrators deny-only, no privileges; reads not confined"
+                    .to_string(),
+                "the restricted token was not applied: the server runs with this user's full token"
+                    .to_string(),
+            );
+            layer(
+                (&mut layers, &mut warnings),
+                L::WriteGrants,
+                applied.restricted_token && applied.write_grants,
+                "writes only in scratch and the read-write paths".to_string(),
+                "writes are not confined to scratch".to_string(),
+            );
+            warnings.push(
+                "reads are not confined: a write-restricted token limits writes only".to_string(),
+            );
+        }
+        None => {
+            let why = "sandbox backend none: the server runs with this user's token and can write anything this user can";
+            warnings.push(why.to_string());
+            layers.push(Layer::not_applied(L::RestrictedToken, why));
+            layers.push(Layer::not_applied(L::WriteGrants, why));
+        }
     }
     if applied.limits_unconfirmed {
         warnings.push(
             "the system accepted the job's limits but does not report them back: they may not be enforced (Wine does not enforce them)".to_string(),
         );
     }
-    if plan.priority != Priority::Normal {
-        layer(
-            applied.priority,
-            format!("priority {:?}", plan.priority).to_lowercase(),
-            "the lower priority class was not applied: the server competes with the desktop at full weight".to_string(),
-            &mut warnings,
-        );
-    }
-    match &plan.token {
-        Some(_) => {
-            layer(
-                applied.restricted_token,
-                "restricted token (write-restricted, administrators deny-only, no privileges)"
-                    .to_string(),
-                "the restricted token was not applied: the server runs with this user's full token"
-                    .to_string(),
-            &mut warnings,
-            );
-            layer(
-                applied.restricted_token && applied.write_grants,
-                "writes only in scratch and the read-write paths".to_string(),
-                "writes are not confined to scratch".to_string(),
-            &mut warnings,
-            );
-            warnings.push(
-                "reads are not confined: a write-restricted token limits writes only".to_string(),
-            );
-        }
-        None => warnings.push(
-            "sandbox backend none: the server runs with this user's token and can write anything this user can"
-                .to_string(),
-        ),
-    }
     layer(
+        (&mut layers, &mut warnings),
+        L::HandleList,
         applied.handle_list,
-        "inherits only its three pipes".to_string(),
+        "only its three pipes".to_string(),
         "the inherited handles were not limited to the three pipes".to_string(),
-        &mut warnings,
     );
-    warnings.push(
-        "network open: Windows has no per-connection network rule without an administrator"
-            .to_string(),
-    );
+    let network = "Windows has no per-connection network rule without an administrator";
+    layers.push(Layer::not_applied(L::Network, network));
+    warnings.push(format!("network open: {network}"));
+    layers.push(Layer::not_applied(
+        L::UnixSockets,
+        "nothing on Windows refuses a process's UNIX sockets",
+    ));
+    layers.push(Layer::not_applied(
+        L::OpenFiles,
+        "Windows has no per-process handle ceiling",
+    ));
+    layers.push(Layer::applied(
+        L::ScratchQuota,
+        format!("{}, watched", size_text(plan.scratch_quota_bytes)),
+    ));
     WindowsStatus {
         backend: if plan.token.is_some() {
             "job_object+restricted_token"
@@ -445,11 +498,26 @@ mod tests {
         let full = status(&p, &all_applied());
         assert_eq!(full.backend, "job_object+restricted_token");
         assert!(full.network, "network is always reported open");
-        assert!(full.layers.iter().any(|l| l == "job memory 1024 MiB"));
+        let lines = full.applied();
         assert!(
+            lines
+                .iter()
+                .any(|l| l == "memory ceiling: applied (job memory 1 GiB)"),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l == "CPU rate: applied (capped at 75.00 %)"),
+            "{lines:?}"
+        );
+        assert_eq!(
             full.layers
                 .iter()
-                .any(|l| l.contains("CPU rate capped at 75.00 %"))
+                .find(|l| l.layer == LayerName::Network)
+                .unwrap()
+                .line(),
+            "network: not applied: Windows has no per-connection network rule without an administrator"
         );
         assert_eq!(
             full.warnings,
@@ -469,16 +537,21 @@ mod tests {
                 ..all_applied()
             },
         );
-        assert!(!partial.layers.iter().any(|l| l.starts_with("job memory")));
-        assert!(
-            !partial
-                .layers
-                .iter()
-                .any(|l| l.starts_with("restricted token"))
+        let lines = partial.applied();
+        assert!(!lines.iter().any(|l| l.starts_with("memory ceiling")));
+        assert!(!lines.iter().any(|l| l.starts_with("restricted token")));
+        assert!(!lines.iter().any(|l| l.starts_with("write grants")));
+        let memory = partial
+            .layers
+            .iter()
+            .find(|l| l.layer == LayerName::MemoryCeiling)
+            .unwrap();
+        assert_eq!(
+            memory.line(),
+            "memory ceiling: not applied: the job memory ceiling (1 GiB) was not applied by the system"
         );
-        assert!(!partial.layers.iter().any(|l| l.starts_with("writes only")));
         for needle in [
-            "job memory ceiling (1024 MiB) was not applied",
+            "job memory ceiling (1 GiB) was not applied",
             "CPU rate cap was not applied",
             "restricted token was not applied",
             "writes are not confined",
@@ -490,7 +563,14 @@ mod tests {
             );
         }
         let nothing = status(&p, &Applied::default());
-        assert!(nothing.layers.is_empty(), "{:?}", nothing.layers);
+        assert!(
+            nothing
+                .layers
+                .iter()
+                .all(|l| !l.applied || l.layer == LayerName::ScratchQuota),
+            "{:?}",
+            nothing.layers
+        );
         // Accepted but not reported back: listed, and said to be unconfirmed.
         let unconfirmed = status(
             &p,
@@ -501,9 +581,9 @@ mod tests {
         );
         assert!(
             unconfirmed
-                .layers
+                .applied()
                 .iter()
-                .any(|l| l.starts_with("job memory"))
+                .any(|l| l.starts_with("memory ceiling"))
         );
         assert!(
             unconfirmed

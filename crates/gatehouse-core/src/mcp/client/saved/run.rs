@@ -17,6 +17,7 @@ use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
 use crate::mcp::client::options::{CallOptions, ConnectOptions};
 use crate::mcp::client::pin::{self, PinStatus};
 use crate::mcp::client::recorder::{LOCAL_ADMIN, StoreRecorder};
+use crate::sandbox::probe::Ceiling;
 use crate::sandbox::stderr::{TailEvent, TailSnapshot};
 use crate::sandbox::{self, ExitInfo, Isolation, ScratchRoot};
 use crate::site::Site;
@@ -125,6 +126,25 @@ pub struct Ceilings {
 }
 
 impl Ceilings {
+    /// How a child of `profile` under these ceilings is confined here, as
+    /// the connection reports it once running (the ceilings filled in the
+    /// way `Connection::connect` fills them).
+    pub fn isolation(&self, profile: &sandbox::Profile) -> Isolation {
+        let mut profile = profile.clone();
+        profile.max_memory_bytes = profile.max_memory_bytes.or(Some(self.max_rss_bytes));
+        profile.max_cpu_ms = profile.max_cpu_ms.or(Some(self.max_cpu_ms));
+        sandbox::probe::describe(&profile).with_ceilings(
+            Some(Ceiling {
+                value: self.max_rss_bytes,
+                site_default: self.max_rss_default,
+            }),
+            Some(Ceiling {
+                value: self.max_cpu_ms,
+                site_default: self.max_cpu_default,
+            }),
+        )
+    }
+
     pub fn of(site: &Site, saved: &SavedConnection) -> Ceilings {
         let defaults = &site.file.limits;
         Ceilings {
@@ -159,6 +179,7 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
     let ceilings = Ceilings::of(site, saved);
     o.limits.max_rss_bytes = Some(ceilings.max_rss_bytes);
     o.limits.max_cpu = Some(Duration::from_millis(ceilings.max_cpu_ms));
+    o.limits.ceilings_site_default = (ceilings.max_rss_default, ceilings.max_cpu_default);
     Ok(o)
 }
 
@@ -291,8 +312,8 @@ pub struct ConnectionView {
 pub async fn show(site: &Site, name: &str) -> Result<ConnectionView> {
     let connection = get(&site.store, name).await?;
     let pin = pin::status(&site.store, name).await?;
-    let isolation = sandbox::probe::describe(&connection.limits.sandbox);
     let ceilings = Ceilings::of(site, &connection);
+    let isolation = ceilings.isolation(&connection.limits.sandbox);
     Ok(ConnectionView {
         connection,
         pin,

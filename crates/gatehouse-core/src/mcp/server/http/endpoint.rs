@@ -594,7 +594,7 @@ impl Server {
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
         let (id, method, params) = match &admitted.message {
-            Message::Notification { .. } | Message::Response => {
+            Message::Notification { .. } | Message::Response { .. } => {
                 return accepted();
             }
             Message::Batch(_) => {

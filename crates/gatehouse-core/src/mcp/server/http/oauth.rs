@@ -431,6 +431,31 @@ impl OAuth {
                 }
                 result
             }
+            Some("pair") => {
+                return match flow::begin_pairing(&site.store, &id, &csrf, cookie.as_deref()).await {
+                    Ok(code) => self.pairing_page(&id, &csrf, &code, None),
+                    Err(e) => error_page(StatusCode::FORBIDDEN, &e.message),
+                };
+            }
+            Some("paired") => {
+                match flow::finish_pairing(
+                    &site.store,
+                    &self.issuer,
+                    &id,
+                    &csrf,
+                    cookie.as_deref(),
+                    &from,
+                )
+                .await
+                {
+                    Ok(Some(a)) => Ok(a),
+                    Ok(None) => {
+                        let code = form.get("pair").unwrap_or_default();
+                        return self.pairing_page(&id, &csrf, &code, Some("Not approved yet. Ask the site's admin to run the command below, then continue."));
+                    }
+                    Err(e) => Err(e),
+                }
+            }
             _ => return error_page(StatusCode::BAD_REQUEST, "The form names no decision."),
         };
         match answer {
@@ -468,6 +493,68 @@ impl OAuth {
                 "This authorization request expired; start again from the application.",
             ),
         }
+    }
+
+    /// The page that shows a pairing code and waits for an admin.
+    fn pairing_page(
+        &self,
+        request: &str,
+        csrf: &str,
+        code: &str,
+        problem: Option<&str>,
+    ) -> Response<Body> {
+        let problem = problem
+            .map(|p| format!("<p class=\"problem\" role=\"alert\">{}</p>", esc(p)))
+            .unwrap_or_default();
+        let html = format!(
+            r#"<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Waiting for approval</title>
+<link rel="stylesheet" href="/oauth/consent.css">
+</head>
+<body>
+<main>
+<h1>Waiting for an admin</h1>
+<p>Give this code to the site's admin. They choose which key the application acts as:</p>
+<p class="code">{code}</p>
+<pre>gatehouse oauth approve {code} --key-id KEY_ID</pre>
+{problem}
+<form method="post" action="/authorize">
+<input type="hidden" name="request" value="{request}">
+<input type="hidden" name="csrf" value="{csrf}">
+<input type="hidden" name="pair" value="{code}">
+<div class="buttons">
+<button type="submit" name="decision" value="paired">Continue</button>
+<button type="submit" name="decision" value="deny" class="deny">Cancel</button>
+</div>
+</form>
+</main>
+</body>
+</html>
+"#,
+            code = esc(code),
+            request = esc(request),
+            csrf = esc(csrf),
+        );
+        let mut r = Response::new(full(html));
+        let h = r.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        // The form's answer redirects to the client: any origin may be next.
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; style-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        );
+        page_headers(h);
+        r
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -538,6 +625,7 @@ impl OAuth {
 <button type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny" class="deny">Deny</button>
 </div>
+<p class="small">No key at hand? <button type="submit" name="decision" value="pair" class="deny">Ask an admin to approve</button></p>
 </form>
 <p class="small">Server: {issuer}</p>
 </main>
@@ -579,7 +667,8 @@ main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border-radius
 h1{font-size:1.4rem;margin-top:0}label{display:block;font-weight:600;margin-top:1rem}\
 input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;margin-top:.25rem}\
 .buttons{display:flex;gap:.75rem;margin-top:1rem}button{font:inherit;padding:.5rem 1.25rem;border-radius:.4rem;border:1px solid #2563eb;background:#2563eb;color:#fff;cursor:pointer}\
-button.deny{background:#fff;color:#18181b;border-color:#a1a1aa}.problem{color:#b91c1c;font-weight:600}.small{font-size:.8rem;color:#71717a}\n";
+button.deny{background:#fff;color:#18181b;border-color:#a1a1aa}.problem{color:#b91c1c;font-weight:600}.small{font-size:.8rem;color:#71717a}\
+.code{font:700 2rem/1.2 ui-monospace,monospace;letter-spacing:.1em}pre{background:#f4f4f5;padding:.5rem;overflow:auto}\n";
 
 fn scope_names() -> Vec<&'static str> {
     Scope::ALL.iter().map(|s| s.as_str()).collect()
