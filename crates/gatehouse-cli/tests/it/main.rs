@@ -20,6 +20,7 @@ mod database_errors;
 mod desk_connections;
 mod fetch_guard;
 mod import_tamper;
+mod key_networks;
 mod key_restrictions;
 mod keys;
 mod mcp_actors;

@@ -47,6 +47,10 @@ pub enum AuditAction {
     #[serde(rename = "key.restrict")]
     #[strum(serialize = "key.restrict")]
     KeyRestrict,
+    /// A key used from an address outside its `from` networks (refused).
+    #[serde(rename = "key.network_refused")]
+    #[strum(serialize = "key.network_refused")]
+    KeyNetworkRefused,
     #[serde(rename = "user.create")]
     #[strum(serialize = "user.create")]
     UserCreate,

@@ -32,6 +32,11 @@ pub struct KeyUsage {
     #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
     #[ts(type = "string | null")]
     pub last_call_at: Option<i64>,
+    /// Where the newest call came from: `stdio` and the client's name, or
+    /// the HTTP client's address (calls recorded before this was kept have none).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_from: Option<String>,
     pub calls_day: i64,
     pub calls_week: i64,
     pub refused_day: i64,
@@ -50,7 +55,19 @@ pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage
         now - DAY_MS,
     )
     .await?;
-    Ok(fold(rows))
+    let mut out = fold(rows);
+    for (actor, detail) in sql::last_calls(store, AuditActor::KEY_PREFIX, now - WEEK_MS).await? {
+        let from = serde_json::from_str::<serde_json::Value>(&detail)
+            .ok()
+            .and_then(|d| d.get("from")?.as_str().map(str::to_string))
+            .filter(|f| !f.is_empty());
+        if let (Ok(AuditActor::Key(id)), Some(from)) = (actor.parse::<AuditActor>(), from)
+            && let Some(u) = out.get_mut(&id)
+        {
+            u.last_from = Some(from);
+        }
+    }
+    Ok(out)
 }
 
 fn fold(rows: Vec<sql::ToolCalls>) -> BTreeMap<String, KeyUsage> {

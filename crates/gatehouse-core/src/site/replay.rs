@@ -137,6 +137,8 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
             // change a key or a user.
             OauthApprove | OauthPairApprove | OauthDeny | OauthGrant | OauthExpire | OauthReuse
             | OauthRevoke => {}
+            // A refused use changes nothing.
+            KeyNetworkRefused => {}
             // A held call's decision changes neither its key nor a user.
             ApprovalAsked | ApprovalApproved | ApprovalDenied | ApprovalDeclined
             | ApprovalTimeout | ApprovalAbandoned => {}

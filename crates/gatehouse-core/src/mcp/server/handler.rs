@@ -57,6 +57,9 @@ pub struct State {
     /// Requests sent to the client ([`State::request_client`]).
     pending: Pending,
     next_request: AtomicU64,
+    /// Where calls come from, for each call's audit entry (key usage):
+    /// `stdio` with the client's name, or the HTTP client's address.
+    origin: Mutex<String>,
 }
 
 /// How one request is served.
@@ -86,6 +89,7 @@ impl State {
             late: Late::default(),
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -117,6 +121,7 @@ impl State {
             late,
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -209,6 +214,15 @@ impl State {
     pub async fn send(&self, message: Value) {
         // Fails only when the writer is gone, i.e. the server is shutting down.
         let _ = self.out.send(message).await;
+    }
+
+    /// Sets where this state's calls come from (the HTTP client's address).
+    pub fn set_origin(&self, origin: String) {
+        *self.origin.lock().expect("lock") = origin;
+    }
+
+    fn origin(&self) -> String {
+        self.origin.lock().expect("lock").clone()
     }
 
     /// The client's name when it declared it can ask its user (form
@@ -372,6 +386,15 @@ impl State {
             version,
             asks: client_asks(params, version),
         });
+        if let Some(name) = params
+            .and_then(|p| p.get("clientInfo"))
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            && self.origin() == "stdio"
+        {
+            let name = jsonrpc::shorten(&crate::text::escape_controls(name), 64);
+            self.set_origin(format!("stdio {name}"));
+        }
         tracing::info!(requested = %jsonrpc::shorten(requested, 40), negotiated = version, "initialize");
         let result = InitializeResult::new(Self::capabilities())
             .with_protocol_version(protocol_version(version))
@@ -440,8 +463,15 @@ impl State {
             .map(Actor::label)
             .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
-            if let Err(e) =
-                tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await
+            if let Err(e) = tools::record(
+                &self.site,
+                &label,
+                "<unknown>",
+                args,
+                ("unknown_tool", None),
+                &self.origin(),
+            )
+            .await
             {
                 tracing::error!(code = %e.code, "could not record a call of an unknown tool");
             }
@@ -459,7 +489,8 @@ impl State {
             }
             Err(_) => Ok(()),
         };
-        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone());
+        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
+            .from(self.origin());
         let work = async {
             match (&actor, &approval) {
                 (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,

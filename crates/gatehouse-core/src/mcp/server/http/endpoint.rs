@@ -399,6 +399,44 @@ impl Server {
         }
     }
 
+    /// A key restricted to client networks (`keys restrict --from`) is
+    /// refused from any other address, and the refusal is audited.
+    async fn network_allows(&self, actor: &Actor, client: IpAddr) -> Result<(), Error> {
+        let Actor::ApiKey {
+            key_id,
+            restrictions,
+            ..
+        } = actor
+        else {
+            return Ok(());
+        };
+        let Some(nets) = &restrictions.from else {
+            return Ok(());
+        };
+        if nets.iter().any(|n| n.contains(client)) {
+            return Ok(());
+        }
+        let entry = crate::access::audit::AuditEntry {
+            actor: &actor.label(),
+            action: crate::access::audit::AuditAction::KeyNetworkRefused,
+            subject: key_id,
+            detail: serde_json::json!({"from": client.to_string(), "code": codes::KEY_NETWORK_NOT_ALLOWED}),
+        };
+        if let Err(e) = crate::access::audit::record(&self.site.store, entry).await {
+            tracing::error!(code = %e.code, "could not record a refused network");
+            return Err(e);
+        }
+        let shown: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        Err(Error::new(
+            codes::KEY_NETWORK_NOT_ALLOWED,
+            format!("this key is not accepted from {client}"),
+        )
+        .hint(format!(
+            "the key is restricted to {}; an admin can change it with `gatehouse keys restrict ID --from …`",
+            shown.join(", ")
+        )))
+    }
+
     /// A 401 with the challenge: OAuth's (pointing to the resource metadata)
     /// when OAuth is on.
     fn unauthorized(&self, e: &Error) -> Response<Body> {
@@ -493,6 +531,9 @@ impl Server {
             Ok(a) => a,
             Err(r) => return r,
         };
+        if let Err(e) = self.network_allows(actor.identity(), client).await {
+            return refusal(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, &e);
+        }
         if parts.method != Method::POST {
             let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST\n");
             r.headers_mut()
@@ -579,8 +620,15 @@ impl Server {
                 return json_response(status, &reply);
             }
         };
-        self.serve(admitted, headers, version_header, actor, slot, deadline)
-            .await
+        self.serve(
+            admitted,
+            headers,
+            version_header,
+            (actor, client),
+            slot,
+            deadline,
+        )
+        .await
     }
 
     /// The era rules, then the core.
@@ -589,7 +637,7 @@ impl Server {
         admitted: Admitted,
         headers: &HeaderMap,
         version_header: Option<&str>,
-        actor: Refresher,
+        (actor, client): (Refresher, IpAddr),
         slot: tokio::sync::OwnedSemaphorePermit,
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
@@ -602,7 +650,7 @@ impl Server {
                 let Some(legacy) = legacy else {
                     return unsupported(&Value::Null, version_header.unwrap_or(""));
                 };
-                let (state, _out) = self.state(actor, Some(legacy));
+                let (state, _out) = self.state(actor, client, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
                     Ok(None) => accepted(),
@@ -693,7 +741,7 @@ impl Server {
                 .and_then(manifest::find)
                 .map_or("unknown", |s| s.name)
         });
-        let (state, out) = self.state(actor, legacy);
+        let (state, out) = self.state(actor, client, legacy);
         let metrics = self.metrics.clone();
         let work = {
             let state = state.clone();
@@ -751,6 +799,7 @@ impl Server {
     fn state(
         &self,
         actor: Refresher,
+        client: IpAddr,
         legacy: Option<&'static str>,
     ) -> (Arc<State>, mpsc::Receiver<Value>) {
         let (tx, rx) = mpsc::channel(64);
@@ -762,6 +811,7 @@ impl Server {
             self.closing.clone(),
             self.late.clone(),
         );
+        state.set_origin(client.to_string());
         (Arc::new(state), rx)
     }
 }
