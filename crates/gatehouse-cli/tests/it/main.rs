@@ -46,6 +46,7 @@ mod robustness;
 mod sandbox_cli;
 mod serve_interop;
 mod serve_oauth;
+mod serve_resilience;
 mod serve_util;
 mod site_config;
 mod storage_failures;

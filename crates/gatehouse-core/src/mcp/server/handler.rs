@@ -27,6 +27,12 @@ use crate::mcp::server::manifest;
 use crate::mcp::wire::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use crate::site::Site;
 
+/// Where `initialize` names the actor the caller is served as (the shape of
+/// `gatehouse whoami --json`), so a client such as `config doctor` can show
+/// who a key is on a remote server. The caller learns only what its own
+/// credentials are.
+pub const ACTOR_META: &str = "gatehouse/actor";
+
 const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content. Read with content_list, content_read and content_search; the tools listed are those your credentials allow, and every call is checked again.";
 
 /// The negotiated legacy session, once `initialize` was answered.
@@ -254,6 +260,11 @@ impl State {
         (id, rx)
     }
 
+    /// Forgets a request sent to the client whose answer no one awaits any more.
+    pub fn forget_client_request(&self, id: &Value) {
+        self.pending.lock().expect("lock").remove(&id.to_string());
+    }
+
     /// Gives up on a request sent to the client and tells it so.
     pub async fn cancel_client_request(&self, id: &Value) {
         self.pending.lock().expect("lock").remove(&id.to_string());
@@ -325,7 +336,7 @@ impl State {
         }
         let meta = era::request_meta(params.as_ref())?;
         if method == "initialize" {
-            return self.initialize(params.as_ref()).map(Some);
+            return self.initialize(params.as_ref()).await.map(Some);
         }
         let served = match meta {
             Some(RequestMeta { version, .. }) => Served {
@@ -366,26 +377,29 @@ impl State {
         )))
     }
 
-    fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+    async fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
                 invalid_params("Invalid params: initialize needs a string protocolVersion")
             })?;
-        let mut session = self.session.lock().expect("lock");
-        if session.is_some() {
-            return Err(jsonrpc::invalid_request(
-                Value::Null,
-                "Invalid Request: initialize was already answered; start a new server process to start over",
-            )
-            .error);
-        }
-        let version = era::negotiate(requested);
-        *session = Some(Session {
-            version,
-            asks: client_asks(params, version),
-        });
+        let version = {
+            let mut session = self.session.lock().expect("lock");
+            if session.is_some() {
+                return Err(jsonrpc::invalid_request(
+                    Value::Null,
+                    "Invalid Request: initialize was already answered; start a new server process to start over",
+                )
+                .error);
+            }
+            let version = era::negotiate(requested);
+            *session = Some(Session {
+                version,
+                asks: client_asks(params, version),
+            });
+            version
+        };
         if let Some(name) = params
             .and_then(|p| p.get("clientInfo"))
             .and_then(|c| c.get("name"))
@@ -405,6 +419,13 @@ impl State {
             obj.remove("resultType");
             obj.remove("_meta");
         }
+        // As the store has the actor now; a refused key shows as the identity
+        // it was (its calls are refused anyway).
+        let actor = self
+            .actor_now()
+            .await
+            .unwrap_or_else(|_| self.actor.identity().clone());
+        value["_meta"] = json!({ ACTOR_META: actor });
         Ok(value)
     }
 

@@ -73,6 +73,9 @@ pub struct Server {
     key_rates: Buckets,
     failures: Buckets,
     slots: Arc<Semaphore>,
+    /// KiB of request bodies being read: a body is weighed by the admission
+    /// budget only once it is whole, so what is still arriving needs its own.
+    bodies: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     limits: HttpLimits,
     late: Late,
@@ -91,6 +94,11 @@ impl Server {
         closing: watch::Receiver<bool>,
     ) -> Server {
         let l = &opts.limits;
+        let keys = VerifyCache::new(l.key_cache, l.key_cache_ttl);
+        let metrics = Metrics {
+            key_verifications: keys.verifications(),
+            ..Metrics::default()
+        };
         let oauth = opts.oauth.clone().map(OAuth::new);
         // The public URL's name and origin are answered without more flags.
         let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
@@ -113,15 +121,16 @@ impl Server {
             oauth,
             exposure: Exposure::new(bound, &hosts, &origins, &opts.behind_proxy),
             admission: Admission::new(&l.core),
-            keys: VerifyCache::new(l.key_cache, l.key_cache_ttl),
+            keys,
             key_rates: Buckets::new(l.key_rate, 100_000),
             failures: Buckets::new(l.auth_failures, 100_000),
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
+            bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
             streams: Arc::new(Semaphore::new(l.max_streams)),
             limits: l.clone(),
             late,
             closing,
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::new(metrics),
         }
     }
 }
@@ -585,6 +594,14 @@ impl Server {
         if declared.is_some_and(|n| n > max as u64) {
             return too_large();
         }
+        // Room for the whole body (as declared, else the largest allowed),
+        // twice (its chunks and the one buffer they are joined into), before
+        // a byte of it is read; never waits: a full budget is "busy".
+        let reserve = declared.map_or(max, |n| n as usize).saturating_mul(2);
+        let reserve_kib = u32::try_from(reserve.div_ceil(1024)).unwrap_or(u32::MAX);
+        let Ok(body_held) = self.bodies.clone().try_acquire_many_owned(reserve_kib) else {
+            return busy("the request bodies being read already use the memory budget");
+        };
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
         let bytes = match tokio::time::timeout_at(deadline, Limited::new(body, max).collect()).await
         {
@@ -620,6 +637,9 @@ impl Server {
                 return json_response(status, &reply);
             }
         };
+        // The parsed message holds its own share now; the text is done with.
+        drop(bytes);
+        drop(body_held);
         self.serve(
             admitted,
             headers,
@@ -996,6 +1016,8 @@ pub struct Metrics {
     pub in_flight: AtomicU64,
     pub auth_failures: AtomicU64,
     pub rate_limited: AtomicU64,
+    /// Keys verified in full (argon2), shared with the verify cache.
+    pub key_verifications: Arc<AtomicU64>,
     calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
     latency: Mutex<(Vec<u64>, u64, f64)>,
 }
@@ -1048,6 +1070,11 @@ impl Metrics {
         o.push_str(&format!(
             "gatehouse_http_rate_limited_total {}\n",
             self.rate_limited.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_key_verifications_total counter\n");
+        o.push_str(&format!(
+            "gatehouse_key_verifications_total {}\n",
+            self.key_verifications.load(Ordering::Relaxed)
         ));
         o.push_str("# TYPE gatehouse_tool_calls_total counter\n");
         let mut calls: Vec<_> = self
