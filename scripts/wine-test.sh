@@ -105,6 +105,7 @@ run() { mark "$*"; "$WINE" "$@"; }
 # docs/decisions.md.)
 run "$core_lib" --test-threads 2 access:: site:: mcp::wire:: sandbox::windows:: sandbox::spec:: \
   sandbox::stderr:: sandbox::profile:: sandbox::probe:: sandbox::seatbelt:: sandbox::scratch::root_tests \
+  client_config::install::replace_tests:: \
   --skip site::remembered::tests::sqlite_shows_the_file
 run "$core_it" --test-threads 2 windows::
 

@@ -366,6 +366,67 @@ fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
     })
 }
 
+/// Replacing and locking, on every system: Windows runs these under Wine
+/// (scripts/wine-test.sh), where a rename over a file another process holds
+/// open and the lock file beside the config are Windows' own semantics.
+#[cfg(test)]
+mod replace_tests {
+    use super::*;
+    use std::io::Read as _;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A client holding its config file open (as Claude Desktop does while
+    /// it runs) does not stop the replace; it keeps reading the old text,
+    /// every new reader gets the new one whole, and no temporary file stays.
+    #[test]
+    fn a_config_file_held_open_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("Application Support Zoë");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("claude_desktop_config.json");
+        std::fs::write(&path, b"{\"old\": true}").unwrap();
+        let mut held = File::open(&path).unwrap();
+        write_atomically(&path, b"{\"new\": true}", true).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": true}");
+        let mut old = String::new();
+        held.read_to_string(&mut old).unwrap();
+        assert_eq!(
+            old, "{\"old\": true}",
+            "the open handle still reads what it opened"
+        );
+        drop(held);
+        let names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["claude_desktop_config.json"]);
+    }
+
+    /// A second writer of the same folder waits until the first is done.
+    #[test]
+    fn the_folder_lock_holds_off_a_second_writer_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("with space").join("config.json");
+        let first = lock_folder(&path).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let second_path = path.clone();
+        let second = std::thread::spawn(move || {
+            let lock = lock_folder(&second_path).unwrap();
+            tx.send(()).unwrap();
+            drop(lock);
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the second writer got the lock while the first held it"
+        );
+        drop(first);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the second writer gets the lock once the first lets go");
+        second.join().unwrap();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

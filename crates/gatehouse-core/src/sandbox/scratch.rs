@@ -40,11 +40,7 @@ pub fn default_root() -> Result<PathBuf> {
 /// [`default_root`] with the environment read through `var`, on Windows when
 /// `windows` (pure, so both systems' answers are tested on each).
 fn root_from(var: impl Fn(&str) -> Option<std::ffi::OsString>, windows: bool) -> Result<PathBuf> {
-    let env = |k: &str| {
-        var(k)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    let env = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
     if let Some(p) = env(ENV_SCRATCH_DIR) {
         return Ok(p);
     }
@@ -631,7 +627,10 @@ mod root_tests {
         );
         assert_eq!(
             root_from(env(&local), false).unwrap(),
-            PathBuf::from(abs).join(".cache").join("gatehouse").join("scratch")
+            PathBuf::from(abs)
+                .join(".cache")
+                .join("gatehouse")
+                .join("scratch")
         );
         let chosen = [("LOCALAPPDATA", abs), (ENV_SCRATCH_DIR, abs)];
         assert_eq!(root_from(env(&chosen), true).unwrap(), PathBuf::from(abs));
