@@ -7,9 +7,7 @@
 #   2. core's Windows backend against a real child server (tests/it/windows.rs);
 #   3. the acceptance run: `wine64 gatehouse.exe site init`, `keys mint`,
 #      `whoami`, `mcp` answering the official Python SDK client over stdio,
-#      and `call` against the stdio fixture server, each checked;
-#   4. the MSI of the desktop app and CLI (debug builds) installed with
-#      `msiexec /i /qn`, the same run from its installed gatehouse.exe, removed.
+#      and `call` against the stdio fixture server, each checked.
 # Tests Wine cannot make meaningful are `#[cfg_attr(windows, ignore = "…")]`
 # and listed in docs/decisions.md. Installs what it needs (idempotent, as root).
 set -euo pipefail
@@ -145,13 +143,4 @@ echo "ok   call fx echo: $out"
 [ -z "$(ls -A "$work/scratch" 2>/dev/null)" ] || fail "scratch left behind: $(ls -A "$work/scratch")"
 echo "ok   the server's scratch directory is gone"
 
-# The MSI, built from this run's debug builds of gatehouse.exe and the desktop app (as the
-# .deb step packages the debug build), installed in a fresh prefix of its own, used from its
-# installed path (site init, keys mint, whoami, mcp, call with the default scratch root) and
-# removed (scripts/package-windows-test.sh).
-"$WINESERVER" -k >/dev/null 2>&1 || true
-mark "the MSI: scripts/package-windows.sh (debug builds)"
-GATEHOUSE_PACKAGE_PROFILE=dev bash scripts/package-windows.sh
-mark "the MSI installed, used and removed under Wine (scripts/package-windows-test.sh)"
-GATEHOUSE_WINDOWS_FIXTURE="$fixture" bash scripts/package-windows-test.sh
 mark "done"
