@@ -4,6 +4,7 @@
 //! object with `--json`); stdout carries only the result, so scripts can pipe it.
 
 mod actor_flags;
+mod approvals_cmd;
 mod audit_cmd;
 mod call_cmd;
 mod config_cmd;
@@ -72,6 +73,9 @@ enum Command {
     Users(users_cmd::UsersCommand),
     /// Print the actor these flags resolve to.
     Whoami(whoami_cmd::WhoamiArgs),
+    /// The calls held for a person's yes: list, show, approve, deny.
+    #[command(subcommand)]
+    Approvals(approvals_cmd::ApprovalsCommand),
     /// Verify and list the audit log.
     #[command(subcommand)]
     Audit(audit_cmd::AuditCommand),
@@ -173,6 +177,7 @@ async fn run(cli: Cli) -> ExitCode {
         Command::Users(c) => users_cmd::run(&ctx, c).await,
         Command::Whoami(a) => whoami_cmd::run(&ctx, a).await,
         Command::Audit(c) => audit_cmd::run(&ctx, c).await,
+        Command::Approvals(c) => approvals_cmd::run(&ctx, c).await,
         Command::Permissions(a) => permissions_cmd::run(a),
         Command::Config(a) => config_cmd::run(&ctx, *a).await,
         Command::Mcp(a) => mcp_cmd::run(&ctx, a).await,

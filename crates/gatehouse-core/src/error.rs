@@ -243,6 +243,32 @@ pub enum Code {
     KEY_SCOPE_CONTENT,
     /// The key made more calls than its rate allows; retry after the hint's delay.
     KEY_RATE_LIMITED,
+    /// `gatehouse serve`: the key is not accepted from the client's network.
+    KEY_NETWORK_NOT_ALLOWED,
+
+    // Approvals: calls held until a person says yes.
+    /// The client's user declined the call when asked.
+    APPROVAL_DECLINED,
+    /// The site owner denied the held call.
+    APPROVAL_DENIED,
+    /// Nobody decided before the policy's timeout.
+    APPROVAL_TIMEOUT,
+    /// No held call has this id on this site.
+    APPROVAL_NOT_FOUND,
+    /// The held call was decided already (or ended otherwise).
+    APPROVAL_ALREADY_DECIDED,
+    /// The held call's timeout passed before this decision.
+    APPROVAL_EXPIRED,
+    /// The server holding the call is gone: the call was recorded as not run.
+    APPROVAL_HOLDER_GONE,
+    /// The actor whose call is held cannot decide it.
+    APPROVAL_SELF_DECISION,
+    /// Only a person (the terminal's owner or an admin user) decides held calls, never a key.
+    APPROVAL_DECIDER_INVALID,
+    /// The call is being asked of the client's user, not queued for the owner.
+    APPROVAL_NOT_QUEUED,
+    /// What the approval was shown (the arguments or the entry) changed since.
+    APPROVAL_STALE,
 
     // Audit chain and its checkpoints.
     AUDIT_CHAIN_BROKEN,

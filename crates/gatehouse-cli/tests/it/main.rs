@@ -3,6 +3,7 @@
 //! are the shared harness.
 
 mod actors;
+mod approvals;
 mod audit;
 mod audit_anchor;
 mod audit_fail_closed;
@@ -19,6 +20,7 @@ mod database_errors;
 mod desk_connections;
 mod fetch_guard;
 mod import_tamper;
+mod key_networks;
 mod key_restrictions;
 mod keys;
 mod mcp_actors;
@@ -44,6 +46,7 @@ mod robustness;
 mod sandbox_cli;
 mod serve_interop;
 mod serve_oauth;
+mod serve_resilience;
 mod serve_util;
 mod site_config;
 mod storage_failures;

@@ -629,3 +629,94 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
         "{actions:?}"
     );
 }
+
+#[test]
+fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if missing(
+        "the TypeScript MCP SDK (tests/interop/node_modules)",
+        sdk.exists(),
+    ) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_ts");
+    let (editor, _) = site.mint("editor");
+    let (serve, base) = serve_oauth(&site);
+    let out = Command::new("node")
+        .arg("ts_oauth_client.mjs")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    assert!(!serve.stderr().contains(&editor), "the key reached the log");
+}
+
+#[test]
+fn consent_page_in_a_real_browser_renders_refuses_cross_site_posts_and_framing() {
+    let browser = std::path::Path::new("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser");
+    let tools = browser.exists()
+        && ["WebKitWebDriver", "xvfb-run", "flock"].iter().all(|t| {
+            Command::new("sh")
+                .args(["-c", &format!("command -v {t}")])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if missing(
+        "WebKitGTK's MiniBrowser, WebKitWebDriver, xvfb-run and flock",
+        tools,
+    ) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_browser");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let redirect_port = free_addr().rsplit(':').next().unwrap().to_string();
+    let evil_port = free_addr().rsplit(':').next().unwrap().to_string();
+    let r = request(
+        &s.addr,
+        "POST",
+        "/register",
+        &[("Content-Type", "application/json")],
+        json!({"client_name": "Browser test", "token_endpoint_auth_method": "none",
+               "redirect_uris": [format!("http://127.0.0.1:{redirect_port}/callback")]})
+        .to_string()
+        .as_bytes(),
+    );
+    let client_id = r.json()["client_id"].as_str().unwrap().to_string();
+    // The desktop E2E holds the same lock while its WebDriver runs.
+    let out = Command::new("flock")
+        .args([
+            "/tmp/e2e.lock",
+            "xvfb-run",
+            "-a",
+            "python3",
+            "browser_consent.py",
+        ])
+        .args([&base, &client_id, &redirect_port, &evil_port])
+        .current_dir(interop_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .output()
+        .expect("the browser script runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "browser check failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        s.stderr()
+    );
+}

@@ -7,12 +7,15 @@
 //! site's, [`crate::site::checkpoint`]: they are kept per site folder).
 //! [`restrictions`] narrow a key beyond its roles and [`rate`] holds each
 //! key to its call rate; [`key_usage`] counts what each key did lately.
+//! [`approvals`] holds calls until a person says yes (the policy, the queue
+//! and its decisions).
 //! For the admin screens: [`audit_view`] reads the log in filtered pages and
 //! exports it; [`key_overview`] lists keys with their uses and expiry warnings.
 //! [`oauth`] is `gatehouse serve`'s OAuth 2.1: clients, consent, grants and
 //! tokens that act as a key's actor narrowed to scopes.
 
 pub mod actor;
+pub mod approvals;
 pub mod audit;
 pub mod audit_view;
 pub mod key_overview;

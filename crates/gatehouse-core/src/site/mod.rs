@@ -51,6 +51,9 @@ pub struct SiteFile {
     /// Defaults for `gatehouse serve` (flags override them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<ServeDefaults>,
+    /// Which calls wait for a person's yes (`[approvals]`; default: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<crate::access::approvals::ApprovalPolicy>,
 }
 
 /// Memory ceiling of a connection that sets none (`--max-rss`): 1 GiB.
@@ -191,6 +194,15 @@ pub fn read_site_file(dir: &Path) -> Result<SiteFile> {
         )
         .hint("the file holds `name`, `scratch`, optionally `database_url`, and a `[limits]` table with `max_rss_mib` and `max_cpu_seconds`")
     })?;
+    if let Some(policy) = &file.approvals {
+        policy.validate().map_err(|why| {
+            Error::new(
+                codes::SITE_CONFIG_INVALID,
+                format!("{} is not valid: {why}", path.display()),
+            )
+            .hint("[approvals] holds tools, effects (read, write, publish, delete), roles, decide (client or owner) and timeout_seconds")
+        })?;
+    }
     file.limits.validate().map_err(|why| {
         Error::new(
             codes::SITE_CONFIG_INVALID,
@@ -278,6 +290,7 @@ pub async fn init(
         database_url: database_url_flag.map(|u| without_password(u).0),
         limits: SiteLimits::default(),
         serve: None,
+        approvals: None,
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {

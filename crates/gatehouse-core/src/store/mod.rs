@@ -27,6 +27,7 @@ pub mod consents;
 pub mod content;
 pub mod content_pending;
 mod direct;
+pub mod held_calls;
 pub mod keys;
 pub mod media;
 pub mod oauth;

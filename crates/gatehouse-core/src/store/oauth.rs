@@ -218,6 +218,13 @@ pub async fn take_request(tx: &mut Tx, id: &str) -> Result<Option<RequestRow>> {
 }
 
 pub async fn insert_code(tx: &mut Tx, c: &CodeRow) -> Result<()> {
+    // Codes are kept a day past their expiry, so a late replay is still
+    // recognised (and revokes its grant); then they go.
+    sqlx::query("DELETE FROM oauth_codes WHERE expires_at <= $1")
+        .bind(c.created_at - 86_400_000)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("removing old authorization codes"))?;
     sqlx::query(AssertSqlSafe(format!(
         "INSERT INTO oauth_codes ({CODE}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     )))
@@ -439,4 +446,15 @@ pub async fn approve_pairing(tx: &mut Tx, id: &str, key_id: &str) -> Result<bool
     .await
     .map_err(fail("approving a pairing code"))?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Removes a grant's tokens that are past their expiry.
+pub async fn delete_expired_tokens(tx: &mut Tx, grant_id: &str, now: i64) -> Result<()> {
+    sqlx::query("DELETE FROM oauth_tokens WHERE grant_id = $1 AND expires_at <= $2")
+        .bind(grant_id)
+        .bind(now)
+        .execute(&mut **tx)
+        .await
+        .map_err(fail("removing expired OAuth tokens"))?;
+    Ok(())
 }

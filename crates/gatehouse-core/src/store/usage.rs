@@ -19,7 +19,7 @@ pub struct ToolCalls {
 }
 
 /// A refusal as the audit detail spells it: the permission layer's, a key
-/// restriction's, or a key that stopped working. The detail is compact JSON
+/// restriction's, a key that stopped working, or a held call nobody approved. The detail is compact JSON
 /// written by `tools::record`, so a substring test is exact (`_` in a
 /// pattern matches itself among these codes).
 const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
@@ -27,7 +27,8 @@ const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_READ_ONLY\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_SCOPE_CONTENT\"%' \
      OR a.detail LIKE '%\"code\":\"KEY_RATE_LIMITED\"%' \
-     OR a.detail LIKE '%\"code\":\"ACTOR_API_KEY_INVALID\"%')";
+     OR a.detail LIKE '%\"code\":\"ACTOR_API_KEY_INVALID\"%' \
+     OR a.detail LIKE '%\"code\":\"APPROVAL_%')";
 
 /// Calls by actor (those starting with `prefix`, which holds no `%` or `_`) and tool since `week_start`,
 /// with the part since `day_start`.
@@ -60,6 +61,27 @@ pub async fn tool_calls(
                 .bind(day_start)
                 .fetch_all(&pool)
                 .await
+        })
+        .await
+}
+
+/// The detail of each actor's newest call since `since` (actors starting
+/// with `prefix`, which holds no `%` or `_`): where it came from is in it.
+pub async fn last_calls(store: &Store, prefix: &str, since: i64) -> Result<Vec<(String, String)>> {
+    let like = format!("{prefix}%");
+    let like = &like;
+    store
+        .read("reading the last call of each key", |pool| async move {
+            sqlx::query_as(
+                "SELECT a.actor, a.detail FROM audit_log a
+                 JOIN (SELECT actor, MAX(seq) AS seq FROM audit_log
+                       WHERE action = 'mcp.tool_call' AND actor LIKE $1 AND ts >= $2
+                       GROUP BY actor) m ON a.seq = m.seq",
+            )
+            .bind(like)
+            .bind(since)
+            .fetch_all(&pool)
+            .await
         })
         .await
 }

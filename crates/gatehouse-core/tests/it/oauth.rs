@@ -376,3 +376,88 @@ async fn scopes_the_key_cannot_use_are_not_granted() {
         .unwrap();
     assert_eq!(tokens.scope.to_string(), "content:read");
 }
+
+/// Moves every stored expiry of `table` into the past (tests only: app SQL
+/// lives in `store`).
+async fn expire_all(site: &Site, table: &str) {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE {table} SET expires_at = 1"
+    )))
+    .execute(site.store.pool())
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn expired_access_token_is_refused() {
+    let (_tmp, site) = fresh_site("oauth_expired_access").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    expire_all(&site, "oauth_tokens").await;
+    let e = flow::check_access(&site.store, &issuer(), &tokens.access_token)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+    assert!(e.message.contains("expired"), "{}", e.message);
+    let e = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &tokens),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+}
+
+#[tokio::test]
+async fn expired_code_is_refused() {
+    let (_tmp, site) = fresh_site("oauth_expired_code").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    expire_all(&site, "oauth_codes").await;
+    let e = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+}
+
+#[tokio::test]
+async fn expired_consent_is_refused_and_audited() {
+    let (_tmp, site) = fresh_site("oauth_expired_consent").await;
+    let client = public_client(&site).await;
+    let key = keys::mint(&site.store, "test", "k", &[Role::Viewer], None)
+        .await
+        .unwrap()
+        .key;
+    let checked =
+        flow::check_authorize(&issuer(), &client, &params(&client, "content:read")).unwrap();
+    let pending = flow::begin_consent(&site.store, &checked).await.unwrap();
+    expire_all(&site, "oauth_requests").await;
+    let csrf = pending.csrf.expose().to_string();
+    let e = flow::approve(
+        &site.store,
+        &issuer(),
+        &pending.id,
+        &csrf,
+        Some(&csrf),
+        &key,
+        "x",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_CONSENT_INVALID);
+    let rows = gatehouse_core::access::audit_view::matching(
+        &site.store,
+        &gatehouse_core::access::audit_view::AuditFilter::default(),
+    )
+    .await
+    .unwrap();
+    assert!(
+        rows.iter().any(|r| r.action == "oauth.expire"),
+        "the expiry is audited"
+    );
+}

@@ -63,7 +63,14 @@ impl Issuer {
             return Err(bad("must be https (http only for a loopback address)"));
         }
         if url.query().is_some() || url.fragment().is_some() || !url.username().is_empty() {
-            return Err(bad("must be an origin and path only"));
+            return Err(bad("must be an origin only"));
+        }
+        // The routes are served at the root: an issuer with a path would
+        // have its metadata at a place this server does not answer.
+        if url.path() != "/" {
+            return Err(bad(
+                "must be an origin without a path (a proxy in front must map the whole origin)",
+            ));
         }
         let issuer = url.as_str().trim_end_matches('/').to_string();
         Ok(Issuer {
@@ -684,6 +691,9 @@ pub async fn token(
 }
 
 async fn issue(tx: &mut crate::store::Tx, grant_id: &str, now: i64) -> Result<(Secret, Secret)> {
+    // Rows past their expiry prove nothing any more (a spent refresh token
+    // is kept until then, for reuse detection).
+    sql::delete_expired_tokens(tx, grant_id, now).await?;
     let access = Secret::generate(ACCESS_PREFIX);
     let refresh = Secret::generate(REFRESH_PREFIX);
     sql::insert_token(
@@ -960,6 +970,7 @@ mod tests {
         assert!(!i.is_resource("https://other.example/mcp"));
         assert!(Issuer::new("http://mcp.example.com").is_err());
         assert!(Issuer::new("http://127.0.0.1:8808").is_ok());
+        assert!(Issuer::new("https://example.com/gatehouse").is_err());
     }
 
     #[test]

@@ -40,8 +40,11 @@ pub enum Incoming {
         method: String,
         params: Option<Map<String, Value>>,
     },
-    /// A response: the server sends no requests, so it is ignored.
-    Response,
+    /// A response to a request the server sent (e.g. `elicitation/create`).
+    Response {
+        id: Value,
+        outcome: Result<Value, jsonrpc::ErrorData>,
+    },
     /// A non-empty JSON-RPC batch (allowed only where the revision has them).
     Batch(Vec<Value>),
 }
@@ -100,7 +103,7 @@ impl Admission {
             Value::Array(items) => Incoming::Batch(items),
             value => match jsonrpc::classify(value) {
                 Err(r) => return Err(refusal(&r)),
-                Ok(Message::Response { .. }) => Incoming::Response,
+                Ok(Message::Response { id, outcome }) => Incoming::Response { id, outcome },
                 Ok(Message::Notification { method, params }) => {
                     Incoming::Notification { method, params }
                 }

@@ -8,6 +8,7 @@
 //! goes to the legacy session and to every modern subscription that asked for it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
@@ -15,7 +16,7 @@ use rmcp::model::{
     ServerCapabilities, ToolsCapability,
 };
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::call_record::{CallAudit, Late};
 use super::era::{self, RequestMeta};
@@ -26,13 +27,24 @@ use crate::mcp::server::manifest;
 use crate::mcp::wire::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use crate::site::Site;
 
+/// Where `initialize` names the actor the caller is served as (the shape of
+/// `gatehouse whoami --json`), so a client such as `config doctor` can show
+/// who a key is on a remote server. The caller learns only what its own
+/// credentials are.
+pub const ACTOR_META: &str = "gatehouse/actor";
+
 const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content. Read with content_list, content_read and content_search; the tools listed are those your credentials allow, and every call is checked again.";
 
 /// The negotiated legacy session, once `initialize` was answered.
 #[derive(Debug, Clone)]
 struct Session {
     version: &'static str,
+    /// The client's name, when it can ask its user (form elicitation).
+    asks: Option<String>,
 }
+
+/// Requests the server sent to the client, waiting for their responses.
+type Pending = Mutex<HashMap<String, oneshot::Sender<Result<Value, jsonrpc::ErrorData>>>>;
 
 pub struct State {
     site: Site,
@@ -48,6 +60,12 @@ pub struct State {
     closing: watch::Receiver<bool>,
     /// Audit entries of calls cut short, still being written.
     late: Late,
+    /// Requests sent to the client ([`State::request_client`]).
+    pending: Pending,
+    next_request: AtomicU64,
+    /// Where calls come from, for each call's audit entry (key usage):
+    /// `stdio` with the client's name, or the HTTP client's address.
+    origin: Mutex<String>,
 }
 
 /// How one request is served.
@@ -75,6 +93,9 @@ impl State {
             out,
             closing,
             late: Late::default(),
+            pending: Mutex::default(),
+            next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -95,11 +116,18 @@ impl State {
             manifest: Mutex::new(manifest::names(actor.identity())),
             site,
             actor,
-            session: Mutex::new(legacy.map(|version| Session { version })),
+            // Stateless HTTP: no session remembers what the client can do.
+            session: Mutex::new(legacy.map(|version| Session {
+                version,
+                asks: None,
+            })),
             subscriptions: Mutex::new(HashMap::new()),
             out,
             closing,
             late,
+            pending: Mutex::default(),
+            next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -194,6 +222,74 @@ impl State {
         let _ = self.out.send(message).await;
     }
 
+    /// Sets where this state's calls come from (the HTTP client's address).
+    pub fn set_origin(&self, origin: String) {
+        *self.origin.lock().expect("lock") = origin;
+    }
+
+    fn origin(&self) -> String {
+        self.origin.lock().expect("lock").clone()
+    }
+
+    /// The client's name when it declared it can ask its user (form
+    /// elicitation, handshake revisions from 2025-06-18 on).
+    pub fn client_asks(&self) -> Option<String> {
+        self.session
+            .lock()
+            .expect("lock")
+            .as_ref()
+            .and_then(|s| s.asks.clone())
+    }
+
+    /// Sends a request to the client on this session's channel; the receiver
+    /// gets its response (dropped unanswered when the session ends).
+    pub async fn request_client(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> (Value, oneshot::Receiver<Result<Value, jsonrpc::ErrorData>>) {
+        let n = self.next_request.fetch_add(1, Ordering::Relaxed);
+        let id = json!(format!("gatehouse-{n}"));
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("lock")
+            .insert(id.to_string(), tx);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        (id, rx)
+    }
+
+    /// Forgets a request sent to the client whose answer no one awaits any more.
+    pub fn forget_client_request(&self, id: &Value) {
+        self.pending.lock().expect("lock").remove(&id.to_string());
+    }
+
+    /// Gives up on a request sent to the client and tells it so.
+    pub async fn cancel_client_request(&self, id: &Value) {
+        self.pending.lock().expect("lock").remove(&id.to_string());
+        self.send(jsonrpc::notification(
+            "notifications/cancelled",
+            Some(json!({"requestId": id, "reason": "no answer in time"})),
+        ))
+        .await;
+    }
+
+    /// A response from the client: delivered to the request that awaits it;
+    /// one that answers nothing we asked is dropped.
+    pub fn on_response(&self, id: &Value, outcome: Result<Value, jsonrpc::ErrorData>) {
+        let waiting = self.pending.lock().expect("lock").remove(&id.to_string());
+        match waiting {
+            Some(tx) => {
+                let _ = tx.send(outcome);
+            }
+            None => tracing::debug!(
+                id = %jsonrpc::shorten(&id.to_string(), 40),
+                "ignoring a response to no request of ours"
+            ),
+        }
+    }
+
     /// Handles a notification from the client.
     pub fn handle_notification(&self, method: &str, _params: Option<&Map<String, Value>>) {
         match method {
@@ -240,7 +336,7 @@ impl State {
         }
         let meta = era::request_meta(params.as_ref())?;
         if method == "initialize" {
-            return self.initialize(params.as_ref()).map(Some);
+            return self.initialize(params.as_ref()).await.map(Some);
         }
         let served = match meta {
             Some(RequestMeta { version, .. }) => Served {
@@ -281,23 +377,38 @@ impl State {
         )))
     }
 
-    fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+    async fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
                 invalid_params("Invalid params: initialize needs a string protocolVersion")
             })?;
-        let mut session = self.session.lock().expect("lock");
-        if session.is_some() {
-            return Err(jsonrpc::invalid_request(
-                Value::Null,
-                "Invalid Request: initialize was already answered; start a new server process to start over",
-            )
-            .error);
+        let version = {
+            let mut session = self.session.lock().expect("lock");
+            if session.is_some() {
+                return Err(jsonrpc::invalid_request(
+                    Value::Null,
+                    "Invalid Request: initialize was already answered; start a new server process to start over",
+                )
+                .error);
+            }
+            let version = era::negotiate(requested);
+            *session = Some(Session {
+                version,
+                asks: client_asks(params, version),
+            });
+            version
+        };
+        if let Some(name) = params
+            .and_then(|p| p.get("clientInfo"))
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            && self.origin() == "stdio"
+        {
+            let name = jsonrpc::shorten(&crate::text::escape_controls(name), 64);
+            self.set_origin(format!("stdio {name}"));
         }
-        let version = era::negotiate(requested);
-        *session = Some(Session { version });
         tracing::info!(requested = %jsonrpc::shorten(requested, 40), negotiated = version, "initialize");
         let result = InitializeResult::new(Self::capabilities())
             .with_protocol_version(protocol_version(version))
@@ -308,6 +419,13 @@ impl State {
             obj.remove("resultType");
             obj.remove("_meta");
         }
+        // As the store has the actor now; a refused key shows as the identity
+        // it was (its calls are refused anyway).
+        let actor = self
+            .actor_now()
+            .await
+            .unwrap_or_else(|_| self.actor.identity().clone());
+        value["_meta"] = json!({ ACTOR_META: actor });
         Ok(value)
     }
 
@@ -366,8 +484,15 @@ impl State {
             .map(Actor::label)
             .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
-            if let Err(e) =
-                tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await
+            if let Err(e) = tools::record(
+                &self.site,
+                &label,
+                "<unknown>",
+                args,
+                ("unknown_tool", None),
+                &self.origin(),
+            )
+            .await
             {
                 tracing::error!(code = %e.code, "could not record a call of an unknown tool");
             }
@@ -377,11 +502,20 @@ impl State {
             )));
         };
         // From here on the call gets its entry however it ends (see call_record).
-        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone());
+        // A call the approval policy holds waits here, before its bound starts.
+        let approval = match &actor {
+            Ok(actor) => {
+                let progress = params.get("_meta").and_then(|m| m.get("progressToken"));
+                super::hold::gate(self, actor, spec, args, progress).await
+            }
+            Err(_) => Ok(()),
+        };
+        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
+            .from(self.origin());
         let work = async {
-            match &actor {
-                Ok(actor) => tools::call(&self.site, actor, spec, args).await,
-                Err(e) => tools::Outcome::err(e),
+            match (&actor, &approval) {
+                (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,
+                (Err(e), _) | (_, Err(e)) => tools::Outcome::err(e),
             }
         };
         let outcome = match tokio::time::timeout_at(record.deadline(), work).await {
@@ -465,6 +599,29 @@ impl Drop for Unsubscribe {
             subs.remove(&self.key);
         }
     }
+}
+
+/// The client's name when its `initialize` declared form elicitation under
+/// a revision that has it (an empty `elicitation` object meant form before
+/// 2025-11-25 added modes).
+fn client_asks(params: Option<&Map<String, Value>>, version: &str) -> Option<String> {
+    if matches!(version, "2024-11-05" | "2025-03-26") {
+        return None;
+    }
+    let params = params?;
+    let elicitation = params
+        .get("capabilities")?
+        .get("elicitation")?
+        .as_object()?;
+    if !(elicitation.is_empty() || elicitation.contains_key("form")) {
+        return None;
+    }
+    let name = params
+        .get("clientInfo")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("unnamed client");
+    Some(jsonrpc::shorten(&crate::text::escape_controls(name), 64))
 }
 
 fn protocol_version(v: &str) -> ProtocolVersion {

@@ -11,7 +11,9 @@
 //! they hold; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
 //! [`reach`] narrows the tools by a key's restrictions (manifest and calls);
 //! [`shutdown`] watches for signals and the parent's death; [`call_record`]
-//! gives every tool call its audit entry, however it ends.
+//! gives every tool call its audit entry, however it ends; [`hold`] makes a
+//! call the approval policy names wait for a person's yes (asking the client's
+//! user through the one outgoing-request path, [`handler::State::request_client`]).
 //!
 //! stdout carries protocol messages only, one JSON object per line, written by
 //! a single writer task. Requests run concurrently (bounded by
@@ -27,6 +29,7 @@ pub mod budget;
 pub mod call_record;
 pub mod era;
 pub mod handler;
+pub mod hold;
 pub mod http;
 pub mod http_fetch;
 pub mod manifest;
@@ -93,6 +96,7 @@ impl Default for Limits {
 /// signal arrives or the parent dies.
 pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
     let limits = Limits::default();
+    http::sweep_holds(&site).await;
     let input = stdio::input(limits.max_message_bytes);
     tracing::info!(actor = %actor.label(), "MCP server ready on stdio");
     let reason = serve(
@@ -170,7 +174,7 @@ where
                 cancel(&in_flight, params.as_ref());
                 dispatch(&state, admitted).await;
             }
-            Incoming::Notification { .. } | Incoming::Response => {
+            Incoming::Notification { .. } | Incoming::Response { .. } => {
                 dispatch(&state, admitted).await;
             }
             // The handshake is answered in order, so nothing sent after it can
@@ -268,8 +272,8 @@ pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
             state.handle_notification(&method, params.as_ref());
             None
         }
-        Incoming::Response => {
-            tracing::debug!("ignoring a response: no request was sent");
+        Incoming::Response { id, outcome } => {
+            state.on_response(&id, outcome);
             None
         }
         // Batch elements: requests are answered in the batch reply.
@@ -278,7 +282,10 @@ pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
             for item in items {
                 let reply = match jsonrpc::classify(item) {
                     Err(refusal) => Some(admit::refusal(&refusal)),
-                    Ok(Message::Response { .. }) => None,
+                    Ok(Message::Response { id, outcome }) => {
+                        state.on_response(&id, outcome);
+                        None
+                    }
                     Ok(Message::Notification { method, params }) => {
                         state.handle_notification(&method, params.as_ref());
                         None

@@ -77,7 +77,11 @@ pub struct RestrictionChange {
     pub content_status: Option<String>,
     /// Calls per period, e.g. `60/min`.
     pub rate: Option<String>,
-    /// Restrictions to lift: `tools`, `read-only`, `content`, `rate` or `all`.
+    /// Comma-separated tool names or effect classes whose calls wait for a yes.
+    pub approve: Option<String>,
+    /// Comma-separated client networks (`gatehouse serve` only).
+    pub from: Option<String>,
+    /// Restrictions to lift: `tools`, `read-only`, `content`, `rate`, `approve` or `all`.
     pub clear: Vec<String>,
 }
 
@@ -90,13 +94,15 @@ impl RestrictionChange {
                 "read-only" | "read_only" => r.read_only = false,
                 "content" => r.content = None,
                 "rate" => r.rate = None,
+                "approve" => r.approve = None,
+                "from" => r.from = None,
                 "all" => r = Restrictions::default(),
                 "" => {}
                 other => {
                     return Err(Error::invalid(
                         Code::KEY_RESTRICTION_INVALID,
                         format!("cannot clear {other:?}"),
-                        "clear one of tools, read-only, content, rate or all",
+                        "clear one of tools, read-only, content, rate, approve, from or all",
                     ));
                 }
             }
@@ -125,8 +131,39 @@ impl RestrictionChange {
         if let Some(rate) = &self.rate {
             r.rate = Some(rate.parse()?);
         }
+        if let Some(list) = &self.approve {
+            r.approve = Some(parse_approve(list)?);
+        }
+        if let Some(list) = &self.from {
+            r.from = Some(crate::access::restrictions::parse_networks(list)?);
+        }
         Ok(r)
     }
+}
+
+/// Tool names or effect classes, each checked against the manifest.
+fn parse_approve(list: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        if manifest::find(name).is_none() && name.parse::<manifest::Effect>().is_err() {
+            return Err(Error::invalid(
+                Code::KEY_RESTRICTION_INVALID,
+                format!("{name:?} is neither a tool nor an effect class"),
+                "name tools (e.g. content_publish, media_write) or effect classes (write, publish, delete)",
+            ));
+        }
+        if !out.iter().any(|t| t == name) {
+            out.push(name.to_string());
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(
+            Code::KEY_RESTRICTION_INVALID,
+            "no tool or effect class named",
+            "e.g. --approve publish,media_write; to lift it use --clear approve",
+        ));
+    }
+    Ok(out)
 }
 
 fn parse_tools(list: &str) -> Result<Vec<String>> {
@@ -224,6 +261,13 @@ pub fn describe(actor: &Actor) -> Reach {
         }
         None => words.push("content: every entry its roles may see".into()),
     }
+    if let Some(list) = &r.approve {
+        words.push(format!("waits for a person's yes: {}", list.join(", ")));
+    }
+    if let Some(nets) = &r.from {
+        let nets: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        words.push(format!("over HTTP only from {}", nets.join(", ")));
+    }
     if let Some(rate) = r.rate {
         words.push(format!("rate: at most {}", rate.describe()));
     }
@@ -258,12 +302,14 @@ pub fn markdown() -> String {
         ));
     }
     out.push_str(
-        "\n## Key restrictions\n\nA key can be narrowed beyond its roles, at `gatehouse keys mint` or later with `gatehouse keys restrict ID` (`--clear tools|read-only|content|rate|all` lifts one). A restriction never widens what the roles allow; the manifest a key sees lists only what it may call, and each refusal has its own code and audit entry.\n\n\
+        "\n## Key restrictions\n\nA key can be narrowed beyond its roles, at `gatehouse keys mint` or later with `gatehouse keys restrict ID` (`--clear tools|read-only|content|rate|approve|from|all` lifts one). A restriction never widens what the roles allow; the manifest a key sees lists only what it may call, and each refusal has its own code and audit entry.\n\n\
 | restriction | flag | refusal |\n|---|---|---|\n\
 | tool allowlist | `--tools content_read,content_search` | `KEY_TOOL_NOT_ALLOWED` |\n\
 | read-only | `--read-only` | `KEY_READ_ONLY` |\n\
 | content scope | `--content 'blog-*'` (slug patterns, `*` any run), `--content-status draft\\|published` | `KEY_SCOPE_CONTENT` |\n\
-| rate | `--rate 60/min` (per second, minute, hour or day; a token bucket per key in the server) | `KEY_RATE_LIMITED`, with `retry_after_ms` |\n\n\
+| rate | `--rate 60/min` (per second, minute, hour or day; a token bucket per key in the server) | `KEY_RATE_LIMITED`, with `retry_after_ms` |\n\
+| approval | `--approve publish,media_write` (tools or effect classes; adds to the site's `[approvals]` policy) | held until a person says yes; `APPROVAL_DECLINED`, `APPROVAL_DENIED`, `APPROVAL_TIMEOUT`, `APPROVAL_STALE` |\n\
+| client networks | `--from 10.0.0.0/8,192.168.1.0/24` (`gatehouse serve`; behind `--behind-proxy`, the forwarded address; stdio is local and unaffected) | `KEY_NETWORK_NOT_ALLOWED` (HTTP 403) |\n\n\
 A content scope holds in every content tool: lists, searches and their limits and offsets count only entries in scope; a slug outside the patterns is refused by name; an entry reached through a redirect, or whose status is outside the scope, reads as absent; a published-only scope hides pending revisions. Media belong to no entry, so a key with a content scope gets no media tools.\n",
     );
     out
@@ -351,6 +397,8 @@ mod tests {
             content: Some("blog-*".into()),
             content_status: Some("draft".into()),
             rate: Some("60/min".into()),
+            approve: None,
+            from: None,
             clear: vec![],
         }
         .apply(Restrictions::default())
@@ -407,6 +455,8 @@ mod tests {
                 content: Some("blog-*".into()),
                 content_status: Some("draft".into()),
                 rate: Some("60/min".into()),
+                approve: None,
+                from: None,
                 ..Default::default()
             },
         );

@@ -172,6 +172,7 @@ pub async fn run(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<Stopped> {
     check_exposure(&opts)?;
+    sweep_holds(&site).await;
     let acceptor = match &opts.tls {
         Some(files) => Some(tls::Reloading::load(files.clone())?),
         None => None,
@@ -365,5 +366,15 @@ pub fn stop_signal() -> impl Future<Output = Stopped> {
             let _ = tokio::signal::ctrl_c().await;
             Stopped::Signal("Ctrl-C")
         }
+    }
+}
+
+/// Records the holds a stopped server left waiting as not run (see
+/// [`crate::access::approvals::sweep`]); a failure is logged, not fatal.
+pub(crate) async fn sweep_holds(site: &Site) {
+    match crate::access::approvals::sweep(&site.store).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(n, "held calls of a stopped server were recorded as not run"),
+        Err(e) => tracing::warn!(code = %e.code, "could not check for abandoned held calls"),
     }
 }

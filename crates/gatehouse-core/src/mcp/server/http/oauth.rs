@@ -512,7 +512,7 @@ impl OAuth {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>Waiting for approval</title>
 <link rel="stylesheet" href="/oauth/consent.css">
 </head>
@@ -604,7 +604,7 @@ impl OAuth {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>Connect {name} to Gatehouse</title>
 <link rel="stylesheet" href="/oauth/consent.css">
 </head>
@@ -690,12 +690,15 @@ fn with_cors(r: &mut Response<Body>) {
     );
 }
 
+/// Headers of every page. `same-origin`, not `no-referrer`: under
+/// `no-referrer` a browser sends `Origin: null` with the form's own POST,
+/// which the origin check then refuses.
 fn page_headers(h: &mut HeaderMap) {
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,

@@ -1,0 +1,485 @@
+//! The approval step of the one call path, shared by stdio and HTTP: a call
+//! the policy holds ([`crate::access::approvals`]) waits here for a yes
+//! before it runs, and is refused with its own code otherwise.
+//!
+//! Who is asked: the client's user, when the policy lets the client decide
+//! and the client declared form elicitation (`elicitation/create`, sent
+//! mid-call on the session's own channel); else the site owner's queue,
+//! polled here while `gatehouse approvals approve|deny` (or the desktop app)
+//! decides from another process, with progress notifications to the client
+//! when it sent a progress token. The hold is renewed while it waits; a call
+//! cut short leaves its hold `abandoned` (see [`Guard`]).
+//!
+//! What runs is what was shown: the decision covers the arguments' digest and,
+//! for content, the entry as it was when held; a changed entry refuses the
+//! call (`APPROVAL_STALE`) instead of running something no one saw.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::call_record::Late;
+use super::handler::State;
+use super::manifest::ToolSpec;
+use super::tools;
+use crate::access::actor::Actor;
+use crate::access::approvals::{self, Decide, HeldCall, NewHold, Status};
+use crate::error::{Code, Error, Result};
+use crate::redact;
+use crate::site::Site;
+use crate::site::content;
+use crate::time::now_ms;
+
+/// How often the owner's queue is read while a call waits.
+const POLL: Duration = Duration::from_millis(250);
+/// Longest argument text shown to a decider.
+const SHOWN_TEXT: usize = 4_000;
+
+/// Holds `spec`'s call when the policy says so and returns once it may run;
+/// `Err` is the refusal the call ends with. Calls the policy does not hold
+/// (and calls that would be refused anyway) pass at once.
+pub async fn gate(
+    state: &State,
+    actor: &Actor,
+    spec: &'static ToolSpec,
+    args: &Map<String, Value>,
+    progress: Option<&Value>,
+) -> Result<()> {
+    let site = state.site();
+    let policy = site.file.approvals.clone().unwrap_or_default();
+    if !policy.holds(actor, spec.name, &spec.effect.to_string()) {
+        return Ok(());
+    }
+    // A call its checks refuse is refused as usual, never held first.
+    if tools::admissible(actor, spec, args).is_err() {
+        return Ok(());
+    }
+    let base = Base::read(site, actor, spec.name, args).await;
+    let client = state.client_asks();
+    let decider = match (policy.decide, &client) {
+        (Decide::Client, Some(_)) => Decide::Client,
+        _ => Decide::Owner,
+    };
+    let label = actor.label();
+    let held = approvals::hold(
+        &site.store,
+        NewHold {
+            actor: &label,
+            tool: spec.name,
+            summary: base.summary(spec.name, args),
+            arguments: shown_arguments(args),
+            args_sha256: tools::args_digest(args),
+            diff: base.diff(spec.name, args),
+            base_sha256: Some(base.digest.clone()),
+            decider,
+            timeout_ms: i64::try_from(policy.timeout_seconds)
+                .unwrap_or(86_400)
+                .saturating_mul(1000),
+            via: json!({"client": client}),
+        },
+    )
+    .await?;
+    tracing::info!(hold = %held.id, tool = spec.name, decider = %decider, "holding a call for approval");
+    let guard = Guard::new(site, &held, state.late_records());
+    let approved = match decider {
+        Decide::Client => ask_client(state, &held, &label, client.as_deref()).await,
+        Decide::Owner => wait_for_owner(state, &held, progress).await,
+    };
+    let outcome = match approved {
+        Ok(()) => verify(site, actor, spec.name, args, &held).await,
+        Err(e) => Err(e),
+    };
+    guard.disarm();
+    outcome
+}
+
+/// The entry a content call acts on, as the caller sees it now.
+struct Base {
+    entry: Option<(content::ContentEntry, Option<content::PendingRevision>)>,
+    digest: String,
+}
+
+impl Base {
+    async fn read(site: &Site, actor: &Actor, tool: &str, args: &Map<String, Value>) -> Base {
+        let slug = args.get("slug").and_then(Value::as_str);
+        let entry = match (tool.starts_with("content_"), slug) {
+            (true, Some(slug)) => content::read(&site.store, actor, slug).await.ok(),
+            _ => None,
+        };
+        let shape = entry.as_ref().map(|(e, p)| {
+            json!({
+                "slug": e.slug, "title": e.title, "body": e.body, "status": e.status,
+                "updated_at": e.updated_at,
+                "pending": p.as_ref().map(|p| json!({"title": p.title, "body": p.body, "updated_at": p.updated_at})),
+            })
+        });
+        let digest = hex::encode(Sha256::digest(
+            crate::json::canonical(&shape.unwrap_or(Value::Null)).as_bytes(),
+        ));
+        Base { entry, digest }
+    }
+
+    fn title(&self, args: &Map<String, Value>) -> String {
+        let t = self
+            .entry
+            .as_ref()
+            .map(|(e, p)| p.as_ref().map_or(e.title.as_str(), |p| p.title.as_str()))
+            .or_else(|| args.get("title").and_then(Value::as_str))
+            .or_else(|| args.get("slug").and_then(Value::as_str))
+            .unwrap_or("?");
+        crate::text::escape_controls(&t.chars().take(120).collect::<String>()).into_owned()
+    }
+
+    /// One line a person can say yes or no to.
+    fn summary(&self, tool: &str, args: &Map<String, Value>) -> String {
+        let arg = |k: &str| {
+            let v = args.get(k).and_then(Value::as_str).unwrap_or("?");
+            crate::text::escape_controls(&v.chars().take(120).collect::<String>()).into_owned()
+        };
+        match tool {
+            "content_publish" => format!("Publish '{}' to the live site?", self.title(args)),
+            "content_write_draft" => {
+                format!("Save a draft of '{}' ({})?", arg("title"), arg("slug"))
+            }
+            "content_delete" => format!("Delete '{}' ({})?", self.title(args), arg("slug")),
+            "media_write" => format!(
+                "Upload the file {} ({})?",
+                arg("filename"),
+                arg("mime_type")
+            ),
+            "http_fetch" => format!("Fetch {}?", redact::redact_urls(&arg("url"))),
+            other => format!("Run {other}?"),
+        }
+    }
+
+    /// The change, as a unified diff of title and body, against the entry now.
+    fn diff(&self, tool: &str, args: &Map<String, Value>) -> Option<String> {
+        let text = |title: &str, body: &str| format!("# {title}\n\n{body}\n");
+        let (live, draft) = match &self.entry {
+            Some((e, p)) => {
+                let live = (e.status == "published").then(|| text(&e.title, &e.body));
+                let draft = p
+                    .as_ref()
+                    .map_or_else(|| text(&e.title, &e.body), |p| text(&p.title, &p.body));
+                (live, Some(draft))
+            }
+            None => (None, None),
+        };
+        let (old, new, labels) = match tool {
+            "content_write_draft" => (
+                draft.unwrap_or_default(),
+                text(
+                    args.get("title").and_then(Value::as_str).unwrap_or(""),
+                    args.get("body").and_then(Value::as_str).unwrap_or(""),
+                ),
+                ("current draft", "proposed draft"),
+            ),
+            "content_publish" => (
+                live.unwrap_or_default(),
+                draft.unwrap_or_default(),
+                ("live site", "after publishing"),
+            ),
+            "content_delete" => (
+                draft.unwrap_or_default(),
+                String::new(),
+                ("current entry", "after deleting"),
+            ),
+            _ => return None,
+        };
+        Some(
+            similar::TextDiff::from_lines(&old, &new)
+                .unified_diff()
+                .context_radius(3)
+                .header(labels.0, labels.1)
+                .to_string(),
+        )
+    }
+}
+
+/// The arguments as a decider sees them: keys and URLs' secrets hidden,
+/// uploads and long text replaced by their size and digest.
+pub fn shown_arguments(args: &Map<String, Value>) -> Value {
+    let shown = args
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::String(s) if k == "data_base64" || s.len() > SHOWN_TEXT => json!(format!(
+                    "<{} characters, sha256 {}>",
+                    s.len(),
+                    hex::encode(Sha256::digest(s.as_bytes()))
+                )),
+                Value::String(s) => json!(redact::redact_keys(&redact::redact_urls(s))),
+                other => other.clone(),
+            };
+            (k.clone(), v)
+        })
+        .collect::<Map<_, _>>();
+    Value::Object(shown)
+}
+
+/// Asks the client's user through `elicitation/create` and waits for the
+/// answer until the hold's timeout, renewing the hold meanwhile.
+async fn ask_client(
+    state: &State,
+    held: &HeldCall,
+    caller: &str,
+    client: Option<&str>,
+) -> Result<()> {
+    let store = &state.site().store;
+    let params = json!({
+        "mode": "form",
+        "message": format!("{}\n\nGatehouse holds this call until you answer (id {}).", held.summary, held.id),
+        "requestedSchema": {"type": "object", "properties": {}},
+    });
+    let left = Duration::from_millis(u64::try_from(held.expires_at - now_ms()).unwrap_or(0));
+    let (id, answer) = state.request_client("elicitation/create", params).await;
+    // However this ends (a cancelled call drops it here), the request is forgotten.
+    let _forget = Forget { state, id: &id };
+    // The hold is renewed while the answer is awaited (renewing never ends by itself).
+    let answer = tokio::select! {
+        a = tokio::time::timeout(left, answer) => a.map(Result::ok),
+        () = renew_until_done(store, &held.id) => Ok(None),
+    };
+    let by = format!("{caller} (client's user)");
+    let via = json!({"via": "elicitation", "client": client});
+    let (status, refusal) = match answer {
+        Ok(Some(Ok(result))) => match result.get("action").and_then(Value::as_str) {
+            Some("accept") => (Status::Approved, None),
+            action => (
+                Status::Declined,
+                Some(
+                    Error::new(
+                        Code::APPROVAL_DECLINED,
+                        format!("{} was declined by the client's user", held.tool),
+                    )
+                    .hint(format!(
+                        "the user answered {}; nothing was run",
+                        action.unwrap_or("without an action")
+                    )),
+                ),
+            ),
+        },
+        Ok(Some(Err(e))) => (
+            Status::Declined,
+            Some(
+                Error::new(
+                    Code::APPROVAL_DECLINED,
+                    format!("the client could not ask its user: {}", jsonrpc_shorten(&e.message)),
+                )
+                .hint("nothing was run; a client without a way to ask gets the site owner's queue when the policy says decide = \"owner\""),
+            ),
+        ),
+        // The session closed before the answer came: the call is not run.
+        Ok(None) => (
+            Status::Abandoned,
+            Some(Error::new(
+                Code::APPROVAL_DECLINED,
+                "the client went away before answering",
+            )),
+        ),
+        Err(_) => {
+            state.cancel_client_request(&id).await;
+            (Status::TimedOut, Some(timed_out(held)))
+        }
+    };
+    let by = if matches!(status, Status::TimedOut | Status::Abandoned) {
+        approvals::SERVER_ACTOR.to_string()
+    } else {
+        by
+    };
+    if !approvals::conclude(store, held, status, &by, via).await? {
+        // Ended by someone else first (its server was taken for gone).
+        return Err(ended_elsewhere(&approvals::get(store, &held.id).await?));
+    }
+    refusal.map_or(Ok(()), Err)
+}
+
+fn jsonrpc_shorten(s: &str) -> String {
+    crate::mcp::wire::jsonrpc::shorten(s, 200)
+}
+
+/// Forgets a request to the client when its asker is gone.
+struct Forget<'a> {
+    state: &'a State,
+    id: &'a Value,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.state.forget_client_request(self.id);
+    }
+}
+
+/// Renews the hold every heartbeat; never returns.
+async fn renew_until_done(store: &crate::store::Store, id: &str) {
+    let mut tick = tokio::time::interval(Duration::from_millis(
+        u64::try_from(approvals::HEARTBEAT_MS).unwrap_or(1000),
+    ));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if let Err(e) = approvals::heartbeat(store, id).await {
+            tracing::warn!(code = %e.code, "could not renew a held call");
+        }
+    }
+}
+
+/// Waits for the site owner's decision, renewing the hold and telling the
+/// client how long it has waited.
+async fn wait_for_owner(state: &State, held: &HeldCall, progress: Option<&Value>) -> Result<()> {
+    let store = &state.site().store;
+    let started = now_ms();
+    let mut last_beat = started;
+    let total = (held.expires_at - held.created_at) / 1000;
+    let mut last_told = -1;
+    loop {
+        let now = now_ms();
+        let current = approvals::get(store, &held.id).await?;
+        match current.status {
+            Status::Approved => return Ok(()),
+            Status::Waiting if now >= held.expires_at => {
+                if approvals::conclude(
+                    store,
+                    held,
+                    Status::TimedOut,
+                    approvals::SERVER_ACTOR,
+                    json!({"via": "queue"}),
+                )
+                .await?
+                {
+                    return Err(timed_out(held));
+                }
+                continue; // decided in the meantime: read it again
+            }
+            Status::Waiting => {}
+            _ => return Err(ended_elsewhere(&current)),
+        }
+        if now - last_beat >= approvals::HEARTBEAT_MS {
+            approvals::heartbeat(store, &held.id).await?;
+            last_beat = now;
+        }
+        let waited = (now - started) / 1000;
+        if let Some(token) = progress
+            && waited != last_told
+        {
+            last_told = waited;
+            state
+                .send(crate::mcp::wire::jsonrpc::notification(
+                    "notifications/progress",
+                    Some(json!({
+                        "progressToken": token,
+                        "progress": waited,
+                        "total": total,
+                        "message": format!("waiting for the site owner's approval: gatehouse approvals approve {}", held.id),
+                    })),
+                ))
+                .await;
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn timed_out(held: &HeldCall) -> Error {
+    Error::new(
+        Code::APPROVAL_TIMEOUT,
+        format!("nobody approved {} in time", held.tool),
+    )
+    .hint(format!(
+        "held call {} was refused after {} s; nothing was run",
+        held.id,
+        (held.expires_at - held.created_at) / 1000
+    ))
+}
+
+/// The refusal for a hold someone else ended.
+fn ended_elsewhere(held: &HeldCall) -> Error {
+    let who = held.decided_by.as_deref().unwrap_or("someone");
+    match held.status {
+        Status::Denied => Error::new(Code::APPROVAL_DENIED, format!("{who} denied {}", held.tool))
+            .hint(format!("held call {}; nothing was run", held.id)),
+        Status::Declined => Error::new(
+            Code::APPROVAL_DECLINED,
+            format!("{} was declined", held.tool),
+        ),
+        Status::TimedOut => timed_out(held),
+        _ => Error::new(
+            Code::APPROVAL_HOLDER_GONE,
+            format!("held call {} was recorded as not run", held.id),
+        )
+        .hint("the hold was taken for abandoned; call again"),
+    }
+}
+
+/// The approved call runs only with the arguments and the entry it was shown with.
+async fn verify(
+    site: &Site,
+    actor: &Actor,
+    tool: &str,
+    args: &Map<String, Value>,
+    held: &HeldCall,
+) -> Result<()> {
+    let stored = approvals::get(&site.store, &held.id).await?;
+    if stored.args_sha256 != tools::args_digest(args) {
+        return Err(Error::new(
+            Code::APPROVAL_STALE,
+            format!("the approved arguments of {tool} differ from the call's"),
+        )
+        .hint("nothing was run; call again to be asked again"));
+    }
+    let now = Base::read(site, actor, tool, args).await;
+    if stored.base_sha256.as_deref() != Some(now.digest.as_str()) {
+        return Err(Error::new(
+            Code::APPROVAL_STALE,
+            format!("the entry changed after {tool} was approved"),
+        )
+        .hint("what was approved is no longer what would run; nothing was run: call again to be asked again"));
+    }
+    Ok(())
+}
+
+/// Ends a hold as `abandoned` when its call is cut short while it waits
+/// (cancelled, or the server stops): recorded as not run, never run later.
+struct Guard {
+    site: Site,
+    held: Option<HeldCall>,
+    late: Late,
+}
+
+impl Guard {
+    fn new(site: &Site, held: &HeldCall, late: Late) -> Guard {
+        Guard {
+            site: site.clone(),
+            held: Some(held.clone()),
+            late,
+        }
+    }
+
+    fn disarm(mut self) {
+        self.held = None;
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let site = self.site.clone();
+        self.late.push(rt.spawn(async move {
+            let ended = approvals::conclude(
+                &site.store,
+                &held,
+                Status::Abandoned,
+                approvals::SERVER_ACTOR,
+                json!({"found_by": "call cut short"}),
+            );
+            if let Err(e) = ended.await {
+                tracing::error!(code = %e.code, hold = %held.id, "could not record an abandoned hold");
+            }
+        }));
+    }
+}
