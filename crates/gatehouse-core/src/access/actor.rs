@@ -340,6 +340,9 @@ pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
 pub struct Refresher {
     identity: Actor,
     cached: std::sync::Mutex<Option<Cached>>,
+    /// An OAuth token's grant and when the token expires: a long stream
+    /// (`subscriptions/listen`, a long call) ends with its grant or token.
+    token: Option<(String, i64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -355,6 +358,7 @@ impl Refresher {
         Refresher {
             identity,
             cached: std::sync::Mutex::new(None),
+            token: None,
         }
     }
 
@@ -369,7 +373,22 @@ impl Refresher {
                 actor,
                 expires_at,
             })),
+            token: None,
         }
+    }
+
+    /// [`Refresher::seeded`] for an OAuth access token of `grant_id`, valid
+    /// until `token_expires_at`: every re-read also checks the grant stands.
+    pub fn seeded_token(
+        actor: Actor,
+        generation: i64,
+        key_expires_at: Option<i64>,
+        grant_id: String,
+        token_expires_at: i64,
+    ) -> Refresher {
+        let mut r = Refresher::seeded(actor, generation, key_expires_at);
+        r.token = Some((grant_id, token_expires_at));
+        r
     }
 
     /// Who the actor was at startup: whom to re-read, never what they may do.
@@ -386,11 +405,21 @@ impl Refresher {
         // the generation past this one, so the next call refreshes again.
         let generation = crate::store::access::generation(store).await?;
         let now = crate::time::now_ms();
+        if let Some((_, expires)) = &self.token
+            && *expires <= now
+        {
+            *self.cached.lock().expect("lock") = None;
+            return Err(crate::access::oauth::flow::token_expired());
+        }
         if let Some(c) = self.cached.lock().expect("lock").as_ref()
             && c.generation == generation
             && c.expires_at.is_none_or(|e| e > now)
         {
             return Ok(c.actor.clone());
+        }
+        if let Some((grant, _)) = &self.token {
+            let live = crate::access::oauth::flow::check_grant(store, grant).await;
+            live.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
         }
         let (actor, expires_at) = match &self.identity {
             Actor::ApiKey { key_id, .. } => {
