@@ -25,37 +25,22 @@
 
 #[path = "mcp/driver.rs"]
 mod driver;
+#[path = "mcp/site.rs"]
+mod site;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 use driver::{Figures, Target};
 
-/// The binary measured: this build's, or `BENCH_GATEHOUSE` (another build of
-/// it, for a before/after pair on the same site and driver).
-fn bin() -> String {
-    std::env::var("BENCH_GATEHOUSE").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gatehouse").into())
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
-
 fn main() {
     if let Ok(mode) = std::env::var(driver::ECHO_ENV) {
         return driver::rust_echo_server(mode.strip_prefix("commit:"));
     }
-    let n = env_num("BENCH_CALLS", 5000);
-    let runs = env_num("BENCH_RUNS", 3).max(1);
+    let n = site::env_num("BENCH_CALLS", 5000);
+    let runs = site::env_num("BENCH_RUNS", 3).max(1);
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let tmp = tempfile::tempdir().unwrap();
     // Checkpoint anchors and the signing key go to a scratch config dir.
@@ -66,22 +51,7 @@ fn main() {
         .ok()
         .filter(|s| !s.is_empty())
     {
-        let db = format!("gh_bench_mcp_{}", std::process::id());
-        // scripts/pg.sh's cluster has synchronous_commit off; the bench's
-        // database turns it on, so a commit has written its WAL to the kernel
-        // before the answer, as SQLite's WAL with synchronous=NORMAL does
-        // (neither fsyncs each commit).
-        let created = Command::new("psql")
-            .arg(format!("{base}/postgres"))
-            .args(["-q", "-c", &format!("CREATE DATABASE {db}")])
-            .args([
-                "-c",
-                &format!("ALTER DATABASE {db} SET synchronous_commit = on"),
-            ])
-            .status()
-            .unwrap();
-        assert!(created.success(), "could not create {db}");
-        sites.push(("postgres", Some(format!("{base}/{db}"))));
+        sites.push(("postgres", Some(site::pg_database(&base, "mcp"))));
     }
 
     // `BENCH_OLD_AUDIT_LAYOUT=1`: also a SQLite site whose audit log has the
@@ -91,15 +61,24 @@ fn main() {
     }
     let mut targets = Vec::new();
     for (backend, url) in sites {
-        let (site, key) = make_site(tmp.path(), &config, backend, url.as_deref());
+        let (site, key) = site::make_site(tmp.path(), &config, backend, url.as_deref());
         if backend == "sqlite-pre0017" {
             old_audit_layout(&site);
         }
         for tool in ["content_read", "content_write_draft"] {
-            targets.push(gatehouse_target(&site, &key, &config, backend, tool));
+            targets.push(gatehouse_target(&site, Some(&key), &config, backend, tool));
         }
+        // The anonymous actor every keyless HTTP client gets.
+        targets.push(gatehouse_target(
+            &site,
+            None,
+            &config,
+            backend,
+            "content_read",
+        ));
     }
     targets.extend(echo_targets(tmp.path()));
+    targets.extend(floor_target(tmp.path()));
     targets.retain(|t| t.name.contains(&only));
 
     let mut rows: Vec<(String, Figures)> = Vec::new();
@@ -116,8 +95,19 @@ fn main() {
     driver::table(&targets, &rows);
 }
 
-fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: &str) -> Target {
-    let (site, key, config) = (site.to_path_buf(), key.to_string(), config.to_path_buf());
+fn gatehouse_target(
+    site: &Path,
+    key: Option<&str>,
+    config: &Path,
+    backend: &str,
+    tool: &str,
+) -> Target {
+    let (site, key, config) = (
+        site.to_path_buf(),
+        key.map(str::to_string),
+        config.to_path_buf(),
+    );
+    let who = if key.is_some() { "" } else { " public" };
     let write = tool == "content_write_draft";
     let params: Box<dyn Fn(u64) -> Value> = if write {
         Box::new(|i| {
@@ -130,25 +120,28 @@ fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: 
     let command = {
         let (site, config) = (site.clone(), config.clone());
         Box::new(move || {
-            let mut c = Command::new(bin());
+            let mut c = Command::new(site::bin());
             c.arg("--site")
                 .arg(&site)
                 .arg("mcp")
-                .env("GATEHOUSE_API_KEY", &key)
                 .env("GATEHOUSE_CONFIG_DIR", &config);
+            match &key {
+                Some(key) => c.env("GATEHOUSE_API_KEY", key),
+                None => c.env_remove("GATEHOUSE_API_KEY"),
+            };
             c
         })
     };
     // A draft write records the call and the write: two entries.
     let per_call = if write { 2 } else { 1 };
     let audit: driver::AuditCheck = Box::new(move |calls: u64| {
-        let v = verify(&site, &config);
+        let v = site::verify(&site, &config);
         assert_eq!(v["ok"], true, "the audit chain must verify: {v}");
         let entries = v["entries"].as_u64().unwrap();
         (entries, calls * per_call)
     });
     Target {
-        name: format!("gatehouse {backend} {tool}"),
+        name: format!("gatehouse {backend} {tool}{who}"),
         command,
         params,
         audit: Some(audit),
@@ -158,8 +151,8 @@ fn gatehouse_target(site: &Path, key: &str, config: &Path, backend: &str, tool: 
 fn echo_targets(tmp: &Path) -> Vec<Target> {
     let echo = |i: u64| json!({"name": "echo", "arguments": {"message": format!("hello {i}")}});
     let mut out = Vec::new();
-    let ts = repo().join("tests/interop/echo_server.mjs");
-    if repo()
+    let ts = site::repo().join("tests/interop/echo_server.mjs");
+    if site::repo()
         .join("tests/interop/node_modules/@modelcontextprotocol/sdk")
         .exists()
     {
@@ -178,7 +171,7 @@ fn echo_targets(tmp: &Path) -> Vec<Target> {
     } else {
         println!("(ts-sdk echo skipped: run scripts/interop-setup.sh)");
     }
-    let py = repo().join("tests/interop/stdlib_echo_server.py");
+    let py = site::repo().join("tests/interop/stdlib_echo_server.py");
     out.push(Target {
         name: "python stdlib echo".into(),
         command: Box::new(move || {
@@ -222,20 +215,29 @@ fn echo_targets(tmp: &Path) -> Vec<Target> {
     out
 }
 
-fn verify(site: &Path, config: &Path) -> Value {
-    let out = Command::new(bin())
-        .arg("--site")
-        .arg(site)
-        .args(["audit", "verify", "--json"])
-        .env("GATEHOUSE_CONFIG_DIR", config)
-        .env_remove("GATEHOUSE_API_KEY")
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
-        panic!(
-            "audit verify: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )
+/// `BENCH_FLOOR_BIN`: an outside server to measure beside the others, run
+/// as `BIN DB_FILE` and answering `tools/call` on stdio (the commit-per-call
+/// floor: one SQLite row committed per call, no group commit). Its rows are
+/// counted like gatehouse's entries.
+fn floor_target(tmp: &Path) -> Option<Target> {
+    let bin = std::env::var_os("BENCH_FLOOR_BIN")?;
+    let db = tmp.join("commit-floor.db");
+    let counted = db.clone();
+    Some(Target {
+        name: "commit floor (a commit per call)".into(),
+        command: Box::new(move || {
+            let mut c = Command::new(&bin);
+            c.arg(&db);
+            c
+        }),
+        params: Box::new(|_| json!({"name": "content_read", "arguments": {"slug": "welcome"}})),
+        audit: Some(Box::new(move |calls| {
+            let conn = rusqlite::Connection::open(&counted).unwrap();
+            let rows: i64 = conn
+                .query_row("SELECT count(*) FROM audit", [], |r| r.get(0))
+                .unwrap_or(0);
+            (rows as u64, calls)
+        })),
     })
 }
 
@@ -262,39 +264,4 @@ fn old_audit_layout(site: &Path) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// A scratch site with an API key that may write drafts.
-fn make_site(tmp: &Path, config: &Path, backend: &str, url: Option<&str>) -> (PathBuf, String) {
-    let site = tmp.join(backend);
-    let mut init = Command::new(bin());
-    init.args(["site", "init"])
-        .arg(&site)
-        .arg("--scratch")
-        .env("GATEHOUSE_CONFIG_DIR", config);
-    if let Some(url) = url {
-        init.arg("--database-url").arg(url);
-    }
-    let out = init.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new(bin())
-        .arg("--site")
-        .arg(&site)
-        .args(["keys", "mint", "--label", "bench"])
-        .args(["--roles", "author", "--json"])
-        .env("GATEHOUSE_CONFIG_DIR", config)
-        .env_remove("GATEHOUSE_API_KEY")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    (site, v["key"].as_str().unwrap().to_string())
 }

@@ -40,7 +40,7 @@ pub enum KeysCommand {
         id: String,
         #[command(flatten)]
         restrict: RestrictFlags,
-        /// Lift restrictions: tools, read-only, content, rate, approve or all (comma-separated).
+        /// Lift restrictions: tools, read-only, content, rate, approve, from or all (comma-separated).
         #[arg(long, value_name = "WHAT")]
         clear: Vec<String>,
         #[arg(long)]
@@ -87,6 +87,9 @@ pub struct RestrictFlags {
     /// Calls of these tools or effect classes wait for a person's yes, e.g. publish,media_write.
     #[arg(long, value_name = "TOOLS|EFFECTS")]
     approve: Option<String>,
+    /// gatehouse serve accepts the key only from these client networks, e.g. 10.0.0.0/8,192.168.1.0/24.
+    #[arg(long, value_name = "NETWORKS")]
+    from: Option<String>,
 }
 
 impl RestrictFlags {
@@ -98,6 +101,7 @@ impl RestrictFlags {
             content_status: self.content_status,
             rate: self.rate,
             approve: self.approve,
+            from: self.from,
             clear,
         }
     }
@@ -201,6 +205,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                         "label",
                         "status",
                         "last call",
+                        "from",
                         "24h",
                         "7d",
                         "refused 7d",
@@ -214,6 +219,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                                 k.label.clone(),
                                 k.status.to_string(),
                                 u.last_call_at.map(rfc3339).unwrap_or_else(dash),
+                                u.last_from.clone().unwrap_or_else(dash),
                                 u.calls_day.to_string(),
                                 u.calls_week.to_string(),
                                 u.refused_week.to_string(),
@@ -318,6 +324,10 @@ fn restrictions_cell(r: &Restrictions) -> String {
     }
     if let Some(list) = &r.approve {
         parts.push(format!("approve {}", list.join(",")));
+    }
+    if let Some(nets) = &r.from {
+        let nets: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        parts.push(format!("from {}", nets.join(",")));
     }
     if parts.is_empty() {
         "-".into()

@@ -243,6 +243,8 @@ pub enum Code {
     KEY_SCOPE_CONTENT,
     /// The key made more calls than its rate allows; retry after the hint's delay.
     KEY_RATE_LIMITED,
+    /// `gatehouse serve`: the key is not accepted from the client's network.
+    KEY_NETWORK_NOT_ALLOWED,
 
     // Approvals: calls held until a person says yes.
     /// The client's user declined the call when asked.

@@ -15,7 +15,7 @@ use crate::util::{Locker, TestSite};
 
 /// An HTTP server that reads one request, reports it on the channel, and
 /// never answers (the connection stays open until the test ends).
-fn black_hole() -> (u16, mpsc::Receiver<()>) {
+pub(crate) fn black_hole() -> (u16, mpsc::Receiver<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = mpsc::channel();

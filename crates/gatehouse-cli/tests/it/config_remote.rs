@@ -68,10 +68,31 @@ fn doctor_calls_gatehouse_serve_with_the_installed_key() {
     let check = server_check(&report);
     assert_eq!(check["status"], "pass", "{report:#}");
     let message = check["message"].as_str().unwrap();
-    assert!(message.contains(&format!("key {id}")), "{message}");
+    // The server's word on the actor: the key and its roles, not only the id.
+    assert!(
+        message.contains(&format!("answers as key {id} (roles editor)")),
+        "{message}"
+    );
     assert!(
         message.contains("content_write_draft"),
         "an editor writes drafts: {message}"
+    );
+
+    // A role change on the server (this machine's config still says editor)
+    // shows in the next report, as the server sees it.
+    site.sql(&format!(
+        "UPDATE api_keys SET roles = 'viewer' WHERE id = '{id}'"
+    ));
+    site.sql("UPDATE access_generation SET gen = gen + 1 WHERE id = 1");
+    let report = doctor(&site, home.path());
+    let message = server_check(&report)["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.contains(&format!("answers as key {id} (roles viewer)"))
+            && !message.contains("content_write_draft"),
+        "{message}"
     );
 
     site.ok(&["keys", "revoke", &id]);

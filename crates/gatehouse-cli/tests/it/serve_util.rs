@@ -58,7 +58,20 @@ pub fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Reply {
-    let mut s = TcpStream::connect(addr).expect("connect");
+    try_request(addr, method, target, headers, body)
+        .unwrap_or_else(|| panic!("no answer from {addr}"))
+}
+
+/// [`request`], or `None` when the connection fails or closes before a
+/// whole answer (a server killed under load).
+pub fn try_request(
+    addr: &str,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Option<Reply> {
+    let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(PATIENCE)).unwrap();
     let mut head = format!("{method} {target} HTTP/1.1\r\n");
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -71,11 +84,13 @@ pub fn request(
         "Content-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     ));
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
+    s.write_all(head.as_bytes()).ok()?;
+    s.write_all(body).ok()?;
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
-    parse(&raw)
+    raw.windows(4)
+        .any(|w| w == b"\r\n\r\n")
+        .then(|| parse(&raw))
 }
 
 fn parse(raw: &[u8]) -> Reply {
@@ -122,6 +137,71 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
         let start = eol + 2;
         out.extend_from_slice(&b[start..(start + size).min(b.len())]);
         b = &b[(start + size + 2).min(b.len())..];
+    }
+}
+
+/// An open event stream (`text/event-stream` answer to a POST), read message
+/// by message as the server sends them.
+pub struct Events {
+    stream: TcpStream,
+    /// Bytes read and not yet taken apart into chunks.
+    raw: Vec<u8>,
+    /// The stream's text so far, minus the messages already returned.
+    text: String,
+    pub status: u16,
+}
+
+impl Events {
+    /// The next JSON-RPC message on the stream, or `None` when `within` passes
+    /// (or the server ends the stream) without one. Comments are skipped.
+    pub fn next_message(&mut self, within: Duration) -> Option<Value> {
+        let deadline = Instant::now() + within;
+        loop {
+            while let Some(end) = self.text.find("\n\n") {
+                let event: String = self.text.drain(..end + 2).collect();
+                let data: Vec<&str> = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim)
+                    .collect();
+                if !data.is_empty() {
+                    return Some(serde_json::from_str(&data.join("\n")).expect("JSON data"));
+                }
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            self.stream
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .unwrap();
+            let mut buf = [0u8; 8192];
+            match self.stream.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => self.raw.extend_from_slice(&buf[..n]),
+                Err(_) => return None,
+            }
+            self.dechunk();
+        }
+    }
+
+    /// Moves every complete chunk from `raw` to `text`.
+    fn dechunk(&mut self) {
+        loop {
+            let Some(eol) = self.raw.windows(2).position(|w| w == b"\r\n") else {
+                return;
+            };
+            let size = usize::from_str_radix(String::from_utf8_lossy(&self.raw[..eol]).trim(), 16)
+                .expect("a chunk size");
+            if self.raw.len() < eol + 2 + size + 2 {
+                return;
+            }
+            let chunk = self.raw[eol + 2..eol + 2 + size].to_vec();
+            self.raw.drain(..eol + 2 + size + 2);
+            self.text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// Closes the connection, as a client that goes away does.
+    pub fn close(self) {
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
     }
 }
 
@@ -229,6 +309,68 @@ impl Serve {
             &headers,
             &json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}),
         )
+    }
+
+    /// A 2026-07-28 request that asks for an event stream (`Accept:
+    /// text/event-stream` only), left open: its headers are read, its
+    /// messages are read by [`Events::next_message`].
+    pub fn modern_stream(&self, key: Option<&str>, id: u64, method: &str, params: Value) -> Events {
+        self.try_modern_stream(key, id, method, params)
+            .unwrap_or_else(|status| panic!("no event stream: status {status}"))
+    }
+
+    /// [`Serve::modern_stream`], or the status of the answer when it is not a stream.
+    pub fn try_modern_stream(
+        &self,
+        key: Option<&str>,
+        id: u64,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Events, u16> {
+        // Beside whatever `_meta` the caller gave (a progress token).
+        params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!(MODERN);
+        params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        let body = serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )
+        .unwrap();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: text/event-stream\r\nMCP-Protocol-Version: {MODERN}\r\nMcp-Method: {method}\r\n",
+            self.addr
+        );
+        if let Some(name) = params["name"].as_str() {
+            head.push_str(&format!("Mcp-Name: {name}\r\n"));
+        }
+        if let Some(k) = key {
+            head.push_str(&format!("Authorization: Bearer {k}\r\n"));
+        }
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&body).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        // The headers, byte by byte up to the blank line (the body stays unread).
+        let mut raw = Vec::new();
+        let mut byte = [0u8; 1];
+        while !raw.ends_with(b"\r\n\r\n") {
+            assert_eq!(
+                stream.read(&mut byte).expect("headers"),
+                1,
+                "closed: {raw:?}"
+            );
+            raw.push(byte[0]);
+        }
+        let reply = parse(&raw);
+        if reply.header("content-type") != Some("text/event-stream") {
+            return Err(reply.status);
+        }
+        Ok(Events {
+            stream,
+            raw: Vec::new(),
+            text: String::new(),
+            status: reply.status,
+        })
     }
 
     /// The tool names `tools/list` shows `key` (legacy era), sorted.

@@ -340,6 +340,9 @@ pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
 pub struct Refresher {
     identity: Actor,
     cached: std::sync::Mutex<Option<Cached>>,
+    /// Seeded with a generation read just now, for the request at hand: its
+    /// first refresh need not read the generation again.
+    fresh: std::sync::atomic::AtomicBool,
     /// An OAuth token's grant and when the token expires: a long stream
     /// (`subscriptions/listen`, a long call) ends with its grant or token.
     token: Option<(String, i64)>,
@@ -358,13 +361,16 @@ impl Refresher {
         Refresher {
             identity,
             cached: std::sync::Mutex::new(None),
+            fresh: false.into(),
             token: None,
         }
     }
 
     /// A refresher that already knows the actor as read at `generation` (an
-    /// HTTP request whose key was just checked): its first call reads only
-    /// the generation.
+    /// HTTP request whose key was just checked against a generation read for
+    /// this very request): its first refresh reads nothing, later ones read
+    /// the generation. A change committed after that read is seen by the
+    /// next request, as one committed just after the request arrived would be.
     pub fn seeded(actor: Actor, generation: i64, expires_at: Option<i64>) -> Refresher {
         Refresher {
             identity: actor.clone(),
@@ -373,6 +379,7 @@ impl Refresher {
                 actor,
                 expires_at,
             })),
+            fresh: true.into(),
             token: None,
         }
     }
@@ -401,9 +408,6 @@ impl Refresher {
         if matches!(self.identity, Actor::Public | Actor::Synthetic { .. }) {
             return Ok(self.identity.clone());
         }
-        // Read before the full refresh: a change committed in between moves
-        // the generation past this one, so the next call refreshes again.
-        let generation = crate::store::access::generation(store).await?;
         let now = crate::time::now_ms();
         if let Some((_, expires)) = &self.token
             && *expires <= now
@@ -411,6 +415,15 @@ impl Refresher {
             *self.cached.lock().expect("lock") = None;
             return Err(crate::access::oauth::flow::token_expired());
         }
+        if self.fresh.swap(false, std::sync::atomic::Ordering::Relaxed)
+            && let Some(c) = self.cached.lock().expect("lock").as_ref()
+            && c.expires_at.is_none_or(|e| e > now)
+        {
+            return Ok(c.actor.clone());
+        }
+        // Read before the full refresh: a change committed in between moves
+        // the generation past this one, so the next call refreshes again.
+        let generation = crate::store::access::generation(store).await?;
         if let Some(c) = self.cached.lock().expect("lock").as_ref()
             && c.generation == generation
             && c.expires_at.is_none_or(|e| e > now)

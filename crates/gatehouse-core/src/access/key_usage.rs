@@ -31,6 +31,11 @@ pub struct KeyUsage {
     #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
     #[ts(type = "string | null")]
     pub last_call_at: Option<i64>,
+    /// Where the newest call came from: `stdio` and the client's name, or
+    /// the HTTP client's address (calls recorded before this was kept have none).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_from: Option<String>,
     pub calls_day: i64,
     pub calls_week: i64,
     pub refused_day: i64,
@@ -42,7 +47,19 @@ pub struct KeyUsage {
 /// Usage of every key that made a call in the week before `now`, by key id.
 pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage>> {
     let rows = sql::tool_calls(store, "key:", now - WEEK_MS, now - DAY_MS).await?;
-    Ok(fold(rows))
+    let mut out = fold(rows);
+    for (actor, detail) in sql::last_calls(store, "key:", now - WEEK_MS).await? {
+        let from = serde_json::from_str::<serde_json::Value>(&detail)
+            .ok()
+            .and_then(|d| d.get("from")?.as_str().map(str::to_string))
+            .filter(|f| !f.is_empty());
+        if let (Some(id), Some(from)) = (actor.strip_prefix("key:"), from)
+            && let Some(u) = out.get_mut(id)
+        {
+            u.last_from = Some(from);
+        }
+    }
+    Ok(out)
 }
 
 fn fold(rows: Vec<sql::ToolCalls>) -> BTreeMap<String, KeyUsage> {

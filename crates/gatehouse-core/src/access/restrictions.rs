@@ -42,6 +42,12 @@ pub struct Restrictions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub approve: Option<Vec<String>>,
+    /// The client networks `gatehouse serve` accepts the key from (the
+    /// trusted proxy's forwarded address behind one). stdio is local: it is
+    /// never refused by this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "Array<string>")]
+    pub from: Option<Vec<Network>>,
     /// The OAuth scopes a token narrows its key's actor to. Never part of
     /// the key's stored restrictions: the grant holds them, and the token
     /// check puts them here (see `access::oauth`).
@@ -126,6 +132,77 @@ impl StatusScope {
             StatusScope::Published => status == "published",
         }
     }
+}
+
+/// A client network in CIDR form (`10.0.0.0/8`, `2001:db8::/32`); a bare
+/// address is its own /32 or /128.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(try_from = "String", into = "String")]
+#[ts(type = "string")]
+pub struct Network(ipnet::IpNet);
+
+impl FromStr for Network {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        let s = s.trim();
+        s.parse::<ipnet::IpNet>()
+            .or_else(|_| s.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+            .map(|n| Network(n.trunc()))
+            .map_err(|_| {
+                Error::invalid(
+                    Code::KEY_RESTRICTION_INVALID,
+                    format!("{s:?} is not a network"),
+                    "give networks in CIDR form, comma-separated, e.g. --from 10.0.0.0/8,192.168.1.0/24",
+                )
+            })
+    }
+}
+
+impl TryFrom<String> for Network {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<Network> for String {
+    fn from(n: Network) -> String {
+        n.0.to_string()
+    }
+}
+
+impl fmt::Display for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Network {
+    /// Whether `ip` is in this network (an IPv4-mapped IPv6 address counts as its IPv4 one).
+    pub fn contains(&self, ip: std::net::IpAddr) -> bool {
+        let ip = match ip {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        self.0.contains(&ip)
+    }
+}
+
+/// Networks, comma-separated.
+pub fn parse_networks(list: &str) -> Result<Vec<Network>> {
+    let out: Vec<Network> = list
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(str::parse)
+        .collect::<Result<_>>()?;
+    if out.is_empty() {
+        return Err(Error::invalid(
+            Code::KEY_RESTRICTION_INVALID,
+            "no network named",
+            "e.g. --from 10.0.0.0/8; to lift it use --clear from",
+        ));
+    }
+    Ok(out)
 }
 
 /// A slug pattern: slug characters and `*` (any run of them, even none).
@@ -442,6 +519,22 @@ mod tests {
     }
 
     #[test]
+    fn networks_parse_contain_and_refuse_junk() {
+        let n = parse_networks("10.0.0.0/8,192.0.2.7").unwrap();
+        assert!(n[0].contains("10.1.2.3".parse().unwrap()));
+        assert!(n[0].contains("::ffff:10.1.2.3".parse().unwrap()));
+        assert!(!n[0].contains("11.0.0.1".parse().unwrap()));
+        assert_eq!(n[1].to_string(), "192.0.2.7/32");
+        assert_eq!(
+            "10.9.9.9/8".parse::<Network>().unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+        for bad in ["10.0.0.0/33", "localhost", ""] {
+            assert!(parse_networks(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn stored_form_round_trips_and_none_is_empty() {
         assert_eq!(Restrictions::default().to_stored(), None);
         let r = Restrictions {
@@ -453,6 +546,7 @@ mod tests {
             }),
             rate: Some("5/s".parse().unwrap()),
             approve: Some(vec!["publish".into(), "media_write".into()]),
+            from: Some(parse_networks("10.0.0.0/8, 2001:db8::/32,192.0.2.7").unwrap()),
             scopes: None,
         };
         let text = r.to_stored().unwrap();

@@ -483,11 +483,19 @@ async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -
             None => "the anonymous public actor".to_string(),
         };
         checks.push(match super::probe::probe(&view.url, key.as_ref()).await {
-            Probe::Answered { server, version, tools } if server == "gatehouse" => Check::new(
+            Probe::Answered {
+                server,
+                version,
+                tools,
+                actor,
+            } if server == "gatehouse" => Check::new(
                 "server",
                 Status::Pass,
                 format!(
-                    "gatehouse {version} answers as {who}, who sees {} tool{}: {}",
+                    // The server's own word on the actor when it gives one
+                    // (it knows the key's roles; this machine may not).
+                    "gatehouse {version} answers as {}, who sees {} tool{}: {}",
+                    actor.unwrap_or(who),
                     tools.len(),
                     if tools.len() == 1 { "" } else { "s" },
                     tools.join(", ")

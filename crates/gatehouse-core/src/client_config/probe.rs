@@ -28,6 +28,9 @@ pub(super) enum Probe {
         version: String,
         /// The tools the key (or the anonymous caller) may see.
         tools: Vec<String>,
+        /// Who the server says the caller is (a Gatehouse server's
+        /// `initialize` names its actor in `_meta`), in words.
+        actor: Option<String>,
     },
     /// It refused the credentials (HTTP 401 or 403), with its message.
     Refused { status: u16, message: String },
@@ -77,6 +80,10 @@ async fn run(url: &str, key: Option<&RawKey>) -> std::result::Result<Probe, Prob
         .unwrap_or(VERSION)
         .to_string();
     let info = result.get("serverInfo").cloned().unwrap_or(Value::Null);
+    let actor = result
+        .get("_meta")
+        .and_then(|m| m.get(ACTOR_META))
+        .and_then(describe_actor);
     let text = |k: &str| {
         info.get(k)
             .and_then(Value::as_str)
@@ -112,6 +119,29 @@ async fn run(url: &str, key: Option<&RawKey>) -> std::result::Result<Probe, Prob
         server: text("name"),
         version: text("version"),
         tools,
+        actor,
+    })
+}
+
+/// Where a Gatehouse server's `initialize` result names the caller's actor.
+const ACTOR_META: &str = crate::mcp::server::handler::ACTOR_META;
+
+/// An actor as `whoami --json` shapes it, in words: "key abc (roles editor)",
+/// "user a@b.c (roles admin)", "the anonymous public actor".
+fn describe_actor(actor: &Value) -> Option<String> {
+    let roles: Vec<&str> = actor
+        .get("roles")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let roles = format!("roles {}", roles.join(", "));
+    let field = |k: &str| actor.get(k).and_then(Value::as_str);
+    Some(match field("kind")? {
+        "api_key" => format!("key {} ({roles})", field("key_id")?),
+        "user" => format!("user {} ({roles})", field("email")?),
+        "public" => "the anonymous public actor".to_string(),
+        other => format!("a {other} actor ({roles})"),
     })
 }
 

@@ -222,6 +222,22 @@ impl Direct {
         })
     }
 
+    /// A statement with one text parameter that returns at most one row of
+    /// one nullable text column (`None`: no row, or NULL).
+    pub(crate) fn optional_text(
+        &self,
+        context: &str,
+        sql: &str,
+        param: &str,
+    ) -> Result<Option<String>> {
+        self.read(context, |c| {
+            c.prepare_cached(sql)?
+                .query_row([param], |r| r.get::<_, Option<String>>(0))
+                .optional()
+                .map(Option::flatten)
+        })
+    }
+
     /// The committed chain head (`store::audit::committed_head`'s statement).
     pub(crate) fn head(&self, sql: &str) -> Result<(i64, String)> {
         self.read("reading the audit head", |c| {

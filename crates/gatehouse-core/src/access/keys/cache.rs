@@ -11,7 +11,8 @@
 //! the cache holds at most `capacity` of them.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rand::RngExt;
@@ -44,6 +45,9 @@ pub struct VerifyCache {
     entries: Mutex<HashMap<String, Entry>>,
     capacity: usize,
     ttl: Duration,
+    /// Full verifications (argon2 runs) so far: shown by `/metrics`, so an
+    /// operator can see that a key costs one, not one per request.
+    verifications: Arc<AtomicU64>,
 }
 
 impl VerifyCache {
@@ -53,7 +57,13 @@ impl VerifyCache {
             entries: Mutex::new(HashMap::new()),
             capacity: capacity.max(1),
             ttl,
+            verifications: Arc::default(),
         }
+    }
+
+    /// The count of full verifications (argon2 runs), shared with its reader.
+    pub fn verifications(&self) -> Arc<AtomicU64> {
+        self.verifications.clone()
     }
 
     /// How long an entry is trusted before the key is verified again in full.
@@ -102,6 +112,7 @@ impl VerifyCache {
                 }
             };
         }
+        self.verifications.fetch_add(1, Ordering::Relaxed);
         let key = verify(store, raw).await?;
         let checked = CheckedKey { key, generation };
         let mut entries = self.entries.lock().expect("lock");

@@ -77,6 +77,8 @@ pub struct CallAudit {
     /// The tool's code once it finished (`Some(None)`: it succeeded).
     reached: Option<Option<Code>>,
     written: bool,
+    /// Where the call came from (see `tools::record`).
+    from: String,
 }
 
 impl CallAudit {
@@ -96,7 +98,14 @@ impl CallAudit {
             deadline: Instant::now() + CALL_BOUND,
             reached: None,
             written: false,
+            from: String::new(),
         }
+    }
+
+    /// Where the call came from.
+    pub fn from(mut self, from: String) -> CallAudit {
+        self.from = from;
+        self
     }
 
     /// When the call's work must be done by.
@@ -121,8 +130,8 @@ impl CallAudit {
                 &self.label,
                 self.tool,
                 &self.args,
-                verdict,
-                code,
+                (verdict, code),
+                &self.from,
             ),
         )
         .await;
@@ -183,16 +192,17 @@ impl Drop for CallAudit {
             );
             return;
         };
-        let (site, label, tool, args) = (
+        let (site, label, tool, args, from) = (
             self.site.clone(),
             std::mem::take(&mut self.label),
             self.tool,
             std::mem::take(&mut self.args),
+            std::mem::take(&mut self.from),
         );
         let code = self.reached.flatten();
         tracing::debug!(tool, outcome, "recording a call cut short");
         self.late.push(rt.spawn(async move {
-            let write = tools::record(&site, &label, tool, &args, outcome, code);
+            let write = tools::record(&site, &label, tool, &args, (outcome, code), &from);
             match tokio::time::timeout(CALL_BOUND, write).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {

@@ -27,6 +27,12 @@ use crate::mcp::server::manifest;
 use crate::mcp::wire::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use crate::site::Site;
 
+/// Where `initialize` names the actor the caller is served as (the shape of
+/// `gatehouse whoami --json`), so a client such as `config doctor` can show
+/// who a key is on a remote server. The caller learns only what its own
+/// credentials are.
+pub const ACTOR_META: &str = "gatehouse/actor";
+
 const INSTRUCTIONS: &str = "Gatehouse gives scoped access to one site's content. Read with content_list, content_read and content_search; the tools listed are those your credentials allow, and every call is checked again.";
 
 /// The negotiated legacy session, once `initialize` was answered.
@@ -57,6 +63,9 @@ pub struct State {
     /// Requests sent to the client ([`State::request_client`]).
     pending: Pending,
     next_request: AtomicU64,
+    /// Where calls come from, for each call's audit entry (key usage):
+    /// `stdio` with the client's name, or the HTTP client's address.
+    origin: Mutex<String>,
 }
 
 /// How one request is served.
@@ -86,6 +95,7 @@ impl State {
             late: Late::default(),
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -117,6 +127,7 @@ impl State {
             late,
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
+            origin: Mutex::new("stdio".into()),
         }
     }
 
@@ -209,6 +220,15 @@ impl State {
     pub async fn send(&self, message: Value) {
         // Fails only when the writer is gone, i.e. the server is shutting down.
         let _ = self.out.send(message).await;
+    }
+
+    /// Sets where this state's calls come from (the HTTP client's address).
+    pub fn set_origin(&self, origin: String) {
+        *self.origin.lock().expect("lock") = origin;
+    }
+
+    fn origin(&self) -> String {
+        self.origin.lock().expect("lock").clone()
     }
 
     /// The client's name when it declared it can ask its user (form
@@ -311,7 +331,7 @@ impl State {
         }
         let meta = era::request_meta(params.as_ref())?;
         if method == "initialize" {
-            return self.initialize(params.as_ref()).map(Some);
+            return self.initialize(params.as_ref()).await.map(Some);
         }
         let served = match meta {
             Some(RequestMeta { version, .. }) => Served {
@@ -352,26 +372,38 @@ impl State {
         )))
     }
 
-    fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
+    async fn initialize(&self, params: Option<&Map<String, Value>>) -> RpcResult {
         let requested = params
             .and_then(|p| p.get("protocolVersion"))
             .and_then(Value::as_str)
             .ok_or_else(|| {
                 invalid_params("Invalid params: initialize needs a string protocolVersion")
             })?;
-        let mut session = self.session.lock().expect("lock");
-        if session.is_some() {
-            return Err(jsonrpc::invalid_request(
-                Value::Null,
-                "Invalid Request: initialize was already answered; start a new server process to start over",
-            )
-            .error);
+        let version = {
+            let mut session = self.session.lock().expect("lock");
+            if session.is_some() {
+                return Err(jsonrpc::invalid_request(
+                    Value::Null,
+                    "Invalid Request: initialize was already answered; start a new server process to start over",
+                )
+                .error);
+            }
+            let version = era::negotiate(requested);
+            *session = Some(Session {
+                version,
+                asks: client_asks(params, version),
+            });
+            version
+        };
+        if let Some(name) = params
+            .and_then(|p| p.get("clientInfo"))
+            .and_then(|c| c.get("name"))
+            .and_then(Value::as_str)
+            && self.origin() == "stdio"
+        {
+            let name = jsonrpc::shorten(&crate::text::escape_controls(name), 64);
+            self.set_origin(format!("stdio {name}"));
         }
-        let version = era::negotiate(requested);
-        *session = Some(Session {
-            version,
-            asks: client_asks(params, version),
-        });
         tracing::info!(requested = %jsonrpc::shorten(requested, 40), negotiated = version, "initialize");
         let result = InitializeResult::new(Self::capabilities())
             .with_protocol_version(protocol_version(version))
@@ -382,6 +414,13 @@ impl State {
             obj.remove("resultType");
             obj.remove("_meta");
         }
+        // As the store has the actor now; a refused key shows as the identity
+        // it was (its calls are refused anyway).
+        let actor = self
+            .actor_now()
+            .await
+            .unwrap_or_else(|_| self.actor.identity().clone());
+        value["_meta"] = json!({ ACTOR_META: actor });
         Ok(value)
     }
 
@@ -440,8 +479,15 @@ impl State {
             .map(Actor::label)
             .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
-            if let Err(e) =
-                tools::record(&self.site, &label, "<unknown>", args, "unknown_tool", None).await
+            if let Err(e) = tools::record(
+                &self.site,
+                &label,
+                "<unknown>",
+                args,
+                ("unknown_tool", None),
+                &self.origin(),
+            )
+            .await
             {
                 tracing::error!(code = %e.code, "could not record a call of an unknown tool");
             }
@@ -459,7 +505,8 @@ impl State {
             }
             Err(_) => Ok(()),
         };
-        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone());
+        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
+            .from(self.origin());
         let work = async {
             match (&actor, &approval) {
                 (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,

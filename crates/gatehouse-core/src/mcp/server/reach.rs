@@ -79,6 +79,8 @@ pub struct RestrictionChange {
     pub rate: Option<String>,
     /// Comma-separated tool names or effect classes whose calls wait for a yes.
     pub approve: Option<String>,
+    /// Comma-separated client networks (`gatehouse serve` only).
+    pub from: Option<String>,
     /// Restrictions to lift: `tools`, `read-only`, `content`, `rate`, `approve` or `all`.
     pub clear: Vec<String>,
 }
@@ -93,13 +95,14 @@ impl RestrictionChange {
                 "content" => r.content = None,
                 "rate" => r.rate = None,
                 "approve" => r.approve = None,
+                "from" => r.from = None,
                 "all" => r = Restrictions::default(),
                 "" => {}
                 other => {
                     return Err(Error::invalid(
                         Code::KEY_RESTRICTION_INVALID,
                         format!("cannot clear {other:?}"),
-                        "clear one of tools, read-only, content, rate, approve or all",
+                        "clear one of tools, read-only, content, rate, approve, from or all",
                     ));
                 }
             }
@@ -130,6 +133,9 @@ impl RestrictionChange {
         }
         if let Some(list) = &self.approve {
             r.approve = Some(parse_approve(list)?);
+        }
+        if let Some(list) = &self.from {
+            r.from = Some(crate::access::restrictions::parse_networks(list)?);
         }
         Ok(r)
     }
@@ -258,6 +264,10 @@ pub fn describe(actor: &Actor) -> Reach {
     if let Some(list) = &r.approve {
         words.push(format!("waits for a person's yes: {}", list.join(", ")));
     }
+    if let Some(nets) = &r.from {
+        let nets: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        words.push(format!("over HTTP only from {}", nets.join(", ")));
+    }
     if let Some(rate) = r.rate {
         words.push(format!("rate: at most {}", rate.describe()));
     }
@@ -292,13 +302,14 @@ pub fn markdown() -> String {
         ));
     }
     out.push_str(
-        "\n## Key restrictions\n\nA key can be narrowed beyond its roles, at `gatehouse keys mint` or later with `gatehouse keys restrict ID` (`--clear tools|read-only|content|rate|approve|all` lifts one). A restriction never widens what the roles allow; the manifest a key sees lists only what it may call, and each refusal has its own code and audit entry.\n\n\
+        "\n## Key restrictions\n\nA key can be narrowed beyond its roles, at `gatehouse keys mint` or later with `gatehouse keys restrict ID` (`--clear tools|read-only|content|rate|approve|from|all` lifts one). A restriction never widens what the roles allow; the manifest a key sees lists only what it may call, and each refusal has its own code and audit entry.\n\n\
 | restriction | flag | refusal |\n|---|---|---|\n\
 | tool allowlist | `--tools content_read,content_search` | `KEY_TOOL_NOT_ALLOWED` |\n\
 | read-only | `--read-only` | `KEY_READ_ONLY` |\n\
 | content scope | `--content 'blog-*'` (slug patterns, `*` any run), `--content-status draft\\|published` | `KEY_SCOPE_CONTENT` |\n\
 | rate | `--rate 60/min` (per second, minute, hour or day; a token bucket per key in the server) | `KEY_RATE_LIMITED`, with `retry_after_ms` |\n\
-| approval | `--approve publish,media_write` (tools or effect classes; adds to the site's `[approvals]` policy) | held until a person says yes; `APPROVAL_DECLINED`, `APPROVAL_DENIED`, `APPROVAL_TIMEOUT`, `APPROVAL_STALE` |\n\n\
+| approval | `--approve publish,media_write` (tools or effect classes; adds to the site's `[approvals]` policy) | held until a person says yes; `APPROVAL_DECLINED`, `APPROVAL_DENIED`, `APPROVAL_TIMEOUT`, `APPROVAL_STALE` |\n\
+| client networks | `--from 10.0.0.0/8,192.168.1.0/24` (`gatehouse serve`; behind `--behind-proxy`, the forwarded address; stdio is local and unaffected) | `KEY_NETWORK_NOT_ALLOWED` (HTTP 403) |\n\n\
 A content scope holds in every content tool: lists, searches and their limits and offsets count only entries in scope; a slug outside the patterns is refused by name; an entry reached through a redirect, or whose status is outside the scope, reads as absent; a published-only scope hides pending revisions. Media belong to no entry, so a key with a content scope gets no media tools.\n",
     );
     out
@@ -387,6 +398,7 @@ mod tests {
             content_status: Some("draft".into()),
             rate: Some("60/min".into()),
             approve: None,
+            from: None,
             clear: vec![],
         }
         .apply(Restrictions::default())
@@ -444,6 +456,7 @@ mod tests {
                 content_status: Some("draft".into()),
                 rate: Some("60/min".into()),
                 approve: None,
+                from: None,
                 ..Default::default()
             },
         );

@@ -393,21 +393,22 @@ pub fn args_digest(args: &Map<String, Value>) -> String {
     ))
 }
 
-/// Appends the `mcp.tool_call` audit entry and returns its seq. The caller
+/// Appends the `mcp.tool_call` audit entry (with where the call came from:
+/// `stdio` and the client's name, or the HTTP client's address) and returns its seq. The caller
 /// decides what a failure means (see `call_record`: the call fails closed).
 pub async fn record(
     site: &Site,
     actor_label: &str,
     tool: &str,
     args: &Map<String, Value>,
-    outcome: &str,
-    code: Option<Code>,
+    (outcome, code): (&str, Option<Code>),
+    from: &str,
 ) -> Result<i64> {
     let entry = audit::AuditEntry {
         actor: actor_label,
         action: "mcp.tool_call",
         subject: tool,
-        detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code}),
+        detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code, "from": from}),
     };
     audit::record(&site.store, entry).await
 }

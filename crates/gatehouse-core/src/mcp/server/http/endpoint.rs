@@ -73,6 +73,9 @@ pub struct Server {
     key_rates: Buckets,
     failures: Buckets,
     slots: Arc<Semaphore>,
+    /// KiB of request bodies being read: a body is weighed by the admission
+    /// budget only once it is whole, so what is still arriving needs its own.
+    bodies: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     limits: HttpLimits,
     late: Late,
@@ -91,6 +94,11 @@ impl Server {
         closing: watch::Receiver<bool>,
     ) -> Server {
         let l = &opts.limits;
+        let keys = VerifyCache::new(l.key_cache, l.key_cache_ttl);
+        let metrics = Metrics {
+            key_verifications: keys.verifications(),
+            ..Metrics::default()
+        };
         let oauth = opts.oauth.clone().map(OAuth::new);
         // The public URL's name and origin are answered without more flags.
         let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
@@ -113,15 +121,16 @@ impl Server {
             oauth,
             exposure: Exposure::new(bound, &hosts, &origins, &opts.behind_proxy),
             admission: Admission::new(&l.core),
-            keys: VerifyCache::new(l.key_cache, l.key_cache_ttl),
+            keys,
             key_rates: Buckets::new(l.key_rate, 100_000),
             failures: Buckets::new(l.auth_failures, 100_000),
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
+            bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
             streams: Arc::new(Semaphore::new(l.max_streams)),
             limits: l.clone(),
             late,
             closing,
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::new(metrics),
         }
     }
 }
@@ -399,6 +408,44 @@ impl Server {
         }
     }
 
+    /// A key restricted to client networks (`keys restrict --from`) is
+    /// refused from any other address, and the refusal is audited.
+    async fn network_allows(&self, actor: &Actor, client: IpAddr) -> Result<(), Error> {
+        let Actor::ApiKey {
+            key_id,
+            restrictions,
+            ..
+        } = actor
+        else {
+            return Ok(());
+        };
+        let Some(nets) = &restrictions.from else {
+            return Ok(());
+        };
+        if nets.iter().any(|n| n.contains(client)) {
+            return Ok(());
+        }
+        let entry = crate::access::audit::AuditEntry {
+            actor: &actor.label(),
+            action: "key.network_refused",
+            subject: key_id,
+            detail: serde_json::json!({"from": client.to_string(), "code": codes::KEY_NETWORK_NOT_ALLOWED}),
+        };
+        if let Err(e) = crate::access::audit::record(&self.site.store, entry).await {
+            tracing::error!(code = %e.code, "could not record a refused network");
+            return Err(e);
+        }
+        let shown: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        Err(Error::new(
+            codes::KEY_NETWORK_NOT_ALLOWED,
+            format!("this key is not accepted from {client}"),
+        )
+        .hint(format!(
+            "the key is restricted to {}; an admin can change it with `gatehouse keys restrict ID --from …`",
+            shown.join(", ")
+        )))
+    }
+
     /// A 401 with the challenge: OAuth's (pointing to the resource metadata)
     /// when OAuth is on.
     fn unauthorized(&self, e: &Error) -> Response<Body> {
@@ -499,6 +546,9 @@ impl Server {
             Ok(a) => a,
             Err(r) => return r,
         };
+        if let Err(e) = self.network_allows(actor.identity(), client).await {
+            return refusal(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, &e);
+        }
         if parts.method != Method::POST {
             let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "use POST\n");
             r.headers_mut()
@@ -550,6 +600,14 @@ impl Server {
         if declared.is_some_and(|n| n > max as u64) {
             return too_large();
         }
+        // Room for the whole body (as declared, else the largest allowed),
+        // twice (its chunks and the one buffer they are joined into), before
+        // a byte of it is read; never waits: a full budget is "busy".
+        let reserve = declared.map_or(max, |n| n as usize).saturating_mul(2);
+        let reserve_kib = u32::try_from(reserve.div_ceil(1024)).unwrap_or(u32::MAX);
+        let Ok(body_held) = self.bodies.clone().try_acquire_many_owned(reserve_kib) else {
+            return busy("the request bodies being read already use the memory budget");
+        };
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
         let bytes = match tokio::time::timeout_at(deadline, Limited::new(body, max).collect()).await
         {
@@ -585,8 +643,18 @@ impl Server {
                 return json_response(status, &reply);
             }
         };
-        self.serve(admitted, headers, version_header, actor, slot, deadline)
-            .await
+        // The parsed message holds its own share now; the text is done with.
+        drop(bytes);
+        drop(body_held);
+        self.serve(
+            admitted,
+            headers,
+            version_header,
+            (actor, client),
+            slot,
+            deadline,
+        )
+        .await
     }
 
     /// The era rules, then the core.
@@ -595,7 +663,7 @@ impl Server {
         admitted: Admitted,
         headers: &HeaderMap,
         version_header: Option<&str>,
-        actor: Refresher,
+        (actor, client): (Refresher, IpAddr),
         slot: tokio::sync::OwnedSemaphorePermit,
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
@@ -608,7 +676,7 @@ impl Server {
                 let Some(legacy) = legacy else {
                     return unsupported(&Value::Null, version_header.unwrap_or(""));
                 };
-                let (state, _out) = self.state(actor, Some(legacy));
+                let (state, _out) = self.state(actor, client, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
                     Ok(None) => accepted(),
@@ -699,7 +767,7 @@ impl Server {
                 .and_then(manifest::find)
                 .map_or("unknown", |s| s.name)
         });
-        let (state, out) = self.state(actor, legacy);
+        let (state, out) = self.state(actor, client, legacy);
         let metrics = self.metrics.clone();
         let work = {
             let state = state.clone();
@@ -757,6 +825,7 @@ impl Server {
     fn state(
         &self,
         actor: Refresher,
+        client: IpAddr,
         legacy: Option<&'static str>,
     ) -> (Arc<State>, mpsc::Receiver<Value>) {
         let (tx, rx) = mpsc::channel(64);
@@ -768,6 +837,7 @@ impl Server {
             self.closing.clone(),
             self.late.clone(),
         );
+        state.set_origin(client.to_string());
         (Arc::new(state), rx)
     }
 }
@@ -952,6 +1022,8 @@ pub struct Metrics {
     pub in_flight: AtomicU64,
     pub auth_failures: AtomicU64,
     pub rate_limited: AtomicU64,
+    /// Keys verified in full (argon2), shared with the verify cache.
+    pub key_verifications: Arc<AtomicU64>,
     calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
     latency: Mutex<(Vec<u64>, u64, f64)>,
 }
@@ -1004,6 +1076,11 @@ impl Metrics {
         o.push_str(&format!(
             "gatehouse_http_rate_limited_total {}\n",
             self.rate_limited.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_key_verifications_total counter\n");
+        o.push_str(&format!(
+            "gatehouse_key_verifications_total {}\n",
+            self.key_verifications.load(Ordering::Relaxed)
         ));
         o.push_str("# TYPE gatehouse_tool_calls_total counter\n");
         let mut calls: Vec<_> = self
