@@ -106,6 +106,7 @@ async def entry_status(slug):
 async def client_decides():
     policy('effects = ["publish"]\ndecide = "client"\ntimeout_seconds = 3')
     asked = []
+    not_queued = []
     gate = asyncio.Event()
 
     async def accept(ctx, p):
@@ -118,6 +119,8 @@ async def client_decides():
 
     async def never(ctx, p):
         asked.append(p.message)
+        hold = p.message.rsplit("(id ", 1)[1].rstrip(").")
+        not_queued.append(cli_code("approvals", "approve", hold))
         await gate.wait()
         return types.ElicitResult(action="accept", content={})
 
@@ -140,6 +143,7 @@ async def client_decides():
         took = time.monotonic() - started
         gate.set()
         check(e["code"] == "APPROVAL_TIMEOUT" and 2.5 < took < 10, f"no answer: refused at the timeout ({took:.1f} s): {e['code']}")
+        check(not_queued == ["APPROVAL_NOT_QUEUED"], f"a call asked of the client's user is not the owner's to decide: {not_queued}")
     check(await entry_status("autumn") == "draft", "a timed-out publish did not run")
     holds = [h for h in cli_json("approvals", "list", "--all") if h["actor"] == caller]
     got = sorted(h["status"] for h in holds)
@@ -293,6 +297,18 @@ async def forged_and_killed():
     check(status(second) == "abandoned", "the next server start records the other held call as not run")
     check(await entry_status("killed-a") == "draft" and await entry_status("killed-b") == "draft",
           "neither killed call ever ran")
+
+    # A decision after a hold's timeout, when no server was there to end it.
+    policy('effects = ["publish"]\ndecide = "owner"\ntimeout_seconds = 2')
+    proc, send = raw_server(EDITOR_KEY)
+    send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "content_publish", "arguments": {"slug": "killed-a"}}})
+    expired = await waiting_hold(caller)
+    proc.kill()
+    proc.wait()
+    await asyncio.sleep(2.5)
+    check(cli_code("approvals", "approve", expired) == "APPROVAL_EXPIRED", "approving a hold past its timeout is refused")
+    check(status(expired) == "timed_out", "and the hold is recorded as timed out, not run")
+    check(await entry_status("killed-a") == "draft", "the expired call never ran")
 
 
 async def main():

@@ -144,7 +144,7 @@ fn python_sdk_calls_wait_for_the_clients_user_and_the_owners_queue() {
     assert_eq!(count("approval.declined", &asked_user), 1, "{entries:?}");
     assert_eq!(count("approval.approved", "cli"), 2, "{entries:?}");
     assert_eq!(count("approval.denied", "cli"), 5, "{entries:?}");
-    assert_eq!(count("approval.timeout", "gatehouse"), 2, "{entries:?}");
+    assert_eq!(count("approval.timeout", "gatehouse"), 3, "{entries:?}");
     assert_eq!(count("approval.abandoned", "gatehouse"), 2, "{entries:?}");
     let asked = entries
         .iter()

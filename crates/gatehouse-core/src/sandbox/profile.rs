@@ -486,7 +486,7 @@ mod tests {
             },
             Profile {
                 connect_ports: vec![443],
-                backend: Backend::Bwrap,
+                backend: Backend::None,
                 ..Profile::default()
             },
             Profile {

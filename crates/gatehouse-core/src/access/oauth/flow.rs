@@ -901,6 +901,8 @@ pub struct TokenActor {
     pub scopes: ScopeSet,
     /// When the key stops working, if ever.
     pub key_expires_at: Option<i64>,
+    /// When this access token stops working.
+    pub token_expires_at: i64,
 }
 
 fn token_invalid(message: &str) -> Error {
@@ -910,6 +912,20 @@ fn token_invalid(message: &str) -> Error {
         message.to_string(),
     )
     .hint("get a new token: refresh it, or authorize the client again")
+}
+
+/// The refusal of an access token past its expiry.
+pub fn token_expired() -> Error {
+    token_invalid("the access token expired")
+}
+
+/// Refuses when a grant was revoked (or is gone): what a long-running
+/// request re-checks when the access generation moves.
+pub async fn check_grant(store: &Store, grant_id: &str) -> Result<()> {
+    match sql::grant_revoked_at(store, grant_id).await? {
+        Some(None) => Ok(()),
+        _ => Err(token_invalid("the grant was revoked")),
+    }
 }
 
 /// Whether a bearer credential is one of ours rather than an API key.
@@ -931,7 +947,7 @@ pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Res
         return Err(token_invalid("the grant was revoked"));
     }
     if row.expires_at <= now {
-        return Err(token_invalid("the access token expired"));
+        return Err(token_expired());
     }
     if !issuer.is_resource(&row.resource) {
         return Err(token_invalid(
@@ -954,6 +970,7 @@ pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Res
         grant_id: row.grant_id,
         scopes,
         key_expires_at: key.expires_at,
+        token_expires_at: row.expires_at,
     })
 }
 

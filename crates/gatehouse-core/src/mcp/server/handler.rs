@@ -260,6 +260,11 @@ impl State {
         (id, rx)
     }
 
+    /// Forgets a request sent to the client whose answer no one awaits any more.
+    pub fn forget_client_request(&self, id: &Value) {
+        self.pending.lock().expect("lock").remove(&id.to_string());
+    }
+
     /// Gives up on a request sent to the client and tells it so.
     pub async fn cancel_client_request(&self, id: &Value) {
         self.pending.lock().expect("lock").remove(&id.to_string());

@@ -234,6 +234,8 @@ async fn ask_client(
     });
     let left = Duration::from_millis(u64::try_from(held.expires_at - now_ms()).unwrap_or(0));
     let (id, answer) = state.request_client("elicitation/create", params).await;
+    // However this ends (a cancelled call drops it here), the request is forgotten.
+    let _forget = Forget { state, id: &id };
     // The hold is renewed while the answer is awaited (renewing never ends by itself).
     let answer = tokio::select! {
         a = tokio::time::timeout(left, answer) => a.map(Result::ok),
@@ -268,19 +270,20 @@ async fn ask_client(
                 .hint("nothing was run; a client without a way to ask gets the site owner's queue when the policy says decide = \"owner\""),
             ),
         ),
-        // The session closed before the answer came.
-        Ok(None) => {
-            return Err(Error::new(
+        // The session closed before the answer came: the call is not run.
+        Ok(None) => (
+            Status::Abandoned,
+            Some(Error::new(
                 Code::APPROVAL_DECLINED,
                 "the client went away before answering",
-            ));
-        }
+            )),
+        ),
         Err(_) => {
             state.cancel_client_request(&id).await;
             (Status::TimedOut, Some(timed_out(held)))
         }
     };
-    let by = if status == Status::TimedOut {
+    let by = if matches!(status, Status::TimedOut | Status::Abandoned) {
         approvals::SERVER_ACTOR.to_string()
     } else {
         by
@@ -294,6 +297,18 @@ async fn ask_client(
 
 fn jsonrpc_shorten(s: &str) -> String {
     crate::mcp::wire::jsonrpc::shorten(s, 200)
+}
+
+/// Forgets a request to the client when its asker is gone.
+struct Forget<'a> {
+    state: &'a State,
+    id: &'a Value,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        self.state.forget_client_request(self.id);
+    }
 }
 
 /// Renews the hold every heartbeat; never returns.

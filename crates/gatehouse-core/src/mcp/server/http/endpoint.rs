@@ -479,7 +479,13 @@ impl Server {
             Err(e) => Err(e),
         };
         match checked {
-            Ok((generation, t)) => Ok(Refresher::seeded(t.actor, generation, t.key_expires_at)),
+            Ok((generation, t)) => Ok(Refresher::seeded_token(
+                t.actor,
+                generation,
+                t.key_expires_at,
+                t.grant_id,
+                t.token_expires_at,
+            )),
             Err(e)
                 if matches!(
                     e.code,
