@@ -30,7 +30,7 @@ cargo test --workspace --no-run
 step "clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "cross clippy: core and CLI for Windows and macOS (scripts/cross-check.sh)"
+step "cross clippy: core, CLI and the desktop app for Windows and macOS (scripts/cross-check.sh)"
 bash scripts/cross-check.sh
 
 step "generated IPC types are current (ui/src/generated/ipc-types.ts)"

@@ -102,7 +102,9 @@ run() { mark "$*"; "$WINE" "$@"; }
 # (client_config's tests and one of site's are written with Unix paths: see
 # docs/decisions.md.)
 run "$core_lib" --test-threads 2 access:: site:: mcp::wire:: sandbox::windows:: sandbox::spec:: \
-  sandbox::stderr:: --skip site::remembered::tests::sqlite_shows_the_file
+  sandbox::stderr:: sandbox::profile:: sandbox::probe:: sandbox::seatbelt:: sandbox::scratch::root_tests \
+  client_config::install::replace_tests:: \
+  --skip site::remembered::tests::sqlite_shows_the_file
 run "$core_it" --test-threads 2 windows::
 
 mark "acceptance: gatehouse.exe under wine64"
@@ -140,4 +142,5 @@ out=$(gh call fx echo --args '{"message":"hello from wine"}' | tr -d '\r') || fa
 echo "ok   call fx echo: $out"
 [ -z "$(ls -A "$work/scratch" 2>/dev/null)" ] || fail "scratch left behind: $(ls -A "$work/scratch")"
 echo "ok   the server's scratch directory is gone"
+
 mark "done"

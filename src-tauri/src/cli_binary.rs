@@ -80,6 +80,25 @@ impl AppImage {
 }
 
 /// [`locate`] with its inputs given.
+/// Where the candidate binary came from: the user's choice is used as it
+/// is; the desktop app's own sibling is copied out of an AppImage mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// [`ENV_BIN`] names it.
+    EnvVar,
+    /// It sits next to the desktop app's binary.
+    Sibling,
+}
+
+impl Source {
+    fn describe(self) -> String {
+        match self {
+            Source::EnvVar => format!("{ENV_BIN} names"),
+            Source::Sibling => "expected next to the desktop app at".to_string(),
+        }
+    }
+}
+
 fn locate_from(
     env_bin: Option<OsString>,
     exe: &Path,
@@ -87,14 +106,15 @@ fn locate_from(
 ) -> Result<PathBuf> {
     let sibling = exe.with_file_name(format!("{CLI_NAME}{}", std::env::consts::EXE_SUFFIX));
     let (candidate, source) = match env_bin.filter(|v| !v.is_empty()) {
-        Some(path) => (PathBuf::from(path), format!("{ENV_BIN} names")),
-        None => (sibling, "expected next to the desktop app at".to_string()),
+        Some(path) => (PathBuf::from(path), Source::EnvVar),
+        None => (sibling, Source::Sibling),
     };
     if !candidate.is_file() {
         return Err(Error::invalid(
             codes::CLI_BINARY_NOT_FOUND,
             format!(
-                "the gatehouse CLI was not found: {source} {}",
+                "the gatehouse CLI was not found: {} {}",
+                source.describe(),
                 candidate.display()
             ),
             format!(
@@ -104,7 +124,7 @@ fn locate_from(
         ));
     }
     match appimage {
-        Some(app) if !source.starts_with(ENV_BIN) => {
+        Some(app) if source == Source::Sibling => {
             install_copy(&candidate, &app.stable)?;
             client_config::client_path(&app.stable)
         }

@@ -20,7 +20,7 @@ use gatehouse_core::client_config::{
 };
 use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::probe::{Layer, LayerName};
-use gatehouse_core::sandbox::{ExitInfo, Isolation};
+use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
 use ts_rs::{Config, TS};
 
@@ -28,7 +28,7 @@ use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoice
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
 use crate::commands::connection_calls::{CallRecordPage, CallRecordView, CallView, ToolView};
-use crate::commands::connections::{ConnectionView, Counters, LiveView, TailMessage};
+use crate::commands::connections::{ConnectionView, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
 use crate::commands::users::PermissionRow;
@@ -45,7 +45,8 @@ use gatehouse_core::mcp::client::pin::{
     ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
 };
 use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
-use gatehouse_core::mcp::client::{CallState, EffectClass, LiveState, LiveUsage};
+use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveState, LiveUsage};
+use gatehouse_core::sandbox::stderr::StderrCounters;
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 
 /// Where the generated file lives, from the repository root.
@@ -121,7 +122,7 @@ pub fn render() -> String {
     decl::<FileReport>(&cfg, &mut out);
     decl::<DoctorReport>(&cfg, &mut out);
     // Connections and the stderr channel.
-    decl::<Counters>(&cfg, &mut out);
+    decl::<StderrCounters>(&cfg, &mut out);
     decl::<TailMessage>(&cfg, &mut out);
     decl::<ExitInfo>(&cfg, &mut out);
     decl::<LayerName>(&cfg, &mut out);
@@ -129,6 +130,7 @@ pub fn render() -> String {
     decl::<Isolation>(&cfg, &mut out);
     decl::<LiveState>(&cfg, &mut out);
     decl::<LiveUsage>(&cfg, &mut out);
+    decl::<EndReason>(&cfg, &mut out);
     decl::<LiveView>(&cfg, &mut out);
     decl::<ConnectionView>(&cfg, &mut out);
     // Connection editing, consent, tools and calls (issue 12).
@@ -137,6 +139,7 @@ pub fn render() -> String {
     decl::<DefinitionForm>(&cfg, &mut out);
     decl::<EnvSource>(&cfg, &mut out);
     decl::<ConsentEnv>(&cfg, &mut out);
+    decl::<Backend>(&cfg, &mut out);
     decl::<ConsentLimits>(&cfg, &mut out);
     decl::<ConsentRequest>(&cfg, &mut out);
     // Tool pinning (issue 10 §6): what a CONNECTION_TOOLS_CHANGED error's detail holds.

@@ -106,9 +106,15 @@ mod tests {
             let b = site::init(&b_dir, Some("b"), true, None).await.unwrap();
             let state = AppState::default();
             state.set_site(a.clone());
-            keys::mint(&a.store, "desktop", "left behind", &[Role::Viewer], None)
-                .await
-                .unwrap();
+            keys::mint(
+                &a.store,
+                crate::commands::keys::DESKTOP_ACTOR,
+                "left behind",
+                &[Role::Viewer],
+                None,
+            )
+            .await
+            .unwrap();
             let (head, _) = audit::committed_head(&a.store).await.unwrap();
             let before = checkpoint::verify(&a, None).await.unwrap();
             assert!(before.anchored_at < Some(head), "{before:?}");

@@ -13,7 +13,7 @@ use crate::Ctx;
 use crate::output::{table, to_json};
 
 /// Who the CLI acts as in the audit log: the local administrator.
-pub const CLI_ACTOR: &str = "cli";
+pub const CLI_ACTOR: &str = gatehouse_core::access::audit::AuditActor::CLI;
 
 #[derive(Subcommand)]
 pub enum KeysCommand {

@@ -44,7 +44,7 @@ pub async fn run(ctx: &Ctx, a: TailArgs) -> Result<String> {
     let r = record?;
     Ok(format!(
         "[gatehouse: connection ended ({}); {} bytes of stderr]",
-        r.end_reason.unwrap_or_default(),
+        r.end_reason.map_or("unknown", |e| e.as_str()),
         r.stderr.bytes_seen
     ))
 }

@@ -60,12 +60,13 @@ impl Error {
 
     /// A storage failure: the detail goes to the log, the user sees the code.
     /// Causes a person can act on (locked, disk full, read-only, connection
-    /// lost) get their own code and hint; anything else is `STORAGE_ERROR`.
-    pub fn storage(context: &str, err: impl std::fmt::Display) -> Self {
+    /// lost) get their own code and hint, read from the driver's typed error
+    /// ([`DriverError::cause`]); anything else is `STORAGE_ERROR`.
+    pub fn storage(context: &str, err: impl DriverError) -> Self {
         let text = crate::redact::redact_urls(&err.to_string());
         tracing::error!(context, error = %text, "storage error");
-        if let Some((code, what, hint)) = storage_cause(&text) {
-            return Self::new(code, format!("{what} while {context}")).hint(hint);
+        if let Some(cause) = err.cause() {
+            return cause.error(context);
         }
         Self::new(codes::STORAGE_ERROR, format!("storage error while {context}; see the log"))
             .hint("check that the site's database is reachable and not corrupted; run with GATEHOUSE_LOG=debug for detail")
@@ -86,70 +87,202 @@ impl Error {
     }
 }
 
-/// The cause of a storage failure a person can act on, read from the
-/// driver's error text (SQLite and PostgreSQL wordings and codes).
-pub(crate) fn storage_cause(text: &str) -> Option<(Code, &'static str, &'static str)> {
-    let t = text.to_ascii_lowercase();
-    let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
-    if has(&[
-        "database is locked",
-        "database table is locked",
-        "(code: 5)",
-        "(code: 6)",
-        "lock timeout",
-        "55p03",
-    ]) {
-        Some((
-            codes::DATABASE_LOCKED,
-            "the database is locked by another process",
-            "another program holds a long write transaction on the site's database (an open sqlite3 shell, a backup tool); finish it and retry",
-        ))
-    } else if has(&[
-        "database or disk is full",
-        "disk is full",
-        "no space left on device",
-        "could not extend file",
-        "53100",
-        "(code: 13)",
-        // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, so opening a
-        // WAL database on a full disk fails with it before any write.
-        "(code: 4874)",
-    ]) {
-        Some((
-            codes::DISK_FULL,
-            "the disk holding the database is full",
-            "free space on the disk that holds the site's database, then retry; nothing was half-written",
-        ))
-    } else if has(&[
-        "readonly database",
-        "read-only",
-        "read only",
-        "25006",
-        "(code: 8)",
-    ]) {
-        Some((
-            codes::DATABASE_READONLY,
-            "the database can only be read",
-            "make the database file and its folder writable by this user (or connect to a writable PostgreSQL server), then retry",
-        ))
-    } else if has(&[
-        "connection reset",
-        "broken pipe",
-        "unexpected end of file",
-        "unexpected eof",
-        "terminating connection",
-        "connection closed",
-        "connection refused",
-        "pool timed out",
-        "server closed the connection",
-    ]) {
-        Some((
-            codes::DATABASE_UNREACHABLE,
-            "lost the connection to the database",
-            "check that the database server is running; writes are not retried, so re-run the command once it is back",
-        ))
-    } else {
+/// The cause of a storage failure a person can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageCause {
+    Locked,
+    DiskFull,
+    ReadOnly,
+    Unreachable,
+}
+
+impl StorageCause {
+    pub fn code(self) -> Code {
+        match self {
+            StorageCause::Locked => codes::DATABASE_LOCKED,
+            StorageCause::DiskFull => codes::DISK_FULL,
+            StorageCause::ReadOnly => codes::DATABASE_READONLY,
+            StorageCause::Unreachable => codes::DATABASE_UNREACHABLE,
+        }
+    }
+
+    /// The error a person sees: what happened while doing `context`, and what to do.
+    pub fn error(self, context: &str) -> Error {
+        let (what, hint) = match self {
+            StorageCause::Locked => (
+                "the database is locked by another process",
+                "another program holds a long write transaction on the site's database (an open sqlite3 shell, a backup tool); finish it and retry",
+            ),
+            StorageCause::DiskFull => (
+                "the disk holding the database is full",
+                "free space on the disk that holds the site's database, then retry; nothing was half-written",
+            ),
+            StorageCause::ReadOnly => (
+                "the database can only be read",
+                "make the database file and its folder writable by this user (or connect to a writable PostgreSQL server), then retry",
+            ),
+            StorageCause::Unreachable => (
+                "lost the connection to the database",
+                "check that the database server is running; writes are not retried, so re-run the command once it is back",
+            ),
+        };
+        Error::new(self.code(), format!("{what} while {context}")).hint(hint)
+    }
+
+    /// From an SQLite result code (extended codes included).
+    fn of_sqlite(code: i32) -> Option<Self> {
+        const SQLITE_IOERR_SHMSIZE: i32 = 4874;
+        match code & 0xff {
+            5 | 6 => Some(StorageCause::Locked), // BUSY, LOCKED
+            13 => Some(StorageCause::DiskFull),  // FULL
+            8 => Some(StorageCause::ReadOnly),   // READONLY
+            // The -shm file could not grow: opening a WAL database on a full
+            // disk fails with it before any write.
+            10 if code == SQLITE_IOERR_SHMSIZE => Some(StorageCause::DiskFull),
+            _ => None,
+        }
+    }
+
+    /// From a PostgreSQL SQLSTATE.
+    fn of_sqlstate(state: &str) -> Option<Self> {
+        match state {
+            "55P03" => Some(StorageCause::Locked),   // lock_not_available
+            "53100" => Some(StorageCause::DiskFull), // disk_full
+            "25006" => Some(StorageCause::ReadOnly), // read_only_sql_transaction
+            // admin_shutdown, crash_shutdown, cannot_connect_now; class 08: connection exceptions.
+            "57P01" | "57P02" | "57P03" => Some(StorageCause::Unreachable),
+            s if s.starts_with("08") => Some(StorageCause::Unreachable),
+            _ => None,
+        }
+    }
+
+    /// From an I/O error's kind.
+    fn of_io(err: &std::io::Error) -> Option<Self> {
+        use std::io::ErrorKind::*;
+        match err.kind() {
+            StorageFull => Some(StorageCause::DiskFull),
+            ReadOnlyFilesystem => Some(StorageCause::ReadOnly),
+            ConnectionReset | ConnectionAborted | ConnectionRefused | NotConnected | BrokenPipe
+            | UnexpectedEof => Some(StorageCause::Unreachable),
+            _ => None,
+        }
+    }
+
+    /// The fallback for errors that arrive only as text (a driver's error
+    /// without a code, a message relayed from elsewhere): SQLite's and
+    /// PostgreSQL's wordings.
+    pub fn of_text(text: &str) -> Option<Self> {
+        let t = text.to_ascii_lowercase();
+        let has = |needles: &[&str]| needles.iter().any(|n| t.contains(n));
+        if has(&[
+            "database is locked",
+            "database table is locked",
+            "lock timeout",
+        ]) {
+            Some(StorageCause::Locked)
+        } else if has(&[
+            "database or disk is full",
+            "no space left on device",
+            "could not extend file",
+        ]) {
+            Some(StorageCause::DiskFull)
+        } else if has(&[
+            "attempt to write a readonly database",
+            "read-only transaction",
+            "read-only file system",
+        ]) {
+            Some(StorageCause::ReadOnly)
+        } else if has(&[
+            "connection reset",
+            "broken pipe",
+            "unexpected end of file",
+            "terminating connection",
+            "connection refused",
+            "server closed the connection",
+        ]) {
+            Some(StorageCause::Unreachable)
+        } else {
+            None
+        }
+    }
+}
+
+/// An error from a storage driver (or one relayed as text), classified by its
+/// type where it carries one: the driver's database code (SQLite extended
+/// result codes, PostgreSQL SQLSTATE), an I/O error's kind, a pool timeout.
+/// The text is read only when there is no type to read.
+pub trait DriverError: std::fmt::Display {
+    fn cause(&self) -> Option<StorageCause> {
+        StorageCause::of_text(&self.to_string())
+    }
+}
+
+impl DriverError for sqlx::Error {
+    fn cause(&self) -> Option<StorageCause> {
+        match self {
+            sqlx::Error::Database(db) => {
+                if let Some(e) = db.try_downcast_ref::<sqlx::sqlite::SqliteError>() {
+                    sqlx::error::DatabaseError::code(e)
+                        .and_then(|c| c.parse().ok())
+                        .and_then(StorageCause::of_sqlite)
+                } else if let Some(e) = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>() {
+                    StorageCause::of_sqlstate(e.code())
+                } else {
+                    StorageCause::of_text(db.message())
+                }
+            }
+            sqlx::Error::Io(e) => StorageCause::of_io(e),
+            sqlx::Error::PoolTimedOut => Some(StorageCause::Unreachable),
+            sqlx::Error::Migrate(m) => m.cause(),
+            other => StorageCause::of_text(&other.to_string()),
+        }
+    }
+}
+
+impl DriverError for sqlx::migrate::MigrateError {
+    fn cause(&self) -> Option<StorageCause> {
+        match self {
+            sqlx::migrate::MigrateError::Execute(e)
+            | sqlx::migrate::MigrateError::ExecuteMigration(e, _) => e.cause(),
+            other => StorageCause::of_text(&other.to_string()),
+        }
+    }
+}
+
+impl DriverError for rusqlite::Error {
+    fn cause(&self) -> Option<StorageCause> {
+        match self {
+            rusqlite::Error::SqliteFailure(e, _) => StorageCause::of_sqlite(e.extended_code),
+            other => StorageCause::of_text(&other.to_string()),
+        }
+    }
+}
+
+impl DriverError for std::io::Error {
+    fn cause(&self) -> Option<StorageCause> {
+        StorageCause::of_io(self)
+    }
+}
+
+/// A blocking task that panicked or was cancelled: never a cause a person can act on.
+impl DriverError for tokio::task::JoinError {
+    fn cause(&self) -> Option<StorageCause> {
         None
+    }
+}
+
+/// A row that did not decode: never a cause a person can act on.
+impl DriverError for serde_json::Error {
+    fn cause(&self) -> Option<StorageCause> {
+        None
+    }
+}
+
+impl DriverError for str {}
+impl DriverError for String {}
+impl<T: DriverError + ?Sized> DriverError for &T {
+    fn cause(&self) -> Option<StorageCause> {
+        (**self).cause()
     }
 }
 
@@ -190,6 +323,9 @@ pub enum Code {
     DATABASE_LOCKED,
     DISK_FULL,
     DATABASE_READONLY,
+    /// A stored word (an audit action, an end reason, a protocol era) that
+    /// this build does not know: written by a newer build, or edited in.
+    STORED_VALUE_UNKNOWN,
 
     // Site folder, settings, export and import.
     SITE_NOT_FOUND,
@@ -460,50 +596,188 @@ mod tests {
         );
     }
 
-    #[test]
-    fn storage_failures_name_their_cause() {
-        for (text, code) in [
-            (
-                "error returned from database: (code: 5) database is locked",
-                codes::DATABASE_LOCKED,
-            ),
-            (
-                "error returned from database: (code: 13) database or disk is full",
-                codes::DISK_FULL,
-            ),
-            (
-                "error returned from database: (code: 4874) disk I/O error",
-                codes::DISK_FULL,
-            ),
-            (
-                "error returned from database: (code: 8) attempt to write a readonly database",
-                codes::DATABASE_READONLY,
-            ),
-            (
-                "error returned from database: cannot execute INSERT in a read-only transaction",
-                codes::DATABASE_READONLY,
-            ),
-            (
-                "error returned from database: could not extend file \"base/1/2\": No space left on device",
-                codes::DISK_FULL,
-            ),
-            (
-                "error communicating with database: Connection reset by peer (os error 104)",
-                codes::DATABASE_UNREACHABLE,
-            ),
-            (
-                "error returned from database: terminating connection due to administrator command",
-                codes::DATABASE_UNREACHABLE,
-            ),
-            (
-                "error returned from database: (code: 11) database disk image is malformed",
-                codes::STORAGE_ERROR,
-            ),
-        ] {
-            let e = Error::storage("testing", text);
-            assert_eq!(e.code, code, "{text}");
-            assert!(e.hint.is_some());
-            assert!(!e.message.contains("(code"), "{}", e.message);
-        }
+    async fn sqlite(path: &std::path::Path, mode: &str) -> sqlx::AnyConnection {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        let url = format!("sqlite://{}?mode={mode}", path.display());
+        sqlx::AnyConnection::connect(&url).await.unwrap()
+    }
+
+    async fn run(conn: &mut sqlx::AnyConnection, sql: &str) -> Result<(), sqlx::Error> {
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
+            .execute(conn)
+            .await
+            .map(|_| ())
+    }
+
+    fn storage(err: impl DriverError) -> Code {
+        let e = Error::storage("testing", err);
+        assert!(e.hint.is_some());
+        assert!(!e.message.contains("(code"), "{}", e.message);
+        e.code
+    }
+
+    /// Real errors from the real drivers (sqlx's SQLite behind `Any`, as the
+    /// store uses it, and rusqlite), each classified by its code.
+    #[tokio::test]
+    async fn storage_failures_name_their_cause_from_the_drivers_codes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let mut a = sqlite(&db, "rwc").await;
+        run(&mut a, "PRAGMA journal_mode = WAL; CREATE TABLE t (v BLOB)")
+            .await
+            .unwrap();
+
+        // Locked: another connection holds the write lock, this one does not wait.
+        let mut b = sqlite(&db, "rw").await;
+        run(&mut b, "PRAGMA busy_timeout = 0").await.unwrap();
+        run(&mut a, "BEGIN IMMEDIATE").await.unwrap();
+        let busy = run(&mut b, "INSERT INTO t VALUES (1)").await.unwrap_err();
+        assert_eq!(storage(busy), codes::DATABASE_LOCKED);
+        let direct = rusqlite::Connection::open(&db).unwrap();
+        direct.busy_timeout(std::time::Duration::ZERO).unwrap();
+        let busy = direct.execute("INSERT INTO t VALUES (1)", []).unwrap_err();
+        assert_eq!(storage(busy), codes::DATABASE_LOCKED);
+        run(&mut a, "ROLLBACK").await.unwrap();
+
+        // Read-only: the file opened read-only.
+        let mut ro = sqlite(&db, "ro").await;
+        let readonly = run(&mut ro, "INSERT INTO t VALUES (1)").await.unwrap_err();
+        assert_eq!(storage(readonly), codes::DATABASE_READONLY);
+        let direct =
+            rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .unwrap();
+        let readonly = direct.execute("INSERT INTO t VALUES (1)", []).unwrap_err();
+        assert_eq!(storage(readonly), codes::DATABASE_READONLY);
+
+        // Full: the database may not grow past its page limit (SQLITE_FULL).
+        run(&mut a, "PRAGMA max_page_count = 8").await.unwrap();
+        let full = run(&mut a, "INSERT INTO t VALUES (zeroblob(100000))")
+            .await
+            .unwrap_err();
+        assert_eq!(storage(full), codes::DISK_FULL);
+        run(&mut a, "PRAGMA max_page_count = 1000000")
+            .await
+            .unwrap();
+
+        // A failure that only *reads* like one: a trigger's message is text
+        // anyone can write. The text scan alone would call it read-only.
+        run(&mut a, "INSERT INTO t VALUES (1)").await.unwrap();
+        run(
+            &mut a,
+            "CREATE TRIGGER no BEFORE DELETE ON t BEGIN \
+             SELECT RAISE(ABORT, 'attempt to write a readonly database: database is locked'); END",
+        )
+        .await
+        .unwrap();
+        let hostile = run(&mut a, "DELETE FROM t").await.unwrap_err();
+        assert!(
+            StorageCause::of_text(&hostile.to_string()).is_some(),
+            "{hostile}"
+        );
+        assert_eq!(storage(hostile), codes::STORAGE_ERROR);
+
+        // Unreachable: nothing listens on the port (an I/O error), and a pool
+        // whose only connection is taken.
+        use sqlx::Connection;
+        let refused = sqlx::AnyConnection::connect("postgres://u:p@127.0.0.1:1/db")
+            .await
+            .unwrap_err();
+        assert!(matches!(refused, sqlx::Error::Io(_)), "{refused:?}");
+        assert_eq!(storage(refused), codes::DATABASE_UNREACHABLE);
+        let pool = sqlx::any::AnyPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(std::time::Duration::from_millis(50))
+            .connect(&format!("sqlite://{}?mode=rw", db.display()))
+            .await
+            .unwrap();
+        let _held = pool.acquire().await.unwrap();
+        let timed_out = pool.acquire().await.unwrap_err();
+        assert_eq!(storage(timed_out), codes::DATABASE_UNREACHABLE);
+
+        // A real UNIQUE violation: typed as one (the store turns it into
+        // SLUG_TAKEN and the like), and no storage cause a person must act on.
+        run(&mut a, "CREATE UNIQUE INDEX one_v ON t (v)")
+            .await
+            .unwrap();
+        let dup = run(&mut a, "INSERT INTO t VALUES (1)").await.unwrap_err();
+        assert!(crate::store::is_unique_violation(&dup), "{dup:?}");
+        assert_eq!(storage(dup), codes::STORAGE_ERROR);
+
+        // Text with no type behind it still names its cause.
+        assert_eq!(storage("database or disk is full"), codes::DISK_FULL);
+        assert_eq!(storage("no audit head row"), codes::STORAGE_ERROR);
+    }
+
+    /// PostgreSQL's SQLSTATEs, from a real server when one is configured:
+    /// a read-only transaction, a lock wait that gives up, a unique violation
+    /// (not a storage cause: the store turns it into the domain's code), and
+    /// a connection the server terminates.
+    #[tokio::test]
+    async fn postgres_failures_name_their_cause_from_the_sqlstate() {
+        use sqlx::Connection;
+        let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+            return;
+        };
+        sqlx::any::install_default_drivers();
+        let url = format!("{base}/postgres");
+        let mut a = sqlx::AnyConnection::connect(&url).await.unwrap();
+        let mut b = sqlx::AnyConnection::connect(&url).await.unwrap();
+        // A real table: PostgreSQL lets a read-only transaction write temp tables.
+        let table = format!("storage_cause_probe_{}", std::process::id());
+        run(
+            &mut a,
+            &format!("DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (v INT UNIQUE)"),
+        )
+        .await
+        .unwrap();
+        let readonly = run(
+            &mut a,
+            &format!("BEGIN READ ONLY; INSERT INTO {table} VALUES (1)"),
+        )
+        .await
+        .unwrap_err();
+        run(&mut a, "ROLLBACK").await.unwrap();
+        assert_eq!(storage(readonly), codes::DATABASE_READONLY);
+
+        run(&mut a, &format!("INSERT INTO {table} VALUES (1)"))
+            .await
+            .unwrap();
+        let dup = run(&mut a, &format!("INSERT INTO {table} VALUES (1)"))
+            .await
+            .unwrap_err();
+        assert!(crate::store::is_unique_violation(&dup), "{dup:?}");
+        assert_eq!(storage(dup), codes::STORAGE_ERROR);
+
+        run(&mut a, &format!("BEGIN; LOCK TABLE {table}"))
+            .await
+            .unwrap();
+        let locked = run(
+            &mut b,
+            &format!("SET lock_timeout = '20ms'; SELECT * FROM {table}"),
+        )
+        .await
+        .unwrap_err();
+        run(&mut a, &format!("ROLLBACK; DROP TABLE {table}"))
+            .await
+            .unwrap();
+        assert_eq!(storage(locked), codes::DATABASE_LOCKED);
+
+        // The server ends b's session (as an administrator or a restart would).
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut b)
+            .await
+            .unwrap();
+        sqlx::query("SELECT pg_terminate_backend($1)")
+            .bind(pid)
+            .execute(&mut a)
+            .await
+            .unwrap();
+        let gone = run(&mut b, "SELECT 1").await.unwrap_err();
+        assert_eq!(storage(&gone), codes::DATABASE_UNREACHABLE, "{gone:?}");
     }
 }

@@ -14,8 +14,12 @@
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{LiveConnection, LiveState, LiveUsage, consent, saved};
-use gatehouse_core::sandbox::stderr::{StderrTail, Subscription, TailEvent, TailSnapshot};
+use gatehouse_core::mcp::client::{
+    EndReason, LiveConnection, LiveState, LiveUsage, consent, saved,
+};
+use gatehouse_core::sandbox::stderr::{
+    StderrCounters, StderrTail, Subscription, TailEvent, TailSnapshot,
+};
 use gatehouse_core::sandbox::{ExitInfo, Isolation};
 use serde::Serialize;
 use tauri::State;
@@ -24,26 +28,6 @@ use tauri::ipc::Channel;
 use crate::error::IpcResult;
 use crate::live::check_id;
 use crate::state::AppState;
-
-/// A tail's byte counters at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
-#[ts(rename = "TailCounters")]
-pub struct Counters {
-    pub bytes_seen: u64,
-    pub bytes_retained: u64,
-    pub truncated: bool,
-}
-
-impl Counters {
-    fn of(tail: &StderrTail) -> Self {
-        let (bytes_seen, bytes_retained, truncated) = tail.snapshot_counters();
-        Self {
-            bytes_seen,
-            bytes_retained,
-            truncated,
-        }
-    }
-}
 
 /// One message on a tail stream, as the page receives it.
 #[derive(Debug, Clone, Serialize, ts_rs::TS)]
@@ -56,25 +40,25 @@ pub enum TailMessage {
         before: Vec<String>,
         marker: Option<String>,
         after: Vec<String>,
-        counters: Counters,
+        counters: StderrCounters,
     },
     /// Complete lines, in stream order (one message may carry many).
     Lines {
         lines: Vec<String>,
-        counters: Counters,
+        counters: StderrCounters,
     },
     /// The page fell behind and these lines were dropped for it, here.
     Missed {
         lines: u64,
         bytes: u64,
-        counters: Counters,
+        counters: StderrCounters,
     },
     /// The stream is over; no message follows.
-    End { counters: Counters },
+    End { counters: StderrCounters },
 }
 
 /// A snapshot as the page receives it: core says where its marker sits.
-fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage {
+fn snapshot_message(snapshot: &TailSnapshot, counters: StderrCounters) -> TailMessage {
     let (before, marker, after) = snapshot.parts();
     TailMessage::Snapshot {
         before: lines(before),
@@ -87,7 +71,7 @@ fn snapshot_message(snapshot: &TailSnapshot, counters: Counters) -> TailMessage 
 /// The stream of a tail whose child is gone, as a live one would have ended:
 /// what it kept, then the end (the actor preview's short-lived servers).
 pub(crate) fn ended_tail(snapshot: &TailSnapshot) -> Vec<TailMessage> {
-    let counters = Counters {
+    let counters = StderrCounters {
         bytes_seen: snapshot.bytes_seen,
         bytes_retained: snapshot.bytes_retained,
         truncated: snapshot.truncated,
@@ -151,7 +135,7 @@ pub async fn forward_tail(
             batch.push(event);
         }
         for event in gatehouse_core::sandbox::stderr::coalesce(batch, LINES_PER_FRAME) {
-            let counters = Counters::of(tail);
+            let counters = tail.counters();
             let (message, last) = match event {
                 TailEvent::Lines(lines) => {
                     let lines = lines
@@ -202,11 +186,11 @@ pub struct LiveView {
     pub server_version: Option<String>,
     pub protocol_version: String,
     pub exit: Option<ExitInfo>,
-    /// Why it ended (timeout, memory, CPU, cancelled, end of input, crash…).
-    pub end_reason: Option<String>,
+    /// Why it ended.
+    pub end_reason: Option<EndReason>,
     /// The same in words: which deadline, ceiling or exit.
     pub end_message: Option<String>,
-    pub counters: Counters,
+    pub counters: StderrCounters,
     /// Uptime, memory, CPU and calls in flight while it runs.
     pub usage: Option<LiveUsage>,
     /// How the server is confined; a layer weaker than its profile asks for
@@ -234,10 +218,10 @@ impl LiveView {
             end_reason: live
                 .record
                 .as_ref()
-                .and_then(|r| r.end_reason.clone())
+                .and_then(|r| r.end_reason)
                 .or(run.end_reason),
             end_message: live.conn.end_message(),
-            counters: Counters::of(live.conn.stderr()),
+            counters: live.conn.stderr().counters(),
             usage: live.conn.usage(),
             isolation: live.conn.isolation().clone(),
             on_hold: live.state() == LiveState::Connected && live.conn.tools_list_changed(),
@@ -329,7 +313,7 @@ pub async fn watch_stderr(
     // One step: no line written in between shows twice or goes missing.
     let (snapshot, subscription) = tail.follow();
     let delivered = on_event
-        .send(snapshot_message(&snapshot, Counters::of(&tail)))
+        .send(snapshot_message(&snapshot, tail.counters()))
         .is_ok()
         && forward_tail(&tail, subscription, &on_event, handle.token.cancelled()).await;
     state.streams.end(&stream, &handle);
@@ -349,7 +333,7 @@ mod tests {
     use gatehouse_core::sandbox::stderr::TailLimits;
     use serde_json::json;
 
-    const COUNTERS: Counters = Counters {
+    const COUNTERS: StderrCounters = StderrCounters {
         bytes_seen: 5,
         bytes_retained: 4,
         truncated: true,
@@ -418,7 +402,7 @@ mod tests {
             marker,
             after,
             ..
-        } = snapshot_message(&snapshot, Counters::of(&tail))
+        } = snapshot_message(&snapshot, tail.counters())
         else {
             panic!("not a snapshot");
         };
@@ -448,7 +432,7 @@ mod tests {
             marker,
             after,
             counters,
-        } = snapshot_message(&tail.snapshot(), Counters::of(&tail))
+        } = snapshot_message(&tail.snapshot(), tail.counters())
         else {
             panic!("not a snapshot");
         };
@@ -457,7 +441,7 @@ mod tests {
         assert!(after.is_empty());
         assert_eq!(
             counters,
-            Counters {
+            StderrCounters {
                 bytes_seen: 8,
                 bytes_retained: 8,
                 truncated: false

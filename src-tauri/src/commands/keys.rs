@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 /// Who the desktop app acts as in the audit log: the local administrator at
 /// this window (the CLI's counterpart is `cli`).
-pub const DESKTOP_ACTOR: &str = "desktop";
+pub const DESKTOP_ACTOR: &str = gatehouse_core::access::audit::AuditActor::DESKTOP;
 
 /// How long a rolled key keeps working when the page names no grace period.
 const DEFAULT_GRACE: &str = "24h";

@@ -65,12 +65,11 @@ pub async fn set_user_disabled(
 /// Core's permission table, in its order.
 #[tauri::command(rename_all = "snake_case")]
 pub fn permission_table() -> Vec<PermissionRow> {
-    permissions::TABLE
-        .iter()
-        .map(|(action, min_role, description)| PermissionRow {
-            action: action.as_str(),
-            description,
-            min_role: *min_role,
+    permissions::Action::all()
+        .map(|action| PermissionRow {
+            action: action.as_str().to_string(),
+            description: action.what(),
+            min_role: action.min_role(),
         })
         .collect()
 }

@@ -1,5 +1,6 @@
 import { h } from "../dom";
 import {
+  type EndReason,
   type GatehouseError,
   type CallRecordView,
   type LiveView,
@@ -30,8 +31,8 @@ const RECORDS_PAGE = 50;
 /** Tools listed per page. */
 const TOOLS_PER_PAGE = 50;
 
-/** Core's end reasons (`Closed::reason`) in words. */
-const END_REASONS: Record<string, string> = {
+/** Core's end reasons (`EndReason`) in words: every one, or tsc fails. */
+const END_REASONS: Record<EndReason, string> = {
   timeout: "a call passed its deadline",
   memory: "memory ceiling reached",
   cpu: "CPU ceiling reached",
@@ -87,7 +88,7 @@ export function liveFacts(live: LiveView): HTMLElement {
         ? `signal ${String(live.exit.signal)}`
         : `exit code ${String(live.exit.code)}`
       : "not observed";
-    const reason = live.end_reason ? (END_REASONS[live.end_reason] ?? live.end_reason) : null;
+    const reason = live.end_reason ? END_REASONS[live.end_reason] : null;
     facts.push(["exit", "Exit", exit], ["reason", "Reason", [reason, live.end_message].filter(Boolean).join(": ") || "—"]);
   }
   return h(

@@ -105,9 +105,9 @@ async fn core_client_drives_gatehouse_mcp() {
     let record = conn.close().await;
     assert_eq!(ProcessGroup { pgid }.members(), Vec::<i32>::new());
     assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
-    assert_eq!(record.era.as_deref(), Some("modern"));
+    assert_eq!(record.era.map(|e| e.as_str()), Some("modern"));
     assert_eq!(record.protocol_version.as_deref(), Some("2026-07-28"));
-    assert_eq!(record.end_reason.as_deref(), Some("closed"));
+    assert_eq!(record.end_reason.map(|e| e.as_str()), Some("closed"));
     assert_eq!(record.stdout_end, StreamEnd::Eof);
     assert_eq!(record.stderr_end, StreamEnd::Eof);
     assert_eq!(record.protocol_violations, 0);

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::access::audit::AuditActor;
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::{Action, Role, parse_roles};
 use crate::access::restrictions::{ContentScope, Restrictions};
@@ -188,14 +189,18 @@ impl Actor {
 
     /// How the actor appears in the audit log; never holds a secret.
     pub fn label(&self) -> String {
+        self.audit_actor().to_string()
+    }
+
+    /// Who the audit log names for this actor.
+    pub fn audit_actor(&self) -> AuditActor {
         match self {
-            Actor::Public => "public".to_string(),
-            Actor::User { email, .. } => format!("user:{email}"),
-            Actor::Synthetic { roles } => format!(
-                "synthetic:{}",
-                crate::access::permissions::format_roles(roles)
-            ),
-            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            Actor::Public => AuditActor::Public,
+            Actor::User { email, .. } => AuditActor::User(email.clone()),
+            Actor::Synthetic { roles } => {
+                AuditActor::Synthetic(crate::access::permissions::format_roles(roles))
+            }
+            Actor::ApiKey { key_id, .. } => AuditActor::Key(key_id.clone()),
         }
     }
 
@@ -343,6 +348,9 @@ pub struct Refresher {
     /// Seeded with a generation read just now, for the request at hand: its
     /// first refresh need not read the generation again.
     fresh: std::sync::atomic::AtomicBool,
+    /// An OAuth token's grant and when the token expires: a long stream
+    /// (`subscriptions/listen`, a long call) ends with its grant or token.
+    token: Option<(String, i64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -359,6 +367,7 @@ impl Refresher {
             identity,
             cached: std::sync::Mutex::new(None),
             fresh: false.into(),
+            token: None,
         }
     }
 
@@ -376,7 +385,22 @@ impl Refresher {
                 expires_at,
             })),
             fresh: true.into(),
+            token: None,
         }
+    }
+
+    /// [`Refresher::seeded`] for an OAuth access token of `grant_id`, valid
+    /// until `token_expires_at`: every re-read also checks the grant stands.
+    pub fn seeded_token(
+        actor: Actor,
+        generation: i64,
+        key_expires_at: Option<i64>,
+        grant_id: String,
+        token_expires_at: i64,
+    ) -> Refresher {
+        let mut r = Refresher::seeded(actor, generation, key_expires_at);
+        r.token = Some((grant_id, token_expires_at));
+        r
     }
 
     /// Who the actor was at startup: whom to re-read, never what they may do.
@@ -390,6 +414,12 @@ impl Refresher {
             return Ok(self.identity.clone());
         }
         let now = crate::time::now_ms();
+        if let Some((_, expires)) = &self.token
+            && *expires <= now
+        {
+            *self.cached.lock().expect("lock") = None;
+            return Err(crate::access::oauth::flow::token_expired());
+        }
         if self.fresh.swap(false, std::sync::atomic::Ordering::Relaxed)
             && let Some(c) = self.cached.lock().expect("lock").as_ref()
             && c.expires_at.is_none_or(|e| e > now)
@@ -404,6 +434,10 @@ impl Refresher {
             && c.expires_at.is_none_or(|e| e > now)
         {
             return Ok(c.actor.clone());
+        }
+        if let Some((grant, _)) = &self.token {
+            let live = crate::access::oauth::flow::check_grant(store, grant).await;
+            live.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
         }
         let (actor, expires_at) = match &self.identity {
             Actor::ApiKey { key_id, .. } => {

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::actor::Actor;
-use super::audit::{self, AuditEntry};
+use super::audit::{self, AuditAction, AuditEntry};
 use super::permissions::Role;
 use crate::error::{Code, Error, Result};
 use crate::store::Store;
@@ -135,14 +135,14 @@ pub enum Status {
 
 impl Status {
     /// The audit action that records a hold ending in this status.
-    fn action(self) -> &'static str {
+    fn action(self) -> AuditAction {
         match self {
-            Status::Waiting => "approval.asked",
-            Status::Approved => "approval.approved",
-            Status::Denied => "approval.denied",
-            Status::Declined => "approval.declined",
-            Status::TimedOut => "approval.timeout",
-            Status::Abandoned => "approval.abandoned",
+            Status::Waiting => AuditAction::ApprovalAsked,
+            Status::Approved => AuditAction::ApprovalApproved,
+            Status::Denied => AuditAction::ApprovalDenied,
+            Status::Declined => AuditAction::ApprovalDeclined,
+            Status::TimedOut => AuditAction::ApprovalTimeout,
+            Status::Abandoned => AuditAction::ApprovalAbandoned,
         }
     }
 }

@@ -16,11 +16,299 @@ use crate::time::now_ms;
 
 pub use crate::store::audit::{GENESIS, entry_hash};
 
+/// Every action the audit log records, stored as its dotted name
+/// (`key.mint`). The import tamper check ([`crate::site::replay`]) matches
+/// this enum exhaustively, so a new action cannot be added without deciding
+/// whether it changes a key or a user.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    serde::Deserialize,
+    strum::EnumString,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    ts_rs::TS,
+)]
+pub enum AuditAction {
+    #[serde(rename = "key.mint")]
+    #[strum(serialize = "key.mint")]
+    KeyMint,
+    #[serde(rename = "key.revoke")]
+    #[strum(serialize = "key.revoke")]
+    KeyRevoke,
+    #[serde(rename = "key.roll")]
+    #[strum(serialize = "key.roll")]
+    KeyRoll,
+    #[serde(rename = "key.restrict")]
+    #[strum(serialize = "key.restrict")]
+    KeyRestrict,
+    /// A key used from an address outside its `from` networks (refused).
+    #[serde(rename = "key.network_refused")]
+    #[strum(serialize = "key.network_refused")]
+    KeyNetworkRefused,
+    #[serde(rename = "user.create")]
+    #[strum(serialize = "user.create")]
+    UserCreate,
+    #[serde(rename = "user.set_roles")]
+    #[strum(serialize = "user.set_roles")]
+    UserSetRoles,
+    #[serde(rename = "user.set_display_name")]
+    #[strum(serialize = "user.set_display_name")]
+    UserSetDisplayName,
+    #[serde(rename = "user.disable")]
+    #[strum(serialize = "user.disable")]
+    UserDisable,
+    #[serde(rename = "user.enable")]
+    #[strum(serialize = "user.enable")]
+    UserEnable,
+    #[serde(rename = "user.delete")]
+    #[strum(serialize = "user.delete")]
+    UserDelete,
+    #[serde(rename = "site.seed")]
+    #[strum(serialize = "site.seed")]
+    SiteSeed,
+    #[serde(rename = "site_config.set")]
+    #[strum(serialize = "site_config.set")]
+    SiteConfigSet,
+    #[serde(rename = "site_config.unset")]
+    #[strum(serialize = "site_config.unset")]
+    SiteConfigUnset,
+    #[serde(rename = "content.create")]
+    #[strum(serialize = "content.create")]
+    ContentCreate,
+    #[serde(rename = "content.revise")]
+    #[strum(serialize = "content.revise")]
+    ContentRevise,
+    #[serde(rename = "content.update")]
+    #[strum(serialize = "content.update")]
+    ContentUpdate,
+    #[serde(rename = "content.publish")]
+    #[strum(serialize = "content.publish")]
+    ContentPublish,
+    #[serde(rename = "content.delete")]
+    #[strum(serialize = "content.delete")]
+    ContentDelete,
+    #[serde(rename = "media.upload")]
+    #[strum(serialize = "media.upload")]
+    MediaUpload,
+    /// A call to one of Gatehouse's own MCP tools.
+    #[serde(rename = "mcp.tool_call")]
+    #[strum(serialize = "mcp.tool_call")]
+    McpToolCall,
+    /// A call Gatehouse made to a connected MCP server.
+    #[serde(rename = "mcp.client_call")]
+    #[strum(serialize = "mcp.client_call")]
+    McpClientCall,
+    #[serde(rename = "connection.add")]
+    #[strum(serialize = "connection.add")]
+    ConnectionAdd,
+    #[serde(rename = "connection.edit")]
+    #[strum(serialize = "connection.edit")]
+    ConnectionEdit,
+    #[serde(rename = "connection.remove")]
+    #[strum(serialize = "connection.remove")]
+    ConnectionRemove,
+    #[serde(rename = "connection.consent")]
+    #[strum(serialize = "connection.consent")]
+    ConnectionConsent,
+    #[serde(rename = "connection.tools_pinned")]
+    #[strum(serialize = "connection.tools_pinned")]
+    ConnectionToolsPinned,
+    #[serde(rename = "connection.tools_changed")]
+    #[strum(serialize = "connection.tools_changed")]
+    ConnectionToolsChanged,
+    #[serde(rename = "connection.tools_held")]
+    #[strum(serialize = "connection.tools_held")]
+    ConnectionToolsHeld,
+    #[serde(rename = "connection.tools_approved")]
+    #[strum(serialize = "connection.tools_approved")]
+    ConnectionToolsApproved,
+    /// An OAuth consent approved with a pasted key.
+    #[serde(rename = "oauth.approve")]
+    #[strum(serialize = "oauth.approve")]
+    OauthApprove,
+    #[serde(rename = "oauth.deny")]
+    #[strum(serialize = "oauth.deny")]
+    OauthDeny,
+    /// An authorization code exchanged for a grant.
+    #[serde(rename = "oauth.grant")]
+    #[strum(serialize = "oauth.grant")]
+    OauthGrant,
+    #[serde(rename = "oauth.expire")]
+    #[strum(serialize = "oauth.expire")]
+    OauthExpire,
+    /// A refresh token used twice: the grant is revoked.
+    #[serde(rename = "oauth.reuse")]
+    #[strum(serialize = "oauth.reuse")]
+    OauthReuse,
+    #[serde(rename = "oauth.revoke")]
+    #[strum(serialize = "oauth.revoke")]
+    OauthRevoke,
+    /// A call held for a person to approve.
+    #[serde(rename = "approval.asked")]
+    #[strum(serialize = "approval.asked")]
+    ApprovalAsked,
+    #[serde(rename = "approval.approved")]
+    #[strum(serialize = "approval.approved")]
+    ApprovalApproved,
+    #[serde(rename = "approval.denied")]
+    #[strum(serialize = "approval.denied")]
+    ApprovalDenied,
+    #[serde(rename = "approval.declined")]
+    #[strum(serialize = "approval.declined")]
+    ApprovalDeclined,
+    #[serde(rename = "approval.timeout")]
+    #[strum(serialize = "approval.timeout")]
+    ApprovalTimeout,
+    #[serde(rename = "approval.abandoned")]
+    #[strum(serialize = "approval.abandoned")]
+    ApprovalAbandoned,
+    /// An OAuth consent approved by its pairing code.
+    #[serde(rename = "oauth.pair_approve")]
+    #[strum(serialize = "oauth.pair_approve")]
+    OauthPairApprove,
+}
+
+impl AuditAction {
+    /// The stored name, e.g. `"key.mint"`.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every action, in declaration order.
+    pub fn all() -> impl Iterator<Item = AuditAction> {
+        <AuditAction as strum::IntoEnumIterator>::iter()
+    }
+
+    /// Reads a stored name back. A name this build does not know (written by
+    /// a newer build, or edited in) is an error that names it, never a panic.
+    pub fn parse_stored(name: &str, seq: i64) -> Result<AuditAction> {
+        name.parse().map_err(|_| {
+            Error::new(
+                codes::STORED_VALUE_UNKNOWN,
+                format!("audit entry {seq} records an action this build does not know: {name:?}"),
+            )
+            .hint("the log was written by a newer Gatehouse, or edited; use a build at least as new as the one that wrote it")
+        })
+    }
+}
+
+impl std::fmt::Display for AuditAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Who an audit entry names, stored as its label: `cli`, `desktop`,
+/// `local-admin` (outbound calls nobody else asked for), `public`,
+/// `user:<email>`, `key:<id>` or `synthetic:<roles>`. Every label is written
+/// by [`Display`](std::fmt::Display) and read back by [`FromStr`](std::str::FromStr), so the
+/// prefixes live here only.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum AuditActor {
+    /// The `gatehouse` CLI acting for the person at the terminal.
+    Cli,
+    /// The desktop app acting for the person at the window.
+    Desktop,
+    /// Outbound MCP calls that no actor asked for.
+    LocalAdmin,
+    /// The anonymous actor.
+    Public,
+    /// A user of the site, by email.
+    User(String),
+    /// An API key, by id (never the secret).
+    Key(String),
+    /// Roles asserted on a scratch site (`--role`), comma-separated.
+    Synthetic(String),
+}
+
+impl AuditActor {
+    const USER: &'static str = "user:";
+    const KEY: &'static str = "key:";
+    const SYNTHETIC: &'static str = "synthetic:";
+    /// The label of [`AuditActor::Cli`], for call sites that take a label.
+    pub const CLI: &'static str = "cli";
+    /// The label of [`AuditActor::Desktop`].
+    pub const DESKTOP: &'static str = "desktop";
+    /// The label of [`AuditActor::LocalAdmin`].
+    pub const LOCAL_ADMIN: &'static str = "local-admin";
+    /// The label of [`AuditActor::Public`].
+    pub const PUBLIC: &'static str = "public";
+
+    /// The label's start that every key (`key:`) or user (`user:`) shares,
+    /// for prefix queries.
+    pub const KEY_PREFIX: &'static str = Self::KEY;
+    pub const USER_PREFIX: &'static str = Self::USER;
+
+    /// The key id, when the actor is a key.
+    pub fn key_id(&self) -> Option<&str> {
+        match self {
+            AuditActor::Key(id) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The email, when the actor is a user.
+    pub fn email(&self) -> Option<&str> {
+        match self {
+            AuditActor::User(email) => Some(email),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for AuditActor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditActor::Cli => f.write_str(Self::CLI),
+            AuditActor::Desktop => f.write_str(Self::DESKTOP),
+            AuditActor::LocalAdmin => f.write_str(Self::LOCAL_ADMIN),
+            AuditActor::Public => f.write_str(Self::PUBLIC),
+            AuditActor::User(email) => write!(f, "{}{email}", Self::USER),
+            AuditActor::Key(id) => write!(f, "{}{id}", Self::KEY),
+            AuditActor::Synthetic(roles) => write!(f, "{}{roles}", Self::SYNTHETIC),
+        }
+    }
+}
+
+impl std::str::FromStr for AuditActor {
+    type Err = Error;
+
+    fn from_str(label: &str) -> Result<Self> {
+        Ok(match label {
+            Self::CLI => AuditActor::Cli,
+            Self::DESKTOP => AuditActor::Desktop,
+            Self::LOCAL_ADMIN => AuditActor::LocalAdmin,
+            Self::PUBLIC => AuditActor::Public,
+            _ => {
+                if let Some(email) = label.strip_prefix(Self::USER) {
+                    AuditActor::User(email.to_string())
+                } else if let Some(id) = label.strip_prefix(Self::KEY) {
+                    AuditActor::Key(id.to_string())
+                } else if let Some(roles) = label.strip_prefix(Self::SYNTHETIC) {
+                    AuditActor::Synthetic(roles.to_string())
+                } else {
+                    return Err(Error::new(
+                        codes::STORED_VALUE_UNKNOWN,
+                        format!("{label:?} is not an actor label this build knows"),
+                    )
+                    .hint("labels are cli, desktop, local-admin, public, user:<email>, key:<id> or synthetic:<roles>"));
+                }
+            }
+        })
+    }
+}
+
 /// What is being recorded. `detail` is JSON and must never hold a secret.
 #[derive(Debug, Clone)]
 pub struct AuditEntry<'a> {
     pub actor: &'a str,
-    pub action: &'a str,
+    pub action: AuditAction,
     pub subject: &'a str,
     pub detail: serde_json::Value,
 }
@@ -29,7 +317,7 @@ impl AuditEntry<'_> {
     fn to_new(&self) -> sql::NewAuditRow {
         sql::NewAuditRow {
             actor: self.actor.to_string(),
-            action: self.action.to_string(),
+            action: self.action.as_str().to_string(),
             subject: self.subject.to_string(),
             detail: self.detail.to_string(),
         }
@@ -174,4 +462,46 @@ pub fn require_ok(report: &Report) -> Result<()> {
 /// The newest `limit` entries.
 pub async fn list(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
     sql::latest(store, limit).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every action's stored name reads back as the same action, through
+    /// serde and strum alike; an unknown name is an error with a code.
+    #[test]
+    fn every_audit_action_round_trips_its_stored_name() {
+        let mut names = std::collections::HashSet::new();
+        for action in AuditAction::all() {
+            let name = action.as_str();
+            assert!(names.insert(name), "duplicate {name}");
+            assert_eq!(serde_json::to_value(action).unwrap(), name);
+            assert_eq!(AuditAction::parse_stored(name, 1).unwrap(), action);
+            let (area, verb) = name.split_once('.').expect("dotted");
+            assert!(!area.is_empty() && !verb.is_empty(), "{name}");
+        }
+        let e = AuditAction::parse_stored("key.teleport", 7).unwrap_err();
+        assert_eq!(e.code, codes::STORED_VALUE_UNKNOWN);
+        assert!(e.message.contains("entry 7") && e.message.contains("key.teleport"));
+    }
+
+    #[test]
+    fn every_actor_label_reads_back_as_the_same_actor() {
+        for actor in [
+            AuditActor::Cli,
+            AuditActor::Desktop,
+            AuditActor::LocalAdmin,
+            AuditActor::Public,
+            AuditActor::User("a@b.example".into()),
+            AuditActor::Key("k_1".into()),
+            AuditActor::Synthetic("editor,viewer".into()),
+        ] {
+            assert_eq!(actor.to_string().parse::<AuditActor>().unwrap(), actor);
+        }
+        assert_eq!(AuditActor::Key("x".into()).to_string(), "key:x");
+        assert_eq!(AuditActor::Cli.to_string(), AuditActor::CLI);
+        let e = "robot".parse::<AuditActor>().unwrap_err();
+        assert_eq!(e.code, codes::STORED_VALUE_UNKNOWN);
+    }
 }

@@ -13,6 +13,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::access::audit::AuditActor;
 use crate::access::keys::{self, KeyInfo, KeyStatus};
 use crate::error::{Error, Result, codes};
 use crate::store::{Store, audit as audit_sql};
@@ -102,7 +103,7 @@ impl KeyFilter {
     }
 }
 
-/// Joins keys with their use counts (by actor label `key:<id>`).
+/// Joins keys with their use counts (by actor label, [`AuditActor::Key`]).
 pub fn overview(
     keys: Vec<KeyInfo>,
     activity: &[(String, i64, i64)],
@@ -111,7 +112,9 @@ pub fn overview(
 ) -> Vec<KeyOverview> {
     let used: HashMap<&str, (i64, i64)> = activity
         .iter()
-        .filter_map(|(actor, n, last)| Some((actor.strip_prefix("key:")?, (*n, *last))))
+        .filter_map(|(actor, n, last)| {
+            Some((actor.strip_prefix(AuditActor::KEY_PREFIX)?, (*n, *last)))
+        })
         .collect();
     keys.into_iter()
         .map(|mut info| {

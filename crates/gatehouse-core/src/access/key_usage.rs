@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::access::audit::{AuditAction, AuditActor};
 use crate::error::Result;
 use crate::store::{Store, usage as sql};
 
@@ -46,15 +47,22 @@ pub struct KeyUsage {
 
 /// Usage of every key that made a call in the week before `now`, by key id.
 pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage>> {
-    let rows = sql::tool_calls(store, "key:", now - WEEK_MS, now - DAY_MS).await?;
+    let rows = sql::tool_calls(
+        store,
+        AuditAction::McpToolCall.as_str(),
+        AuditActor::KEY_PREFIX,
+        now - WEEK_MS,
+        now - DAY_MS,
+    )
+    .await?;
     let mut out = fold(rows);
-    for (actor, detail) in sql::last_calls(store, "key:", now - WEEK_MS).await? {
+    for (actor, detail) in sql::last_calls(store, AuditActor::KEY_PREFIX, now - WEEK_MS).await? {
         let from = serde_json::from_str::<serde_json::Value>(&detail)
             .ok()
             .and_then(|d| d.get("from")?.as_str().map(str::to_string))
             .filter(|f| !f.is_empty());
-        if let (Some(id), Some(from)) = (actor.strip_prefix("key:"), from)
-            && let Some(u) = out.get_mut(id)
+        if let (Ok(AuditActor::Key(id)), Some(from)) = (actor.parse::<AuditActor>(), from)
+            && let Some(u) = out.get_mut(&id)
         {
             u.last_from = Some(from);
         }
@@ -65,7 +73,7 @@ pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage
 fn fold(rows: Vec<sql::ToolCalls>) -> BTreeMap<String, KeyUsage> {
     let mut out: BTreeMap<String, KeyUsage> = BTreeMap::new();
     for r in rows {
-        let Some(id) = r.actor.strip_prefix("key:") else {
+        let Ok(AuditActor::Key(id)) = r.actor.parse::<AuditActor>() else {
             continue;
         };
         let u = out.entry(id.to_string()).or_default();

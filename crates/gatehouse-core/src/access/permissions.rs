@@ -1,5 +1,5 @@
 //! The one permission layer: every action of every caller (CLI, MCP server, UI)
-//! is decided by [`allowed`], from the single table [`TABLE`].
+//! is decided by [`allowed`], from the single table [`Action::min_role`].
 //!
 //! Roles are ordered: each role can do everything the role below it can, so the
 //! table names the lowest role that may do an action. `gatehouse permissions
@@ -99,9 +99,23 @@ pub fn format_roles(roles: &[Role]) -> String {
         .join(",")
 }
 
-/// Everything an actor can ask to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// Everything an actor can ask to do, in the order the docs table lists them.
+/// [`Action::min_role`] and [`Action::what`] are exhaustive `match`es, so a new
+/// action does not compile until it has a role and a description.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Action {
     ContentReadPublished,
     ContentReadDraft,
@@ -121,77 +135,55 @@ pub enum Action {
     ConnectionsManage,
 }
 
-/// The permission table: each action and the lowest role allowed to do it.
-pub const TABLE: &[(Action, Role, &str)] = &[
-    (
-        Action::ContentReadPublished,
-        Role::Public,
-        "read published content",
-    ),
-    (Action::ContentReadDraft, Role::Viewer, "read draft content"),
-    (Action::MediaRead, Role::Viewer, "list and read media"),
-    (
-        Action::SiteConfigRead,
-        Role::Editor,
-        "read site config (secret values redacted)",
-    ),
-    (
-        Action::HttpFetch,
-        Role::Viewer,
-        "fetch a URL over http(s) (SSRF-guarded)",
-    ),
-    (
-        Action::ContentWriteDraft,
-        Role::Author,
-        "create drafts and edit your own entries (an edit of a published entry waits as a pending revision)",
-    ),
-    (Action::MediaWrite, Role::Author, "upload media"),
-    (
-        Action::ContentEditOthers,
-        Role::Editor,
-        "edit entries written by someone else",
-    ),
-    (
-        Action::ContentPublish,
-        Role::Editor,
-        "publish content (applying its pending revision) and rename published entries",
-    ),
-    (Action::ContentDelete, Role::Admin, "delete content"),
-    (Action::MediaDelete, Role::Admin, "delete media"),
-    (Action::SiteConfigWrite, Role::Admin, "change site config"),
-    (
-        Action::KeysManage,
-        Role::Admin,
-        "mint, list, roll and revoke API keys",
-    ),
-    (
-        Action::UsersManage,
-        Role::Admin,
-        "create, change and remove users",
-    ),
-    (Action::AuditRead, Role::Admin, "read the audit log"),
-    (
-        Action::ConnectionsManage,
-        Role::Admin,
-        "manage MCP client connections",
-    ),
-];
-
 impl Action {
-    /// The lowest role allowed to do this action.
-    pub fn min_role(self) -> Role {
-        TABLE
-            .iter()
-            .find(|(a, _, _)| *a == self)
-            .map(|(_, r, _)| *r)
-            .expect("every action is in TABLE")
+    /// Every action, in declaration order (the docs table's order).
+    pub fn all() -> impl Iterator<Item = Action> {
+        <Action as strum::IntoEnumIterator>::iter()
     }
 
-    pub fn as_str(self) -> String {
-        serde_json::to_value(self)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default()
+    /// The lowest role allowed to do this action: the permission table.
+    pub fn min_role(self) -> Role {
+        use Action::*;
+        match self {
+            ContentReadPublished => Role::Public,
+            ContentReadDraft | MediaRead | HttpFetch => Role::Viewer,
+            ContentWriteDraft | MediaWrite => Role::Author,
+            SiteConfigRead | ContentEditOthers | ContentPublish => Role::Editor,
+            ContentDelete | MediaDelete | SiteConfigWrite | KeysManage | UsersManage
+            | AuditRead | ConnectionsManage => Role::Admin,
+        }
+    }
+
+    /// What the action allows, for the docs table.
+    pub fn what(self) -> &'static str {
+        use Action::*;
+        match self {
+            ContentReadPublished => "read published content",
+            ContentReadDraft => "read draft content",
+            MediaRead => "list and read media",
+            SiteConfigRead => "read site config (secret values redacted)",
+            HttpFetch => "fetch a URL over http(s) (SSRF-guarded)",
+            ContentWriteDraft => {
+                "create drafts and edit your own entries (an edit of a published entry waits as a pending revision)"
+            }
+            MediaWrite => "upload media",
+            ContentEditOthers => "edit entries written by someone else",
+            ContentPublish => {
+                "publish content (applying its pending revision) and rename published entries"
+            }
+            ContentDelete => "delete content",
+            MediaDelete => "delete media",
+            SiteConfigWrite => "change site config",
+            KeysManage => "mint, list, roll and revoke API keys",
+            UsersManage => "create, change and remove users",
+            AuditRead => "read the audit log",
+            ConnectionsManage => "manage MCP client connections",
+        }
+    }
+
+    /// The stable name, e.g. `"content_publish"` (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -223,10 +215,10 @@ pub fn check(roles: &[Role], action: Action) -> Result<()> {
 /// The table as Markdown, for docs/permissions.md.
 pub fn markdown() -> String {
     let mut out = String::from(
-        "# Permissions\n\nGenerated by `gatehouse permissions --markdown` from `permissions::TABLE`; do not edit by hand.\n\n| action | what | public | viewer | author | editor | admin |\n|---|---|---|---|---|---|---|\n",
+        "# Permissions\n\nGenerated by `gatehouse permissions --markdown` from `permissions::Action`; do not edit by hand.\n\n| action | what | public | viewer | author | editor | admin |\n|---|---|---|---|---|---|---|\n",
     );
-    for (action, _, what) in TABLE {
-        out.push_str(&format!("| `{}` | {what} |", action.as_str()));
+    for action in Action::all() {
+        out.push_str(&format!("| `{}` | {} |", action.as_str(), action.what()));
         for role in [
             Role::Public,
             Role::Viewer,
@@ -234,7 +226,7 @@ pub fn markdown() -> String {
             Role::Editor,
             Role::Admin,
         ] {
-            out.push_str(if allowed(&[role], *action) {
+            out.push_str(if allowed(&[role], action) {
                 " yes |"
             } else {
                 " – |"
@@ -250,35 +242,49 @@ pub fn markdown() -> String {
 mod tests {
     use super::*;
 
+    /// Driven by the enum itself: an action added later is checked here without
+    /// editing the test (and cannot compile without a role and a description).
     #[test]
-    fn every_action_is_in_the_table_once() {
-        use Action::*;
-        let all = [
-            ContentReadPublished,
-            ContentReadDraft,
-            MediaRead,
-            SiteConfigRead,
-            HttpFetch,
-            ContentWriteDraft,
-            MediaWrite,
-            ContentEditOthers,
-            ContentPublish,
-            ContentDelete,
-            MediaDelete,
-            SiteConfigWrite,
-            KeysManage,
-            UsersManage,
-            AuditRead,
-            ConnectionsManage,
-        ];
-        for a in all {
-            assert_eq!(TABLE.iter().filter(|(x, _, _)| *x == a).count(), 1, "{a:?}");
+    fn every_action_has_one_name_and_is_allowed_exactly_from_its_role_up() {
+        let mut names = std::collections::HashSet::new();
+        let mut rows = 0;
+        for action in Action::all() {
+            let name = action.as_str();
+            assert_eq!(serde_json::to_value(action).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<Action>(name.into()).unwrap(),
+                action
+            );
+            assert!(names.insert(name), "duplicate {name}");
+            assert!(!action.what().is_empty(), "{name}");
+            for role in [
+                Role::Public,
+                Role::Viewer,
+                Role::Author,
+                Role::Editor,
+                Role::Admin,
+            ] {
+                assert_eq!(
+                    allowed(&[role], action),
+                    role >= action.min_role(),
+                    "{name} {role}"
+                );
+            }
+            assert!(markdown().contains(&format!("| `{name}` | {} |", action.what())));
+            rows += 1;
         }
-        assert_eq!(TABLE.len(), all.len());
+        // The role table (what follows the first blank line after it is
+        // another section) has one row per action.
+        let doc = markdown();
+        let (_, table) = doc
+            .split_once("|---|---|---|---|---|---|---|\n")
+            .expect("the role table");
+        let table = table.split("\n\n").next().expect("its rows");
+        assert_eq!(table.lines().filter(|l| l.starts_with("| `")).count(), rows);
     }
 
     #[test]
-    fn the_issue_table_holds() {
+    fn the_documented_role_table_holds() {
         use Action::*;
         let p: &[Role] = &[];
         assert!(allowed(p, ContentReadPublished));
@@ -298,8 +304,8 @@ mod tests {
         assert!(allowed(e, SiteConfigRead));
         assert!(!allowed(e, ContentDelete) && !allowed(e, KeysManage) && !allowed(e, UsersManage));
         let ad = &[Role::Admin];
-        for (action, _, _) in TABLE {
-            assert!(allowed(ad, *action));
+        for action in Action::all() {
+            assert!(allowed(ad, action));
         }
     }
 

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::access::audit::{self, AuditEntry};
+use crate::access::audit::{AuditAction, AuditActor};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
@@ -75,7 +76,7 @@ pub async fn create(store: &Store, actor: &str, email: &str, roles: &[Role]) -> 
         &mut tx,
         AuditEntry {
             actor,
-            action: "user.create",
+            action: AuditAction::UserCreate,
             subject: &email,
             detail: serde_json::json!({"roles": roles_text}),
         },
@@ -108,7 +109,7 @@ pub async fn set_roles(store: &Store, actor: &str, email: &str, roles: &[Role]) 
         &mut tx,
         AuditEntry {
             actor,
-            action: "user.set_roles",
+            action: AuditAction::UserSetRoles,
             subject: email,
             detail: serde_json::json!({"roles": roles_text}),
         },
@@ -150,9 +151,9 @@ async fn set_disabled(store: &Store, actor: &str, email: &str, disabled: bool) -
         ));
     }
     let (action, subject) = if disabled {
-        ("user.disable", email)
+        (AuditAction::UserDisable, email)
     } else {
-        ("user.enable", email)
+        (AuditAction::UserEnable, email)
     };
     audit::append(
         &mut tx,
@@ -186,7 +187,7 @@ pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {
         &mut tx,
         AuditEntry {
             actor,
-            action: "user.delete",
+            action: AuditAction::UserDelete,
             subject: email,
             detail: serde_json::json!({}),
         },
@@ -245,7 +246,7 @@ pub async fn set_display_name(
         &mut tx,
         AuditEntry {
             actor,
-            action: "user.set_display_name",
+            action: AuditAction::UserSetDisplayName,
             subject: email,
             detail: serde_json::json!({"display_name": name}),
         },
@@ -262,7 +263,7 @@ pub async fn set_display_name(
 pub async fn public_name(store: &Store, author_label: &str) -> Result<String> {
     // Labels are `user:<email>`; entries seeded or imported may hold a bare email.
     let email = author_label
-        .strip_prefix("user:")
+        .strip_prefix(AuditActor::USER_PREFIX)
         .or_else(|| author_label.contains('@').then_some(author_label));
     if let Some(email) = email
         && let Some(name) = sql::display_name(store, email).await?

@@ -358,12 +358,138 @@ fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
         }
         #[cfg(not(unix))]
         let _ = private;
-        std::fs::rename(&tmp, path)
+        rename_over(&tmp, path)
     })();
     result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        io_error("write", path, e)
+        let held = cfg!(windows) && e.kind() == std::io::ErrorKind::PermissionDenied;
+        let err = io_error("write", path, e);
+        if held {
+            err.hint("another program holds the file open (the client app, an editor or a virus scanner): close it and run again; the file is unchanged")
+        } else {
+            err
+        }
     })
+}
+
+/// How long a replace waits for a program that holds the file open.
+const HELD_OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Renames `tmp` over `path`. Where Windows cannot replace a file another
+/// program holds open (no POSIX rename semantics: older Windows, FAT, Wine),
+/// the rename is refused until that program lets go: editors and scanners
+/// hold a file briefly, so it is retried for [`HELD_OPEN_WAIT`].
+fn rename_over(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    let deadline = std::time::Instant::now() + HELD_OPEN_WAIT;
+    loop {
+        match std::fs::rename(tmp, path) {
+            Err(e)
+                if cfg!(windows)
+                    && e.kind() == std::io::ErrorKind::PermissionDenied
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Replacing and locking, on every system: Windows runs these under Wine
+/// (scripts/wine-test.sh), where a rename over a file another process holds
+/// open and the lock file beside the config are Windows' own semantics.
+#[cfg(test)]
+mod replace_tests {
+    use super::*;
+    use std::io::Read as _;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    fn names(folder: &Path) -> Vec<String> {
+        std::fs::read_dir(folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// A client that holds its config file open while the replace runs and
+    /// lets go soon after (an editor, a scanner) does not stop it: the new
+    /// text lands whole and no temporary file stays.
+    #[test]
+    fn a_config_file_held_open_briefly_is_replaced_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("Application Support Zoë");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("claude_desktop_config.json");
+        std::fs::write(&path, b"{\"old\": true}").unwrap();
+        let held = File::open(&path).unwrap();
+        let reader = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            drop(held);
+        });
+        write_atomically(&path, b"{\"new\": true}", true).unwrap();
+        reader.join().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": true}");
+        assert_eq!(names(&folder), ["claude_desktop_config.json"]);
+    }
+
+    /// A file held open for good: Unix (and Windows with POSIX rename
+    /// semantics) replace it under the reader, who keeps the old text;
+    /// where Windows refuses, the error says why and the file is unchanged.
+    /// Either way the file is whole and no temporary file stays.
+    #[test]
+    fn a_config_file_held_open_is_replaced_or_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, b"{\"old\": true}").unwrap();
+        let mut held = File::open(&path).unwrap();
+        match write_atomically(&path, b"{\"new\": true}", false) {
+            Ok(()) => {
+                assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": true}");
+                let mut old = String::new();
+                held.read_to_string(&mut old).unwrap();
+                assert_eq!(
+                    old, "{\"old\": true}",
+                    "the open handle reads what it opened"
+                );
+            }
+            // Only Windows refuses.
+            Err(e) if cfg!(windows) => {
+                assert_eq!(e.code, codes::IO_ERROR);
+                assert!(
+                    e.hint.as_deref().unwrap().contains("holds the file open"),
+                    "{e:?}"
+                );
+                assert_eq!(std::fs::read(&path).unwrap(), b"{\"old\": true}");
+            }
+            Err(e) => panic!("refused on a system whose rename replaces an open file: {e:?}"),
+        }
+        drop(held);
+        assert_eq!(names(dir.path()), ["config.json"]);
+    }
+
+    /// A second writer of the same folder waits until the first is done.
+    #[test]
+    fn the_folder_lock_holds_off_a_second_writer_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("with space").join("config.json");
+        let first = lock_folder(&path).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let second_path = path.clone();
+        let second = std::thread::spawn(move || {
+            let lock = lock_folder(&second_path).unwrap();
+            tx.send(()).unwrap();
+            drop(lock);
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the second writer got the lock while the first held it"
+        );
+        drop(first);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the second writer gets the lock once the first lets go");
+        second.join().unwrap();
+    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ pub const DEFAULT_NICE: u8 = 10;
 /// What confines the child. Each system has its own (see [`Backend::here`]);
 /// `none` exists everywhere. A profile naming a backend this system lacks is
 /// refused, never run under another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// Landlock applied in the child before `exec` (filesystem, TCP, signals,
@@ -486,7 +486,7 @@ mod tests {
             },
             Profile {
                 connect_ports: vec![443],
-                backend: Backend::Bwrap,
+                backend: Backend::None,
                 ..Profile::default()
             },
             Profile {

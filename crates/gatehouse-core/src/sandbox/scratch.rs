@@ -30,17 +30,31 @@ use crate::error::{Error, Result, codes};
 /// Overrides where scratch directories live (must be outside every site).
 pub const ENV_SCRATCH_DIR: &str = "GATEHOUSE_SCRATCH_DIR";
 
-/// The default scratch root: `$GATEHOUSE_SCRATCH_DIR`, else
-/// `$XDG_RUNTIME_DIR/gatehouse/scratch`, else `$XDG_CACHE_HOME/gatehouse/scratch`,
-/// else `~/.cache/gatehouse/scratch`.
+/// The default scratch root: `$GATEHOUSE_SCRATCH_DIR`, else on Windows
+/// `%LOCALAPPDATA%\Gatehouse\scratch`, else `$XDG_RUNTIME_DIR/gatehouse/scratch`,
+/// else `$XDG_CACHE_HOME/gatehouse/scratch`, else `~/.cache/gatehouse/scratch`.
 pub fn default_root() -> Result<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
+    root_from(|k| std::env::var_os(k), cfg!(windows))
+}
+
+/// [`default_root`] with the environment read through `var`, on Windows when
+/// `windows` (pure, so both systems' answers are tested on each).
+fn root_from(var: impl Fn(&str) -> Option<std::ffi::OsString>, windows: bool) -> Result<PathBuf> {
+    let env = |k: &str| var(k).map(PathBuf::from).filter(|p| p.is_absolute());
     if let Some(p) = env(ENV_SCRATCH_DIR) {
         return Ok(p);
+    }
+    if windows {
+        // Outside every site and per user; Windows has no HOME of its own.
+        return env("LOCALAPPDATA")
+            .map(|p| p.join("Gatehouse").join("scratch"))
+            .ok_or_else(|| {
+                Error::invalid(
+                    codes::SCRATCH_UNSAFE,
+                    "LOCALAPPDATA is not set: no folder to put scratch directories in",
+                    format!("set LOCALAPPDATA or {ENV_SCRATCH_DIR} to a folder of your own"),
+                )
+            });
     }
     let base = env("XDG_RUNTIME_DIR")
         .or_else(|| env("XDG_CACHE_HOME"))
@@ -580,6 +594,52 @@ pub(crate) fn io_error(context: &str, path: &Path, err: std::io::Error) -> Error
     tracing::error!(context, path = %path.display(), error = %err, "io error");
     Error::new(codes::IO_ERROR, format!("io error while {context}: {err}"))
         .detail(serde_json::json!({"path": path}))
+}
+
+/// Compiled on every system (Windows included, run under Wine).
+#[cfg(test)]
+mod root_tests {
+    use super::*;
+
+    /// Scratch goes under `%LOCALAPPDATA%\Gatehouse\scratch` on Windows
+    /// (never under a HOME Windows does not have), under the XDG folders
+    /// elsewhere; the override wins on both; nothing absolute is an error.
+    #[test]
+    fn the_default_scratch_root_is_per_user_on_each_system() {
+        let abs = if cfg!(windows) {
+            r"C:\Users\Zoë Smith\AppData\Local"
+        } else {
+            "/home/zoë smith/.local"
+        };
+        let env = |pairs: &[(&'static str, &'static str)]| {
+            let pairs = pairs.to_vec();
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let local = [("LOCALAPPDATA", abs), ("HOME", abs)];
+        assert_eq!(
+            root_from(env(&local), true).unwrap(),
+            PathBuf::from(abs).join("Gatehouse").join("scratch")
+        );
+        assert_eq!(
+            root_from(env(&local), false).unwrap(),
+            PathBuf::from(abs)
+                .join(".cache")
+                .join("gatehouse")
+                .join("scratch")
+        );
+        let chosen = [("LOCALAPPDATA", abs), (ENV_SCRATCH_DIR, abs)];
+        assert_eq!(root_from(env(&chosen), true).unwrap(), PathBuf::from(abs));
+        // Windows without LOCALAPPDATA: a clear error, not HOME's folder.
+        let e = root_from(env(&[("HOME", abs)]), true).unwrap_err();
+        assert_eq!(e.code, codes::SCRATCH_UNSAFE);
+        assert!(e.hint.is_some());
+        assert!(root_from(env(&[("LOCALAPPDATA", "AppData")]), true).is_err());
+    }
 }
 
 #[cfg(all(test, unix))]

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::access::actor::Actor;
+use crate::access::audit::AuditAction;
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
@@ -238,7 +239,7 @@ pub async fn set(
         &mut tx,
         AuditEntry {
             actor,
-            action: "site_config.set",
+            action: AuditAction::SiteConfigSet,
             subject: key,
             detail: serde_json::json!({"secret": secret}),
         },
@@ -260,7 +261,7 @@ pub async fn unset(store: &Store, actor: &str, key: &str) -> Result<()> {
         &mut tx,
         AuditEntry {
             actor,
-            action: "site_config.unset",
+            action: AuditAction::SiteConfigUnset,
             subject: key,
             detail: serde_json::json!({}),
         },

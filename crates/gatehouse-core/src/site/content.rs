@@ -15,6 +15,7 @@
 //! revisions (they are unpublished text).
 
 use crate::access::actor::Actor;
+use crate::access::audit::AuditAction;
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::access::restrictions::{ContentScope, StatusScope};
@@ -286,11 +287,11 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
         AuditEntry {
             actor: &who,
             action: if created {
-                "content.create"
+                AuditAction::ContentCreate
             } else if revised {
-                "content.revise"
+                AuditAction::ContentRevise
             } else {
-                "content.update"
+                AuditAction::ContentUpdate
             },
             subject: final_slug,
             detail: serde_json::json!({"renamed_from": (final_slug != w.slug).then_some(w.slug)}),
@@ -331,7 +332,7 @@ pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> 
         &mut tx,
         AuditEntry {
             actor: &actor.label(),
-            action: "content.publish",
+            action: AuditAction::ContentPublish,
             subject: slug,
             detail: serde_json::json!({"revision_by": revision.as_ref().map(|r| &r.author)}),
         },
@@ -360,7 +361,7 @@ pub async fn delete(store: &Store, actor: &Actor, slug: &str) -> Result<()> {
         &mut tx,
         AuditEntry {
             actor: &actor.label(),
-            action: "content.delete",
+            action: AuditAction::ContentDelete,
             subject: slug,
             detail: serde_json::json!({}),
         },

@@ -20,6 +20,7 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
 use crate::access::actor::Actor;
+use crate::access::audit::AuditAction;
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::Action;
 use crate::error::{Error, Result, codes};
@@ -32,17 +33,86 @@ pub use crate::store::media::MediaInfo;
 /// The largest media item accepted, in decoded bytes (2 MiB).
 pub const MAX_BYTES: usize = 2 * 1024 * 1024;
 
-/// The MIME types an upload may declare.
-pub const ALLOWED_TYPES: &[&str] = &[
-    "image/png",
-    "image/jpeg",
-    "image/gif",
-    "image/webp",
-    "application/pdf",
-    "text/plain",
-    "text/markdown",
-    "application/json",
-];
+/// The media types an upload may declare, stored and served as their MIME
+/// names ([`MediaType::as_mime`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    strum::EnumString,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    serde::Serialize,
+    serde::Deserialize,
+    ts_rs::TS,
+)]
+pub enum MediaType {
+    #[strum(serialize = "image/png")]
+    #[serde(rename = "image/png")]
+    Png,
+    #[strum(serialize = "image/jpeg")]
+    #[serde(rename = "image/jpeg")]
+    Jpeg,
+    #[strum(serialize = "image/gif")]
+    #[serde(rename = "image/gif")]
+    Gif,
+    #[strum(serialize = "image/webp")]
+    #[serde(rename = "image/webp")]
+    Webp,
+    #[strum(serialize = "application/pdf")]
+    #[serde(rename = "application/pdf")]
+    Pdf,
+    #[strum(serialize = "text/plain")]
+    #[serde(rename = "text/plain")]
+    Text,
+    #[strum(serialize = "text/markdown")]
+    #[serde(rename = "text/markdown")]
+    Markdown,
+    #[strum(serialize = "application/json")]
+    #[serde(rename = "application/json")]
+    Json,
+}
+
+impl MediaType {
+    /// The MIME name, as stored and served.
+    pub fn as_mime(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every accepted type's MIME name, in declaration order.
+    pub fn mimes() -> Vec<&'static str> {
+        <MediaType as strum::IntoEnumIterator>::iter()
+            .map(MediaType::as_mime)
+            .collect()
+    }
+
+    /// Raster images a browser may show inline; everything else downloads.
+    pub fn is_inline_image(self) -> bool {
+        matches!(
+            self,
+            MediaType::Png | MediaType::Jpeg | MediaType::Gif | MediaType::Webp
+        )
+    }
+
+    /// The declared MIME name as a type, or `MEDIA_TYPE_UNSUPPORTED`.
+    pub fn parse_declared(declared: &str) -> Result<MediaType> {
+        declared.parse().map_err(|_| {
+            Error::invalid(
+                codes::MEDIA_TYPE_UNSUPPORTED,
+                format!("media type {declared:?} is not accepted"),
+                format!("use one of {}", MediaType::mimes().join(", ")),
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for MediaType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_mime())
+    }
+}
 
 /// Filenames are 1–200 characters of letters, digits, `.`, `-` and `_`, not
 /// starting with a dot: no paths, no hidden files, nothing a shell or URL must escape.
@@ -64,21 +134,22 @@ pub fn check_filename(name: &str) -> Result<()> {
     }
 }
 
-/// What the bytes look like, from their magic numbers (text types by content).
-pub fn sniff(bytes: &[u8]) -> Option<&'static str> {
+/// What the bytes look like, from their magic numbers (text types by
+/// content: any UTF-8 text sniffs as [`MediaType::Text`]).
+pub fn sniff(bytes: &[u8]) -> Option<MediaType> {
     let starts = |magic: &[u8]| bytes.starts_with(magic);
     if starts(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
+        Some(MediaType::Png)
     } else if starts(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
+        Some(MediaType::Jpeg)
     } else if starts(b"GIF87a") || starts(b"GIF89a") {
-        Some("image/gif")
+        Some(MediaType::Gif)
     } else if bytes.len() >= 12 && starts(b"RIFF") && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
+        Some(MediaType::Webp)
     } else if starts(b"%PDF-") {
-        Some("application/pdf")
+        Some(MediaType::Pdf)
     } else if std::str::from_utf8(bytes).is_ok() && !bytes.contains(&0) {
-        Some("text/plain")
+        Some(MediaType::Text)
     } else {
         None
     }
@@ -136,27 +207,27 @@ fn png_chunks_ok(bytes: &[u8]) -> bool {
 }
 
 /// Whether the whole of `bytes` is a well-formed `declared` file (see the module doc).
-pub fn check_structure(declared: &str, bytes: &[u8]) -> std::result::Result<(), String> {
+pub fn check_structure(declared: MediaType, bytes: &[u8]) -> std::result::Result<(), String> {
     let ok = match declared {
-        "image/png" => png_chunks_ok(bytes),
-        "image/gif" => bytes.last() == Some(&0x3B),
-        "image/jpeg" => bytes.ends_with(&[0xFF, 0xD9]),
-        "image/webp" => {
+        MediaType::Png => png_chunks_ok(bytes),
+        MediaType::Gif => bytes.last() == Some(&0x3B),
+        MediaType::Jpeg => bytes.ends_with(&[0xFF, 0xD9]),
+        MediaType::Webp => {
             bytes.len() >= 12
                 && u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes")) as usize + 8
                     == bytes.len()
         }
-        "application/pdf" => {
+        MediaType::Pdf => {
             let tail = &bytes[bytes.len().saturating_sub(1024)..];
             tail.windows(5).any(|w| w == b"%%EOF")
         }
-        "text/plain" | "text/markdown" => {
+        MediaType::Text | MediaType::Markdown => {
             if let Some(tag) = markup_in(bytes) {
                 return Err(format!("the text holds HTML/SVG markup ({tag}…)"));
             }
             true
         }
-        _ => true,
+        MediaType::Json => true,
     };
     if ok {
         Ok(())
@@ -171,10 +242,10 @@ pub fn check_structure(declared: &str, bytes: &[u8]) -> std::result::Result<(), 
 /// shown inline; everything else (PDF, text, JSON) is a download, so it is
 /// never rendered as a page of the origin that serves it.
 pub fn content_disposition(info: &MediaInfo) -> String {
-    let inline = matches!(
-        info.mime_type.as_str(),
-        "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-    );
+    let inline = info
+        .mime_type
+        .parse::<MediaType>()
+        .is_ok_and(MediaType::is_inline_image);
     format!(
         "{}; filename=\"{}\"",
         if inline { "inline" } else { "attachment" },
@@ -184,19 +255,13 @@ pub fn content_disposition(info: &MediaInfo) -> String {
 
 /// Whether `bytes` may be stored as `declared`.
 fn check_type(declared: &str, bytes: &[u8]) -> Result<()> {
-    if !ALLOWED_TYPES.contains(&declared) {
-        return Err(Error::invalid(
-            codes::MEDIA_TYPE_UNSUPPORTED,
-            format!("media type {declared:?} is not accepted"),
-            format!("use one of {}", ALLOWED_TYPES.join(", ")),
-        ));
-    }
+    let declared = MediaType::parse_declared(declared)?;
     let sniffed = sniff(bytes);
     let matches = match declared {
         // Text types are told apart by content, not magic: all need valid UTF-8.
-        "text/plain" | "text/markdown" => sniffed == Some("text/plain"),
-        "application/json" => {
-            sniffed == Some("text/plain")
+        MediaType::Text | MediaType::Markdown => sniffed == Some(MediaType::Text),
+        MediaType::Json => {
+            sniffed == Some(MediaType::Text)
                 && serde_json::from_slice::<serde_json::Value>(bytes).is_ok()
         }
         other => sniffed == Some(other),
@@ -215,7 +280,7 @@ fn check_type(declared: &str, bytes: &[u8]) -> Result<()> {
         codes::MEDIA_TYPE_MISMATCH,
         format!(
             "the bytes do not look like {declared} (they look like {})",
-            sniffed.unwrap_or("unknown binary data")
+            sniffed.map_or("unknown binary data", MediaType::as_mime)
         ),
         "declare the type the file really has",
     )
@@ -308,7 +373,7 @@ pub async fn write(store: &Store, actor: &Actor, upload: &Upload<'_>) -> Result<
         &mut tx,
         AuditEntry {
             actor: &who,
-            action: "media.upload",
+            action: AuditAction::MediaUpload,
             subject: upload.filename,
             detail: serde_json::json!({"mime_type": upload.mime_type, "size": upload.bytes.len(), "sha256": sha}),
         },
@@ -326,13 +391,28 @@ mod tests {
 
     #[test]
     fn sniffing_tells_the_common_types_apart() {
-        assert_eq!(sniff(crate::site::seed::SAMPLE_PNG), Some("image/png"));
-        assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0]), Some("image/jpeg"));
-        assert_eq!(sniff(b"GIF89a..."), Some("image/gif"));
-        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
-        assert_eq!(sniff(b"%PDF-1.7"), Some("application/pdf"));
-        assert_eq!(sniff(b"hello"), Some("text/plain"));
-        assert_eq!(sniff(&[0, 1, 2, 0xFE]), None);
+        assert_eq!(
+            sniff(crate::site::seed::SAMPLE_PNG).map(MediaType::as_mime),
+            Some("image/png")
+        );
+        assert_eq!(
+            sniff(&[0xFF, 0xD8, 0xFF, 0xE0]).map(MediaType::as_mime),
+            Some("image/jpeg")
+        );
+        assert_eq!(
+            sniff(b"GIF89a...").map(MediaType::as_mime),
+            Some("image/gif")
+        );
+        assert_eq!(
+            sniff(b"RIFF\0\0\0\0WEBPVP8 ").map(MediaType::as_mime),
+            Some("image/webp")
+        );
+        assert_eq!(
+            sniff(b"%PDF-1.7").map(MediaType::as_mime),
+            Some("application/pdf")
+        );
+        assert_eq!(sniff(b"hello").map(MediaType::as_mime), Some("text/plain"));
+        assert_eq!(sniff(&[0, 1, 2, 0xFE]).map(MediaType::as_mime), None);
     }
 
     #[test]

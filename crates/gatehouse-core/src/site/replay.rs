@@ -3,16 +3,17 @@
 //!
 //! The chain of an export can be intact while its tables were edited (a key's
 //! roles raised, a revocation cleared): the chain has no secret and the
-//! tables are not in it. Replaying the security actions (`key.mint`,
-//! `key.roll`, `key.revoke`, `key.restrict`, `site.seed`, `user.create`, `user.set_roles`,
-//! `user.delete`, `user.disable`, `user.enable`) gives the state each key and
-//! user must have; [`check`]
-//! names the first that differs.
+//! tables are not in it. Replaying the security actions (those
+//! [`AuditAction`]s that change a key or a user; the match below is
+//! exhaustive, so a new action needs a decision here) gives the state each key
+//! and user must have; [`check`] names the first that differs. An action this
+//! build does not know is refused: it might have changed a key.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::site::portable::{AuditEntryRecord, Dump};
 
@@ -47,8 +48,9 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                 e.seq, e.action
             ))
         };
-        match e.action.as_str() {
-            "key.mint" => {
+        use AuditAction::*;
+        match AuditAction::parse_stored(&e.action, e.seq)? {
+            KeyMint => {
                 s.keys.insert(
                     e.subject.clone(),
                     KeyState {
@@ -61,17 +63,17 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                     },
                 );
             }
-            "key.restrict" => {
+            KeyRestrict => {
                 if let Some(k) = s.keys.get_mut(&e.subject) {
                     k.restrictions = d.get("restrictions").cloned().ok_or_else(bad)?;
                 }
             }
-            "key.revoke" => {
+            KeyRevoke => {
                 if let Some(k) = s.keys.get_mut(&e.subject) {
                     k.revoked = true;
                 }
             }
-            "key.roll" => {
+            KeyRoll => {
                 let new_id = text("replaced_by").ok_or_else(bad)?;
                 if let Some(old) = s.keys.get_mut(&e.subject) {
                     old.replaced_by = Some(new_id.clone());
@@ -87,30 +89,59 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
                     s.keys.insert(new_id, new);
                 }
             }
-            "site.seed" => {
+            SiteSeed => {
                 for role in crate::site::seed::SAMPLE_ROLES {
                     s.users
                         .insert(format!("{role}@example.com"), role.to_string());
                 }
             }
-            "user.create" | "user.set_roles" => {
+            UserCreate | UserSetRoles => {
                 s.users.insert(
                     e.subject.trim().to_lowercase(),
                     text("roles").ok_or_else(bad)?,
                 );
             }
-            "user.delete" => {
+            UserDelete => {
                 let email = e.subject.trim().to_lowercase();
                 s.users.remove(&email);
                 s.disabled.remove(&email);
             }
-            "user.disable" => {
+            UserDisable => {
                 s.disabled.insert(e.subject.trim().to_lowercase());
             }
-            "user.enable" => {
+            UserEnable => {
                 s.disabled.remove(&e.subject.trim().to_lowercase());
             }
-            _ => {}
+            // Neither a key nor a user changes (a display name is not a
+            // permission).
+            UserSetDisplayName
+            | SiteConfigSet
+            | SiteConfigUnset
+            | ContentCreate
+            | ContentRevise
+            | ContentUpdate
+            | ContentPublish
+            | ContentDelete
+            | MediaUpload
+            | McpToolCall
+            | McpClientCall
+            | ConnectionAdd
+            | ConnectionEdit
+            | ConnectionRemove
+            | ConnectionConsent
+            | ConnectionToolsPinned
+            | ConnectionToolsChanged
+            | ConnectionToolsHeld
+            | ConnectionToolsApproved => {}
+            // OAuth grants act for a key and are refused with it; they do not
+            // change a key or a user.
+            OauthApprove | OauthPairApprove | OauthDeny | OauthGrant | OauthExpire | OauthReuse
+            | OauthRevoke => {}
+            // A refused use changes nothing.
+            KeyNetworkRefused => {}
+            // A held call's decision changes neither its key nor a user.
+            ApprovalAsked | ApprovalApproved | ApprovalDenied | ApprovalDeclined
+            | ApprovalTimeout | ApprovalAbandoned => {}
         }
     }
     Ok(s)
@@ -215,4 +246,64 @@ pub fn check(d: &Dump) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(seq: i64, action: &str, subject: &str, detail: serde_json::Value) -> AuditEntryRecord {
+        AuditEntryRecord {
+            seq,
+            ts: seq,
+            actor: "cli".into(),
+            action: action.into(),
+            subject: subject.into(),
+            detail: detail.to_string(),
+            prev_hash: String::new(),
+            hash: String::new(),
+        }
+    }
+
+    /// Driven by the enum: every action any build writes is one the replay
+    /// reads (a key or user change, or a decided no-op), and a name it does
+    /// not know stops the import, since it might have changed a key.
+    #[test]
+    fn the_replay_reads_every_audit_action_and_refuses_an_unknown_one() {
+        let full = serde_json::json!({
+            "roles": "editor", "label": "l", "replaced_by": "k2", "restrictions": null,
+        });
+        let mut seq = 0;
+        for action in AuditAction::all() {
+            seq += 1;
+            let subject = if action.as_str().starts_with("user.") {
+                "a@b.example"
+            } else {
+                "k1"
+            };
+            replay(&[
+                entry(seq, "key.mint", "k1", full.clone()),
+                entry(seq + 1, action.as_str(), subject, full.clone()),
+            ])
+            .unwrap_or_else(|e| panic!("{action}: {e:?}"));
+        }
+        let s = replay(&[
+            entry(1, "key.mint", "k1", full.clone()),
+            entry(2, "key.revoke", "k1", serde_json::json!({})),
+            entry(3, "user.create", "A@b.example", full.clone()),
+            entry(4, "user.disable", "a@b.example", serde_json::json!({})),
+        ])
+        .unwrap();
+        assert!(s.keys["k1"].revoked);
+        assert_eq!(s.users["a@b.example"], "editor");
+        assert!(s.disabled.contains("a@b.example"));
+
+        let e = replay(&[entry(9, "key.unrevoke", "k1", serde_json::json!({}))]).unwrap_err();
+        assert_eq!(e.code, codes::STORED_VALUE_UNKNOWN);
+        assert!(
+            e.message.contains("key.unrevoke") && e.message.contains("entry 9"),
+            "{}",
+            e.message
+        );
+    }
 }

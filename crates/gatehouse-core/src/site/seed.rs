@@ -3,6 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::access::audit::AuditAction;
 use crate::access::audit::{self, AuditEntry};
 use crate::error::{Error, Result};
 use crate::store::content::{self, NewEntry};
@@ -86,8 +87,8 @@ pub async fn scratch(store: &Store) -> Result<()> {
     audit::append(
         &mut tx,
         AuditEntry {
-            actor: "cli",
-            action: "site.seed",
+            actor: crate::access::audit::AuditActor::CLI,
+            action: AuditAction::SiteSeed,
             subject: "scratch",
             detail: serde_json::json!({"users": 4, "entries": 3, "media": 1}),
         },

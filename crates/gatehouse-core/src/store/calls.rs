@@ -162,6 +162,7 @@ pub async fn close_killed_run_in(
     pid: i64,
     spawned_at_ms: i64,
     error: &str,
+    end_reason: &str,
     now_ms: i64,
 ) -> Result<Vec<(String, String, String)>> {
     let ctx = "closing the records of a killed run";
@@ -210,11 +211,12 @@ pub async fn close_killed_run_in(
         .await
         .map_err(|e| Error::storage(ctx, e))?;
         sqlx::query(
-            "UPDATE mcp_connection_runs SET end_reason = 'host_killed', ended_at = $2 \
+            "UPDATE mcp_connection_runs SET end_reason = $3, ended_at = $2 \
              WHERE connection_id = $1",
         )
         .bind(id)
         .bind(now_ms)
+        .bind(end_reason)
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage(ctx, e))?;

@@ -197,13 +197,10 @@ impl Store {
             }
             // A full disk or a read-only server stops the first statement too;
             // those are not a damaged or newer database.
-            if let Some((code, what, hint)) = crate::error::storage_cause(&text) {
-                return Error::new(
-                    code,
-                    format!("{what} while opening the database at {shown}"),
-                )
-                .hint(hint)
-                .detail(detail);
+            if let Some(cause) = crate::error::DriverError::cause(&e) {
+                return cause
+                    .error(&format!("opening the database at {shown}"))
+                    .detail(detail);
             }
             Error::new(
                 codes::STORAGE_ERROR,
@@ -632,7 +629,7 @@ mod migration_tests {
             &mut tx,
             audit::AuditEntry {
                 actor: "cli",
-                action: "test",
+                action: audit::AuditAction::SiteConfigSet,
                 subject: "after",
                 detail: serde_json::json!({}),
             },

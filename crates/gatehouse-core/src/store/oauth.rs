@@ -458,3 +458,15 @@ pub async fn delete_expired_tokens(tx: &mut Tx, grant_id: &str, now: i64) -> Res
         .map_err(fail("removing expired OAuth tokens"))?;
     Ok(())
 }
+
+/// A grant's `revoked_at`: `None` when there is no such grant.
+pub async fn grant_revoked_at(store: &Store, id: &str) -> Result<Option<Option<i64>>> {
+    store
+        .read("checking an OAuth grant", |pool| async move {
+            sqlx::query_scalar("SELECT revoked_at FROM oauth_grants WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await
+}

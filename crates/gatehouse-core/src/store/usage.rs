@@ -34,6 +34,7 @@ const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
 /// with the part since `day_start`.
 pub async fn tool_calls(
     store: &Store,
+    action: &str,
     prefix: &str,
     week_start: i64,
     day_start: i64,
@@ -46,7 +47,7 @@ pub async fn tool_calls(
                 SUM(CASE WHEN a.ts >= $3 AND {REFUSED} THEN 1 ELSE 0 END) AS refused_day,
                 MAX(a.ts) AS last_at
          FROM audit_log a
-         WHERE a.action = 'mcp.tool_call' AND a.actor LIKE $1 AND a.ts >= $2
+         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
          GROUP BY a.actor, a.subject
          ORDER BY a.actor, a.subject"
     );
@@ -59,6 +60,7 @@ pub async fn tool_calls(
                 .bind(like)
                 .bind(week_start)
                 .bind(day_start)
+                .bind(action)
                 .fetch_all(&pool)
                 .await
         })

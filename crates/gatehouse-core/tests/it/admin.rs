@@ -3,6 +3,7 @@
 //! counts, paged and filtered audit reads, and the audit export.
 
 use gatehouse_core::access::actor::{self, ActorFlags};
+use gatehouse_core::access::audit::AuditAction;
 use gatehouse_core::access::audit::{self, AuditEntry, entry_hash};
 use gatehouse_core::access::audit_view::{self, AuditFilter};
 use gatehouse_core::access::key_overview::{self, ExpiryWarning, KeyFilter};
@@ -121,7 +122,7 @@ async fn key_uses_are_counted_from_its_audited_calls() {
             store,
             AuditEntry {
                 actor: &format!("key:{}", busy.info.id),
-                action: "tool.call",
+                action: AuditAction::McpToolCall,
                 subject: tool,
                 detail: serde_json::json!({}),
             },
@@ -172,9 +173,9 @@ async fn audit_pages_are_newest_first_and_filtered() {
             AuditEntry {
                 actor,
                 action: if i % 2 == 0 {
-                    "tool.call"
+                    AuditAction::McpToolCall
                 } else {
-                    "tool.refused"
+                    AuditAction::McpClientCall
                 },
                 subject: &format!("s{i}"),
                 detail: serde_json::json!({"i": i}),
@@ -214,7 +215,7 @@ async fn audit_pages_are_newest_first_and_filtered() {
 
     let keys_only = AuditFilter {
         actor: "key:".into(),
-        action: "tool.call".into(),
+        action: "mcp.tool_call".into(),
         ..AuditFilter::default()
     };
     let page = audit_view::page(store, &keys_only, None, 200)
@@ -224,7 +225,7 @@ async fn audit_pages_are_newest_first_and_filtered() {
     assert!(
         page.entries
             .iter()
-            .all(|e| e.actor == "key:abc" && e.action == "tool.call")
+            .all(|e| e.actor == "key:abc" && e.action == "mcp.tool_call")
     );
     assert_eq!(page.entries[0].detail["i"], 24, "detail arrives parsed");
 

@@ -58,7 +58,7 @@ impl Fixture {
         let record = conn.close().await;
         assert_eq!(group_members(pgid), Vec::<i32>::new(), "process group gone");
         assert!(scratch_entries(&self.root).is_empty(), "scratch dir gone");
-        assert_eq!(record.end_reason.as_deref(), Some("closed"));
+        assert_eq!(record.end_reason.map(|e| e.as_str()), Some("closed"));
         assert_eq!(record.stdout_end, StreamEnd::Eof);
         assert_eq!(record.stderr_end, StreamEnd::Eof);
         assert_eq!(record.protocol_violations, 0);
@@ -144,7 +144,7 @@ async fn server_everything_from_npm() {
 
     let banner = "Starting default (STDIO) server...\n";
     let record = f.close(conn).await;
-    assert_eq!(record.era.as_deref(), Some("legacy"));
+    assert_eq!(record.era.map(|e| e.as_str()), Some("legacy"));
     assert_eq!(record.protocol_version.as_deref(), Some("2025-11-25"));
     assert_eq!(record.stderr.bytes_seen, banner.len() as u64);
     assert_eq!(record.stderr.bytes_retained, banner.len() as u64);
@@ -216,7 +216,7 @@ async fn python_sdk_server_from_pypi() {
     let written = "python_server: ready\npython_server: add 2 40\n\
                    Tool 'add' rejected arguments: ['a', 'b']\n";
     let record = f.close(conn).await;
-    assert_eq!(record.era.as_deref(), Some("modern"));
+    assert_eq!(record.era.map(|e| e.as_str()), Some("modern"));
     assert_eq!(record.protocol_version.as_deref(), Some("2026-07-28"));
     assert_eq!(record.stderr_excerpt.as_deref(), Some(written));
     assert_eq!(record.stderr.bytes_seen, written.len() as u64);

@@ -59,7 +59,7 @@ async fn records_reach_the_store_with_the_observed_exit() {
     let record = conn.close().await;
     let run = recorder::load_run(&site.store, &id).await.unwrap().unwrap();
     assert_eq!(run, record);
-    assert_eq!(run.end_reason.as_deref(), Some("crash"));
+    assert_eq!(run.end_reason.map(|e| e.as_str()), Some("crash"));
     assert_eq!(run.exit.unwrap().code, Some(7));
     assert_eq!(
         run.stderr_excerpt.as_deref(),

@@ -461,3 +461,36 @@ async fn expired_consent_is_refused_and_audited() {
         "the expiry is audited"
     );
 }
+
+/// A long request (an open `subscriptions/listen` stream, a long call)
+/// re-reads its actor on every action: it ends with its grant.
+#[tokio::test]
+async fn a_long_request_ends_when_its_grant_is_revoked() {
+    use gatehouse_core::access::actor::Refresher;
+    let (_tmp, site) = fresh_site("oauth_long_request").await;
+    let client = public_client(&site).await;
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    let t = flow::check_access(&site.store, &issuer(), &tokens.access_token)
+        .await
+        .unwrap();
+    let generation = gatehouse_core::store::access::generation(&site.store)
+        .await
+        .unwrap();
+    let r = Refresher::seeded_token(
+        t.actor,
+        generation,
+        t.key_expires_at,
+        t.grant_id.clone(),
+        t.token_expires_at,
+    );
+    let before = r.refresh(&site.store).await.unwrap();
+    assert!(before.scopes().is_some());
+    grants::revoke(&site.store, "admin", &t.grant_id)
+        .await
+        .unwrap();
+    let e = r.refresh(&site.store).await.unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+}

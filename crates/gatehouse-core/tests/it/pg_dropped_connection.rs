@@ -57,7 +57,7 @@ async fn a_write_cut_off_before_commit_is_not_applied_or_replayed() {
         &mut tx,
         audit::AuditEntry {
             actor: "test",
-            action: "user.create",
+            action: gatehouse_core::access::audit::AuditAction::UserCreate,
             subject: "lost@example.com",
             detail: serde_json::json!({}),
         },

@@ -30,7 +30,7 @@ fn actor(roles: &[Role]) -> Actor {
 fn test_entry(subject: &str) -> AuditEntry<'_> {
     AuditEntry {
         actor: "test",
-        action: "test.append",
+        action: gatehouse_core::access::audit::AuditAction::SiteConfigSet,
         subject,
         detail: serde_json::json!({}),
     }

@@ -37,6 +37,7 @@ pub use verify::{Refusal, VerifiedKey, recheck, verify};
 use serde::Serialize;
 use tracing::instrument;
 
+use crate::access::audit::AuditAction;
 use crate::access::audit::{self, AuditEntry};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::access::restrictions::Restrictions;
@@ -192,7 +193,7 @@ pub async fn mint_restricted(
         &mut tx,
         AuditEntry {
             actor,
-            action: "key.mint",
+            action: AuditAction::KeyMint,
             subject: &id,
             detail: serde_json::json!({"label": label, "roles": row.roles, "expires_at": expires_at, "restrictions": restrictions_json(restrictions)}),
         },
@@ -239,7 +240,7 @@ pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<KeyInfo> {
         &mut tx,
         AuditEntry {
             actor,
-            action: "key.revoke",
+            action: AuditAction::KeyRevoke,
             subject: id,
             detail: serde_json::json!({}),
         },
@@ -306,7 +307,7 @@ pub async fn roll(store: &Store, actor: &str, id: &str, grace_ms: i64) -> Result
         &mut tx,
         AuditEntry {
             actor,
-            action: "key.roll",
+            action: AuditAction::KeyRoll,
             subject: id,
             detail: serde_json::json!({"replaced_by": new_id, "old_expires_at": old_expires}),
         },
@@ -359,7 +360,7 @@ pub async fn restrict(
         &mut tx,
         AuditEntry {
             actor,
-            action: "key.restrict",
+            action: AuditAction::KeyRestrict,
             subject: id,
             detail: serde_json::json!({
                 "restrictions": restrictions_json(restrictions),

@@ -28,7 +28,7 @@ use super::{
     REQUEST_TTL_MS, ScopeSet, Secret, oauth_error,
 };
 use crate::access::actor::Actor;
-use crate::access::audit::{self, AuditEntry};
+use crate::access::audit::{self, AuditAction, AuditActor, AuditEntry};
 use crate::access::keys::{self, RawKey};
 use crate::access::permissions::allowed;
 use crate::error::{Code, Error, Result};
@@ -337,8 +337,8 @@ async fn take(store: &Store, id: &str) -> Result<(crate::store::Tx, RequestRow)>
         audit::append(
             &mut tx,
             AuditEntry {
-                actor: "public",
-                action: "oauth.expire",
+                actor: AuditActor::PUBLIC,
+                action: AuditAction::OauthExpire,
                 subject: &row.client_id,
                 detail: json!({"what": "consent"}),
             },
@@ -415,12 +415,12 @@ async fn issue_code(
         },
     )
     .await?;
-    let actor = format!("key:{}", key.id);
+    let actor = AuditActor::Key(key.id.clone()).to_string();
     audit::append(
         &mut tx,
         AuditEntry {
             actor: &actor,
-            action: "oauth.approve",
+            action: AuditAction::OauthApprove,
             subject: &row.client_id,
             detail: json!({
                 "grant_id": grant_id,
@@ -525,7 +525,7 @@ pub async fn approve_pairing(
         &mut tx,
         AuditEntry {
             actor,
-            action: "oauth.pair_approve",
+            action: AuditAction::OauthPairApprove,
             subject: &row.client_id,
             detail: json!({"key_id": key.id, "scopes": row.scopes, "redirect_uri": row.redirect_uri}),
         },
@@ -582,8 +582,8 @@ pub async fn deny(
     audit::append(
         &mut tx,
         AuditEntry {
-            actor: "public",
-            action: "oauth.deny",
+            actor: AuditActor::PUBLIC,
+            action: AuditAction::OauthDeny,
             subject: &row.client_id,
             detail: json!({"from": from, "scopes": row.scopes}),
         },
@@ -724,8 +724,8 @@ async fn revoke_replayed(mut tx: crate::store::Tx, grant_id: &str, what: &str) -
     audit::append(
         &mut tx,
         AuditEntry {
-            actor: "public",
-            action: "oauth.reuse",
+            actor: AuditActor::PUBLIC,
+            action: AuditAction::OauthReuse,
             subject: grant_id,
             detail: json!({"what": what, "revoked": revoked}),
         },
@@ -817,12 +817,12 @@ pub async fn exchange(
     .await?;
     sql::touch_client(&mut tx, &client.id, now).await?;
     let (access, refresh) = issue(&mut tx, &row.grant_id, now).await?;
-    let actor = format!("key:{}", row.key_id);
+    let actor = AuditActor::Key(row.key_id.clone()).to_string();
     audit::append(
         &mut tx,
         AuditEntry {
             actor: &actor,
-            action: "oauth.grant",
+            action: AuditAction::OauthGrant,
             subject: &row.grant_id,
             detail: json!({"client_id": client.id, "client_name": client.name, "scopes": row.scopes}),
         },
@@ -901,6 +901,8 @@ pub struct TokenActor {
     pub scopes: ScopeSet,
     /// When the key stops working, if ever.
     pub key_expires_at: Option<i64>,
+    /// When this access token stops working.
+    pub token_expires_at: i64,
 }
 
 fn token_invalid(message: &str) -> Error {
@@ -910,6 +912,20 @@ fn token_invalid(message: &str) -> Error {
         message.to_string(),
     )
     .hint("get a new token: refresh it, or authorize the client again")
+}
+
+/// The refusal of an access token past its expiry.
+pub fn token_expired() -> Error {
+    token_invalid("the access token expired")
+}
+
+/// Refuses when a grant was revoked (or is gone): what a long-running
+/// request re-checks when the access generation moves.
+pub async fn check_grant(store: &Store, grant_id: &str) -> Result<()> {
+    match sql::grant_revoked_at(store, grant_id).await? {
+        Some(None) => Ok(()),
+        _ => Err(token_invalid("the grant was revoked")),
+    }
 }
 
 /// Whether a bearer credential is one of ours rather than an API key.
@@ -931,7 +947,7 @@ pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Res
         return Err(token_invalid("the grant was revoked"));
     }
     if row.expires_at <= now {
-        return Err(token_invalid("the access token expired"));
+        return Err(token_expired());
     }
     if !issuer.is_resource(&row.resource) {
         return Err(token_invalid(
@@ -954,6 +970,7 @@ pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Res
         grant_id: row.grant_id,
         scopes,
         key_expires_at: key.expires_at,
+        token_expires_at: row.expires_at,
     })
 }
 

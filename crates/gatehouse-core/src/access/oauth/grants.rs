@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::access::audit::{self, AuditEntry};
+use crate::access::audit::{self, AuditAction, AuditEntry};
 use crate::error::{Code, Error, Result};
 use crate::store::Store;
 use crate::store::oauth as sql;
@@ -78,7 +78,7 @@ pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<()> {
         &mut tx,
         AuditEntry {
             actor,
-            action: "oauth.revoke",
+            action: AuditAction::OauthRevoke,
             subject: id,
             detail: serde_json::json!({"client_id": grant.client_id, "key_id": grant.key_id}),
         },

@@ -19,6 +19,7 @@ use super::lifecycle::MemoryRecorder;
 use super::options::ConnectOptions;
 use super::saved;
 use crate::access::actor::{self, ActorFlags, ENV_API_KEY};
+use crate::access::audit::AuditActor;
 use crate::access::keys::{ID_LEN, RawKey, is_key_id};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
@@ -45,10 +46,10 @@ impl PreviewActor {
     /// How the preview names the actor.
     pub fn label(&self) -> String {
         match self {
-            PreviewActor::Public => "public".into(),
+            PreviewActor::Public => AuditActor::Public.to_string(),
             PreviewActor::Roles(roles) => format!("roles:{roles}"),
-            PreviewActor::User(email) => format!("user:{email}"),
-            PreviewActor::Key { key_id, .. } => format!("key:{key_id}"),
+            PreviewActor::User(email) => AuditActor::User(email.clone()).to_string(),
+            PreviewActor::Key { key_id, .. } => AuditActor::Key(key_id.clone()).to_string(),
         }
     }
 }

@@ -11,6 +11,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::closed::Closed;
@@ -142,9 +144,8 @@ impl Connection {
         }
         drop(line);
 
-        let mut idle_deadline = inactivity.map(|d| Instant::now() + d);
+        let mut limits = Deadlines::new(deadline, total, inactivity, Instant::now());
         loop {
-            let idle = idle_deadline.unwrap_or(deadline);
             tokio::select! {
                 biased;
                 reply = &mut rx => {
@@ -169,19 +170,11 @@ impl Connection {
                     ));
                     return call.finish(CallState::CancelledAfterDispatch, None, Some(cancelled_error())).await;
                 }
-                _ = activity.notified() => {
-                    if let Some(d) = inactivity {
-                        idle_deadline = Some(Instant::now() + d);
-                    }
-                }
-                _ = tokio::time::sleep_until(deadline.min(idle)) => {
+                _ = activity.notified() => limits.on_activity(Instant::now()),
+                _ = tokio::time::sleep_until(limits.next()) => {
+                    let Some((after, what)) = limits.passed(Instant::now()) else { continue };
                     call.on_wire = false;
                     s.rpc.unregister(id);
-                    let (after, what) = if Instant::now() >= deadline {
-                        (total, "total deadline")
-                    } else {
-                        (inactivity.unwrap_or(total), "inactivity timeout")
-                    };
                     let closed = Closed::Timeout { tool: tool.to_string(), after };
                     let _ = s.commands.send(Command::Kill(closed.clone()));
                     let mut e = closed.error();
@@ -419,6 +412,53 @@ fn spawn_record(shared: Arc<Shared>, record: CallRecord) {
     }
 }
 
+/// A dispatched call's two clocks: the total deadline, fixed at the start, and
+/// the inactivity deadline, which progress (any message about the call) moves
+/// forward. Kept apart from the `select!` so the rule is tested with explicit
+/// instants, without a server or a wall clock.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    total_at: Instant,
+    total: Duration,
+    inactivity: Option<Duration>,
+    idle_at: Option<Instant>,
+}
+
+impl Deadlines {
+    fn new(total_at: Instant, total: Duration, inactivity: Option<Duration>, now: Instant) -> Self {
+        Self {
+            total_at,
+            total,
+            inactivity,
+            idle_at: inactivity.map(|d| now + d),
+        }
+    }
+
+    /// Progress: the inactivity clock starts again; the total one never does.
+    fn on_activity(&mut self, now: Instant) {
+        if let Some(d) = self.inactivity {
+            self.idle_at = Some(now + d);
+        }
+    }
+
+    /// When to look again.
+    fn next(&self) -> Instant {
+        self.idle_at.map_or(self.total_at, |i| i.min(self.total_at))
+    }
+
+    /// The limit that has passed at `now`, as (its length, its name); the
+    /// total deadline wins when both have.
+    fn passed(&self, now: Instant) -> Option<(Duration, &'static str)> {
+        if now >= self.total_at {
+            Some((self.total, "total deadline"))
+        } else if self.idle_at.is_some_and(|i| now >= i) {
+            Some((self.inactivity.unwrap_or(self.total), "inactivity timeout"))
+        } else {
+            None
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,5 +484,43 @@ mod tests {
                 "modern {modern}, progress {progress}"
             );
         }
+    }
+
+    /// Progress every 100 ms keeps a call alive past many 700 ms inactivity
+    /// windows, but not past its total deadline; silence ends it at the
+    /// inactivity limit. Times are explicit instants, so no window can be
+    /// missed by a slow machine.
+    #[test]
+    fn progress_resets_inactivity_but_never_the_total_deadline() {
+        let ms = Duration::from_millis;
+        let start = Instant::now();
+        let at = |t: u64| start + ms(t);
+
+        let mut d = Deadlines::new(at(1_000), ms(1_000), Some(ms(700)), start);
+        for t in (100..1_000).step_by(100) {
+            assert_eq!(d.passed(at(t)), None, "at {t} ms");
+            d.on_activity(at(t));
+            assert_eq!(d.next(), at(t + 700).min(at(1_000)));
+        }
+        assert_eq!(d.passed(at(1_000)), Some((ms(1_000), "total deadline")));
+
+        // Silence after one progress message at 300 ms: over at 1 000 ms.
+        let mut d = Deadlines::new(at(20_000), ms(20_000), Some(ms(700)), start);
+        assert_eq!(d.next(), at(700));
+        d.on_activity(at(300));
+        assert_eq!(d.next(), at(1_000));
+        assert_eq!(d.passed(at(999)), None);
+        assert_eq!(d.passed(at(1_000)), Some((ms(700), "inactivity timeout")));
+
+        // Both passed: the total deadline is the one named.
+        let d = Deadlines::new(at(500), ms(500), Some(ms(500)), start);
+        assert_eq!(d.passed(at(500)), Some((ms(500), "total deadline")));
+
+        // Without an inactivity limit only the total deadline counts.
+        let mut d = Deadlines::new(at(800), ms(800), None, start);
+        d.on_activity(at(500));
+        assert_eq!(d.next(), at(800));
+        assert_eq!(d.passed(at(799)), None);
+        assert_eq!(d.passed(at(800)), Some((ms(800), "total deadline")));
     }
 }

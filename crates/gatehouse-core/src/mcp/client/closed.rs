@@ -1,5 +1,5 @@
 //! Why a connection ended ([`Closed`]): every pending call fails with it, and
-//! the record stores its [`Closed::reason`].
+//! the record stores its [`EndReason`].
 
 use std::time::Duration;
 
@@ -7,6 +7,72 @@ use serde_json::json;
 
 use crate::error::{Error, codes};
 use crate::sandbox::ExitInfo;
+
+/// Why a connection ended, as its record stores it and the desktop shows it.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::EnumString,
+    strum::EnumIter,
+    strum::IntoStaticStr,
+    ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum EndReason {
+    /// A call passed its deadline; the group was killed.
+    Timeout,
+    /// The memory ceiling ([`Ceiling::MaxRss`]).
+    Memory,
+    /// The CPU ceiling ([`Ceiling::MaxCpu`]).
+    Cpu,
+    /// The scratch quota ([`Ceiling::ScratchQuota`]).
+    ScratchQuota,
+    /// The server ended by itself with status 0.
+    EndOfInput,
+    /// Any other exit status, or a signal.
+    Crash,
+    /// The server broke the protocol.
+    Protocol,
+    /// Closed by us.
+    Closed,
+    /// Dropped without a close.
+    Dropped,
+    /// The process that ran it was killed; the next start settled the run.
+    HostKilled,
+}
+
+impl EndReason {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A resource ceiling of a connection's process group.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::Display,
+    strum::IntoStaticStr,
+    ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Ceiling {
+    MaxRss,
+    MaxCpu,
+    ScratchQuota,
+}
 
 /// Why the connection ended.
 #[derive(Debug, Clone)]
@@ -20,7 +86,7 @@ pub(super) enum Closed {
         excerpt: String,
     },
     Resource {
-        ceiling: String,
+        ceiling: Ceiling,
         limit: String,
         observed: String,
     },
@@ -32,28 +98,25 @@ pub(super) enum Closed {
 }
 
 impl Closed {
-    /// The word the record stores (and the desktop shows): `timeout`,
-    /// `memory`, `cpu` or `scratch_quota` (a ceiling), `end_of_input` (the
-    /// server ended by itself with status 0), `crash` (any other status or a
-    /// signal), `protocol`, `closed` (by us), `dropped`.
-    pub(super) fn reason(&self) -> &'static str {
+    /// What the record stores (and the desktop shows).
+    pub(super) fn reason(&self) -> EndReason {
         match self {
-            Closed::Timeout { .. } => "timeout",
+            Closed::Timeout { .. } => EndReason::Timeout,
             Closed::Exited { exit, .. } => match exit {
                 Some(ExitInfo {
                     code: Some(0),
                     signal: None,
-                }) => "end_of_input",
-                _ => "crash",
+                }) => EndReason::EndOfInput,
+                _ => EndReason::Crash,
             },
-            Closed::Resource { ceiling, .. } => match ceiling.as_str() {
-                "max_rss" => "memory",
-                "max_cpu" => "cpu",
-                _ => "scratch_quota",
+            Closed::Resource { ceiling, .. } => match ceiling {
+                Ceiling::MaxRss => EndReason::Memory,
+                Ceiling::MaxCpu => EndReason::Cpu,
+                Ceiling::ScratchQuota => EndReason::ScratchQuota,
             },
-            Closed::Protocol { .. } => "protocol",
-            Closed::Shutdown => "closed",
-            Closed::Dropped => "dropped",
+            Closed::Protocol { .. } => EndReason::Protocol,
+            Closed::Shutdown => EndReason::Closed,
+            Closed::Dropped => EndReason::Dropped,
         }
     }
 

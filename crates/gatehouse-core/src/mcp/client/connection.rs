@@ -79,12 +79,7 @@ impl Shared {
     }
 
     pub(super) fn stderr_counters(&self) -> StderrCounters {
-        let s = self.stderr.snapshot_counters();
-        StderrCounters {
-            bytes_seen: s.0,
-            bytes_retained: s.1,
-            truncated: s.2,
-        }
+        self.stderr.counters()
     }
 
     pub(super) fn connection_record(&self, end: Option<&Closed>) -> ConnectionRun {
@@ -96,11 +91,11 @@ impl Shared {
             name: self.name.clone(),
             program: self.program.clone(),
             pid: Some(self.pid),
-            era: server.map(|s| s.era.as_str().to_string()),
+            era: server.map(|s| s.era),
             protocol_version: server.map(|s| s.protocol_version.clone()),
             server_name: server.and_then(|s| s.name.clone()),
             server_version: server.and_then(|s| s.version.clone()),
-            end_reason: end.map(|c| c.reason().to_string()),
+            end_reason: end.map(Closed::reason),
             exit: ends.exit,
             stderr: self.stderr_counters(),
             stderr_excerpt: ended.then(|| self.stderr.excerpt().text),

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use super::options::ClientLimits;
 use super::saved::{self, SavedConnection};
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{EnvValue, runtime};
 use crate::site::Site;
@@ -61,7 +62,7 @@ pub struct ConsentLimits {
     pub max_cpu_ms: Option<u64>,
     /// Likewise for `max_cpu_ms`.
     pub max_cpu_default: bool,
-    pub sandbox_backend: String,
+    pub sandbox_backend: crate::sandbox::Backend,
     pub network: bool,
     pub read_only: Vec<String>,
     pub read_write: Vec<String>,
@@ -142,7 +143,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
             max_rss_default: ceilings.max_rss_default,
             max_cpu_ms: Some(ceilings.max_cpu_ms),
             max_cpu_default: ceilings.max_cpu_default,
-            sandbox_backend: profile.backend.as_str().to_string(),
+            sandbox_backend: profile.backend,
             network: profile.network,
             read_only: paths(&profile.read_only),
             read_write: paths(&profile.read_write),
@@ -209,7 +210,7 @@ pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &s
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.consent",
+            action: AuditAction::ConnectionConsent,
             subject: name,
             detail: json!({
                 "definition_sha256": hash,

@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
+use super::closed::EndReason;
 use crate::error::{ErrorBody, Result};
+use crate::mcp::wire::revisions::Era;
 use crate::sandbox::ExitInfo;
 
 /// Where a call is in its life.
@@ -108,13 +110,7 @@ pub enum StreamEnd {
     ReadError,
 }
 
-/// stderr counters carried by records.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StderrCounters {
-    pub bytes_seen: u64,
-    pub bytes_retained: u64,
-    pub truncated: bool,
-}
+pub use crate::sandbox::stderr::StderrCounters;
 
 /// One call, as persisted. Written at each transition; the last write is final.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,13 +147,13 @@ pub struct ConnectionRun {
     pub name: Option<String>,
     pub program: String,
     pub pid: Option<i32>,
-    /// `modern` or `legacy`, once negotiated.
-    pub era: Option<String>,
+    /// The protocol family, once negotiated.
+    pub era: Option<Era>,
     pub protocol_version: Option<String>,
     pub server_name: Option<String>,
     pub server_version: Option<String>,
-    /// Why it ended (`closed`, `exited`, `timeout`, `resource`, `protocol`, `dropped`).
-    pub end_reason: Option<String>,
+    /// Why it ended.
+    pub end_reason: Option<EndReason>,
     pub exit: Option<ExitInfo>,
     pub stderr: StderrCounters,
     pub stderr_excerpt: Option<String>,

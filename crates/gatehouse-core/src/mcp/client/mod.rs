@@ -42,6 +42,7 @@ pub mod saved;
 mod supervisor;
 
 pub use call::CallOutcome;
+pub use closed::{Ceiling, EndReason};
 pub use connection::{Connection, LiveUsage};
 pub use lifecycle::{
     CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, MemoryRecorder,

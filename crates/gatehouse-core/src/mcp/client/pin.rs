@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use super::negotiate::ToolInfo;
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::json::canonical;
 use crate::sandbox::ChildSpec;
@@ -321,7 +322,7 @@ pub async fn check(
             &mut tx,
             audit::AuditEntry {
                 actor,
-                action: "connection.tools_pinned",
+                action: AuditAction::ConnectionToolsPinned,
                 subject: name,
                 detail: json!({
                     "definition_sha256": def_hash,
@@ -365,7 +366,7 @@ pub async fn check(
             &mut tx,
             audit::AuditEntry {
                 actor,
-                action: "connection.tools_changed",
+                action: AuditAction::ConnectionToolsChanged,
                 subject: name,
                 detail: detail(reason, &pin, Some(&offered_hash), &the_diff),
             },
@@ -428,7 +429,7 @@ pub async fn hold(
             &mut tx,
             audit::AuditEntry {
                 actor,
-                action: "connection.tools_held",
+                action: AuditAction::ConnectionToolsHeld,
                 subject: name,
                 detail: d.clone(),
             },
@@ -502,7 +503,7 @@ pub async fn approve(store: &Store, actor: &str, name: &str, spec: &ChildSpec) -
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.tools_approved",
+            action: AuditAction::ConnectionToolsApproved,
             subject: name,
             detail: json!({
                 "reason": reason.as_str(),

@@ -16,14 +16,15 @@ use super::lifecycle::{
     StreamEnd,
 };
 use crate::access::audit;
-use crate::error::{Error, Result};
+use crate::access::audit::AuditAction;
+use crate::error::{Error, Result, codes};
 use crate::sandbox::ExitInfo;
 use crate::store::calls::CallRow;
 use crate::store::connections::RunRow;
 use crate::store::{self, Store};
 
 /// Who outbound calls are attributed to when the caller names no one.
-pub const LOCAL_ADMIN: &str = "local-admin";
+pub const LOCAL_ADMIN: &str = crate::access::audit::AuditActor::LOCAL_ADMIN;
 
 /// Persists records through the store (all SQL stays in `store`).
 #[derive(Debug, Clone)]
@@ -65,7 +66,7 @@ impl CallRecorder for StoreRecorder {
                 &mut tx,
                 audit::AuditEntry {
                     actor: &self.actor,
-                    action: "mcp.client_call",
+                    action: AuditAction::McpClientCall,
                     subject: &record.tool,
                     detail: json!({
                         "connection_id": record.connection_id,
@@ -123,9 +124,10 @@ pub async fn load_calls_of(
 
 /// The stored record of one connection run, if any.
 pub async fn load_run(store: &Store, connection_id: &str) -> Result<Option<ConnectionRun>> {
-    Ok(store::connections::get_run(store, connection_id)
+    store::connections::get_run(store, connection_id)
         .await?
-        .map(run_record))
+        .map(run_record)
+        .transpose()
 }
 
 fn stream_end_str(end: StreamEnd) -> &'static str {
@@ -216,11 +218,11 @@ fn run_row(r: &ConnectionRun) -> RunRow {
         name: r.name.clone(),
         program: r.program.clone(),
         pid: r.pid.map(i64::from),
-        era: r.era.clone(),
+        era: r.era.map(|e| e.as_str().to_string()),
         protocol_version: r.protocol_version.clone(),
         server_name: r.server_name.clone(),
         server_version: r.server_version.clone(),
-        end_reason: r.end_reason.clone(),
+        end_reason: r.end_reason.map(|e| e.as_str().to_string()),
         exit_code: r.exit.and_then(|e| e.code).map(i64::from),
         exit_signal: r.exit.and_then(|e| e.signal).map(i64::from),
         stderr_bytes_seen: r.stderr.bytes_seen as i64,
@@ -235,8 +237,24 @@ fn run_row(r: &ConnectionRun) -> RunRow {
     }
 }
 
-fn run_record(row: RunRow) -> ConnectionRun {
-    ConnectionRun {
+/// A stored word read back as its enum. A word this build does not know (a
+/// newer build wrote it, or it was edited in) is an error naming the column
+/// and the word, never a panic and never silently dropped.
+fn stored<T: std::str::FromStr>(word: Option<String>, column: &str, id: &str) -> Result<Option<T>> {
+    let Some(word) = word else { return Ok(None) };
+    word.parse().map(Some).map_err(|_| {
+        Error::new(
+            codes::STORED_VALUE_UNKNOWN,
+            format!("connection run {id} stores {column} {word:?}, which this build does not know"),
+        )
+        .hint("the record was written by a newer Gatehouse, or edited; open the site with a build at least as new")
+    })
+}
+
+fn run_record(row: RunRow) -> Result<ConnectionRun> {
+    let era = stored(row.era, "era", &row.connection_id)?;
+    let end_reason = stored(row.end_reason, "end_reason", &row.connection_id)?;
+    Ok(ConnectionRun {
         pid: row.pid.map(|p| p as i32),
         exit: exit_of(row.exit_code, row.exit_signal),
         stderr: StderrCounters {
@@ -252,11 +270,71 @@ fn run_record(row: RunRow) -> ConnectionRun {
         connection_id: row.connection_id,
         name: row.name,
         program: row.program,
-        era: row.era,
+        era,
         protocol_version: row.protocol_version,
         server_name: row.server_name,
         server_version: row.server_version,
-        end_reason: row.end_reason,
+        end_reason,
         stderr_excerpt: row.stderr_excerpt,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words stored by earlier builds read back as the same enums; a word no
+    /// build of this one wrote is a coded error, not a panic or a silent gap.
+    #[tokio::test]
+    async fn stored_end_reasons_and_eras_read_back_and_unknown_ones_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&store::sqlite_url(&tmp.path().join("site.db")))
+            .await
+            .unwrap();
+        let row = |id: &str, era: &str, reason: &str| RunRow {
+            connection_id: id.into(),
+            name: None,
+            program: "srv".into(),
+            pid: None,
+            era: Some(era.into()),
+            protocol_version: None,
+            server_name: None,
+            server_version: None,
+            end_reason: Some(reason.into()),
+            exit_code: None,
+            exit_signal: None,
+            stderr_bytes_seen: 0,
+            stderr_bytes_retained: 0,
+            stderr_truncated: 0,
+            stderr_excerpt: None,
+            stdout_end: "eof".into(),
+            stderr_end: "eof".into(),
+            protocol_violations: 0,
+            started_at: 1,
+            ended_at: Some(2),
+        };
+        // The exact strings earlier builds wrote.
+        store::connections::upsert_run(&store, &row("c1", "legacy", "scratch_quota"))
+            .await
+            .unwrap();
+        store::connections::upsert_run(&store, &row("c2", "modern", "host_killed"))
+            .await
+            .unwrap();
+        let r = load_run(&store, "c1").await.unwrap().unwrap();
+        assert_eq!(r.era, Some(crate::mcp::wire::revisions::Era::Legacy));
+        assert_eq!(r.end_reason, Some(super::super::EndReason::ScratchQuota));
+        let r = load_run(&store, "c2").await.unwrap().unwrap();
+        assert_eq!(r.end_reason, Some(super::super::EndReason::HostKilled));
+
+        store::connections::upsert_run(&store, &row("c3", "modern", "teleported"))
+            .await
+            .unwrap();
+        let e = load_run(&store, "c3").await.unwrap_err();
+        assert_eq!(e.code, codes::STORED_VALUE_UNKNOWN);
+        assert!(
+            e.message.contains("teleported") && e.message.contains("end_reason"),
+            "{}",
+            e.message
+        );
     }
 }

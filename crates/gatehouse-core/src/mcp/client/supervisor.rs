@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::closed::Closed;
+use super::closed::{Ceiling, Closed};
 use super::connection::Shared;
 use super::lifecycle::ConnectionRun;
 use super::options::ClientLimits;
@@ -87,7 +87,7 @@ pub(super) async fn supervise(
                 if let Some(q) = child.watch() {
                     child.kill_group();
                     break (Closed::Resource {
-                        ceiling: "scratch_quota".into(),
+                        ceiling: Ceiling::ScratchQuota,
                         limit: format!("{} MiB", q.limit / (1024 * 1024)),
                         observed: if q.used == u64::MAX {
                             format!(
@@ -156,7 +156,7 @@ fn check_ceilings(child: &Sandboxed, limits: &ClientLimits) -> Option<Closed> {
         && usage.rss_bytes > max
     {
         return Some(Closed::Resource {
-            ceiling: "max_rss".into(),
+            ceiling: Ceiling::MaxRss,
             limit: format!("{} MiB", max / (1024 * 1024)),
             observed: format!("{} MiB", usage.rss_bytes / (1024 * 1024)),
         });
@@ -165,7 +165,7 @@ fn check_ceilings(child: &Sandboxed, limits: &ClientLimits) -> Option<Closed> {
         && usage.cpu_ms > max.as_millis() as u64
     {
         return Some(Closed::Resource {
-            ceiling: "max_cpu".into(),
+            ceiling: Ceiling::MaxCpu,
             limit: format!("{} ms", max.as_millis()),
             observed: format!("{} ms", usage.cpu_ms),
         });

@@ -343,7 +343,7 @@ static SPECS: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
                 "type": "object",
                 "properties": {
                     "filename": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "mime_type": {"type": "string", "enum": crate::site::media::ALLOWED_TYPES},
+                    "mime_type": {"type": "string", "enum": crate::site::media::MediaType::mimes()},
                     "data_base64": {"type": "string", "contentEncoding": "base64"},
                 },
                 "required": ["filename", "mime_type", "data_base64"],

@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use super::http_fetch;
 use crate::access::actor::Actor;
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Code, Error, Result, codes};
 use crate::mcp::server::manifest::ToolSpec;
 use crate::site::Site;
@@ -406,7 +407,7 @@ pub async fn record(
 ) -> Result<i64> {
     let entry = audit::AuditEntry {
         actor: actor_label,
-        action: "mcp.tool_call",
+        action: AuditAction::McpToolCall,
         subject: tool,
         detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code, "from": from}),
     };

@@ -56,4 +56,4 @@ mod tests;
 pub use budget::{DEFAULT_PROCESS_BUDGET, StderrBudget};
 pub use render::{MIN_PARTIAL_SECRET, marker};
 pub use subscription::{Subscription, TailEvent, coalesce};
-pub use tail::{StderrTail, TailLimits, TailSnapshot, drain};
+pub use tail::{StderrCounters, StderrTail, TailLimits, TailSnapshot, drain};

@@ -14,6 +14,16 @@ use super::ring::ByteRing;
 use super::subscription::{SubQueue, SubShared, Subscription};
 use crate::redact::Secrets;
 
+/// A tail's byte counters at one moment, as records store them and the page
+/// shows them: everything seen, what is kept, and whether anything was cut.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[ts(rename = "TailCounters")]
+pub struct StderrCounters {
+    pub bytes_seen: u64,
+    pub bytes_retained: u64,
+    pub truncated: bool,
+}
+
 /// The per-connection and excerpt budgets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TailLimits {
@@ -195,14 +205,14 @@ impl StderrTail {
         self.lock().truncated()
     }
 
-    /// `(bytes_seen, bytes_retained, truncated)` in one lock, without rendering.
-    pub fn snapshot_counters(&self) -> (u64, u64, bool) {
+    /// The counters in one lock, without rendering.
+    pub fn counters(&self) -> StderrCounters {
         let st = self.lock();
-        (
-            st.bytes_seen,
-            (st.head.len() + st.ring.len()) as u64,
-            st.truncated(),
-        )
+        StderrCounters {
+            bytes_seen: st.bytes_seen,
+            bytes_retained: (st.head.len() + st.ring.len()) as u64,
+            truncated: st.truncated(),
+        }
     }
 
     /// Counters and the whole kept text.

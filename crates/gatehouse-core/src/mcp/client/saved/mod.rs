@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::sandbox::{ChildSpec, EnvValue, Profile};
 use crate::store::{self, Store};
@@ -253,7 +254,7 @@ pub async fn add(store: &Store, actor: &str, conn: &SavedConnection) -> Result<(
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.add",
+            action: AuditAction::ConnectionAdd,
             subject: &conn.name,
             detail: audit_detail(conn),
         },
@@ -296,7 +297,7 @@ pub async fn update(
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.edit",
+            action: AuditAction::ConnectionEdit,
             subject: &conn.name,
             detail,
         },
@@ -396,7 +397,7 @@ pub async fn remove(store: &Store, actor: &str, name: &str) -> Result<()> {
         &mut tx,
         audit::AuditEntry {
             actor,
-            action: "connection.remove",
+            action: AuditAction::ConnectionRemove,
             subject: name,
             detail: json!({}),
         },

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use super::{SavedConnection, get};
 use crate::access::audit;
+use crate::access::audit::AuditAction;
 use crate::error::{Error, ErrorBody, Result, codes};
+use crate::mcp::client::EndReason;
 use crate::mcp::client::call::CallOutcome;
 use crate::mcp::client::connection::Connection;
 use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
@@ -74,6 +76,7 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
             child.pid as i64,
             run.owner.spawned_at_ms,
             &error,
+            EndReason::HostKilled.as_str(),
             crate::time::now_ms(),
         )
         .await?;
@@ -83,7 +86,7 @@ pub async fn recover(site: &Site) -> Result<Vec<String>> {
                 &mut tx,
                 audit::AuditEntry {
                     actor: LOCAL_ADMIN,
-                    action: "mcp.client_call",
+                    action: AuditAction::McpClientCall,
                     subject: tool,
                     detail: json!({
                         "connection_id": connection_id,

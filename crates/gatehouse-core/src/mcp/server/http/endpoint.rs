@@ -427,7 +427,7 @@ impl Server {
         }
         let entry = crate::access::audit::AuditEntry {
             actor: &actor.label(),
-            action: "key.network_refused",
+            action: crate::access::audit::AuditAction::KeyNetworkRefused,
             subject: key_id,
             detail: serde_json::json!({"from": client.to_string(), "code": codes::KEY_NETWORK_NOT_ALLOWED}),
         };
@@ -479,7 +479,13 @@ impl Server {
             Err(e) => Err(e),
         };
         match checked {
-            Ok((generation, t)) => Ok(Refresher::seeded(t.actor, generation, t.key_expires_at)),
+            Ok((generation, t)) => Ok(Refresher::seeded_token(
+                t.actor,
+                generation,
+                t.key_expires_at,
+                t.grant_id,
+                t.token_expires_at,
+            )),
             Err(e)
                 if matches!(
                     e.code,
@@ -550,7 +556,7 @@ impl Server {
             return r;
         }
         let who = match actor.identity() {
-            Actor::ApiKey { key_id, .. } => format!("key:{key_id}"),
+            a @ Actor::ApiKey { .. } => a.label(),
             _ => format!("ip:{client}"),
         };
         if let Err(wait) = self.key_rates.take(&who) {
