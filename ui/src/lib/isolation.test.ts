@@ -1,6 +1,7 @@
+// @vitest-environment happy-dom
 import { describe, expect, it } from "vitest";
 import type { Isolation } from "../generated/ipc-types";
-import { ceilingText, isolationSummary, layerLabel, layerState, millisText, sizeText } from "./isolation";
+import { ceilingText, isolationLayers, isolationSummary, layerLabel, layerState, millisText, sizeText } from "./isolation";
 
 const base: Isolation = {
   backend: "landlock",
@@ -38,6 +39,27 @@ describe("isolation layers", () => {
       "network: not applied: the profile allows the network (--network)",
     );
     expect(layerLabel("job_object")).toBe("Job Object");
+  });
+
+  it("fold under their counts, every layer still listed with why not", () => {
+    const layers = isolationLayers({
+      ...base,
+      layers: [
+        { layer: "landlock_fs", applied: true, detail: "ABI 7" },
+        { layer: "seccomp", applied: true, detail: "" },
+        { layer: "network", applied: false, detail: "the profile allows the network (--network)" },
+      ],
+    });
+    expect(layers.tagName).toBe("DETAILS");
+    expect(layers.hasAttribute("open")).toBe(false);
+    expect(layers.querySelector("summary")?.textContent).toBe("2 applied, 1 not applied");
+    expect(Array.from(layers.querySelectorAll("li"), (li) => li.textContent)).toEqual([
+      "Landlock fs: applied (ABI 7)",
+      "seccomp: applied",
+      "network: not applied: the profile allows the network (--network)",
+    ]);
+    const all = isolationLayers({ ...base, layers: [{ layer: "seccomp", applied: true, detail: "" }] });
+    expect(all.querySelector("summary")?.textContent).toBe("all 1 applied");
   });
 });
 

@@ -61,14 +61,24 @@ export function layerState(l: Layer): string {
 
 /**
  * Every layer of this system's backend, applied or not and why not, one item
- * each; a layer that did not apply is marked, never left out.
+ * each; a layer that did not apply is marked, never left out. Folded under its
+ * counts so the facts stay short (the tools sit below them): the summary says
+ * how many did not apply, and the warnings rows say what that weakens.
  */
 export function isolationLayers(iso: Isolation): HTMLElement {
+  const missing = iso.layers.filter((l) => !l.applied).length;
+  const applied = iso.layers.length - missing;
+  const summary = missing > 0 ? `${String(applied)} applied, ${String(missing)} not applied` : `all ${String(applied)} applied`;
   return h(
-    "ul",
-    { class: "plain-list isolation-layers" },
-    ...iso.layers.map((l) =>
-      h("li", { "data-layer": l.layer, "data-applied": l.applied ? "true" : "false" }, `${layerLabel(l.layer)}: ${layerState(l)}`),
+    "details",
+    { class: "isolation-layers" },
+    h("summary", {}, summary),
+    h(
+      "ul",
+      { class: "plain-list" },
+      ...iso.layers.map((l) =>
+        h("li", { "data-layer": l.layer, "data-applied": l.applied ? "true" : "false" }, `${layerLabel(l.layer)}: ${layerState(l)}`),
+      ),
     ),
   );
 }
