@@ -189,7 +189,7 @@ async fn teardown_ends_every_descendant_in_the_job() {
         assert!(tree.iter().any(|p| p.pid == *c as i32), "{c} in the job");
     }
     let record = conn.close().await;
-    assert_eq!(record.end_reason.as_deref(), Some("closed"));
+    assert_eq!(record.end_reason.map(|e| e.as_str()), Some("closed"));
     let left: Vec<&ProcId> = tree.iter().filter(|p| p.is_live()).collect();
     assert!(left.is_empty(), "still running after teardown: {left:?}");
     assert!(scratch_entries(&f.root).is_empty(), "scratch dir gone");
@@ -229,7 +229,7 @@ async fn a_deadline_ends_the_server_and_its_tree() {
     assert_eq!(hung.state, CallState::TimedOut);
     assert_eq!(hung.error.as_ref().unwrap().code, "CALL_TIMEOUT");
     let record = conn.close().await;
-    assert_eq!(record.end_reason.as_deref(), Some("timeout"));
+    assert_eq!(record.end_reason.map(|e| e.as_str()), Some("timeout"));
     let exit = record.exit.expect("the exit was observed");
     assert_eq!(exit.code, Some(1), "ended by the job's termination");
     assert!(tree.iter().all(|p| !p.is_live()), "the whole tree ended");
