@@ -56,7 +56,14 @@ pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage
     )
     .await?;
     let mut out = fold(rows);
-    for (actor, detail) in sql::last_calls(store, AuditActor::KEY_PREFIX, now - WEEK_MS).await? {
+    for (actor, detail) in sql::last_calls(
+        store,
+        AuditAction::McpToolCall.as_str(),
+        AuditActor::KEY_PREFIX,
+        now - WEEK_MS,
+    )
+    .await?
+    {
         let from = serde_json::from_str::<serde_json::Value>(&detail)
             .ok()
             .and_then(|d| d.get("from")?.as_str().map(str::to_string))

@@ -67,9 +67,14 @@ pub async fn tool_calls(
         .await
 }
 
-/// The detail of each actor's newest call since `since` (actors starting
-/// with `prefix`, which holds no `%` or `_`): where it came from is in it.
-pub async fn last_calls(store: &Store, prefix: &str, since: i64) -> Result<Vec<(String, String)>> {
+/// The detail of each actor's newest `action` entry since `since` (actors
+/// starting with `prefix`, which holds no `%` or `_`): where it came from is in it.
+pub async fn last_calls(
+    store: &Store,
+    action: &str,
+    prefix: &str,
+    since: i64,
+) -> Result<Vec<(String, String)>> {
     let like = format!("{prefix}%");
     let like = &like;
     store
@@ -77,11 +82,12 @@ pub async fn last_calls(store: &Store, prefix: &str, since: i64) -> Result<Vec<(
             sqlx::query_as(
                 "SELECT a.actor, a.detail FROM audit_log a
                  JOIN (SELECT actor, MAX(seq) AS seq FROM audit_log
-                       WHERE action = 'mcp.tool_call' AND actor LIKE $1 AND ts >= $2
+                       WHERE action = $3 AND actor LIKE $1 AND ts >= $2
                        GROUP BY actor) m ON a.seq = m.seq",
             )
             .bind(like)
             .bind(since)
+            .bind(action)
             .fetch_all(&pool)
             .await
         })
