@@ -34,6 +34,8 @@ fn main() {
         "mint_key",
         "revoke_key",
         "roll_key",
+        "restrict_key",
+        "key_tools",
         "config_clients",
         "generate_client_config",
         "install_client_config",

@@ -9,16 +9,21 @@ use std::fmt::Write as _;
 
 use gatehouse_core::access::approvals::{Decide, HeldCall, Status as HeldStatus};
 use gatehouse_core::access::key_overview::KeyFilter;
+use gatehouse_core::access::key_usage::{KeyUsage, ToolUsage};
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::access::restrictions::{
     ContentScope, Rate, Restrictions, SlugPattern, StatusScope,
 };
+use gatehouse_core::access::usage_days::DayUsage;
 use gatehouse_core::client_config::doctor::{Check, EntryReport, FileReport, Status};
 use gatehouse_core::client_config::{
     Client, DoctorReport, Format, GeneratedConfig, InstallOutcome, Location, Scope, Snippet,
 };
 use gatehouse_core::error::{Code, ErrorBody};
+use gatehouse_core::mcp::server::key_form::{RestrictionForm, ToolChoice};
+use gatehouse_core::mcp::server::key_report::KeyReport;
+use gatehouse_core::mcp::server::reach::Reach;
 use gatehouse_core::sandbox::probe::{Layer, LayerName};
 use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
@@ -97,6 +102,13 @@ pub fn render() -> String {
     decl::<MintedKey>(&cfg, &mut out);
     decl::<ExpiryWarning>(&cfg, &mut out);
     decl::<KeyOverview>(&cfg, &mut out);
+    decl::<RestrictionForm>(&cfg, &mut out);
+    decl::<ToolChoice>(&cfg, &mut out);
+    decl::<Reach>(&cfg, &mut out);
+    decl::<ToolUsage>(&cfg, &mut out);
+    decl::<KeyUsage>(&cfg, &mut out);
+    decl::<DayUsage>(&cfg, &mut out);
+    decl::<KeyReport>(&cfg, &mut out);
     // Users and audit.
     decl::<User>(&cfg, &mut out);
     decl::<PermissionRow>(&cfg, &mut out);

@@ -62,6 +62,8 @@ pub fn run() -> tauri::Result<()> {
             commands::keys::mint_key,
             commands::keys::revoke_key,
             commands::keys::roll_key,
+            commands::keys::restrict_key,
+            commands::keys::key_tools,
             commands::client_config::config_clients,
             commands::client_config::generate_client_config,
             commands::client_config::install_client_config,

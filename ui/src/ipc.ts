@@ -19,7 +19,9 @@ import {
   type AuditPage,
   type AuditReport,
   type KeyFilter,
-  type KeyOverview,
+  type KeyReport,
+  type RestrictionForm,
+  type ToolChoice,
   type PermissionRow,
   type RecentSite,
   type User,
@@ -162,15 +164,31 @@ export function listKeys(): Promise<KeyInfo[]> {
 }
 
 /** `expires` is empty for never, a duration such as `30d`, or an RFC 3339 time. */
-export function mintKey(label: string, roles: Role[], expires: string): Promise<MintedKey> {
-  return call<MintedKey>("mint_key", { label, roles, expires });
+/** Mints a key; `restrictions` narrow its roles (none when absent). */
+export function mintKey(
+  label: string,
+  roles: Role[],
+  expires: string,
+  restrictions?: RestrictionForm,
+): Promise<MintedKey> {
+  return call<MintedKey>("mint_key", { label, roles, expires, restrictions });
+}
+
+/** Makes a key's restrictions what the form says (its approval list is kept). */
+export function restrictKey(id: string, restrictions: RestrictionForm): Promise<KeyInfo> {
+  return call<KeyInfo>("restrict_key", { id, restrictions });
+}
+
+/** The tools a key with `roles` may call before any restriction, in manifest order. */
+export function keyTools(roles: Role[]): Promise<ToolChoice[]> {
+  return call<ToolChoice[]>("key_tools", { roles });
 }
 
 /** How the Keys screen filters its list. */
 
-/** Keys with their uses and expiry warnings, filtered. */
-export function keyOverview(filter: KeyFilter): Promise<KeyOverview[]> {
-  return call<KeyOverview[]>("key_overview", { filter });
+/** Keys with their uses, expiry warnings, reach in words and usage, filtered. */
+export function keyOverview(filter: KeyFilter): Promise<KeyReport[]> {
+  return call<KeyReport[]>("key_overview", { filter });
 }
 
 export function revokeKey(id: string): Promise<KeyInfo> {

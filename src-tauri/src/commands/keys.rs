@@ -1,4 +1,5 @@
-//! Commands for the Keys screen: list, mint, revoke, roll.
+//! Commands for the Keys screen: list (with reach and usage), mint, restrict,
+//! revoke, roll, and the tools a key's roles allow (the allowlist picker).
 //!
 //! A minted (or rolled) raw key goes to the page once, in the command's
 //! answer, and is also remembered in memory by [`AppState`] so the Client
@@ -6,6 +7,8 @@
 
 use gatehouse_core::access::keys::{self, KeyInfo, Minted};
 use gatehouse_core::access::permissions::parse_roles;
+use gatehouse_core::mcp::server::key_form::{self, RestrictionForm, ToolChoice};
+use gatehouse_core::mcp::server::key_report::{self, KeyReport};
 use gatehouse_core::time::now_ms;
 use serde::Serialize;
 use tauri::State;
@@ -42,12 +45,14 @@ pub async fn list_keys(state: State<'_, AppState>) -> IpcResult<Vec<KeyInfo>> {
     Ok(keys::list(&site.store).await?)
 }
 
-/// Mints a key; `expires` is empty for none, a duration (`30d`) or an RFC 3339 time.
+/// Mints a key; `expires` is empty for none, a duration (`30d`) or an RFC
+/// 3339 time; `restrictions` narrow its roles (none when absent).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn mint_key(
     label: String,
     roles: Vec<String>,
     expires: Option<String>,
+    restrictions: Option<RestrictionForm>,
     state: State<'_, AppState>,
 ) -> IpcResult<MintedKey> {
     let site = state.site()?;
@@ -56,7 +61,16 @@ pub async fn mint_key(
         None | Some("") => None,
         Some(text) => Some(keys::parse_expiry(text, now_ms())?),
     };
-    let minted = keys::mint(&site.store, DESKTOP_ACTOR, &label, &roles, expires_at).await?;
+    let form = restrictions.unwrap_or_default();
+    let minted = key_form::mint(
+        &site.store,
+        DESKTOP_ACTOR,
+        &label,
+        &roles,
+        expires_at,
+        &form,
+    )
+    .await?;
     Ok(shown_once(&state, minted))
 }
 
@@ -83,12 +97,30 @@ pub async fn roll_key(
 }
 
 /// The Keys screen's list: every key matching `filter` (`all`, `active`,
-/// `expires_soon`, `expired`, `revoked`) with its uses and expiry warning.
+/// `expires_soon`, `expired`, `revoked`) with its uses, expiry warning,
+/// reach in words, restrictions as the form shows them, and usage.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn key_overview(
     filter: gatehouse_core::access::key_overview::KeyFilter,
     state: State<'_, AppState>,
-) -> IpcResult<Vec<gatehouse_core::access::key_overview::KeyOverview>> {
+) -> IpcResult<Vec<KeyReport>> {
     let site = state.site()?;
-    Ok(gatehouse_core::access::key_overview::list(&site.store, filter).await?)
+    Ok(key_report::list(&site.store, filter).await?)
+}
+
+/// Makes key `id`'s restrictions what the form says (the approval list is kept).
+#[tauri::command(rename_all = "snake_case")]
+pub async fn restrict_key(
+    id: String,
+    restrictions: RestrictionForm,
+    state: State<'_, AppState>,
+) -> IpcResult<KeyInfo> {
+    let site = state.site()?;
+    Ok(key_form::restrict(&site.store, DESKTOP_ACTOR, &id, &restrictions).await?)
+}
+
+/// The tools a key with `roles` may call before any restriction.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn key_tools(roles: Vec<String>) -> IpcResult<Vec<ToolChoice>> {
+    Ok(key_form::tool_choices(&parse_roles(&roles.join(","))?))
 }

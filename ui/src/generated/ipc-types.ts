@@ -309,6 +309,116 @@ status: KeyStatus,
 restrictions: Restrictions, };
 
 /**
+ * A key's restrictions as the form shows them: lists as comma-separated
+ * text, empty for "not restricted".
+ */
+export type RestrictionForm = { 
+/**
+ * `None`: every tool its roles allow; otherwise only these.
+ */
+tools: Array<string> | null, read_only: boolean, 
+/**
+ * Slug patterns, comma-separated; empty for every slug.
+ */
+content: string, content_status: StatusScope, 
+/**
+ * Calls per period (`60/min`); empty for no limit.
+ */
+rate: string, 
+/**
+ * Client networks in CIDR form, comma-separated; empty for any.
+ */
+from: string, };
+
+/**
+ * A tool the allowlist picker offers.
+ */
+export type ToolChoice = { name: string, title: string, 
+/**
+ * `read`, `write`, `publish` or `delete`.
+ */
+effect: string, };
+
+/**
+ * An actor's effective reach: the tools it is shown and, in words, what
+ * narrows them.
+ */
+export type Reach = { 
+/**
+ * The tools it may call, in manifest order.
+ */
+tools: Array<string>, 
+/**
+ * Whether a key restriction narrows its roles.
+ */
+restricted: boolean, 
+/**
+ * One line per fact, for a person.
+ */
+words: Array<string>, };
+
+/**
+ * One tool's calls by one key.
+ */
+export type ToolUsage = { tool: string, day: number, week: number, refused_day: number, refused_week: number, };
+
+/**
+ * One key's calls over the last day and week, at the time of reading.
+ */
+export type KeyUsage = { 
+/**
+ * The newest call within the week, if any.
+ */
+last_call_at: string | null, 
+/**
+ * Where the newest call came from: `stdio` and the client's name, or
+ * the HTTP client's address (calls recorded before this was kept have none).
+ */
+last_from?: string, calls_day: number, calls_week: number, refused_day: number, refused_week: number, 
+/**
+ * By tool, most called first.
+ */
+by_tool: Array<ToolUsage>, };
+
+/**
+ * One day-long bucket of a key's calls.
+ */
+export type DayUsage = { 
+/**
+ * Where the bucket starts; it ends 24 hours later.
+ */
+start: string, 
+/**
+ * Every call, refused ones included.
+ */
+calls: number, refused: number, };
+
+/**
+ * One key, everything the Keys screen shows of it.
+ */
+export type KeyReport = { reach: Reach, 
+/**
+ * The key's restrictions as the edit form starts.
+ */
+form: RestrictionForm, usage: KeyUsage, 
+/**
+ * Calls per day over the last week, oldest first (always seven).
+ */
+days: Array<DayUsage>, 
+/**
+ * Audited calls made with the key.
+ */
+uses: number, warning: ExpiryWarning | null, id: string, label: string, roles: Array<Role>, created_at: string, expires_at: string | null, last_used_at: string | null, revoked_at: string | null, replaced_by: string | null, 
+/**
+ * At the time of listing.
+ */
+status: KeyStatus, 
+/**
+ * What the key may do beyond its roles, narrowed (empty: nothing more).
+ */
+restrictions: Restrictions, };
+
+/**
  * A user; times are Unix milliseconds, RFC 3339 text when serialized.
  */
 export type User = { email: string, roles: Array<Role>, created_at: string, updated_at: string, 

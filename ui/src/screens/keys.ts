@@ -5,19 +5,23 @@ import { h } from "../dom";
 import { whileBusy } from "../components/busy";
 import { PagedRows } from "../components/paged-rows";
 import { twoStep } from "../components/confirm-button";
+import { RestrictionFields } from "../components/restriction-fields";
+import { usageChart } from "../components/usage-chart";
 import {
   GRANTABLE_ROLES,
   type KeyFilter,
   type KeyInfo,
-  type KeyOverview,
+  type KeyReport,
   type MintedKey,
   type Role,
   keyOverview,
   mintKey,
+  restrictKey,
   revokeKey,
   rollKey,
   toGatehouseError,
 } from "../ipc";
+import { countText } from "../lib/usage-chart";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -40,7 +44,7 @@ const FILTERS: readonly (readonly [KeyFilter, string])[] = [
 ];
 
 /** The status cell: the status, and a warning for an expired or expiring key. */
-function statusCell(key: KeyOverview): HTMLElement {
+function statusCell(key: KeyReport): HTMLElement {
   const cell = h("td", {}, h("span", { class: "pill key-status", "data-tone": STATUS_TONE[key.status] }, key.status));
   if (key.warning === "expires_soon") {
     cell.append(
@@ -96,18 +100,79 @@ function shownOnce(minted: MintedKey, verb: string, onDone: () => void): HTMLEle
   );
 }
 
-function rolePicker(): { element: HTMLElement; selected: () => Role[] } {
+function rolePicker(onChange: (roles: Role[]) => void): { element: HTMLElement; selected: () => Role[] } {
   const boxes = GRANTABLE_ROLES.map((role) =>
     h("input", { id: `mint-role-${role}`, type: "checkbox", value: role, checked: role === "viewer" }),
   );
+  const selected = () => GRANTABLE_ROLES.filter((_, i) => boxes[i]?.checked === true);
+  for (const box of boxes) {
+    box.addEventListener("change", () => {
+      onChange(selected());
+    });
+  }
   return {
     element: h(
       "div",
       { class: "checks", role: "group", "aria-label": "Roles" },
       ...boxes.map((box) => h("label", { class: "check" }, box, box.value)),
     ),
-    selected: () => GRANTABLE_ROLES.filter((_, i) => boxes[i]?.checked === true),
+    selected,
   };
+}
+
+/** The key's reach in core's words (the lines `whoami` and `keys list` print). */
+function reachCell(key: KeyReport): HTMLElement {
+  return h(
+    "td",
+    { class: "key-reach", "data-restricted": String(key.reach.restricted) },
+    h("ul", { class: "reach-words" }, ...key.reach.words.map((w) => h("li", {}, w))),
+  );
+}
+
+/** Last call, counts over the day and week, the chart, and calls by tool. */
+function usageCell(key: KeyReport): HTMLElement {
+  const u = key.usage;
+  const byTool =
+    u.by_tool.length === 0
+      ? null
+      : h(
+          "details",
+          { class: "usage-tools" },
+          h("summary", {}, "by tool"),
+          h(
+            "table",
+            { class: "table table-compact usage-by-tool" },
+            h("thead", {}, h("tr", {}, ...["Tool", "24h", "7d", "Refused 7d"].map((t) => h("th", { scope: "col" }, t)))),
+            h(
+              "tbody",
+              {},
+              ...u.by_tool.map((t) =>
+                h(
+                  "tr",
+                  { "data-tool": t.tool, "data-week": t.week, "data-refused-week": t.refused_week },
+                  h("td", { class: "mono" }, t.tool),
+                  h("td", {}, String(t.day)),
+                  h("td", {}, String(t.week)),
+                  h("td", {}, String(t.refused_week)),
+                ),
+              ),
+            ),
+          ),
+        );
+  return h(
+    "td",
+    { class: "key-usage", "data-calls-day": u.calls_day, "data-calls-week": u.calls_week, "data-refused-week": u.refused_week },
+    usageChart(key.id, key.days),
+    h(
+      "div",
+      { class: "usage-counts" },
+      `24h: ${countText(u.calls_day, u.refused_day)} · 7d: ${countText(u.calls_week, u.refused_week)}`,
+    ),
+    u.last_call_at === null
+      ? null
+      : h("div", { class: "usage-last muted" }, `last ${formatTime(u.last_call_at)}${u.last_from ? ` from ${u.last_from}` : ""}`),
+    byTool,
+  );
 }
 
 /** API keys of the open site: list, mint, revoke, roll. */
@@ -124,6 +189,7 @@ export const keys: Screen = {
     if (!currentSite()) return frame(noSitePanel());
 
     const once = h("div", { id: "once-slot" });
+    const editSlot = h("div", { id: "restrict-slot" });
     const listStatus = h("div", { id: "keys-status", class: "result" });
     const tbody = h("tbody", { id: "keys-rows" });
 
@@ -140,7 +206,36 @@ export const keys: Screen = {
       listStatus.replaceChildren(errorView(toGatehouseError(raw)));
     };
 
-    const row = (key: KeyOverview): HTMLTableRowElement => {
+    /** The restriction editor for `key`, above the list; saving goes through core's checks. */
+    const openEditor = (key: KeyReport) => {
+      const fields = new RestrictionFields("edit", key.form);
+      void fields.loadTools(key.roles);
+      const save = h("button", { id: "edit-save", type: "submit", class: "button button-primary" }, "Save restrictions");
+      const cancel = h("button", { id: "edit-cancel", type: "button", class: "button" }, "Cancel");
+      const result = h("div", { id: "edit-result", class: "result", "aria-live": "polite" });
+      const form = h("form", { id: "edit-form", class: "stack", "data-key-id": key.id }, fields.element, h("div", { class: "toolbar" }, save, cancel));
+      cancel.addEventListener("click", () => {
+        editSlot.replaceChildren();
+      });
+      form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        result.replaceChildren();
+        void whileBusy(save, "Saving…", () => restrictKey(key.id, fields.value()))
+          .then(() => {
+            editSlot.replaceChildren();
+            return refresh();
+          })
+          .catch((raw: unknown) => {
+            result.replaceChildren(errorView(toGatehouseError(raw)));
+          });
+      });
+      editSlot.replaceChildren(
+        panel(`Restrictions of ${key.label} (${key.id})`, h("span", { class: "muted" }, `roles ${key.roles.join(", ")}`), form, result),
+      );
+      editSlot.scrollIntoView({ block: "start" });
+    };
+
+    const row = (key: KeyReport): HTMLTableRowElement => {
       const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke" });
       const roll = h(
         "button",
@@ -181,6 +276,14 @@ export const keys: Screen = {
             rowError.replaceChildren(errorView(toGatehouseError(raw)));
           });
       });
+      const edit = h(
+        "button",
+        { type: "button", class: "button button-small", "data-action": "edit", "aria-label": `Edit restrictions of key ${key.label} (${key.id})` },
+        "Restrict",
+      );
+      edit.addEventListener("click", () => {
+        openEditor(key);
+      });
       const live = key.status === "active";
       return h(
         "tr",
@@ -193,7 +296,9 @@ export const keys: Screen = {
         h("td", { class: "nowrap" }, formatTime(key.expires_at, "never")),
         h("td", { class: "nowrap key-uses", "data-uses": key.uses }, String(key.uses)),
         h("td", { class: "nowrap" }, formatTime(key.last_used_at, "never")),
-        h("td", { class: "row-actions" }, live ? roll : null, live ? revoke : null, rowError),
+        reachCell(key),
+        usageCell(key),
+        h("td", { class: "row-actions" }, live ? edit : null, live ? roll : null, live ? revoke : null, rowError),
       );
     };
 
@@ -240,7 +345,16 @@ export const keys: Screen = {
       autocomplete: "off",
       spellcheck: "false",
     });
-    const roles = rolePicker();
+    const restrictions = new RestrictionFields("mint", {
+      tools: null,
+      read_only: false,
+      content: "",
+      content_status: "any",
+      rate: "",
+      from: "",
+    });
+    const roles = rolePicker((picked) => void restrictions.loadTools(picked));
+    void restrictions.loadTools(roles.selected());
     const submit = h("button", { id: "mint-submit", type: "submit", class: "button button-primary" }, "Mint key");
     const mintResult = h("div", { id: "mint-result", class: "result", "aria-live": "polite" });
     const form = h(
@@ -253,12 +367,14 @@ export const keys: Screen = {
       h("label", { for: "mint-expires", class: "field-label" }, "Expires in"),
       expires,
       h("span", {}),
+      restrictions.element,
+      h("span", {}),
       h("div", { class: "toolbar" }, submit),
     );
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       mintResult.replaceChildren();
-      void whileBusy(submit, "Minting…", () => mintKey(label.value, roles.selected(), expires.value))
+      void whileBusy(submit, "Minting…", () => mintKey(label.value, roles.selected(), expires.value, restrictions.value()))
         .then((minted) => {
           label.value = "";
           expires.value = "";
@@ -274,6 +390,7 @@ export const keys: Screen = {
     return frame(
       panel("Mint a key", null, form, mintResult),
       once,
+      editSlot,
       panel(
         "Keys",
         h(
@@ -295,7 +412,7 @@ export const keys: Screen = {
               h(
                 "tr",
                 {},
-                ...["Id", "Label", "Roles", "Status", "Created", "Expires", "Uses", "Last used", "Actions"].map((t) =>
+                ...["Id", "Label", "Roles", "Status", "Created", "Expires", "Uses", "Last used", "Reach", "Usage (7 days)", "Actions"].map((t) =>
                   h("th", { scope: "col" }, t),
                 ),
               ),

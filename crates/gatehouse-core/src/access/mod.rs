@@ -6,7 +6,8 @@
 //! through; [`audit`] is the hash-chained log (its signed checkpoints are the
 //! site's, [`crate::site::checkpoint`]: they are kept per site folder).
 //! [`restrictions`] narrow a key beyond its roles and [`rate`] holds each
-//! key to its call rate; [`key_usage`] counts what each key did lately.
+//! key to its call rate; [`key_usage`] counts what each key did lately
+//! and [`usage_days`] by day, for the Keys screen's chart.
 //! [`approvals`] holds calls until a person says yes (the policy, the queue
 //! and its decisions).
 //! For the admin screens: [`audit_view`] reads the log in filtered pages and
@@ -25,4 +26,5 @@ pub mod oauth;
 pub mod permissions;
 pub mod rate;
 pub mod restrictions;
+pub mod usage_days;
 pub mod users;

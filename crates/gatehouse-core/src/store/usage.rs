@@ -93,3 +93,46 @@ pub async fn last_calls(
         })
         .await
 }
+
+/// One actor's calls in one day-long bucket.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DayCalls {
+    pub actor: String,
+    /// Whole days since `start` (0 is the oldest bucket).
+    pub bucket: i64,
+    pub calls: i64,
+    pub refused: i64,
+}
+
+/// Calls by actor (those starting with `prefix`, which holds no `%` or `_`)
+/// in day-long buckets counted from `start`.
+pub async fn calls_by_day(
+    store: &Store,
+    action: &str,
+    prefix: &str,
+    start: i64,
+    day_ms: i64,
+) -> Result<Vec<DayCalls>> {
+    let sql = &format!(
+        "SELECT a.actor AS actor, (a.ts - $2) / $3 AS bucket,
+                COUNT(*) AS calls,
+                SUM(CASE WHEN {REFUSED} THEN 1 ELSE 0 END) AS refused
+         FROM audit_log a
+         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
+         GROUP BY a.actor, bucket
+         ORDER BY a.actor, bucket"
+    );
+    let like = format!("{prefix}%");
+    let like = &like;
+    store
+        .read("counting key calls by day", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(like)
+                .bind(start)
+                .bind(day_ms)
+                .bind(action)
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}

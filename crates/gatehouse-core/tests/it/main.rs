@@ -11,6 +11,7 @@ mod fuzz_replay;
 // Landlock, seccomp, the read-only view, bwrap: the Linux backend only.
 #[cfg(target_os = "linux")]
 mod isolation;
+mod key_report;
 mod key_scope;
 mod oauth;
 mod pg_dropped_connection;

@@ -9,7 +9,9 @@
 //! state there is; [`arguments`] checks every call's arguments against the
 //! tool's input schema; [`budget`] bounds the requests in flight and the memory
 //! they hold; [`tools`] runs the tools (the list is [`crate::mcp::server::manifest`]);
-//! [`reach`] narrows the tools by a key's restrictions (manifest and calls);
+//! [`reach`] narrows the tools by a key's restrictions (manifest and calls),
+//! [`key_form`] edits them as the desktop app's key form does, and
+//! [`key_report`] lists keys with their reach and usage for the Keys screen;
 //! [`shutdown`] watches for signals and the parent's death; [`call_record`]
 //! gives every tool call its audit entry, however it ends; [`hold`] makes a
 //! call the approval policy names wait for a person's yes (asking the client's
@@ -32,6 +34,8 @@ pub mod handler;
 pub mod hold;
 pub mod http;
 pub mod http_fetch;
+pub mod key_form;
+pub mod key_report;
 pub mod manifest;
 pub mod reach;
 pub mod shutdown;
