@@ -38,23 +38,40 @@ fn shown_once(state: &AppState, minted: Minted) -> MintedKey {
     }
 }
 
+/// The arguments of the `list_keys` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ListKeysArgs {}
+
 /// Every key of the open site, without secrets.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn list_keys(state: State<'_, AppState>) -> IpcResult<Vec<KeyInfo>> {
+pub async fn list_keys(args: ListKeysArgs, state: State<'_, AppState>) -> IpcResult<Vec<KeyInfo>> {
+    let ListKeysArgs {} = args;
     let site = state.site()?;
     Ok(keys::list(&site.store).await?)
 }
 
+/// The arguments of the `mint_key` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct MintKeyArgs {
+    pub label: String,
+    pub roles: Vec<String>,
+    pub expires: Option<String>,
+    /// Restrictions narrowing its roles; none when absent.
+    pub restrictions: Option<RestrictionForm>,
+}
+
 /// Mints a key; `expires` is empty for none, a duration (`30d`) or an RFC
-/// 3339 time; `restrictions` narrow its roles (none when absent).
+/// 3339 time.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn mint_key(
-    label: String,
-    roles: Vec<String>,
-    expires: Option<String>,
-    restrictions: Option<RestrictionForm>,
-    state: State<'_, AppState>,
-) -> IpcResult<MintedKey> {
+pub async fn mint_key(args: MintKeyArgs, state: State<'_, AppState>) -> IpcResult<MintedKey> {
+    let MintKeyArgs {
+        label,
+        roles,
+        expires,
+        restrictions,
+    } = args;
     let site = state.site()?;
     let roles = parse_roles(&roles.join(","))?;
     let expires_at = match expires.as_deref().map(str::trim) {
@@ -62,38 +79,51 @@ pub async fn mint_key(
         Some(text) => Some(keys::parse_expiry(text, now_ms())?),
     };
     let form = restrictions.unwrap_or_default();
-    let minted = key_form::mint(
-        &site.store,
-        DESKTOP_ACTOR,
-        &label,
-        &roles,
-        expires_at,
-        &form,
-    )
-    .await?;
+    let minted =
+        key_form::mint(&site.store, DESKTOP_ACTOR, &label, &roles, expires_at, &form).await?;
     Ok(shown_once(&state, minted))
+}
+
+/// The arguments of the `revoke_key` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RevokeKeyArgs {
+    pub id: String,
 }
 
 /// Revokes key `id` now.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn revoke_key(id: String, state: State<'_, AppState>) -> IpcResult<KeyInfo> {
+pub async fn revoke_key(args: RevokeKeyArgs, state: State<'_, AppState>) -> IpcResult<KeyInfo> {
+    let RevokeKeyArgs { id } = args;
     let site = state.site()?;
     let info = keys::revoke(&site.store, DESKTOP_ACTOR, &id).await?;
     state.forget_key(&id);
     Ok(info)
 }
 
+/// The arguments of the `roll_key` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RollKeyArgs {
+    pub id: String,
+    pub grace: Option<String>,
+}
+
 /// Mints a replacement for key `id`; the old one expires after `grace` (24h by default).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn roll_key(
-    id: String,
-    grace: Option<String>,
-    state: State<'_, AppState>,
-) -> IpcResult<MintedKey> {
+pub async fn roll_key(args: RollKeyArgs, state: State<'_, AppState>) -> IpcResult<MintedKey> {
+    let RollKeyArgs { id, grace } = args;
     let site = state.site()?;
     let grace = keys::parse_duration_ms(grace.as_deref().unwrap_or(DEFAULT_GRACE))?;
     let minted = keys::roll(&site.store, DESKTOP_ACTOR, &id, grace).await?;
     Ok(shown_once(&state, minted))
+}
+
+/// The arguments of the `key_overview` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct KeyOverviewArgs {
+    pub filter: gatehouse_core::access::key_overview::KeyFilter,
 }
 
 /// The Keys screen's list: every key matching `filter` (`all`, `active`,
@@ -101,26 +131,40 @@ pub async fn roll_key(
 /// reach in words, restrictions as the form shows them, and usage.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn key_overview(
-    filter: gatehouse_core::access::key_overview::KeyFilter,
+    args: KeyOverviewArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<Vec<KeyReport>> {
+    let KeyOverviewArgs { filter } = args;
     let site = state.site()?;
     Ok(key_report::list(&site.store, filter).await?)
 }
 
+/// The arguments of the `restrict_key` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RestrictKeyArgs {
+    pub id: String,
+    pub restrictions: RestrictionForm,
+}
+
 /// Makes key `id`'s restrictions what the form says (the approval list is kept).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn restrict_key(
-    id: String,
-    restrictions: RestrictionForm,
-    state: State<'_, AppState>,
-) -> IpcResult<KeyInfo> {
+pub async fn restrict_key(args: RestrictKeyArgs, state: State<'_, AppState>) -> IpcResult<KeyInfo> {
+    let RestrictKeyArgs { id, restrictions } = args;
     let site = state.site()?;
     Ok(key_form::restrict(&site.store, DESKTOP_ACTOR, &id, &restrictions).await?)
 }
 
+/// The arguments of the `key_tools` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct KeyToolsArgs {
+    pub roles: Vec<String>,
+}
+
 /// The tools a key with `roles` may call before any restriction.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn key_tools(roles: Vec<String>) -> IpcResult<Vec<ToolChoice>> {
+pub async fn key_tools(args: KeyToolsArgs) -> IpcResult<Vec<ToolChoice>> {
+    let KeyToolsArgs { roles } = args;
     Ok(key_form::tool_choices(&parse_roles(&roles.join(","))?))
 }

@@ -14,12 +14,8 @@ import {
   type KeyReport,
   type MintedKey,
   type Role,
-  keyOverview,
-  mintKey,
-  restrictKey,
-  revokeKey,
-  rollKey,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { countText } from "../lib/usage-chart";
 import { currentSite } from "../session";
@@ -220,7 +216,7 @@ export const keys: Screen = {
       form.addEventListener("submit", (event) => {
         event.preventDefault();
         result.replaceChildren();
-        void whileBusy(save, "Saving…", () => restrictKey(key.id, fields.value()))
+        void whileBusy(save, "Saving…", () => call("restrict_key", { id: key.id, restrictions: fields.value() }))
           .then(() => {
             editSlot.replaceChildren();
             return refresh();
@@ -249,7 +245,7 @@ export const keys: Screen = {
         { text: "Revoke", label: `Revoke key ${key.label} (${key.id})` },
         { text: "Confirm revoke", label: `Confirm revoke of key ${key.label} (${key.id})` },
         () => {
-          void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
+          void whileBusy(revoke, "Revoking…", () => call("revoke_key", { id: key.id }))
             .then(() => {
               // A config for a revoked key is useless: stop offering it.
               if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
@@ -267,7 +263,7 @@ export const keys: Screen = {
       );
       roll.addEventListener("click", () => {
         rowError.replaceChildren();
-        void whileBusy(roll, "Rolling…", () => rollKey(key.id))
+        void whileBusy(roll, "Rolling…", () => call("roll_key", { id: key.id, grace: null }))
           .then((minted) => {
             showMinted(minted, "rolled: the old key keeps working for 24 hours");
             return refresh();
@@ -317,7 +313,7 @@ export const keys: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await keyOverview(filter.value as KeyFilter);
+        const list = await call("key_overview", { filter: filter.value as KeyFilter });
         rows.set(list);
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
@@ -374,7 +370,9 @@ export const keys: Screen = {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       mintResult.replaceChildren();
-      void whileBusy(submit, "Minting…", () => mintKey(label.value, roles.selected(), expires.value, restrictions.value()))
+      void whileBusy(submit, "Minting…", () =>
+        call("mint_key", { label: label.value, roles: roles.selected(), expires: expires.value, restrictions: restrictions.value() }),
+      )
         .then((minted) => {
           label.value = "";
           expires.value = "";
