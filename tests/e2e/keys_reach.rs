@@ -265,7 +265,7 @@ async fn usage(client: &Client, cli: &Cli, site: &Path, key: &str, id: &str) -> 
     click(client, &format!("{row} .usage-tools summary")).await?;
     let by_tool: Vec<(String, i64, i64)> = eval(
         client,
-        "return Array.from(document.querySelectorAll(arguments[0] + ' .usage-by-tool tbody tr'), tr => [tr.dataset.tool, Number(tr.dataset.week), Number(tr.dataset.refusedWeek)])",
+        "return Array.from(document.querySelectorAll(arguments[0] + ' .usage-by-tool li'), li => [li.dataset.tool, Number(li.dataset.week), Number(li.dataset.refusedWeek)])",
         vec![json!(row)],
     )
     .await?;

@@ -79,8 +79,15 @@ pub async fn mint_key(args: MintKeyArgs, state: State<'_, AppState>) -> IpcResul
         Some(text) => Some(keys::parse_expiry(text, now_ms())?),
     };
     let form = restrictions.unwrap_or_default();
-    let minted =
-        key_form::mint(&site.store, DESKTOP_ACTOR, &label, &roles, expires_at, &form).await?;
+    let minted = key_form::mint(
+        &site.store,
+        DESKTOP_ACTOR,
+        &label,
+        &roles,
+        expires_at,
+        &form,
+    )
+    .await?;
     Ok(shown_once(&state, minted))
 }
 

@@ -25,11 +25,13 @@ commands! {
     site::forget_site(ForgetSiteArgs) -> Vec<RecentSite>,
     site::default_site_path(DefaultSitePathArgs) -> String,
     // Keys.
-    keys::key_overview(KeyOverviewArgs) -> Vec<KeyOverview>,
+    keys::key_overview(KeyOverviewArgs) -> Vec<KeyReport>,
     keys::list_keys(ListKeysArgs) -> Vec<KeyInfo>,
     keys::mint_key(MintKeyArgs) -> MintedKey,
     keys::revoke_key(RevokeKeyArgs) -> KeyInfo,
     keys::roll_key(RollKeyArgs) -> MintedKey,
+    keys::restrict_key(RestrictKeyArgs) -> KeyInfo,
+    keys::key_tools(KeyToolsArgs) -> Vec<ToolChoice>,
     // Users, site config and audit.
     users::list_users(ListUsersArgs) -> Vec<User>,
     users::create_user(CreateUserArgs) -> User,

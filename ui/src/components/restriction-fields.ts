@@ -1,5 +1,5 @@
 import { h } from "../dom";
-import { type RestrictionForm, type Role, type StatusScope, type ToolChoice, keyTools, toGatehouseError } from "../ipc";
+import { type RestrictionForm, type Role, type StatusScope, type ToolChoice, call, toGatehouseError } from "../ipc";
 import { restrictionForm, toolBoxes } from "../lib/key-form";
 import { errorView } from "./error-view";
 
@@ -76,7 +76,7 @@ export class RestrictionFields {
     let choices: ToolChoice[] = [];
     if (roles.length > 0) {
       try {
-        choices = await keyTools([...roles]);
+        choices = await call("key_tools", { roles: [...roles] });
       } catch (raw) {
         if (turn === this.loaded) this.toolList.replaceChildren(errorView(toGatehouseError(raw)));
         return;

@@ -1160,7 +1160,11 @@ export type ListKeysArgs = Record<symbol, never>;
 /**
  * The arguments of the `mint_key` command, as the page sends them.
  */
-export type MintKeyArgs = { label: string, roles: Array<string>, expires: string | null, };
+export type MintKeyArgs = { label: string, roles: Array<string>, expires: string | null, 
+/**
+ * Restrictions narrowing its roles; none when absent.
+ */
+restrictions: RestrictionForm | null, };
 
 /**
  * The arguments of the `revoke_key` command, as the page sends them.
@@ -1171,6 +1175,16 @@ export type RevokeKeyArgs = { id: string, };
  * The arguments of the `roll_key` command, as the page sends them.
  */
 export type RollKeyArgs = { id: string, grace: string | null, };
+
+/**
+ * The arguments of the `restrict_key` command, as the page sends them.
+ */
+export type RestrictKeyArgs = { id: string, restrictions: RestrictionForm, };
+
+/**
+ * The arguments of the `key_tools` command, as the page sends them.
+ */
+export type KeyToolsArgs = { roles: Array<string>, };
 
 /**
  * The arguments of the `list_users` command, as the page sends them.
@@ -1383,11 +1397,13 @@ export type Commands = {
   recent_sites: { args: RecentSitesArgs; result: Array<RecentSite> };
   forget_site: { args: ForgetSiteArgs; result: Array<RecentSite> };
   default_site_path: { args: DefaultSitePathArgs; result: string };
-  key_overview: { args: KeyOverviewArgs; result: Array<KeyOverview> };
+  key_overview: { args: KeyOverviewArgs; result: Array<KeyReport> };
   list_keys: { args: ListKeysArgs; result: Array<KeyInfo> };
   mint_key: { args: MintKeyArgs; result: MintedKey };
   revoke_key: { args: RevokeKeyArgs; result: KeyInfo };
   roll_key: { args: RollKeyArgs; result: MintedKey };
+  restrict_key: { args: RestrictKeyArgs; result: KeyInfo };
+  key_tools: { args: KeyToolsArgs; result: Array<ToolChoice> };
   list_users: { args: ListUsersArgs; result: Array<User> };
   create_user: { args: CreateUserArgs; result: User };
   set_user_roles: { args: SetUserRolesArgs; result: User };

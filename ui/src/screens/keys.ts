@@ -135,22 +135,17 @@ function usageCell(key: KeyReport): HTMLElement {
           "details",
           { class: "usage-tools" },
           h("summary", {}, "by tool"),
+          // A list, not a table: the row is already a table's.
           h(
-            "table",
-            { class: "table table-compact usage-by-tool" },
-            h("thead", {}, h("tr", {}, ...["Tool", "24h", "7d", "Refused 7d"].map((t) => h("th", { scope: "col" }, t)))),
-            h(
-              "tbody",
-              {},
-              ...u.by_tool.map((t) =>
-                h(
-                  "tr",
-                  { "data-tool": t.tool, "data-week": t.week, "data-refused-week": t.refused_week },
-                  h("td", { class: "mono" }, t.tool),
-                  h("td", {}, String(t.day)),
-                  h("td", {}, String(t.week)),
-                  h("td", {}, String(t.refused_week)),
-                ),
+            "ul",
+            { class: "usage-by-tool" },
+            ...u.by_tool.map((t) =>
+              h(
+                "li",
+                { "data-tool": t.tool, "data-week": t.week, "data-refused-week": t.refused_week },
+                h("span", { class: "mono" }, t.tool),
+                ` 24h ${String(t.day)} · 7d ${String(t.week)}`,
+                t.refused_week > 0 ? ` (${String(t.refused_week)} refused)` : "",
               ),
             ),
           ),

@@ -59,7 +59,7 @@ async fn key_rows_carry_reach_form_and_calls_by_tool_and_day() {
         ("content_search", Some(Code::KEY_TOOL_NOT_ALLOWED)),
     ] {
         CallAudit::new(&site, &label, tool, &args, Late::default())
-            .from("stdio e2e".into())
+            .from("stdio e2e".into(), None)
             .finish(code)
             .await
             .unwrap();
