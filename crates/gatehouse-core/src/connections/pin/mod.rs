@@ -202,7 +202,12 @@ pub async fn check(
 
 /// Pins a connection's first tool list, audited; false when another process
 /// pinned one first (nothing written).
-async fn pin_first(store: &Store, actor: &str, row: &PinRow, offered: &[PinnedTool]) -> Result<bool> {
+async fn pin_first(
+    store: &Store,
+    actor: &str,
+    row: &PinRow,
+    offered: &[PinnedTool],
+) -> Result<bool> {
     let mut tx = store.begin_write().await?;
     if !store::tool_pins::insert_in(&mut tx, row).await? {
         return Ok(false);
