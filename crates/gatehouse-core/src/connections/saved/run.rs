@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 use super::{SavedConnection, get};
 use crate::access::audit;
 use crate::access::audit::AuditAction;
+use crate::connections::pin::{self, PinStatus};
+use crate::connections::recorder::{LOCAL_ADMIN, StoreRecorder};
 use crate::error::{Error, ErrorBody, Result, codes};
 use crate::mcp::client::EndReason;
 use crate::mcp::client::call::CallOutcome;
 use crate::mcp::client::connection::Connection;
 use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
 use crate::mcp::client::options::{CallOptions, ConnectOptions};
-use crate::mcp::client::pin::{self, PinStatus};
-use crate::mcp::client::recorder::{LOCAL_ADMIN, StoreRecorder};
 use crate::sandbox::probe::Ceiling;
 use crate::sandbox::stderr::{TailEvent, TailSnapshot};
 use crate::sandbox::{self, ExitInfo, Isolation, ScratchRoot};
@@ -269,7 +269,7 @@ pub async fn approve_live(
         .hint("disconnect and connect again: the next connect pins the list it offers then"));
     };
     let offered = conn.list_tools().await?;
-    if pin::tools_hash(&pin::snapshot(&offered)) != approved {
+    if pin::diff::tools_hash(&pin::diff::snapshot(&offered)) != approved {
         return Err(pin::hold(&site.store, actor, name, Some(&offered))
             .await
             .unwrap_or_else(|e| e));
