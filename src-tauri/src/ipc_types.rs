@@ -45,16 +45,17 @@ use gatehouse_core::access::audit::Report as AuditReport;
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
 use gatehouse_core::access::users::User;
-use gatehouse_core::mcp::client::actor_preview::{
+use gatehouse_core::connections::actor_preview::{
     ActorManifest, ComparedTool, Presence, PreviewTool,
 };
-use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
-use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
-use gatehouse_core::mcp::client::pin::{
+use gatehouse_core::connections::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
+use gatehouse_core::connections::form::{DefinitionForm, EnvKind, EnvRow};
+use gatehouse_core::connections::pin::{
     ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
 };
-use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
-use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveState, LiveUsage};
+use gatehouse_core::connections::registry::LiveState;
+use gatehouse_core::connections::result_view::{ResultView, ViewItem};
+use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveUsage};
 use gatehouse_core::sandbox::stderr::StderrCounters;
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 

@@ -136,7 +136,7 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
 /// `flood` writes 1 MiB of stderr at start and runs unconfined (backend
 /// `none`), so its status must say so.
 async fn store_connections(site: &Path) -> Result<()> {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
 
     let fixture_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");

@@ -1,12 +1,12 @@
 //! Commands for the Actor preview screen: who can be previewed, and the
 //! manifest `gatehouse mcp` really serves one or two actors, side by side
-//! (core spawns the CLI sandboxed, see `mcp::client::actor_preview`).
+//! (core spawns the CLI sandboxed, see `connections::actor_preview`).
 
 use gatehouse_core::Error;
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::{Role, parse_roles};
 use gatehouse_core::access::users;
-use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
+use gatehouse_core::connections::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 

@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use gatehouse_core::Error;
 use gatehouse_core::ErrorBody;
+use gatehouse_core::connections::registry::LiveConnection;
+use gatehouse_core::connections::result_view::{self, ResultView};
+use gatehouse_core::connections::saved;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::result_view::{self, ResultView};
-use gatehouse_core::mcp::client::{
-    CallOptions, CallRecord, CallState, EffectClass, LiveConnection, saved,
-};
+use gatehouse_core::mcp::client::{CallOptions, CallRecord, CallState, EffectClass};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, State};

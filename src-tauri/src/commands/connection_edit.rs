@@ -3,10 +3,10 @@
 //! [`DefinitionForm::into_saved`]); an invalid field comes back as an error
 //! whose detail names the field, so the form shows it there.
 
-use gatehouse_core::mcp::client::LiveState;
-use gatehouse_core::mcp::client::consent::{self, ConsentRequest};
-use gatehouse_core::mcp::client::form::DefinitionForm;
-use gatehouse_core::mcp::client::saved;
+use gatehouse_core::connections::consent::{self, ConsentRequest};
+use gatehouse_core::connections::form::DefinitionForm;
+use gatehouse_core::connections::registry::LiveState;
+use gatehouse_core::connections::saved;
 use gatehouse_core::sandbox::Profile;
 use gatehouse_core::time::now_ms;
 use tauri::State;

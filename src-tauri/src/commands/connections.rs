@@ -13,10 +13,10 @@
 //! the page chose; [`unwatch_stderr`] stops it (the screen does so when left).
 
 use gatehouse_core::Error;
+use gatehouse_core::connections::registry::{LiveConnection, LiveState};
+use gatehouse_core::connections::{consent, saved};
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{
-    EndReason, LiveConnection, LiveState, LiveUsage, consent, saved,
-};
+use gatehouse_core::mcp::client::{EndReason, LiveUsage};
 use gatehouse_core::sandbox::stderr::{
     StderrCounters, StderrTail, Subscription, TailEvent, TailSnapshot,
 };
