@@ -1,5 +1,5 @@
 //! Tool pinning: what an admin approved of a connection's tools stays what it
-//! offers (issue 10 §6, a "rug pull" guard).
+//! offers (a "rug pull" guard; decision "Tool pinning").
 //!
 //! The first successful connect records a canonical hash of the tool list
 //! (names, descriptions, input schemas, annotations) with the hash of the
