@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates ui/src/generated/ipc-types.ts from the Rust types (ts-rs); the test
-# `generated_ipc_types_are_current` fails in scripts/test.sh while it is stale.
+# Regenerates ui/src/generated/ipc-types.ts from the Rust types (ts-rs); the snapshot
+# test `generated_ipc_types_are_current` (expect-test) fails in scripts/test.sh while it
+# is stale, and rewrites the file under UPDATE_EXPECT=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-GATEHOUSE_WRITE_IPC_TYPES=1 cargo test --workspace --lib generated_ipc_types_are_current
+UPDATE_EXPECT=1 cargo test --workspace generated_ipc_types_are_current

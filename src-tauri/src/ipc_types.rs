@@ -8,8 +8,9 @@
 //! fails `tsc`. The same expansion checks at compile time that each function
 //! takes the listed `Args` first and answers the listed result.
 //!
-//! The check is a test: it fails when the checked-in file differs from what the
-//! Rust types produce now. `bash scripts/ipc-types.sh` rewrites the file.
+//! The check is a snapshot test (expect-test): it fails when the checked-in
+//! file differs from what the Rust types produce now.
+//! `bash scripts/ipc-types.sh` rewrites the file.
 
 use std::fmt::Write as _;
 
@@ -49,9 +50,8 @@ use gatehouse_core::connections::actor_preview::{
 };
 use gatehouse_core::connections::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
 use gatehouse_core::connections::form::{DefinitionForm, EnvKind, EnvRow};
-use gatehouse_core::connections::pin::{
-    ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
-};
+use gatehouse_core::connections::pin::PendingReason;
+use gatehouse_core::connections::pin::diff::{ChangedTool, FieldChange, PinnedTool, ToolsDiff};
 use gatehouse_core::connections::registry::LiveState;
 use gatehouse_core::connections::result_view::{ResultView, ViewItem};
 use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveUsage};
@@ -206,7 +206,7 @@ pub fn render() -> String {
     decl::<EndReason>(&cfg, &mut out);
     decl::<LiveView>(&cfg, &mut out);
     decl::<ConnectionView>(&cfg, &mut out);
-    // Connection editing, consent, tools and calls (issue 12).
+    // Connection editing, consent, tools and calls.
     decl::<EnvKind>(&cfg, &mut out);
     decl::<EnvRow>(&cfg, &mut out);
     decl::<DefinitionForm>(&cfg, &mut out);
@@ -215,7 +215,7 @@ pub fn render() -> String {
     decl::<Backend>(&cfg, &mut out);
     decl::<ConsentLimits>(&cfg, &mut out);
     decl::<ConsentRequest>(&cfg, &mut out);
-    // Tool pinning (issue 10 §6): what a CONNECTION_TOOLS_CHANGED error's detail holds.
+    // Tool pinning: what a CONNECTION_TOOLS_CHANGED error's detail holds.
     decl::<PendingReason>(&cfg, &mut out);
     decl::<PinnedTool>(&cfg, &mut out);
     decl::<FieldChange>(&cfg, &mut out);
@@ -229,7 +229,7 @@ pub fn render() -> String {
     decl::<CallView>(&cfg, &mut out);
     decl::<CallRecordView>(&cfg, &mut out);
     decl::<CallRecordPage>(&cfg, &mut out);
-    // Actor preview (issue 12).
+    // Actor preview.
     decl::<ActorChoice>(&cfg, &mut out);
     decl::<PreviewKey>(&cfg, &mut out);
     decl::<PreviewChoices>(&cfg, &mut out);
@@ -251,25 +251,13 @@ pub fn render() -> String {
 mod tests {
     use super::*;
 
-    fn checked_in() -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH)
-    }
-
     /// Fails when a Rust type that crosses IPC changed and the page's types
-    /// were not regenerated. `GATEHOUSE_WRITE_IPC_TYPES=1` rewrites the file.
+    /// were not regenerated (`bash scripts/ipc-types.sh`, which runs it with
+    /// `UPDATE_EXPECT=1`).
     #[test]
     fn generated_ipc_types_are_current() {
-        let fresh = render();
-        let path = checked_in();
-        if std::env::var_os("GATEHOUSE_WRITE_IPC_TYPES").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &fresh).unwrap();
-        }
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            current == fresh,
-            "{PATH} is stale: run `bash scripts/ipc-types.sh` and commit the result"
-        );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PATH);
+        expect_test::expect_file![path].assert_eq(&render());
     }
 
     #[test]

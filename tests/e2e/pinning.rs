@@ -1,5 +1,5 @@
-//! Tool pinning and the stderr tail's own lines in the window (issue 10 §6
-//! and §4), against `tests/fixtures/pin_server.py` and `hostile.py`, with the
+//! Tool pinning and the stderr tail's own lines in the window (decisions
+//! "Tool pinning" and "Policy"), against `tests/fixtures/pin_server.py` and `hostile.py`, with the
 //! connections stored and the outcome read back through the real CLI:
 //!
 //! - a server whose tool list changed between two runs of the app is refused

@@ -229,7 +229,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     // Connect: the server's stderr so far arrives through the Channel,
     // complete and in order, with its byte count.
     row_action(client, "numbered", "open").await?;
-    // First start of a stored definition: the consent dialog (issue 12).
+    // First start of a stored definition: the consent dialog.
     click(client, "#consent-dialog[open] #consent-accept").await?;
     let row = row_state(client, "numbered", "connected").await?;
     let row_text = text_of(client, &row).await?;
@@ -286,7 +286,7 @@ async fn connections(client: &Client, site: &Path) -> Result<()> {
     row_action(client, "flood", "open").await?;
     click(client, "#consent-dialog[open] #consent-accept").await?;
     row_state(client, "flood", "connected").await?;
-    // Unconfined, and the live status says so next to the facts (issue 10).
+    // Unconfined, and the live status says so next to the facts.
     let unconfined = gatehouse_core::sandbox::Profile {
         backend: gatehouse_core::sandbox::Backend::None,
         ..Default::default()

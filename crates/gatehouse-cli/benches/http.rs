@@ -23,7 +23,7 @@
 //! system from `/proc`, PostgreSQL's backends excluded) and their resident
 //! memory after the figure (and the peak). `BENCH_RUNS` rounds (default 3)
 //! of `BENCH_CALLS` calls per figure (default 5000); `BENCH_ONLY` keeps the
-//! targets whose name contains it. It prints figures and asserts nothing
+//! targets whose name contains it (or one of its `|`-separated parts). It prints figures and asserts nothing
 //! about speed.
 //!
 //! The requests are the 2025-06-18 revision's (`MCP-Protocol-Version`
@@ -560,7 +560,7 @@ fn main() {
             "(rmcp echo skipped: BENCH_RMCP_ECHO names its binary; scripts/bench-http.sh builds it)"
         ),
     }
-    targets.retain(|t| t.name.contains(&only));
+    targets.retain(|t| only.split('|').any(|o| t.name.contains(o)));
 
     let mut rows: Vec<(String, u64, Figures)> = Vec::new();
     for round in 1..=runs {

@@ -20,7 +20,7 @@
 //! noise spreads over all of them; it prints one JSON line per figure, then
 //! per target the medians with the min–max over the rounds. `BENCH_CALLS`
 //! sets the calls per figure (default 5000), `BENCH_ONLY` keeps the targets
-//! whose name contains it, `BENCH_GATEHOUSE` measures another build of the
+//! whose name contains it (or one of its `|`-separated parts), `BENCH_GATEHOUSE` measures another build of the
 //! binary. It asserts nothing about speed.
 
 #[path = "mcp/driver.rs"]
@@ -79,7 +79,7 @@ fn main() {
     }
     targets.extend(echo_targets(tmp.path()));
     targets.extend(floor_target(tmp.path()));
-    targets.retain(|t| t.name.contains(&only));
+    targets.retain(|t| only.split('|').any(|o| t.name.contains(o)));
 
     let mut rows: Vec<(String, Figures)> = Vec::new();
     for round in 1..=runs {

@@ -76,7 +76,7 @@ pub fn config_dir() -> Result<PathBuf> {
         .map(|d| d.join("gatehouse"))
         .ok_or_else(|| {
             Error::new(
-                codes::AUDIT_KEY_INVALID,
+                codes::CONFIG_HOME_UNKNOWN,
                 "cannot find the user's config directory",
             )
             .hint(format!(

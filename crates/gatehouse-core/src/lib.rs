@@ -2,8 +2,9 @@
 //!
 //! Map, one line per tree:
 //! - [`error`]: the one error shape (a stable code, a message, a hint).
-//! - [`access`]: API keys, the actor a process runs as, permissions, the audit log.
-//! - [`site`]: the site folder and its settings, content, media, config, users,
+//! - [`access`]: API keys, users, the actor a process runs as, permissions, the
+//!   audit log.
+//! - [`site`]: the site folder and its settings, content, media, config,
 //!   sample data, export and import.
 //! - [`store`]: every SQL statement, for SQLite and PostgreSQL.
 //! - [`mcp`]: the wire format both sides share, the server (`gatehouse mcp`)

@@ -194,10 +194,10 @@ pub struct LiveView {
     /// Uptime, memory, CPU and calls in flight while it runs.
     pub usage: Option<LiveUsage>,
     /// How the server is confined; a layer weaker than its profile asks for
-    /// is named in the warnings (issue 10: never silently).
+    /// is named in the warnings, never silently (decision "Sandbox").
     pub isolation: Isolation,
     /// Connected, but its server announced a tool list change: its calls are
-    /// refused until an admin approves the new list (issue 10 §6).
+    /// refused until an admin approves the new list (decision "Tool pinning").
     pub on_hold: bool,
 }
 

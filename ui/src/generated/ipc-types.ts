@@ -689,12 +689,12 @@ end_message: string | null, counters: TailCounters,
 usage: LiveUsage | null, 
 /**
  * How the server is confined; a layer weaker than its profile asks for
- * is named in the warnings (issue 10: never silently).
+ * is named in the warnings, never silently (decision "Sandbox").
  */
 isolation: Isolation, 
 /**
  * Connected, but its server announced a tool list change: its calls are
- * refused until an admin approves the new list (issue 10 §6).
+ * refused until an admin approves the new list (decision "Tool pinning").
  */
 on_hold: boolean, };
 

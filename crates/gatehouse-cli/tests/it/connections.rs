@@ -187,7 +187,7 @@ fn connection_changes_and_outbound_calls_are_audited() {
         actions,
         [
             ("connection.add".into(), "echo".into()),
-            // The first connect pins the server's tools (issue 10 §6).
+            // The first connect pins the server's tools (decision "Tool pinning").
             ("connection.tools_pinned".into(), "echo".into()),
             ("mcp.client_call".into(), "echo".into()),
             ("mcp.client_call".into(), "echo".into()),

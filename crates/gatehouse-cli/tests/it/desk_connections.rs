@@ -1,5 +1,5 @@
 //! The core behind the desktop's Connections and Actor preview screens
-//! (issue 12), in process against a real site (SQLite, or PostgreSQL with
+//! (decision "Desktop connections"), in process against a real site (SQLite, or PostgreSQL with
 //! `GATEHOUSE_TEST_PG_URL`), real fixture servers and the real `gatehouse`
 //! binary: consent per exact definition, editing, call records, and the
 //! manifest `gatehouse mcp` serves each actor.

@@ -1,4 +1,6 @@
-//! docs/permissions.md is rendered from the permission table in code.
+//! docs/permissions.md is rendered from the permission table in code: a
+//! snapshot (expect-test) of `gatehouse permissions --markdown`;
+//! `UPDATE_EXPECT=1` rewrites it.
 
 use crate::util;
 
@@ -10,11 +12,6 @@ fn the_docs_table_matches_the_code() {
         .unwrap();
     assert!(out.status.success());
     let generated = String::from_utf8(out.stdout).unwrap();
-    let doc_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/permissions.md");
-    let doc = std::fs::read_to_string(doc_path).expect("docs/permissions.md exists");
-    assert_eq!(
-        doc.trim_end(),
-        generated.trim_end(),
-        "regenerate with: gatehouse permissions --markdown > docs/permissions.md"
-    );
+    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/permissions.md");
+    expect_test::expect_file![doc].assert_eq(&generated);
 }

@@ -1,4 +1,4 @@
-//! Issue 10, section 3 through the real binary: the author edit model, what
+//! Policy (docs/decisions.md) through the real binary: the author edit model, what
 //! anonymous readers learn about authors, and tool arguments held to their
 //! declared schema.
 

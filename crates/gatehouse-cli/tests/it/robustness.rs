@@ -1,6 +1,7 @@
-//! Issue 10, section 4 through the real binary: slots and memory of the MCP
-//! server, durations that would overflow, labels that lie about their text,
-//! terminal-safe output, media that is only dressed as its type.
+//! Server budgets and hostile text (decision "Policy") through the real
+//! binary: slots and memory of the MCP server, durations that would overflow,
+//! labels that lie about their text, terminal-safe output, media that is only
+//! dressed as its type.
 
 use std::process::Command;
 

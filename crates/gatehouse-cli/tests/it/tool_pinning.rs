@@ -1,4 +1,4 @@
-//! Tool pinning (issue 10 §6) through the binary, against `pin_server.py`
+//! Tool pinning (docs/decisions.md) through the binary, against `pin_server.py`
 //! whose tool list is chosen by `PIN_VARIANT` (passed through from the
 //! environment of each `gatehouse` run) and which can announce a change
 //! mid-session (`PIN_LIST_CHANGED`).

@@ -2,7 +2,7 @@
 //!
 //! The backend is chosen by the environment, so the same tests run on both:
 //! by default each site uses its embedded SQLite file; with
-//! `GATEHOUSE_TEST_PG_URL=postgres://user@127.0.0.1:PORT` (set by `.ci/run`,
+//! `GATEHOUSE_TEST_PG_URL=postgres://user@127.0.0.1:PORT` (set by `scripts/test.sh`,
 //! which starts a private PostgreSQL) each site gets a fresh database there.
 #![allow(dead_code)]
 

@@ -261,14 +261,31 @@ pub async fn set_display_name(
 /// The public form of an author label (`user:<email>`, `key:<id>`, …): the
 /// user's display name, or [`ANONYMOUS_AUTHOR`]; never an email or a key id.
 pub async fn public_name(store: &Store, author_label: &str) -> Result<String> {
-    // Labels are `user:<email>`; entries seeded or imported may hold a bare email.
-    let email = author_label
-        .strip_prefix(AuditActor::USER_PREFIX)
-        .or_else(|| author_label.contains('@').then_some(author_label));
-    if let Some(email) = email
+    if let Some(email) = label_email(author_label)
         && let Some(name) = sql::display_name(store, email).await?
     {
         return Ok(name);
     }
     Ok(ANONYMOUS_AUTHOR.to_string())
+}
+
+/// The email an author label names: labels are `user:<email>`; entries
+/// seeded or imported may hold a bare email.
+fn label_email(author_label: &str) -> Option<&str> {
+    author_label
+        .strip_prefix(AuditActor::USER_PREFIX)
+        .or_else(|| author_label.contains('@').then_some(author_label))
+}
+
+/// [`public_name`] from the display name a statement joined beside the entry
+/// (`store::content::by_slug_named`: `users.email_norm = lower(email part)`),
+/// or `None` when that join cannot stand for the lookup and [`public_name`]
+/// must run: SQL's `lower()` folds ASCII letters only and trims nothing, so
+/// the two agree exactly when the email part is ASCII without surrounding
+/// whitespace (the stored form `email.trim().to_lowercase()` then equals it).
+pub fn public_name_joined(author_label: &str, joined: Option<String>) -> Option<String> {
+    match label_email(author_label) {
+        Some(email) if !email.is_ascii() || email.trim() != email => None,
+        _ => Some(joined.unwrap_or_else(|| ANONYMOUS_AUTHOR.to_string())),
+    }
 }

@@ -1,6 +1,7 @@
 //! The nine newer clients' documented keys, each parsed with its format's own
 //! parser, and golden files of every client's full output so a change in
-//! wording or shape shows up in review (`UPDATE_GOLDEN=1` rewrites them).
+//! wording or shape shows up in review (`UPDATE_EXPECT=1` rewrites them,
+//! with expect-test).
 
 use serde_json::{Value, json};
 
@@ -239,8 +240,6 @@ fn check_golden(folder: &str, text_of: impl Fn(Client) -> String) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/client_config")
         .join(folder);
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut stale = Vec::new();
     for client in Client::ALL {
         let path = dir.join(format!("{}.txt", client.id()));
         let text = text_of(client);
@@ -248,15 +247,6 @@ fn check_golden(folder: &str, text_of: impl Fn(Client) -> String) {
             assert!(!path.exists(), "{} is stale", path.display());
             continue;
         }
-        if update {
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(&path, &text).unwrap();
-        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            stale.push(client.id());
-        }
+        expect_test::expect_file![path].assert_eq(&text);
     }
-    assert!(
-        stale.is_empty(),
-        "golden files differ for {stale:?}; review and rerun with UPDATE_GOLDEN=1"
-    );
 }

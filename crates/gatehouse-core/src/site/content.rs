@@ -111,6 +111,34 @@ pub async fn read(store: &Store, actor: &Actor, slug: &str) -> Result<(Entry, Op
     let (entry, pending) = sql::by_slug(store, slug)
         .await?
         .ok_or_else(|| not_found(slug))?;
+    visible_entry(actor, slug, entry, pending)
+}
+
+/// [`read`] for a reader shown display names instead of author labels: also
+/// the author's display name as the entry's own statement joined it, when
+/// it did (`store::content::by_slug_named`), so the call reads once.
+#[allow(clippy::type_complexity)]
+pub async fn read_named(
+    store: &Store,
+    actor: &Actor,
+    slug: &str,
+) -> Result<(Entry, Option<Pending>, Option<Option<String>>)> {
+    actor.check(Action::ContentReadPublished)?;
+    check_named(actor, slug)?;
+    let (entry, pending, name) = sql::by_slug_named(store, slug)
+        .await?
+        .ok_or_else(|| not_found(slug))?;
+    let (entry, pending) = visible_entry(actor, slug, entry, pending)?;
+    Ok((entry, pending, name))
+}
+
+/// The checks of [`read`] after the entry was found.
+fn visible_entry(
+    actor: &Actor,
+    slug: &str,
+    entry: Entry,
+    pending: Option<Pending>,
+) -> Result<(Entry, Option<Pending>)> {
     let drafts = actor.may(Action::ContentReadDraft);
     if entry.status != "published" && !drafts {
         return Err(not_found(slug));

@@ -39,25 +39,64 @@ fn slug_taken(slug: &str) -> Error {
 /// call reads once (on PostgreSQL one round trip, on SQLite one read
 /// transaction).
 pub async fn by_slug(store: &Store, slug: &str) -> Result<Option<(Entry, Option<Pending>)>> {
-    let sql = &format!(
-        "SELECT {COLUMNS}, {PENDING_COLUMNS} FROM (
-           SELECT {COLUMNS} FROM content c WHERE c.slug = $1
-           UNION ALL
-           SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1
-         ) c LEFT JOIN content_pending p ON p.content_id = c.id"
-    );
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| by_slug_sql(false));
     if let Some(direct) = store.direct() {
-        return direct.content_by_slug(sql, slug);
+        return Ok(direct
+            .content_by_slug(&SQL, slug, false)?
+            .map(|(entry, pending, _)| (entry, pending)));
     }
+    let sql = SQL.as_str();
     let row: Option<WithPending> = store
         .read("reading content", |pool| async move {
-            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+            sqlx::query_as(AssertSqlSafe(sql))
                 .bind(slug)
                 .fetch_optional(&pool)
                 .await
         })
         .await?;
     Ok(row.map(WithPending::split))
+}
+
+/// [`by_slug`] for an anonymous reader, who is shown the author's display
+/// name: on SQLite the statement also returns the `display_name` of the user
+/// whose `email_norm` is the ASCII `lower()` of the author label's email part
+/// (`user:<email>`, or a bare label with an `@`), in the same read
+/// transaction. The third value is `Some(name)` when that join ran (`name`
+/// NULL: no such user, no name, or no email part), `None` when it did not
+/// (PostgreSQL): the caller then looks the name up itself. Whether the join
+/// may stand for that lookup is the caller's rule
+/// (`access::users::public_name_joined`).
+#[allow(clippy::type_complexity)]
+pub async fn by_slug_named(
+    store: &Store,
+    slug: &str,
+) -> Result<Option<(Entry, Option<Pending>, Option<Option<String>>)>> {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| by_slug_sql(true));
+    match store.direct() {
+        Some(direct) => direct.content_by_slug(&SQL, slug, true),
+        None => Ok(by_slug(store, slug)
+            .await?
+            .map(|(entry, pending)| (entry, pending, None))),
+    }
+}
+
+/// [`by_slug`]'s statement; with `named`, one more column: the author's
+/// display name (see [`by_slug_named`]).
+fn by_slug_sql(named: bool) -> String {
+    let name = if named {
+        ", (SELECT u.display_name FROM users u WHERE u.email_norm = lower(CASE \
+             WHEN substr(c.author, 1, 5) = 'user:' THEN substr(c.author, 6) \
+             WHEN c.author LIKE '%@%' THEN c.author END)) AS author_name"
+    } else {
+        ""
+    };
+    format!(
+        "SELECT {COLUMNS}, {PENDING_COLUMNS}{name} FROM (
+           SELECT {COLUMNS} FROM content c WHERE c.slug = $1
+           UNION ALL
+           SELECT {COLUMNS} FROM content c JOIN content_redirects r ON r.content_id = c.id WHERE r.old_slug = $1
+         ) c LEFT JOIN content_pending p ON p.content_id = c.id"
+    )
 }
 
 /// The pending revision's columns beside an entry's, NULL when it has none.

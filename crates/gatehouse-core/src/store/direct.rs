@@ -186,12 +186,15 @@ impl Direct {
     }
 
     /// `store::content::by_slug`'s statement (passed in, so it exists once):
-    /// the entry and its pending revision, if any.
+    /// the entry and its pending revision, if any; with `named`, also the
+    /// statement's `author_name` column (`store::content::by_slug_named`).
+    #[allow(clippy::type_complexity)]
     pub(crate) fn content_by_slug(
         &self,
         sql: &str,
         slug: &str,
-    ) -> Result<Option<(Entry, Option<Pending>)>> {
+        named: bool,
+    ) -> Result<Option<(Entry, Option<Pending>, Option<Option<String>>)>> {
         self.read("reading content", |c| {
             c.prepare_cached(sql)?
                 .query_row([slug], |r| {
@@ -216,7 +219,12 @@ impl Direct {
                         }),
                         None => None,
                     };
-                    Ok((entry, pending))
+                    let name = if named {
+                        Some(r.get::<_, Option<String>>(14)?)
+                    } else {
+                        None
+                    };
+                    Ok((entry, pending, name))
                 })
                 .optional()
         })

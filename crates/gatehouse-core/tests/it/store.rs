@@ -415,3 +415,81 @@ async fn a_group_commit_waits_for_another_process_lock_then_commits() {
     assert!(report.ok, "{report:?}");
     assert_eq!(report.entries, seq);
 }
+
+/// An anonymous `content_read` gets the author's display name from the
+/// entry's own statement (one read): for every kind of author label it must
+/// name exactly whom the separate lookup names, including labels the SQL
+/// join cannot fold (non-ASCII, surrounding spaces: those fall back to the
+/// lookup), and a renamed author is shown by the next read.
+#[tokio::test]
+async fn an_anonymous_read_names_the_author_as_the_lookup_does() {
+    use gatehouse_core::access::users::{self, ANONYMOUS_AUTHOR};
+    let db = fresh("author_name_joined").await;
+    let store = &db.site.store;
+    let editor = actor(&[Role::Editor]);
+    content::write_draft(store, &editor, &draft("named", "Named", "body"))
+        .await
+        .unwrap();
+    content::publish(store, &editor, "named").await.unwrap();
+    users::create(store, "test", "Ada@Example.com", &[Role::Author])
+        .await
+        .unwrap();
+    users::set_display_name(store, "test", "ada@example.com", Some("Ada L."))
+        .await
+        .unwrap();
+    users::create(store, "test", "bob@example.com", &[Role::Author])
+        .await
+        .unwrap();
+    users::create(store, "test", "zoë@example.com", &[Role::Author])
+        .await
+        .unwrap();
+    users::set_display_name(store, "test", "zoë@example.com", Some("Zoë"))
+        .await
+        .unwrap();
+
+    let sqlite = is_sqlite(&db);
+    let shown = |label: &'static str| async move {
+        sqlx::query("UPDATE content SET author = $1 WHERE slug = 'named'")
+            .bind(label)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let (entry, _, joined) = content::read_named(store, &Actor::Public, "named")
+            .await
+            .unwrap();
+        assert_eq!(entry.author, label);
+        // On SQLite the statement joined the name; PostgreSQL looks it up.
+        assert_eq!(joined.is_some(), sqlite, "{label}");
+        let lookup = users::public_name(store, label).await.unwrap();
+        let from_join = joined.and_then(|j| users::public_name_joined(label, j));
+        if let Some(name) = &from_join {
+            assert_eq!(name, &lookup, "the join names {label} differently");
+        }
+        (from_join.is_some(), lookup)
+    };
+    let anon = ANONYMOUS_AUTHOR.to_string();
+    assert_eq!(
+        shown("user:Ada@Example.com").await,
+        (sqlite, "Ada L.".into())
+    );
+    assert_eq!(shown("ada@EXAMPLE.com").await, (sqlite, "Ada L.".into()));
+    assert_eq!(shown("user:bob@example.com").await, (sqlite, anon.clone()));
+    assert_eq!(
+        shown("user:nobody@example.com").await,
+        (sqlite, anon.clone())
+    );
+    assert_eq!(shown("key:abc123").await, (sqlite, anon.clone()));
+    assert_eq!(shown("public").await, (sqlite, anon.clone()));
+    // SQL's lower() leaves Ë alone and trims nothing: these take the lookup.
+    assert_eq!(shown("user:ZOË@example.com").await, (false, "Zoë".into()));
+    assert_eq!(
+        shown("user: ada@example.com ").await,
+        (false, "Ada L.".into())
+    );
+
+    // Renamed: the very next read shows the new name.
+    users::set_display_name(store, "test", "ada@example.com", Some("Ada Lovelace"))
+        .await
+        .unwrap();
+    assert_eq!(shown("user:Ada@Example.com").await.1, "Ada Lovelace");
+}

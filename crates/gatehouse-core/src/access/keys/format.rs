@@ -11,7 +11,8 @@ pub const SECRET_LEN: usize = 33;
 pub const CHECKSUM_LEN: usize = 6;
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/// A raw API key. It never prints: `Debug` and `Display` show only the key id.
+/// A raw API key. It never prints: there is no `Display`, and `Debug` shows
+/// `RawKey(<redacted>)`; `expose` is the one way to the text.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawKey(String);
 

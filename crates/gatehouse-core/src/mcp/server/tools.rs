@@ -20,6 +20,7 @@ use super::http_fetch;
 use crate::access::actor::Actor;
 use crate::access::audit;
 use crate::access::audit::AuditAction;
+use crate::access::users;
 use crate::error::{Code, Error, Result, codes};
 use crate::mcp::server::manifest::ToolSpec;
 use crate::site::Site;
@@ -197,6 +198,14 @@ impl<'a> Authors<'a> {
         }
     }
 
+    /// Takes the display name the entry's own statement joined for `label`,
+    /// when that join stands for the lookup ([`users::public_name_joined`]).
+    fn joined(&mut self, label: &str, joined: Option<Option<String>>) {
+        if let Some(name) = joined.and_then(|j| users::public_name_joined(label, j)) {
+            self.seen.insert(label.to_string(), name);
+        }
+    }
+
     async fn shown(&mut self, label: &str) -> Result<String> {
         if !self.public {
             return Ok(label.to_string());
@@ -204,7 +213,7 @@ impl<'a> Authors<'a> {
         if let Some(name) = self.seen.get(label) {
             return Ok(name.clone());
         }
-        let name = crate::access::users::public_name(&self.site.store, label).await?;
+        let name = users::public_name(&self.site.store, label).await?;
         self.seen.insert(label.to_string(), name.clone());
         Ok(name)
     }
@@ -287,7 +296,14 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
-            let (entry, pending) = content::read(store, actor, &a.slug).await?;
+            let (entry, pending) = if authors.public {
+                // The author's display name comes with the entry: one read.
+                let (entry, pending, joined) = content::read_named(store, actor, &a.slug).await?;
+                authors.joined(&entry.author, joined);
+                (entry, pending)
+            } else {
+                content::read(store, actor, &a.slug).await?
+            };
             Outcome::ok(authors.entry_with(&entry, pending.as_ref()).await?)
         }
         "content_search" => {
