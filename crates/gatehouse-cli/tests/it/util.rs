@@ -169,30 +169,64 @@ impl TestSite {
             .then(|| self.dir.join("gatehouse.db"))
     }
 
-    /// Runs SQL against the site's database directly (sqlite3 or psql).
+    /// Runs SQL against the site's database directly (psql, or SQLite in this
+    /// process), printed as the `sqlite3` shell prints it: columns joined by `|`,
+    /// one row a line, NULL empty. SQLite is opened here rather than through the
+    /// `sqlite3` program so the tests that tamper with a site also run where
+    /// that program is absent (Windows, under Wine).
     pub fn sql(&self, statement: &str) -> String {
-        let out = match &self.database_url {
-            Some(url) => Command::new("psql")
-                .arg(url)
-                .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
-                .output(),
-            None => Command::new("sqlite3")
-                .arg(self.dir.join("gatehouse.db"))
-                .arg(statement)
-                .output(),
+        match &self.database_url {
+            Some(url) => {
+                let out = Command::new("psql")
+                    .arg(url)
+                    .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
+                    .output()
+                    .expect("psql runs");
+                assert!(
+                    out.status.success(),
+                    "sql failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8_lossy(&out.stdout).trim().to_string()
+            }
+            None => sqlite_sql(&self.dir.join("gatehouse.db"), statement)
+                .unwrap_or_else(|e| panic!("sql failed: {e}")),
         }
-        .expect("sql client runs");
-        assert!(
-            out.status.success(),
-            "sql failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     pub fn path(&self) -> &Path {
         &self.dir
     }
+}
+
+/// Every statement of `sql` on the SQLite file `db`, the rows printed as the
+/// `sqlite3` shell prints them.
+fn sqlite_sql(db: &Path, sql: &str) -> rusqlite::Result<String> {
+    use rusqlite::fallible_iterator::FallibleIterator as _;
+    use rusqlite::types::ValueRef;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    let mut lines = Vec::new();
+    let mut batch = rusqlite::Batch::new(&conn, sql);
+    while let Some(mut stmt) = batch.next()? {
+        let columns = stmt.column_count();
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            let mut cells = Vec::with_capacity(columns);
+            for i in 0..columns {
+                cells.push(match row.get_ref(i)? {
+                    ValueRef::Null => String::new(),
+                    ValueRef::Integer(n) => n.to_string(),
+                    ValueRef::Real(x) => format!("{x:?}"),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                });
+            }
+            lines.push(cells.join("|"));
+        }
+    }
+    Ok(lines.join("\n").trim().to_string())
 }
 
 pub struct Failure {
