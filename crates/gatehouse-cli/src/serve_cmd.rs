@@ -44,6 +44,11 @@ pub struct ServeArgs {
     /// instead of `public`.
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// A host (`host` or `host:port`) whose OAuth client metadata documents
+    /// may be fetched although it resolves to an internal address (an
+    /// intranet client); every other document must be at a public address.
+    #[arg(long, value_name = "HOST[:PORT]", requires = "public_url")]
+    oauth_document_host: Vec<String>,
     /// Requests per second per key (per address for keyless requests); the
     /// default is `[serve] rate_per_key` in gatehouse.toml, else 100.
     #[arg(long, value_name = "N")]
@@ -74,6 +79,7 @@ pub async fn run(ctx: &Ctx, args: ServeArgs) -> Result<String> {
     if let Some(url) = &args.public_url {
         opts.oauth = Some(gatehouse_core::access::oauth::flow::Issuer::new(url)?);
     }
+    opts.oauth_document_hosts = args.oauth_document_host;
     opts.metrics_listen = args.metrics_listen;
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         opts.tls = Some(TlsFiles { cert, key });

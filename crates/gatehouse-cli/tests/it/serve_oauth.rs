@@ -979,3 +979,253 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
         r.header("www-authenticate")
     );
 }
+
+/// What a metadata-document fixture server answers.
+#[derive(Clone)]
+enum Doc {
+    /// 200 with this JSON body.
+    Body(String),
+    /// 302 to this location.
+    Redirect(String),
+    /// 200 headers, then a byte a second, for ever.
+    Drip,
+    /// 200 with no length, then zeros for ever.
+    Endless,
+}
+
+/// A local HTTP server for client metadata documents, counting the requests
+/// it got (a refused address must never see one).
+struct DocServer {
+    addr: String,
+    hits: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl DocServer {
+    /// `doc` is told the document's own URL (a client id names it).
+    fn start(doc: impl FnOnce(&str) -> Doc) -> DocServer {
+        use std::io::{BufRead, BufReader, Write};
+        use std::sync::atomic::Ordering;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let doc = doc(&format!("http://{addr}/client.json"));
+        let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = hits.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                counted.fetch_add(1, Ordering::SeqCst);
+                let doc = doc.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(conn.try_clone().unwrap());
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let _ = match doc {
+                        Doc::Body(body) => write!(
+                            conn,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()
+                        ),
+                        Doc::Redirect(to) => write!(
+                            conn,
+                            "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        ),
+                        Doc::Drip => {
+                            let _ = write!(
+                                conn,
+                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                            );
+                            loop {
+                                if conn.write_all(b" ").is_err() {
+                                    break Ok(());
+                                }
+                                std::thread::sleep(std::time::Duration::from_secs(1));
+                            }
+                        }
+                        Doc::Endless => {
+                            let _ = write!(
+                                conn,
+                                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                            );
+                            let chunk = [b' '; 8192];
+                            while conn.write_all(&chunk).is_ok() {}
+                            Ok(())
+                        }
+                    };
+                });
+            }
+        });
+        DocServer { addr, hits }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/client.json", self.addr)
+    }
+
+    fn hits(&self) -> usize {
+        self.hits.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A metadata document for `client_id` with the test's redirect URI.
+fn document(client_id: &str) -> String {
+    json!({
+        "client_id": client_id,
+        "client_name": "Document Client",
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    })
+    .to_string()
+}
+
+/// `serve` with OAuth on, fetching documents from `hosts` although they are
+/// on loopback.
+fn serve_documents(site: &TestSite, hosts: &[&str]) -> (Serve, String) {
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    let mut args = vec!["--public-url", base.as_str()];
+    for h in hosts {
+        args.extend(["--oauth-document-host", h]);
+    }
+    (Serve::start_on(site, &addr, &args), base)
+}
+
+/// The authorization page for a document client: its status and text.
+fn authorize_document(s: &Serve, base: &str, client_id: &str) -> Reply {
+    request(
+        &s.addr,
+        "GET",
+        &authorize_target(base, client_id, "content:read", "S256"),
+        &[],
+        b"",
+    )
+}
+
+#[test]
+fn metadata_document_on_an_allowed_host_is_fetched_once_and_carries_the_whole_flow() {
+    let site = TestSite::new("serve_oauth_cimd_ok");
+    let (editor, _) = site.mint("editor");
+    let docs = DocServer::start(|url| Doc::Body(document(url)));
+    let client_id = docs.url();
+    let (s, base) = serve_documents(&site, &[&docs.addr]);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    assert!(
+        c.page
+            .text()
+            .contains(&format!("identified by {client_id}")),
+        "{}",
+        c.page.text()
+    );
+    assert_eq!(docs.hits(), 1);
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("api_key", &editor),
+            ("decision", "approve"),
+        ],
+    );
+    assert_eq!(r.status, 303, "{}", r.text());
+    let code = query_of(r.header("location").unwrap(), "code").unwrap();
+    let t = form_post(
+        &s.addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+            ("client_id", &client_id),
+            ("resource", &format!("{base}/mcp")),
+        ],
+    );
+    assert_eq!(t.status, 200, "{}", t.text());
+    let access = t.json()["access_token"].as_str().unwrap().to_string();
+    let r = call(&s, &access, "content_read", json!({"slug": "welcome"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Cached: a second authorization reads no document.
+    assert_eq!(authorize_document(&s, &base, &client_id).status, 200);
+    assert_eq!(docs.hits(), 1);
+    let grants = site.ok_json(&["oauth", "grants", "--json"]);
+    assert_eq!(grants[0]["client_id"], client_id.as_str());
+    assert_eq!(grants[0]["client_name"], "Document Client");
+}
+
+/// Each hostile document is refused on the page (never a redirect to the
+/// client), with why.
+fn refused_page(s: &Serve, base: &str, client_id: &str, why: &str) {
+    let r = authorize_document(s, base, client_id);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.header("location").is_none());
+    assert!(r.text().contains(why), "{why} in {}", r.text());
+}
+
+#[test]
+fn metadata_document_at_a_loopback_address_not_allowed_is_never_fetched() {
+    let site = TestSite::new("serve_oauth_cimd_private_real");
+    let docs = DocServer::start(|url| Doc::Body(document(url)));
+    let (s, base) = serve_documents(&site, &[]);
+    refused_page(&s, &base, &docs.url(), "internal address");
+    assert_eq!(docs.hits(), 0, "the guard refused before connecting");
+}
+
+#[test]
+fn metadata_document_redirecting_to_a_private_address_is_refused_before_the_second_hop() {
+    let site = TestSite::new("serve_oauth_cimd_redirect");
+    let inner = DocServer::start(|url| Doc::Body(document(url)));
+    let inner_url = inner.url();
+    let outer = DocServer::start(|_| Doc::Redirect(inner_url));
+    // Only the first host is allowed; the hop it redirects to is not.
+    let (s, base) = serve_documents(&site, &[&outer.addr]);
+    refused_page(&s, &base, &outer.url(), "internal address");
+    assert_eq!(outer.hits(), 1);
+    assert_eq!(inner.hits(), 0, "the redirect's target was never reached");
+}
+
+#[test]
+fn metadata_document_over_the_size_bound_is_refused() {
+    let site = TestSite::new("serve_oauth_cimd_big");
+    let big = DocServer::start(|url| {
+        let mut doc: Value = serde_json::from_str(&document(url)).unwrap();
+        doc["padding"] = json!("x".repeat(20_000));
+        Doc::Body(doc.to_string())
+    });
+    let endless = DocServer::start(|_| Doc::Endless);
+    let (s, base) = serve_documents(&site, &[&big.addr, &endless.addr]);
+    refused_page(&s, &base, &big.url(), "is over 16384 bytes");
+    let started = std::time::Instant::now();
+    refused_page(&s, &base, &endless.url(), "is over 16384 bytes");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn metadata_document_that_trickles_is_cut_off_at_the_time_bound() {
+    let site = TestSite::new("serve_oauth_cimd_slow");
+    let slow = DocServer::start(|_| Doc::Drip);
+    let (s, base) = serve_documents(&site, &[&slow.addr]);
+    let started = std::time::Instant::now();
+    refused_page(&s, &base, &slow.url(), "took longer than 5 s");
+    let took = started.elapsed();
+    assert!(took >= std::time::Duration::from_secs(5), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn metadata_document_naming_another_client_id_is_refused_and_not_cached() {
+    let site = TestSite::new("serve_oauth_cimd_other_id");
+    let liar = DocServer::start(|_| Doc::Body(document("https://app.example/client.json")));
+    let (s, base) = serve_documents(&site, &[&liar.addr]);
+    refused_page(&s, &base, &liar.url(), "not its own URL");
+    assert_eq!(
+        site.sql("SELECT COUNT(*) FROM oauth_clients").trim(),
+        "0",
+        "nothing was cached"
+    );
+}

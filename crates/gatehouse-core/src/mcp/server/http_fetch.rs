@@ -263,8 +263,13 @@ fn fetch_failed(e: reqwest::Error) -> Error {
 
 /// Fetches `url` with GET, following up to [`MAX_REDIRECTS`] vetted redirects.
 pub async fn fetch(url: &str, allowlist: &[String]) -> Result<Fetched> {
+    fetch_limited(url, allowlist, MAX_BODY_BYTES).await
+}
+
+/// [`fetch`], reading at most `max_bytes` of the body (`truncated` past it).
+pub async fn fetch_limited(url: &str, allowlist: &[String], max_bytes: usize) -> Result<Fetched> {
     let start = check_url(url)?;
-    match tokio::time::timeout(TIMEOUT, fetch_inner(start, allowlist)).await {
+    match tokio::time::timeout(TIMEOUT, fetch_inner(start, allowlist, max_bytes)).await {
         Ok(result) => result,
         Err(_) => Err(Error::new(
             codes::HTTP_FETCH_TIMEOUT,
@@ -274,7 +279,7 @@ pub async fn fetch(url: &str, allowlist: &[String]) -> Result<Fetched> {
     }
 }
 
-async fn fetch_inner(start: Url, allowlist: &[String]) -> Result<Fetched> {
+async fn fetch_inner(start: Url, allowlist: &[String], max_bytes: usize) -> Result<Fetched> {
     let mut url = start.clone();
     let mut redirects = 0;
     loop {
@@ -319,7 +324,7 @@ async fn fetch_inner(start: Url, allowlist: &[String]) -> Result<Fetched> {
         let mut body = Vec::new();
         let mut truncated = false;
         while let Some(chunk) = resp.chunk().await.map_err(fetch_failed)? {
-            let room = MAX_BODY_BYTES - body.len();
+            let room = max_bytes - body.len();
             if chunk.len() > room {
                 body.extend_from_slice(&chunk[..room]);
                 truncated = true;

@@ -99,7 +99,10 @@ impl Server {
             key_verifications: keys.verifications(),
             ..Metrics::default()
         };
-        let oauth = opts.oauth.clone().map(OAuth::new);
+        let oauth = opts
+            .oauth
+            .clone()
+            .map(|issuer| OAuth::new(issuer, opts.oauth_document_hosts.clone()));
         // The public URL's name and origin are answered without more flags.
         let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
         if let Some(o) = &oauth

@@ -64,6 +64,10 @@ pub struct Options {
     pub metrics_listen: Option<SocketAddr>,
     /// The OAuth issuer (from `--public-url`); `None` serves no OAuth.
     pub oauth: Option<crate::access::oauth::flow::Issuer>,
+    /// Hosts (`host` or `host:port`) whose client metadata documents are
+    /// fetched even at an internal address (an intranet client, a test's
+    /// fixture); every other document host must be public.
+    pub oauth_document_hosts: Vec<String>,
     pub limits: HttpLimits,
 }
 
@@ -78,6 +82,7 @@ impl Options {
             require_key: false,
             metrics_listen: None,
             oauth: None,
+            oauth_document_hosts: Vec::new(),
             limits: HttpLimits::default(),
         }
     }

@@ -44,10 +44,12 @@ pub struct OAuth {
     registrations: Buckets,
     key_failures: Buckets,
     secure: bool,
+    /// Document hosts allowed at internal addresses (`--oauth-document-host`).
+    document_hosts: Vec<String>,
 }
 
 impl OAuth {
-    pub fn new(issuer: Issuer) -> OAuth {
+    pub fn new(issuer: Issuer, document_hosts: Vec<String>) -> OAuth {
         let secure = issuer.issuer.starts_with("https://");
         OAuth {
             issuer,
@@ -67,6 +69,7 @@ impl OAuth {
                 100_000,
             ),
             secure,
+            document_hosts,
         }
     }
 
@@ -296,7 +299,7 @@ impl OAuth {
         match client::find(&site.store, id).await? {
             Known::Client(c) => Ok(c),
             Known::FetchDocument(url) => {
-                let fetched = fetch_document(url.as_str()).await?;
+                let fetched = fetch_document(url.as_str(), &self.document_hosts).await?;
                 let c = client::parse_document(url.as_str(), &fetched)?;
                 client::cache_document(&site.store, &c).await?;
                 Ok(c)
@@ -854,12 +857,14 @@ fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// Fetches a client metadata document through `http_fetch`'s SSRF guard
-/// (vetted addresses, vetted redirects, no proxy), with tighter bounds.
-async fn fetch_document(url: &str) -> Result<Vec<u8>, Error> {
+/// (vetted addresses, vetted redirects, no proxy), with tighter bounds: the
+/// body is read no further than one byte past the largest document.
+async fn fetch_document(url: &str, allowed_hosts: &[String]) -> Result<Vec<u8>, Error> {
     let refused = |why: String| {
         crate::access::oauth::oauth_error(Code::OAUTH_CLIENT_INVALID, "invalid_client", why)
     };
-    let fetched = match tokio::time::timeout(DOCUMENT_TIMEOUT, http_fetch::fetch(url, &[])).await {
+    let fetch = http_fetch::fetch_limited(url, allowed_hosts, client::MAX_DOCUMENT_BYTES + 1);
+    let fetched = match tokio::time::timeout(DOCUMENT_TIMEOUT, fetch).await {
         Ok(Ok(f)) => f,
         Ok(Err(e)) => {
             return Err(refused(format!(
