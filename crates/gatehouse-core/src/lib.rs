@@ -10,6 +10,8 @@
 //!   and the client for other servers.
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
+//! - [`supervise`]: `gatehouse serve` as the desktop app's supervised child,
+//!   its counters and every client's remote config for it.
 //! - [`redact`]: hiding secrets in text that leaves the process.
 //! - [`time`]: the clock in store milliseconds, shown as RFC 3339 in every output.
 //! - [`host_env`]: the host's own secrets taken out of its environment; the
@@ -20,7 +22,7 @@
 //! Layers, bottom up; a module imports only from its own layer and those below
 //! (test modules excepted), so the store never reaches into a domain module:
 //! `redact` → `error` → `time`, `text`, `json`, `host_env` → `store` → `access` →
-//! `site` → `sandbox` → `mcp` → `client_config`.
+//! `site` → `sandbox` → `mcp` → `client_config` → `supervise`.
 
 pub mod access;
 pub mod client_config;
@@ -32,6 +34,7 @@ pub mod redact;
 pub mod sandbox;
 pub mod site;
 pub mod store;
+pub mod supervise;
 pub mod text;
 pub mod time;
 
