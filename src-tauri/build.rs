@@ -63,6 +63,10 @@ fn main() {
         "preview_actors",
         "held_calls",
         "decide_held_call",
+        "start_serve",
+        "serve_status",
+        "stop_serve",
+        "serve_client_configs",
     ];
     tauri_build::try_build(
         tauri_build::Attributes::new()

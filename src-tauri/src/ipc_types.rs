@@ -22,6 +22,8 @@ use gatehouse_core::error::{Code, ErrorBody};
 use gatehouse_core::sandbox::probe::{Layer, LayerName};
 use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
+use gatehouse_core::supervise::remote::RemoteConfig;
+use gatehouse_core::supervise::{LimitedKey, ServeStats, ServeStatus};
 use ts_rs::{Config, TS};
 
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
@@ -169,6 +171,11 @@ pub fn render() -> String {
     decl::<Decide>(&cfg, &mut out);
     decl::<HeldStatus>(&cfg, &mut out);
     decl::<HeldCall>(&cfg, &mut out);
+    // Serve panel.
+    decl::<LimitedKey>(&cfg, &mut out);
+    decl::<ServeStats>(&cfg, &mut out);
+    decl::<ServeStatus>(&cfg, &mut out);
+    decl::<RemoteConfig>(&cfg, &mut out);
     out
 }
 

@@ -18,6 +18,7 @@ mod client_config;
 mod desk;
 mod load;
 mod pinning;
+mod serve;
 mod smoke;
 mod theme;
 mod webdriver;

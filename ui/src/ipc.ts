@@ -13,6 +13,8 @@ import {
   type ActorChoice,
   type ActorComparison,
   type HeldCall,
+  type RemoteConfig,
+  type ServeStatus,
   type AppInfo,
   type AuditExport,
   type AuditFilter,
@@ -421,4 +423,26 @@ export function heldCalls(all: boolean): Promise<HeldCall[]> {
 /** The site owner approves (`approve`) or denies held call `id`. */
 export function decideHeldCall(id: string, approve: boolean): Promise<HeldCall> {
   return call<HeldCall>("decide_held_call", { id, approve });
+}
+
+// ---- serve (Serve panel) ------------------------------------------------------
+
+/** Starts `gatehouse serve` for the open site; resolves once it serves. */
+export function startServe(listen: string, hosts: string[], origins: string[]): Promise<ServeStatus> {
+  return call<ServeStatus>("start_serve", { listen, hosts, origins });
+}
+
+/** The server's state and live counters; null when none was started. */
+export function serveStatus(): Promise<ServeStatus | null> {
+  return call<ServeStatus | null>("serve_status");
+}
+
+/** Stops the server; its last state. */
+export function stopServe(): Promise<ServeStatus> {
+  return call<ServeStatus>("stop_serve");
+}
+
+/** Every client's remote config for `url`, as key `keyId` (or public when null). */
+export function serveClientConfigs(url: string, keyId: string | null): Promise<RemoteConfig[]> {
+  return call<RemoteConfig[]>("serve_client_configs", { url, key_id: keyId });
 }
