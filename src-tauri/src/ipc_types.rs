@@ -2,6 +2,12 @@
 //! types with `ts-rs` into `ui/src/generated/ipc-types.ts` (see
 //! docs/decisions.md). The page imports them from there; none is written twice.
 //!
+//! The commands come from the one list, `commands/list.rs`: each command's
+//! argument struct and a `Commands` map (`name: { args; result; event? }`)
+//! that the page's `call` is typed against, so a renamed command or field
+//! fails `tsc`. The same expansion checks at compile time that each function
+//! takes the listed `Args` first and answers the listed result.
+//!
 //! The check is a test: it fails when the checked-in file differs from what the
 //! Rust types produce now. `bash scripts/ipc-types.sh` rewrites the file.
 
@@ -26,6 +32,7 @@ use gatehouse_core::supervise::remote::RemoteConfig;
 use gatehouse_core::supervise::{LimitedKey, ServeStats, ServeStatus};
 use ts_rs::{Config, TS};
 
+use crate::commands;
 use crate::commands::actor_preview::{ActorChoice, ActorComparison, PreviewChoices, PreviewKey};
 use crate::commands::app::AppInfo;
 use crate::commands::client_config::ClientChoice;
@@ -34,20 +41,22 @@ use crate::commands::connections::{ConnectionView, LiveView, TailMessage};
 use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
 use crate::commands::users::PermissionRow;
+use crate::error::IpcResult;
 use gatehouse_core::access::audit::Report as AuditReport;
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
 use gatehouse_core::access::users::User;
-use gatehouse_core::mcp::client::actor_preview::{
+use gatehouse_core::connections::actor_preview::{
     ActorManifest, ComparedTool, Presence, PreviewTool,
 };
-use gatehouse_core::mcp::client::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
-use gatehouse_core::mcp::client::form::{DefinitionForm, EnvKind, EnvRow};
-use gatehouse_core::mcp::client::pin::{
+use gatehouse_core::connections::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
+use gatehouse_core::connections::form::{DefinitionForm, EnvKind, EnvRow};
+use gatehouse_core::connections::pin::{
     ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
 };
-use gatehouse_core::mcp::client::result_view::{ResultView, ViewItem};
-use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveState, LiveUsage};
+use gatehouse_core::connections::registry::LiveState;
+use gatehouse_core::connections::result_view::{ResultView, ViewItem};
+use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveUsage};
 use gatehouse_core::sandbox::stderr::StderrCounters;
 use gatehouse_core::site::remembered::{BackendInfo, RecentSite};
 
@@ -60,6 +69,70 @@ fn decl<T: TS>(cfg: &Config, out: &mut String) {
         out.push_str(&docs);
     }
     let _ = writeln!(out, "export {}", T::decl(cfg));
+}
+
+/// Proof, checked by the compiler, that a command function takes `A` first and
+/// answers `R` (itself, in `IpcResult`, or in a future of `IpcResult`), after
+/// up to three shell arguments (`State`, `AppHandle`, `Channel`). `M` only
+/// tells the impls apart; the compiler infers it.
+pub trait Answers<A, R, M> {}
+
+/// Marks a function that returns `R` itself.
+pub struct Plain;
+/// Marks a function that returns `IpcResult<R>`.
+pub struct Fallible;
+/// Marks an async function whose future `F` yields `IpcResult<R>`.
+pub struct Later<F>(F);
+
+macro_rules! answers {
+    ($($shell:ident),*) => {
+        impl<F, A, R, $($shell),*> Answers<A, R, (Plain, $($shell,)*)> for F
+            where F: Fn(A, $($shell),*) -> R {}
+        impl<F, A, R, $($shell),*> Answers<A, R, (Fallible, $($shell,)*)> for F
+            where F: Fn(A, $($shell),*) -> IpcResult<R> {}
+        impl<F, A, R, Fut, $($shell),*> Answers<A, R, (Later<Fut>, $($shell,)*)> for F
+            where F: Fn(A, $($shell),*) -> Fut, Fut: std::future::Future<Output = IpcResult<R>> {}
+    };
+}
+answers!();
+answers!(S1);
+answers!(S1, S2);
+answers!(S1, S2, S3);
+
+/// Compiles only when `command` takes `A` and answers `R` (see [`Answers`]).
+fn answers<A, R, M>(_command: &impl Answers<A, R, M>) {}
+
+/// The commands' argument structs and the `Commands` map.
+fn command_map(cfg: &Config, out: &mut String) {
+    // Declares each command's argument struct and returns the `Commands` map.
+    macro_rules! commands {
+        ($($screen:ident :: $name:ident (
+            $args:ident $(, Channel<$event:ty>)?
+        ) -> $result:ty),* $(,)?) => {{
+            let mut map = String::new();
+            $(
+                answers::<commands::$screen::$args, $result, _>(&commands::$screen::$name);
+                decl::<commands::$screen::$args>(cfg, out);
+                let _ = write!(
+                    map,
+                    "  {}: {{ args: {}; result: {}",
+                    stringify!($name),
+                    <commands::$screen::$args as TS>::name(cfg),
+                    <$result as TS>::name(cfg),
+                );
+                $(let _ = write!(map, "; event: {}", <$event as TS>::name(cfg));)?
+                map.push_str(" };\n");
+            )*
+            map
+        }};
+    }
+    let map = include!("commands/list.rs");
+    let _ = write!(
+        out,
+        "\n/** Every command: what it takes (`args`), answers (`result`) and streams\n \
+         * (`event`), from `src-tauri/src/commands/list.rs`. */\n\
+         export type Commands = {{\n{map}}};\n"
+    );
 }
 
 /// The whole file, as the current Rust types describe it.
@@ -176,6 +249,8 @@ pub fn render() -> String {
     decl::<ServeStats>(&cfg, &mut out);
     decl::<ServeStatus>(&cfg, &mut out);
     decl::<RemoteConfig>(&cfg, &mut out);
+    // Commands: arguments and the map.
+    command_map(&cfg, &mut out);
     out
 }
 

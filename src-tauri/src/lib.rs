@@ -10,8 +10,12 @@
 //! the app remembers between runs (recent sites, last screen; the window's
 //! size and position are kept by the window-state plugin, written to disk by
 //! [`window_state`] once the window settles); [`painting`] decides, before
-//! the window exists, whether WebKit composites with GL. A new command is also
-//! listed in `src-tauri/build.rs` and granted in `capabilities/default.json`.
+//! the window exists, whether WebKit composites with GL.
+//!
+//! A new command: a function taking its own `…Args` struct in its screen's
+//! file, one line in `commands/list.rs` (which registers it, declares its
+//! permission and types it for the page), one `allow-…` line in
+//! `capabilities/default.json`, then `bash scripts/ipc-types.sh`.
 
 pub mod cli_binary;
 pub mod commands;
@@ -22,6 +26,13 @@ pub mod painting;
 pub mod prefs;
 pub mod state;
 pub mod window_state;
+
+/// Reads the command list (`commands/list.rs`) as the handler registration.
+macro_rules! commands {
+    ($($screen:ident :: $name:ident ($($sig:tt)*) -> $result:ty),* $(,)?) => {
+        tauri::generate_handler![$(commands::$screen::$name),*]
+    };
+}
 
 /// Builds and runs the app until the last window closes.
 pub fn run() -> tauri::Result<()> {
@@ -36,69 +47,7 @@ pub fn run() -> tauri::Result<()> {
             app.manage(prefs::Prefs::load(dir));
             Ok(())
         })
-        .invoke_handler(tauri::generate_handler![
-            commands::app::app_info,
-            commands::app::last_screen,
-            commands::app::remember_screen,
-            commands::site::open_site,
-            commands::site::create_site,
-            commands::site::pick_folder,
-            commands::site::recent_sites,
-            commands::site::forget_site,
-            commands::site::default_site_path,
-            commands::keys::key_overview,
-            commands::users::list_users,
-            commands::users::create_user,
-            commands::users::set_user_roles,
-            commands::users::set_user_disabled,
-            commands::users::permission_table,
-            commands::site_config::list_site_config,
-            commands::site_config::set_site_config,
-            commands::site_config::unset_site_config,
-            commands::audit::audit_page,
-            commands::audit::verify_audit,
-            commands::audit::export_audit,
-            commands::keys::list_keys,
-            commands::keys::mint_key,
-            commands::keys::revoke_key,
-            commands::keys::roll_key,
-            commands::client_config::config_clients,
-            commands::client_config::generate_client_config,
-            commands::client_config::install_client_config,
-            commands::client_config::doctor_client_configs,
-            commands::connections::list_connections,
-            commands::connections::open_connection,
-            commands::connections::close_connection,
-            commands::connections::watch_stderr,
-            // Connections screen (issue 12): live state, editing, consent, tools, calls.
-            commands::connections::unwatch_stderr,
-            commands::connections::connection_status,
-            commands::connection_edit::connection_form,
-            commands::connection_edit::save_connection,
-            commands::connection_edit::duplicate_connection,
-            commands::connection_edit::remove_connection,
-            commands::connection_edit::consent_request,
-            commands::connection_edit::grant_consent,
-            commands::connection_edit::approve_tools,
-            commands::connection_calls::list_tools,
-            commands::connection_calls::tool_hold,
-            commands::connection_calls::call_tool,
-            commands::connection_calls::cancel_call,
-            commands::connection_calls::call_records,
-            commands::connection_calls::save_call_result,
-            commands::connection_calls::save_stderr,
-            // Actor preview screen (issue 12).
-            commands::actor_preview::preview_choices,
-            commands::actor_preview::preview_actors,
-            // Approvals screen: the owner's queue of held calls.
-            commands::approvals::held_calls,
-            commands::approvals::decide_held_call,
-            // Serve panel: the supervised `gatehouse serve`.
-            commands::serve::start_serve,
-            commands::serve::serve_status,
-            commands::serve::stop_serve,
-            commands::serve::serve_client_configs,
-        ])
+        .invoke_handler(include!("commands/list.rs"))
         .build(tauri::generate_context!())?
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
@@ -118,46 +67,24 @@ pub fn run() -> tauri::Result<()> {
 }
 
 /// The window's reach, checked from the files that set it: what it is
-/// granted (`capabilities/default.json`), what is declared (`build.rs`) and
-/// what is registered (`run`'s handler list) are the same commands, and the
-/// page's CSP stays strict. The E2E checks both at run time too.
+/// granted (`capabilities/default.json`) is what the command list declares,
+/// registers and types for the page, and the page's CSP stays strict. The E2E
+/// checks both at run time too.
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
 
-    /// The text of `source` between `open` and the next `close`.
-    fn between<'a>(source: &'a str, open: &str, close: &str) -> &'a str {
-        source
-            .split_once(open)
-            .and_then(|(_, rest)| rest.split_once(close))
-            .unwrap_or_else(|| panic!("no {open}…{close}"))
-            .0
-    }
-
-    /// The quoted names in `build.rs`'s command list.
-    fn declared() -> BTreeSet<String> {
-        between(include_str!("../build.rs"), "let commands = &[", "];")
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with('"'))
-            .map(|l| l.trim_matches(|c| c == '"' || c == ',').to_string())
-            .collect()
-    }
-
-    /// The `commands::screen::name` entries of `generate_handler!`.
-    fn registered() -> BTreeSet<String> {
-        between(include_str!("lib.rs"), "generate_handler![", "])")
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("commands::"))
-            .map(|l| {
-                l.trim_end_matches(',')
-                    .rsplit("::")
-                    .next()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
+    /// The command list's names (`commands/list.rs`).
+    fn listed() -> BTreeSet<String> {
+        macro_rules! commands {
+            ($($screen:ident :: $name:ident ($($sig:tt)*) -> $result:ty),* $(,)?) => {
+                [$(stringify!($name)),*]
+            };
+        }
+        let names: &[&str] = &include!("commands/list.rs");
+        let set: BTreeSet<String> = names.iter().map(|n| n.to_string()).collect();
+        assert_eq!(set.len(), names.len(), "a command is listed twice");
+        set
     }
 
     fn config(text: &str) -> serde_json::Value {
@@ -184,13 +111,28 @@ mod tests {
                 name.unwrap().replace('-', "_")
             })
             .collect();
-        let declared = declared();
-        assert!(declared.len() > 40, "build.rs parsed: {declared:?}");
-        assert_eq!(granted, declared, "granted (left) vs declared in build.rs");
+        let listed = listed();
+        assert!(listed.len() > 40, "list.rs read: {listed:?}");
         assert_eq!(
-            registered(),
-            declared,
-            "registered in lib.rs (left) vs declared"
+            granted, listed,
+            "granted in capabilities/default.json (left) vs commands/list.rs"
+        );
+        // The registration and the permissions read the same list: a copy
+        // elsewhere would make them drift again.
+        assert!(include_str!("lib.rs").contains(".invoke_handler(include!(\"commands/list.rs\"))"));
+        assert!(include_str!("../build.rs").contains("include!(\"src/commands/list.rs\")"));
+        // And the page's typed `call` knows exactly these commands.
+        let typed: BTreeSet<String> = crate::ipc_types::render()
+            .split_once("export type Commands = {\n")
+            .expect("a Commands map")
+            .1
+            .lines()
+            .take_while(|l| *l != "};")
+            .filter_map(|l| l.trim().split_once(": {").map(|(n, _)| n.to_string()))
+            .collect();
+        assert_eq!(
+            typed, listed,
+            "the generated Commands map (left) vs the list"
         );
     }
 

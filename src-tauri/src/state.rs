@@ -5,8 +5,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use gatehouse_core::Error;
 use gatehouse_core::access::keys::RawKey;
+use gatehouse_core::connections::registry::Registry;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::Registry;
 use gatehouse_core::site::Site;
 use gatehouse_core::supervise::ServeSlot;
 

@@ -30,7 +30,7 @@ pub(super) async fn store_floods(
     nice: Option<u8>,
     spin_s: u64,
 ) -> Result<()> {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
     let python = python3()?;
     let opened = gatehouse_core::site::open(&gatehouse_core::site::Settings {
@@ -200,7 +200,7 @@ async fn env_limits_duplicate_remove(client: &Client, site: &Path) -> Result<()>
         database_url: None,
     })
     .await?;
-    let stored = gatehouse_core::mcp::client::saved::list(&opened.store).await;
+    let stored = gatehouse_core::connections::saved::list(&opened.store).await;
     opened.store.close().await;
     let stored = stored?;
     let conn = stored

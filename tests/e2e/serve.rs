@@ -91,7 +91,7 @@ async fn panel(client: &Client, site: &Path, home: &Path) -> Result<()> {
         .context("key id")?
         .to_string();
     let code = open_site(client, &site.display().to_string()).await?;
-    ensure!(code.is_empty() || code == "ok", "opening the site: {code}");
+    ensure!(code == "OK", "opening the site: {code}");
     click(client, "#nav-serve").await?;
     wait_for(client, "#serve-none").await?;
 

@@ -65,7 +65,7 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
         let reply = client
             .execute_async(
                 "const done = arguments[arguments.length - 1];
-                 window.__TAURI_INTERNALS__.invoke(arguments[0], {options: {directory: true}})
+                 window.__TAURI_INTERNALS__.invoke(arguments[0], {args: {}, options: {directory: true}})
                    .then(() => done('answered'), (e) => done('refused: ' + String(e)));",
                 vec![serde_json::json!(command)],
             )
@@ -136,7 +136,7 @@ async fn smoke(client: &Client, real: &Path) -> Result<()> {
 /// `flood` writes 1 MiB of stderr at start and runs unconfined (backend
 /// `none`), so its status must say so.
 async fn store_connections(site: &Path) -> Result<()> {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+    use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
     use gatehouse_core::sandbox::ChildSpec;
 
     let fixture_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
@@ -535,7 +535,7 @@ async fn keys_and_config(client: &Client, site: &Path) -> Result<()> {
         .execute_async(
             "const done = arguments[arguments.length - 1];
              window.__TAURI_INTERNALS__
-               .invoke('generate_client_config', {client: 'claude-desktop', key_id: arguments[0], secret_ref: false})
+               .invoke('generate_client_config', {args: {client: 'claude-desktop', key_id: arguments[0], secret_ref: false}})
                .then((r) => done(JSON.stringify(r)), (e) => done('refused: ' + JSON.stringify(e)));",
             vec![serde_json::json!(key_id)],
         )

@@ -4,6 +4,10 @@ authorize with PKCE, the consent form submitted as a browser would (the API
 key pasted), the code exchange, MCP calls as the key's actor, a refresh, and
 the grant revoked through the CLI.
 
+With INTEROP_OAUTH_AS=EMAIL the person pastes no key: the consent page's
+pairing code is approved through the CLI (`gatehouse oauth approve CODE --as
+EMAIL`, an editor user), and the grant acts as that user.
+
 Usage: python_oauth_client.py GATEHOUSE_BIN SITE_DIR URL
 The key to paste comes from the environment (INTEROP_OAUTH_KEY, an editor key),
 never argv. Prints one line per check and exits non-zero on the first failure.
@@ -32,7 +36,8 @@ from mcp.shared.auth import (
 
 BIN, SITE, URL = sys.argv[1], sys.argv[2], sys.argv[3]
 BASE = URL.rsplit("/mcp", 1)[0]
-KEY = os.environ["INTEROP_OAUTH_KEY"]
+AS_USER = os.environ.get("INTEROP_OAUTH_AS")
+KEY = None if AS_USER else os.environ["INTEROP_OAUTH_KEY"]
 REDIRECT = "http://127.0.0.1:9/callback"
 EDITOR = {
     "content_list", "content_read", "content_search", "media_list", "media_read", "http_fetch",
@@ -84,7 +89,19 @@ async def browser(url):
         check("<script" not in page.text, "no script on the page")
         request = re.search(r'name="request" value="([^"]+)"', page.text).group(1)
         csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
-        form = {"request": request, "csrf": csrf, "api_key": KEY, "decision": "approve"}
+        if AS_USER:
+            form = {"request": request, "csrf": csrf, "decision": "pair"}
+            r = await b.post(f"{BASE}/authorize", data=form, headers={"Origin": BASE})
+            check(r.status_code == 200, "the page shows a pairing code")
+            code = re.search(r'name="pair" value="([^"]+)"', r.text).group(1)
+            check(f"--as EMAIL" in r.text, "the page names the command with --as")
+            approved = subprocess.run([BIN, "--site", SITE, "oauth", "approve", code, "--as", AS_USER, "--json"],
+                                      capture_output=True, text=True)
+            check(approved.returncode == 0, f"the admin approves as {AS_USER} ({approved.stderr.strip()})")
+            check(json.loads(approved.stdout)["acts_as"] == {"kind": "user", "id": AS_USER}, "the approval names the user")
+            form = {"request": request, "csrf": csrf, "decision": "paired", "pair": code}
+        else:
+            form = {"request": request, "csrf": csrf, "api_key": KEY, "decision": "approve"}
         r = await b.post(f"{BASE}/authorize", data=form, headers={"Origin": BASE})
         check(r.status_code == 303, f"the consent form redirects back ({r.status_code})")
         back = parse_qs(urlparse(r.headers["location"]).query)
@@ -117,9 +134,9 @@ async def main():
     auth = provider(storage)
     async with connect(auth) as c:
         tools = {t.name for t in (await c.list_tools()).tools}
-        check(tools == EDITOR, f"the token sees the editor key's tools ({sorted(tools ^ EDITOR)})")
+        check(tools == EDITOR, f"the token sees the editor's tools ({sorted(tools ^ EDITOR)})")
         r = await c.call_tool("content_write_draft", {"slug": "oauth-note", "title": "Via OAuth", "body": "written with a token"})
-        check(not r.is_error, "a write as the key's actor")
+        check(not r.is_error, "a write as the grant's actor")
     check(len(consents) == 1, "one consent for the session")
     check(storage.client is not None and storage.client.client_id.startswith("gh_"), "registered dynamically")
     first = storage.tokens
@@ -137,6 +154,8 @@ async def main():
     grants = subprocess.run([BIN, "--site", SITE, "oauth", "grants", "--json"], check=True, capture_output=True, text=True).stdout
     live = [g for g in json.loads(grants) if g["revoked_at"] is None]
     check(len(live) == 1 and live[0]["client_name"] == "Python SDK interop", "the grant is listed for the admin")
+    if AS_USER:
+        check(live[0]["acts_as"] == {"kind": "user", "id": AS_USER}, "the grant acts as the user")
     gid = live[0]["id"]
     subprocess.run([BIN, "--site", SITE, "oauth", "revoke", gid], check=True, capture_output=True)
     async with httpx.AsyncClient() as h:

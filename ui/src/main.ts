@@ -7,7 +7,11 @@
 import "./styles.css";
 import { h, required } from "./dom";
 import { errorView } from "./components/error-view";
-import { type SiteSummary, appInfo, lastScreen, openSite, recentSites, rememberScreen, toGatehouseError } from "./ipc";
+import {
+  type SiteSummary,
+  toGatehouseError,
+  call,
+} from "./ipc";
 import { approvals, startApprovalsBadge } from "./screens/approvals";
 import { audit } from "./screens/audit";
 import { actorPreview } from "./screens/actor-preview";
@@ -66,7 +70,7 @@ function show(focus = false): void {
 }
 
 function remember(): void {
-  rememberScreen(screenFromHash().id).catch(() => {
+  call("remember_screen", { id: screenFromHash().id }).catch(() => {
     // Not remembering the screen is no reason to bother the user.
   });
 }
@@ -89,14 +93,14 @@ function showSite(site: SiteSummary | null): void {
 /** Returns to the last screen and reopens the most recent site. */
 async function restore(): Promise<void> {
   if (!location.hash) {
-    const id = await lastScreen().catch(() => null);
+    const id = await call("last_screen", {}).catch(() => null);
     if (id && SCREENS.some((s) => s.id === id)) history.replaceState(null, "", `#/${id}`);
   }
   show();
-  const last = (await recentSites().catch(() => []))[0];
+  const last = (await call("recent_sites", {}).catch(() => []))[0];
   if (!last) return;
   try {
-    setCurrentSite(await openSite(last.path));
+    setCurrentSite(await call("open_site", { path: last.path }));
     show();
   } catch (raw) {
     // Say so where the site is chosen, with the reason.
@@ -113,7 +117,7 @@ async function restore(): Promise<void> {
 async function showAppInfo(): Promise<void> {
   const version = required("core-version");
   try {
-    const info = await appInfo();
+    const info = await call("app_info", {});
     required("app-name").textContent = info.name;
     version.textContent = info.version;
     required("build-commit").textContent = info.commit;

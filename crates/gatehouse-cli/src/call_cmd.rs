@@ -3,8 +3,8 @@
 
 use clap::Args;
 use gatehouse_core::Result;
+use gatehouse_core::connections::saved;
 use gatehouse_core::error::{Error, codes};
-use gatehouse_core::mcp::client::saved;
 
 use crate::Ctx;
 use crate::output;

@@ -3,8 +3,8 @@
 
 use clap::{Args, Subcommand};
 use gatehouse_core::Result;
+use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::error::{Error, codes};
-use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::sandbox::{Backend, ChildSpec, EnvValue, Profile};
 
 use crate::Ctx;

@@ -3,7 +3,7 @@
 
 use clap::Subcommand;
 use gatehouse_core::Result;
-use gatehouse_core::access::oauth::{flow, grants};
+use gatehouse_core::access::oauth::{Principal, flow, grants};
 use gatehouse_core::time::rfc3339;
 
 use crate::Ctx;
@@ -20,11 +20,16 @@ pub enum OAuthCommand {
     /// Revoke a grant and its tokens now.
     Revoke { id: String },
     /// Approve the pairing code a consent page shows: the application will
-    /// act as this key (never more than it may do).
+    /// act as this key or this user (never more than they may do).
+    #[command(group(clap::ArgGroup::new("principal").required(true).args(["key_id", "as_user"])))]
     Approve {
         code: String,
+        /// Act as this API key's actor.
         #[arg(long, value_name = "ID")]
-        key_id: String,
+        key_id: Option<String>,
+        /// Act as this user (who must exist and be enabled).
+        #[arg(long = "as", value_name = "EMAIL")]
+        as_user: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -45,7 +50,7 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                         "id",
                         "client",
                         "redirect host",
-                        "key",
+                        "acts as",
                         "scopes",
                         "created",
                         "last used",
@@ -58,7 +63,7 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                                 g.id.clone(),
                                 g.client_name.clone(),
                                 g.redirect_host.clone(),
-                                g.key_id.clone(),
+                                g.acts_as.to_string(),
                                 g.scopes.clone(),
                                 rfc3339(g.created_at),
                                 when(g.last_used_at),
@@ -74,14 +79,24 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                 )
             }
         }
-        OAuthCommand::Approve { code, key_id, json } => {
-            let a = flow::approve_pairing(store, CLI_ACTOR, &code, &key_id).await?;
+        OAuthCommand::Approve {
+            code,
+            key_id,
+            as_user,
+            json,
+        } => {
+            let principal = match (key_id, as_user) {
+                (Some(id), _) => Principal::Key(id),
+                (None, Some(email)) => Principal::User(email),
+                (None, None) => unreachable!("clap requires --key-id or --as"),
+            };
+            let a = flow::approve_pairing(store, CLI_ACTOR, &code, &principal).await?;
             if json {
                 to_json(&a)
             } else {
                 format!(
-                    "approved {code}: {} ({}) may act as key {} with {}; the page can continue now",
-                    a.client_name, a.redirect_uri, a.key_id, a.scopes
+                    "approved {code}: {} ({}) may act as {} with {}; the page can continue now",
+                    a.client_name, a.redirect_uri, a.acts_as, a.scopes
                 )
             }
         }

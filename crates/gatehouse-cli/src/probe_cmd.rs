@@ -2,7 +2,7 @@
 
 use clap::Args;
 use gatehouse_core::Result;
-use gatehouse_core::mcp::client::saved;
+use gatehouse_core::connections::saved;
 
 use crate::Ctx;
 use crate::output;
@@ -95,7 +95,7 @@ pub fn profile_text(p: &gatehouse_core::sandbox::Profile) -> String {
 }
 
 /// A tool pin as a text line (and a hold, when one is pending).
-pub fn pin_text(name: &str, p: &gatehouse_core::mcp::client::pin::PinStatus) -> String {
+pub fn pin_text(name: &str, p: &gatehouse_core::connections::pin::PinStatus) -> String {
     let mut out = format!(
         "  tools pinned: {} tools, sha256 {}\n",
         p.tools,

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use clap::Args;
 use gatehouse_core::Result;
-use gatehouse_core::mcp::client::saved;
+use gatehouse_core::connections::saved;
 use gatehouse_core::sandbox::stderr::TailEvent;
 
 use crate::Ctx;

@@ -7,7 +7,9 @@
 //!   sample data, export and import.
 //! - [`store`]: every SQL statement, for SQLite and PostgreSQL.
 //! - [`mcp`]: the wire format both sides share, the server (`gatehouse mcp`)
-//!   and the client for other servers.
+//!   and the protocol client for other servers.
+//! - [`connections`]: the other servers a site stores and runs: definitions,
+//!   consent, tool pins, call records, the live registry.
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
 //! - [`supervise`]: `gatehouse serve` as the desktop app's supervised child,
@@ -18,14 +20,18 @@
 //!   user's config directory.
 //! - [`text`]: labels without bidirectional overrides; control characters made visible.
 //! - [`json`]: canonical JSON, for digests and signatures.
+//! - [`sync`]: the one mutex policy (a poisoned lock is taken, not a panic).
 //!
 //! Layers, bottom up; a module imports only from its own layer and those below
-//! (test modules excepted), so the store never reaches into a domain module:
-//! `redact` → `error` → `time`, `text`, `json`, `host_env` → `store` → `access` →
-//! `site` → `sandbox` → `mcp` → `client_config` → `supervise`.
+//! (test modules excepted), so the store never reaches into a domain module;
+//! the test in `layers.rs` reads this list and holds every `crate::` path to it:
+//! `redact` → `error` → `time`, `text`, `json`, `host_env`, `sync` → `store` →
+//! `access` → `site` → `sandbox` → `mcp` → `connections` → `client_config` →
+//! `supervise`.
 
 pub mod access;
 pub mod client_config;
+pub mod connections;
 pub mod error;
 pub mod host_env;
 pub mod json;
@@ -35,8 +41,12 @@ pub mod sandbox;
 pub mod site;
 pub mod store;
 pub mod supervise;
+pub mod sync;
 pub mod text;
 pub mod time;
+
+#[cfg(test)]
+mod layers;
 
 pub use error::{Error, ErrorBody, Result};
 

@@ -1,12 +1,12 @@
 //! Commands for the Actor preview screen: who can be previewed, and the
 //! manifest `gatehouse mcp` really serves one or two actors, side by side
-//! (core spawns the CLI sandboxed, see `mcp::client::actor_preview`).
+//! (core spawns the CLI sandboxed, see `connections::actor_preview`).
 
 use gatehouse_core::Error;
 use gatehouse_core::access::keys;
 use gatehouse_core::access::permissions::{Role, parse_roles};
 use gatehouse_core::access::users;
-use gatehouse_core::mcp::client::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
+use gatehouse_core::connections::actor_preview::{self, ActorManifest, ComparedTool, PreviewActor};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 
@@ -63,8 +63,17 @@ pub struct ActorComparison {
     pub right_stderr: Vec<TailMessage>,
 }
 
+/// The arguments of the `preview_choices` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewChoicesArgs {}
+
 #[tauri::command(rename_all = "snake_case")]
-pub async fn preview_choices(state: State<'_, AppState>) -> IpcResult<PreviewChoices> {
+pub async fn preview_choices(
+    args: PreviewChoicesArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<PreviewChoices> {
+    let PreviewChoicesArgs {} = args;
     let site = state.site()?;
     let users = users::list(&site.store).await?;
     let keys = keys::list(&site.store).await?;
@@ -104,14 +113,22 @@ fn resolve(state: &AppState, choice: ActorChoice) -> Result<PreviewActor, Error>
     })
 }
 
+/// The arguments of the `preview_actors` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct PreviewActorsArgs {
+    pub left: ActorChoice,
+    pub right: Option<ActorChoice>,
+}
+
 /// Spawns `gatehouse mcp` as `left` (and as `right`, at the same time) and
 /// returns what each is served, tools lined up when there are two.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn preview_actors(
-    left: ActorChoice,
-    right: Option<ActorChoice>,
+    args: PreviewActorsArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<ActorComparison> {
+    let PreviewActorsArgs { left, right } = args;
     let site = state.site()?;
     let cli = crate::cli_binary::locate()?;
     let left = resolve(&state, left)?;

@@ -20,8 +20,14 @@ pub struct AppInfo {
     pub cli_error: Option<String>,
 }
 
+/// The arguments of the `app_info` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct AppInfoArgs {}
+
 #[tauri::command(rename_all = "snake_case")]
-pub fn app_info() -> AppInfo {
+pub fn app_info(args: AppInfoArgs) -> AppInfo {
+    let AppInfoArgs {} = args;
     let (cli, cli_error) = match cli_binary::locate() {
         Ok(path) => (Some(path.display().to_string()), None),
         Err(e) => (None, Some(format!("{}: {}", e.code, e.message))),
@@ -36,17 +42,34 @@ pub fn app_info() -> AppInfo {
     }
 }
 
+/// The arguments of the `last_screen` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct LastScreenArgs {}
+
 /// The screen shown last, to show again at start.
 #[tauri::command(rename_all = "snake_case")]
-pub fn last_screen(prefs: tauri::State<'_, crate::prefs::Prefs>) -> Option<String> {
+pub fn last_screen(
+    args: LastScreenArgs,
+    prefs: tauri::State<'_, crate::prefs::Prefs>,
+) -> Option<String> {
+    let LastScreenArgs {} = args;
     prefs.get().last_screen
+}
+
+/// The arguments of the `remember_screen` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RememberScreenArgs {
+    pub id: String,
 }
 
 /// Remembers `id` as the screen shown last.
 #[tauri::command(rename_all = "snake_case")]
 pub fn remember_screen(
-    id: String,
+    args: RememberScreenArgs,
     prefs: tauri::State<'_, crate::prefs::Prefs>,
 ) -> crate::error::IpcResult<()> {
+    let RememberScreenArgs { id } = args;
     Ok(prefs.update(|r| r.set_last_screen(&id))?)
 }

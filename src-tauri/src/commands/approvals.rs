@@ -9,22 +9,41 @@ use crate::commands::keys::DESKTOP_ACTOR;
 use crate::error::IpcResult;
 use crate::state::AppState;
 
+/// The arguments of the `held_calls` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct HeldCallsArgs {
+    pub all: bool,
+}
+
 /// Held calls, newest first: the waiting ones, or every one when `all`.
 /// Holds whose server is gone are first recorded as not run (as the CLI does).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn held_calls(all: bool, state: State<'_, AppState>) -> IpcResult<Vec<HeldCall>> {
+pub async fn held_calls(
+    args: HeldCallsArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<HeldCall>> {
+    let HeldCallsArgs { all } = args;
     let site = state.site()?;
     approvals::sweep(&site.store).await?;
     Ok(approvals::list(&site.store, all).await?)
 }
 
+/// The arguments of the `decide_held_call` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct DecideHeldCallArgs {
+    pub id: String,
+    pub approve: bool,
+}
+
 /// The site owner approves (`approve`) or denies held call `id`.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn decide_held_call(
-    id: String,
-    approve: bool,
+    args: DecideHeldCallArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<HeldCall> {
+    let DecideHeldCallArgs { id, approve } = args;
     let site = state.site()?;
     let decision = if approve {
         Decision::Approve

@@ -32,9 +32,15 @@ pub struct ClientChoice {
     pub installable: bool,
 }
 
+/// The arguments of the `config_clients` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigClientsArgs {}
+
 /// Every client core can write configuration for, in core's order.
 #[tauri::command(rename_all = "snake_case")]
-pub fn config_clients() -> Vec<ClientChoice> {
+pub fn config_clients(args: ConfigClientsArgs) -> Vec<ClientChoice> {
+    let ConfigClientsArgs {} = args;
     Client::ALL
         .map(|c| ClientChoice {
             id: c.id(),
@@ -45,16 +51,28 @@ pub fn config_clients() -> Vec<ClientChoice> {
         .into()
 }
 
+/// The arguments of the `generate_client_config` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateClientConfigArgs {
+    pub client: String,
+    pub key_id: Option<String>,
+    pub secret_ref: bool,
+}
+
 /// Generates `client`'s configuration for the open site, running as key
 /// `key_id` (written inline, or referenced with `secret_ref`), or as the
 /// public actor when no key is given. An inline key comes back masked.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn generate_client_config(
-    client: String,
-    key_id: Option<String>,
-    secret_ref: bool,
+    args: GenerateClientConfigArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<GeneratedConfig> {
+    let GenerateClientConfigArgs {
+        client,
+        key_id,
+        secret_ref,
+    } = args;
     let site = state.site()?;
     let actor = actor(&state, key_id.as_deref(), secret_ref)?;
     let request = ConfigRequest {
@@ -80,23 +98,38 @@ fn masked(mut config: GeneratedConfig) -> GeneratedConfig {
     config
 }
 
+/// The arguments of the `install_client_config` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct InstallClientConfigArgs {
+    pub client: String,
+    pub key_id: Option<String>,
+    pub secret_ref: bool,
+    pub scope: Option<String>,
+    pub project: Option<String>,
+    pub dry_run: bool,
+    pub expected_hash: Option<String>,
+}
+
 /// Puts `client`'s entry into the client's own file for this user (or the
 /// `project` folder's file with `scope` "project" or "local"). With `dry_run`
 /// nothing is written and the outcome carries the diff the page shows before
 /// writing, and the file's hash; the write passes it back as `expected_hash`
 /// so a file changed since the preview is refused, not overwritten.
 #[tauri::command(rename_all = "snake_case")]
-#[allow(clippy::too_many_arguments)]
 pub async fn install_client_config(
-    client: String,
-    key_id: Option<String>,
-    secret_ref: bool,
-    scope: Option<String>,
-    project: Option<String>,
-    dry_run: bool,
-    expected_hash: Option<String>,
+    args: InstallClientConfigArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<InstallOutcome> {
+    let InstallClientConfigArgs {
+        client,
+        key_id,
+        secret_ref,
+        scope,
+        project,
+        dry_run,
+        expected_hash,
+    } = args;
     let site = state.site()?;
     let actor = actor(&state, key_id.as_deref(), secret_ref)?;
     let request = InstallRequest {
@@ -129,10 +162,18 @@ pub async fn install_client_config(
     )
 }
 
+/// The arguments of the `doctor_client_configs` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct DoctorClientConfigsArgs {
+    pub project: Option<String>,
+}
+
 /// Every MCP client file of this user (and of `project`, when given) and the
 /// checks of each Gatehouse entry in them.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn doctor_client_configs(project: Option<String>) -> IpcResult<DoctorReport> {
+pub async fn doctor_client_configs(args: DoctorClientConfigsArgs) -> IpcResult<DoctorReport> {
+    let DoctorClientConfigsArgs { project } = args;
     let project = project.filter(|p| !p.trim().is_empty()).map(PathBuf::from);
     Ok(client_config::doctor(&Home::from_env()?, project.as_deref()).await)
 }

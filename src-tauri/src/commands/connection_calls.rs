@@ -9,11 +9,11 @@ use std::time::Instant;
 
 use gatehouse_core::Error;
 use gatehouse_core::ErrorBody;
+use gatehouse_core::connections::registry::LiveConnection;
+use gatehouse_core::connections::result_view::{self, ResultView};
+use gatehouse_core::connections::saved;
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::result_view::{self, ResultView};
-use gatehouse_core::mcp::client::{
-    CallOptions, CallRecord, CallState, EffectClass, LiveConnection, saved,
-};
+use gatehouse_core::mcp::client::{CallOptions, CallRecord, CallState, EffectClass};
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, State};
@@ -87,9 +87,20 @@ fn running(state: &AppState, name: &str) -> Result<LiveConnection, Error> {
         })
 }
 
+/// The arguments of the `list_tools` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ListToolsArgs {
+    pub name: String,
+}
+
 /// The tools connection `name` lists now.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn list_tools(name: String, state: State<'_, AppState>) -> IpcResult<Vec<ToolView>> {
+pub async fn list_tools(
+    args: ListToolsArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<ToolView>> {
+    let ListToolsArgs { name } = args;
     let live = running(&state, &name)?;
     Ok(live
         .conn
@@ -107,11 +118,22 @@ pub async fn list_tools(name: String, state: State<'_, AppState>) -> IpcResult<V
         .collect())
 }
 
+/// The arguments of the `tool_hold` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ToolHoldArgs {
+    pub name: String,
+}
+
 /// The hold connection `name` is on (its server announced a tool list
 /// change), recorded in the site: the error its calls are refused with, which
 /// says what changed; `None` when it is not on hold.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn tool_hold(name: String, state: State<'_, AppState>) -> IpcResult<Option<ErrorBody>> {
+pub async fn tool_hold(
+    args: ToolHoldArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Option<ErrorBody>> {
+    let ToolHoldArgs { name } = args;
     let live = running(&state, &name)?;
     let site = state.site()?;
     Ok(saved::hold_if_changed(&site, &name, &live.conn)
@@ -119,16 +141,28 @@ pub async fn tool_hold(name: String, state: State<'_, AppState>) -> IpcResult<Op
         .map(|e| e.body()))
 }
 
+/// The arguments of the `call_tool` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct CallToolArgs {
+    pub name: String,
+    pub tool: String,
+    /// Checked here to be an object (the form builds one).
+    #[ts(type = "Record<string, unknown>")]
+    pub arguments: Value,
+    pub token: String,
+}
+
 /// Calls `tool` on connection `name` with `arguments` (an object); `token`
 /// is the page's handle for [`cancel_call`].
 #[tauri::command(rename_all = "snake_case")]
-pub async fn call_tool(
-    name: String,
-    tool: String,
-    arguments: Value,
-    token: String,
-    state: State<'_, AppState>,
-) -> IpcResult<CallView> {
+pub async fn call_tool(args: CallToolArgs, state: State<'_, AppState>) -> IpcResult<CallView> {
+    let CallToolArgs {
+        name,
+        tool,
+        arguments,
+        token,
+    } = args;
     check_id(&token)?;
     if !arguments.is_object() {
         return Err(Error::invalid(
@@ -184,22 +218,42 @@ pub async fn call_tool(
     })
 }
 
+/// The arguments of the `cancel_call` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct CancelCallArgs {
+    pub token: String,
+}
+
 /// Cancels the running call the page started with `token`; false if none runs.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn cancel_call(token: String, state: State<'_, AppState>) -> IpcResult<bool> {
+pub async fn cancel_call(args: CancelCallArgs, state: State<'_, AppState>) -> IpcResult<bool> {
+    let CancelCallArgs { token } = args;
     check_id(&token)?;
     Ok(state.calls.cancel(&token))
+}
+
+/// The arguments of the `call_records` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct CallRecordsArgs {
+    pub name: String,
+    pub offset: u32,
+    pub limit: u32,
 }
 
 /// A page of connection `name`'s call records, newest first: `limit` (at
 /// most 1000) after the newest `offset`.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn call_records(
-    name: String,
-    offset: u32,
-    limit: u32,
+    args: CallRecordsArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<CallRecordPage> {
+    let CallRecordsArgs {
+        name,
+        offset,
+        limit,
+    } = args;
     let site = state.site()?;
     let page = saved::call_records(&site.store, &name, offset, limit).await?;
     Ok(CallRecordPage {
@@ -254,14 +308,22 @@ fn write(path: PathBuf, bytes: &[u8]) -> Result<String, Error> {
     Ok(path.display().to_string())
 }
 
+/// The arguments of the `save_call_result` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct SaveCallResultArgs {
+    pub call_id: String,
+}
+
 /// Writes the full result of call `call_id` as JSON to the downloads folder;
 /// returns the file's path.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_call_result(
-    call_id: String,
+    args: SaveCallResultArgs,
     app: AppHandle,
     state: State<'_, AppState>,
 ) -> IpcResult<String> {
+    let SaveCallResultArgs { call_id } = args;
     check_id(&call_id)?;
     let result = state.results.get(&call_id)?;
     let text = serde_json::to_vec_pretty(&result).expect("a JSON value serialises");
@@ -271,14 +333,22 @@ pub async fn save_call_result(
     )?)
 }
 
+/// The arguments of the `save_stderr` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct SaveStderrArgs {
+    pub name: String,
+}
+
 /// Writes what connection `name`'s stderr tail kept (core's marker included,
 /// secrets redacted) to the downloads folder; returns the file's path.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn save_stderr(
-    name: String,
+    args: SaveStderrArgs,
     app: AppHandle,
     state: State<'_, AppState>,
 ) -> IpcResult<String> {
+    let SaveStderrArgs { name } = args;
     let live = state.connections.get(&name).ok_or_else(|| {
         Error::invalid(
             codes::CONNECTION_NOT_OPEN,

@@ -13,10 +13,10 @@
 //! the page chose; [`unwatch_stderr`] stops it (the screen does so when left).
 
 use gatehouse_core::Error;
+use gatehouse_core::connections::registry::{LiveConnection, LiveState};
+use gatehouse_core::connections::{consent, saved};
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::{
-    EndReason, LiveConnection, LiveState, LiveUsage, consent, saved,
-};
+use gatehouse_core::mcp::client::{EndReason, LiveUsage};
 use gatehouse_core::sandbox::stderr::{
     StderrCounters, StderrTail, Subscription, TailEvent, TailSnapshot,
 };
@@ -237,9 +237,18 @@ fn not_open(name: &str) -> Error {
     )
 }
 
+/// The arguments of the `list_connections` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ListConnectionsArgs {}
+
 /// The site's stored connections, with the state of those started here.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<ConnectionView>> {
+pub async fn list_connections(
+    args: ListConnectionsArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<ConnectionView>> {
+    let ListConnectionsArgs {} = args;
     let site = state.site()?;
     Ok(saved::list(&site.store)
         .await?
@@ -253,11 +262,22 @@ pub async fn list_connections(state: State<'_, AppState>) -> IpcResult<Vec<Conne
         .collect())
 }
 
+/// The arguments of the `open_connection` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct OpenConnectionArgs {
+    pub name: String,
+}
+
 /// Starts stored connection `name` (or returns it if it is still running).
 /// `CONSENT_REQUIRED` (what to show in its detail) until the admin agreed to
 /// spawn exactly this definition.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
+pub async fn open_connection(
+    args: OpenConnectionArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<LiveView> {
+    let OpenConnectionArgs { name } = args;
     let live = state
         .connections
         .open(&name, async {
@@ -271,10 +291,21 @@ pub async fn open_connection(name: String, state: State<'_, AppState>) -> IpcRes
     Ok(LiveView::of(&live))
 }
 
+/// The arguments of the `close_connection` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct CloseConnectionArgs {
+    pub name: String,
+}
+
 /// Closes connection `name`: stdin closed, the server waited for, its group
 /// signalled if it lingers, the final record written.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
+pub async fn close_connection(
+    args: CloseConnectionArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<LiveView> {
+    let CloseConnectionArgs { name } = args;
     let live = state
         .connections
         .close(&name)
@@ -283,9 +314,20 @@ pub async fn close_connection(name: String, state: State<'_, AppState>) -> IpcRe
     Ok(LiveView::of(&live))
 }
 
+/// The arguments of the `connection_status` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectionStatusArgs {
+    pub name: String,
+}
+
 /// Connection `name` as this window knows it now (state, usage, end).
 #[tauri::command(rename_all = "snake_case")]
-pub async fn connection_status(name: String, state: State<'_, AppState>) -> IpcResult<LiveView> {
+pub async fn connection_status(
+    args: ConnectionStatusArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<LiveView> {
+    let ConnectionStatusArgs { name } = args;
     let live = state
         .connections
         .get(&name)
@@ -293,16 +335,24 @@ pub async fn connection_status(name: String, state: State<'_, AppState>) -> IpcR
     Ok(LiveView::of(&live))
 }
 
+/// The arguments of the `watch_stderr` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct WatchStderrArgs {
+    pub name: String,
+    pub stream: String,
+}
+
 /// Streams connection `name`'s stderr to `on_event` as stream `stream` (an id
 /// the page chose): what was kept, then live lines until the server's stderr
 /// ends, the page goes away, or [`unwatch_stderr`] stops it.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn watch_stderr(
-    name: String,
-    stream: String,
+    args: WatchStderrArgs,
     on_event: Channel<TailMessage>,
     state: State<'_, AppState>,
 ) -> IpcResult<bool> {
+    let WatchStderrArgs { name, stream } = args;
     check_id(&stream)?;
     let live = state
         .connections
@@ -320,9 +370,20 @@ pub async fn watch_stderr(
     Ok(delivered)
 }
 
+/// The arguments of the `unwatch_stderr` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct UnwatchStderrArgs {
+    pub stream: String,
+}
+
 /// Stops stream `stream`; false if it was not running.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn unwatch_stderr(stream: String, state: State<'_, AppState>) -> IpcResult<bool> {
+pub async fn unwatch_stderr(
+    args: UnwatchStderrArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<bool> {
+    let UnwatchStderrArgs { stream } = args;
     check_id(&stream)?;
     Ok(state.streams.cancel(&stream))
 }

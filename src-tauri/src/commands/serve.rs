@@ -11,42 +11,81 @@ use crate::cli_binary;
 use crate::error::IpcResult;
 use crate::state::AppState;
 
-/// Starts `gatehouse serve` for the open site on `listen` (loopback), with
-/// `hosts` and `origins` added to the loopback allowlist; answers once it
-/// serves.
+/// The arguments of the `start_serve` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct StartServeArgs {
+    /// A loopback address and port, such as `127.0.0.1:8808`.
+    pub listen: String,
+    /// `Host` names served besides the loopback ones.
+    pub hosts: Vec<String>,
+    /// Browser origins accepted besides the loopback ones.
+    pub origins: Vec<String>,
+}
+
+/// Starts `gatehouse serve` for the open site; answers once it serves.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn start_serve(
-    listen: String,
-    hosts: Vec<String>,
-    origins: Vec<String>,
+    args: StartServeArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<ServeStatus> {
+    let StartServeArgs {
+        listen,
+        hosts,
+        origins,
+    } = args;
     let site = state.site()?;
     let spec = ServeSpec::new(cli_binary::locate()?, site.dir, &listen, &hosts, &origins)?;
     Ok(state.serve.start(spec).await?)
 }
 
+/// The arguments of the `serve_status` command (none).
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ServeStatusArgs {}
+
 /// The server's state and live counters; `null` when none was started.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn serve_status(state: State<'_, AppState>) -> IpcResult<Option<ServeStatus>> {
+pub async fn serve_status(
+    args: ServeStatusArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Option<ServeStatus>> {
+    let ServeStatusArgs {} = args;
     Ok(state.serve.status().await)
 }
 
+/// The arguments of the `stop_serve` command (none).
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct StopServeArgs {}
+
 /// Stops the server and returns its last state.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn stop_serve(state: State<'_, AppState>) -> IpcResult<ServeStatus> {
+pub async fn stop_serve(args: StopServeArgs, state: State<'_, AppState>) -> IpcResult<ServeStatus> {
+    let StopServeArgs {} = args;
     Ok(state.serve.stop().await?)
 }
 
-/// Every client's remote config for `url`, calling as key `key_id` (written
-/// in only while this window still holds the raw key from its mint, and then
-/// masked for the page; otherwise referenced), or as `public`.
+/// The arguments of the `serve_client_configs` command.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ServeClientConfigsArgs {
+    /// The served endpoint.
+    pub url: String,
+    /// The key clients call as; `null` for `public`.
+    pub key_id: Option<String>,
+}
+
+/// Every client's remote config for `url`, calling as key `key_id`: written
+/// in only while this window still holds the raw key from its mint (and then
+/// masked for the page, as the Client config panel does); otherwise
+/// referenced, as `gatehouse config --secret-ref` does.
 #[tauri::command(rename_all = "snake_case")]
 pub fn serve_client_configs(
-    url: String,
-    key_id: Option<String>,
+    args: ServeClientConfigsArgs,
     state: State<'_, AppState>,
 ) -> Vec<RemoteConfig> {
+    let ServeClientConfigsArgs { url, key_id } = args;
     let key = match key_id {
         None => RemoteKey::Public,
         Some(id) => state

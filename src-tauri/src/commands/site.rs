@@ -61,6 +61,13 @@ fn use_site(site: Site, state: &AppState, prefs: &Prefs) -> SiteSummary {
     summary
 }
 
+/// The arguments of the `open_site` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct OpenSiteArgs {
+    pub path: String,
+}
+
 /// Opens the site in folder `path` and makes it the one every screen uses.
 ///
 /// The database URL comes from the site's `gatehouse.toml` (or its embedded
@@ -68,10 +75,11 @@ fn use_site(site: Site, state: &AppState, prefs: &Prefs) -> SiteSummary {
 /// the window shows is what the folder says.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn open_site(
-    path: String,
+    args: OpenSiteArgs,
     state: State<'_, AppState>,
     prefs: State<'_, Prefs>,
 ) -> IpcResult<SiteSummary> {
+    let OpenSiteArgs { path } = args;
     let settings = Settings {
         dir: path_arg(&path, "a site folder")?,
         database_url: None,
@@ -80,17 +88,29 @@ pub async fn open_site(
     Ok(use_site(site, &state, &prefs))
 }
 
+/// The arguments of the `create_site` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSiteArgs {
+    pub path: String,
+    pub name: Option<String>,
+    pub scratch: bool,
+}
+
 /// Creates a site in folder `path` (made if missing, refused if it already
 /// holds one) and opens it. `scratch` sites get sample data and allow
 /// synthetic role actors; the others start empty.
 #[tauri::command(rename_all = "snake_case")]
 pub async fn create_site(
-    path: String,
-    name: Option<String>,
-    scratch: bool,
+    args: CreateSiteArgs,
     state: State<'_, AppState>,
     prefs: State<'_, Prefs>,
 ) -> IpcResult<SiteSummary> {
+    let CreateSiteArgs {
+        path,
+        name,
+        scratch,
+    } = args;
     let dir = path_arg(&path, "the new site's folder")?;
     if !dir.is_absolute() {
         return Err(Error::invalid(
@@ -105,12 +125,20 @@ pub async fn create_site(
     Ok(use_site(site, &state, &prefs))
 }
 
+/// The arguments of the `pick_folder` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct PickFolderArgs {
+    pub title: String,
+}
+
 /// Asks for a folder with the native picker; `None` when cancelled.
 ///
 /// The dialog runs on the Rust side, so the page needs no dialog permission
 /// and cannot open pickers with options of its own.
 #[tauri::command(rename_all = "snake_case")]
-pub async fn pick_folder(app: tauri::AppHandle, title: String) -> IpcResult<Option<String>> {
+pub async fn pick_folder(args: PickFolderArgs, app: tauri::AppHandle) -> IpcResult<Option<String>> {
+    let PickFolderArgs { title } = args;
     let title = title.trim();
     let title = if title.is_empty() || title.chars().count() > 80 {
         "Choose a folder"
@@ -130,25 +158,45 @@ pub async fn pick_folder(app: tauri::AppHandle, title: String) -> IpcResult<Opti
         .map(|p| p.display().to_string()))
 }
 
+/// The arguments of the `recent_sites` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct RecentSitesArgs {}
+
 /// The recent sites, newest first (the first is reopened at start).
 #[tauri::command(rename_all = "snake_case")]
-pub fn recent_sites(prefs: State<'_, Prefs>) -> Vec<RecentSite> {
+pub fn recent_sites(args: RecentSitesArgs, prefs: State<'_, Prefs>) -> Vec<RecentSite> {
+    let RecentSitesArgs {} = args;
     prefs.get().recent_sites
+}
+
+/// The arguments of the `forget_site` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetSiteArgs {
+    pub path: String,
 }
 
 /// Drops `path` from the recent sites.
 #[tauri::command(rename_all = "snake_case")]
-pub fn forget_site(path: String, prefs: State<'_, Prefs>) -> IpcResult<Vec<RecentSite>> {
+pub fn forget_site(args: ForgetSiteArgs, prefs: State<'_, Prefs>) -> IpcResult<Vec<RecentSite>> {
+    let ForgetSiteArgs { path } = args;
     Ok(prefs.update(|r| {
         r.forget(&path);
         Ok(r.recent_sites.clone())
     })?)
 }
 
+/// The arguments of the `default_site_path` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct DefaultSitePathArgs {}
+
 /// The folder the site field starts with: `GATEHOUSE_SITE`, else the current
 /// directory, resolved by the same function as the CLI's `--site`.
 #[tauri::command(rename_all = "snake_case")]
-pub fn default_site_path() -> IpcResult<String> {
+pub fn default_site_path(args: DefaultSitePathArgs) -> IpcResult<String> {
+    let DefaultSitePathArgs {} = args;
     let settings = Settings::resolve(&Flags::default(), gatehouse_core::host_env::host_var)?;
     Ok(settings.dir.display().to_string())
 }

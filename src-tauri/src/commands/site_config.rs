@@ -10,25 +10,53 @@ use crate::commands::keys::DESKTOP_ACTOR;
 use crate::error::IpcResult;
 use crate::state::AppState;
 
+/// The arguments of the `list_site_config` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct ListSiteConfigArgs {}
+
 #[tauri::command(rename_all = "snake_case")]
-pub async fn list_site_config(state: State<'_, AppState>) -> IpcResult<Vec<ConfigEntry>> {
+pub async fn list_site_config(
+    args: ListSiteConfigArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<Vec<ConfigEntry>> {
+    let ListSiteConfigArgs {} = args;
     let site = state.site()?;
     Ok(config::list(&site.store).await?)
 }
 
+/// The arguments of the `set_site_config` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct SetSiteConfigArgs {
+    pub key: String,
+    pub value: String,
+    pub secret: bool,
+}
+
 #[tauri::command(rename_all = "snake_case")]
 pub async fn set_site_config(
-    key: String,
-    value: String,
-    secret: bool,
+    args: SetSiteConfigArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<ConfigEntry> {
+    let SetSiteConfigArgs { key, value, secret } = args;
     let site = state.site()?;
     Ok(config::set(&site.store, DESKTOP_ACTOR, &key, &value, secret).await?)
 }
 
+/// The arguments of the `unset_site_config` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct UnsetSiteConfigArgs {
+    pub key: String,
+}
+
 #[tauri::command(rename_all = "snake_case")]
-pub async fn unset_site_config(key: String, state: State<'_, AppState>) -> IpcResult<()> {
+pub async fn unset_site_config(
+    args: UnsetSiteConfigArgs,
+    state: State<'_, AppState>,
+) -> IpcResult<()> {
+    let UnsetSiteConfigArgs { key } = args;
     let site = state.site()?;
     Ok(config::unset(&site.store, DESKTOP_ACTOR, &key).await?)
 }

@@ -3,9 +3,8 @@ import {
   type ClientChoice,
   type GeneratedConfig,
   type Snippet,
-  configClients,
-  generateClientConfig,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { pickClient, secretRefState, snippetModel } from "../lib/client-config";
 import { copyButton } from "./copy-button";
@@ -26,7 +25,7 @@ let clientsCache: Promise<ClientChoice[]> | null = null;
 
 /** Core's client list never changes while the app runs: ask once. */
 function clients(): Promise<ClientChoice[]> {
-  clientsCache ??= configClients().catch((raw: unknown) => {
+  clientsCache ??= call("config_clients", {}).catch((raw: unknown) => {
     clientsCache = null;
     throw raw;
   });
@@ -172,7 +171,7 @@ export class ConfigPanel {
     this.output.dataset.state = "loading";
     let config: GeneratedConfig;
     try {
-      config = await generateClientConfig(this.picker.value, this.key?.id ?? null, secretRef);
+      config = await call("generate_client_config", { client: this.picker.value, key_id: this.key?.id ?? null, secret_ref: secretRef });
     } catch (raw) {
       if (generation !== this.generation) return;
       this.output.replaceChildren(errorView(toGatehouseError(raw)));

@@ -5,15 +5,8 @@ import {
   type CallRecordView,
   type LiveView,
   type ToolView,
-  approveTools,
-  callRecords,
-  callTool,
-  cancelCall,
-  connectionStatus,
-  listTools,
-  saveCallResult,
   toGatehouseError,
-  toolHold,
+  call,
 } from "../ipc";
 import { isolationLayers, isolationSummary } from "../lib/isolation";
 import { formatTime } from "../screens/common";
@@ -131,7 +124,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
   /** Loads the pager's current page of records; `trigger` shows progress when slow. */
   const loadRecords = async (trigger?: HTMLButtonElement) => {
     const mine = ++loadingRecords;
-    const get = () => callRecords(name, pager.cursor ?? 0, pager.size);
+    const get = () => call("call_records", { name, offset: pager.cursor ?? 0, limit: pager.size });
     try {
       const page = await (trigger ? whileBusy(trigger, "Loading…", get) : get());
       if (mine !== loadingRecords) return;
@@ -158,7 +151,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
   };
   const refreshFacts = async () => {
     try {
-      const live = await connectionStatus(name);
+      const live = await call("connection_status", { name });
       facts.replaceChildren(liveFacts(live));
       if (live.on_hold !== onHold) {
         onHold = live.on_hold;
@@ -183,7 +176,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     const out = h("div", { id: "call-output", "aria-live": "polite" });
     let token = "";
     cancel.addEventListener("click", () => {
-      if (token) void cancelCall(token);
+      if (token) void call("cancel_call", { token });
     });
     const el = h(
       "form",
@@ -205,7 +198,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
       send.disabled = true;
       cancel.disabled = false;
       out.replaceChildren(h("p", { class: "muted", id: "call-running" }, "calling…"));
-      callTool(name, tool.name, args.value, token)
+      call("call_tool", { name, tool: tool.name, arguments: args.value, token })
         .then((res) => {
           // A call can change the connection (a hold announced while it ran, an
           // exit): show it now, not at the next tick.
@@ -217,7 +210,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
           );
           out.replaceChildren(head);
           if (res.error) out.append(errorView(toGatehouseError(res.error)));
-          if (res.view) out.append(resultView(res.view, () => saveCallResult(res.call_id)));
+          if (res.view) out.append(resultView(res.view, () => call("save_call_result", { call_id: res.call_id })));
         })
         .catch((raw: unknown) => {
           out.replaceChildren(errorView(toGatehouseError(raw)));
@@ -246,10 +239,10 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
     const why = h("div", { class: "result" });
     review.addEventListener("click", () => {
       why.replaceChildren();
-      void whileBusy(review, "Loading…", () => toolHold(name))
+      void whileBusy(review, "Loading…", () => call("tool_hold", { name }))
         .then(async (refusal) => {
           if (refusal && (await askToolApproval(name, refusal))) {
-            await whileBusy(review, "Approving…", () => approveTools(name));
+            await whileBusy(review, "Approving…", () => call("approve_tools", { name }));
             onHold = false;
             showHold();
             onChange();
@@ -293,7 +286,7 @@ export function connectionDetail(name: string, signal: AbortSignal, onChange: ()
   const load = async () => {
     await refreshFacts();
     try {
-      const list = await listTools(name);
+      const list = await call("list_tools", { name });
       toolPages.set(list);
     } catch (raw) {
       status.replaceChildren(errorView(toGatehouseError(raw)));

@@ -1,5 +1,11 @@
 import { h } from "../dom";
-import { type DefinitionForm, type EnvKind, type GatehouseError, saveConnection, toGatehouseError } from "../ipc";
+import {
+  type DefinitionForm,
+  type EnvKind,
+  type GatehouseError,
+  toGatehouseError,
+  call,
+} from "../ipc";
 import { errorView } from "./error-view";
 import { whileBusy } from "./busy";
 
@@ -160,7 +166,7 @@ export function connectionForm(
     for (const el of slots.values()) el.replaceChildren();
     status.replaceChildren();
     const { form: value, rows } = read();
-    void whileBusy(save, "Saving…", () => saveConnection(original, value))
+    void whileBusy(save, "Saving…", () => call("save_connection", { original, form: value }))
       .then(onSaved)
       .catch((raw: unknown) => {
         show(toGatehouseError(raw), rows);

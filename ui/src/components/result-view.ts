@@ -1,5 +1,8 @@
 import { h } from "../dom";
-import { type ResultView, toGatehouseError } from "../ipc";
+import {
+  type ResultView,
+  toGatehouseError,
+} from "../ipc";
 import { errorView } from "./error-view";
 
 /**

@@ -1,5 +1,10 @@
 import { h } from "../dom";
-import { type GatehouseError, type TailCounters, type TailMessage, toGatehouseError } from "../ipc";
+import {
+  type GatehouseError,
+  type TailCounters,
+  type TailMessage,
+  toGatehouseError,
+} from "../ipc";
 import { type TailEntry, TailModel, n } from "../lib/tail-model";
 import { copyButton } from "./copy-button";
 import { errorView } from "./error-view";

@@ -1,5 +1,9 @@
 import { h } from "../dom";
-import { saveStderr, toGatehouseError, unwatchStderr, watchStderr } from "../ipc";
+import {
+  toGatehouseError,
+  call,
+  callStreaming,
+} from "../ipc";
 import { tabKeyTarget } from "../lib/roving";
 import { TailPanel } from "./tail-panel";
 
@@ -49,7 +53,7 @@ export class TailTabs {
   watch(name: string, onEnd: () => void): void {
     this.stop(name);
     const stream = `tail-${String(++streams)}`;
-    const panel = new TailPanel(`stderr · ${name}`, () => saveStderr(name));
+    const panel = new TailPanel(`stderr · ${name}`, () => call("save_stderr", { name }));
     const tab = h("button", { type: "button", role: "tab", id: `${stream}-tab`, class: "tab", "data-tail": name }, name);
     panel.element.setAttribute("role", "tabpanel");
     panel.element.setAttribute("aria-labelledby", tab.id);
@@ -65,7 +69,7 @@ export class TailTabs {
     this.open.set(name, { panel, stream, tab });
     panel.start();
     this.activate(name);
-    watchStderr(name, stream, (message) => {
+    callStreaming("watch_stderr", { name, stream }, (message) => {
       if (this.open.get(name)?.stream === stream) panel.push(message);
     })
       .then(() => {
@@ -87,7 +91,7 @@ export class TailTabs {
     if (!entry) return;
     this.open.delete(name);
     entry.panel.dispose();
-    void unwatchStderr(entry.stream).catch(() => undefined);
+    void call("unwatch_stderr", { stream: entry.stream }).catch(() => undefined);
     this.tabs.querySelector(`.tab-wrap[data-tail="${CSS.escape(name)}"]`)?.remove();
     if (this.active === name) this.active = this.open.keys().next().value ?? null;
   }

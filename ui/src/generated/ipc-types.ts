@@ -1056,3 +1056,374 @@ stderr: string, stderr_counters: TailCounters, };
  * One client's remote config, or why it has none.
  */
 export type RemoteConfig = { client: Client, client_name: string, config?: GeneratedConfig, unavailable?: ErrorBody, };
+
+/**
+ * The arguments of the `app_info` command, as the page sends them.
+ */
+export type AppInfoArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `last_screen` command, as the page sends them.
+ */
+export type LastScreenArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `remember_screen` command, as the page sends them.
+ */
+export type RememberScreenArgs = { id: string, };
+
+/**
+ * The arguments of the `open_site` command, as the page sends them.
+ */
+export type OpenSiteArgs = { path: string, };
+
+/**
+ * The arguments of the `create_site` command, as the page sends them.
+ */
+export type CreateSiteArgs = { path: string, name: string | null, scratch: boolean, };
+
+/**
+ * The arguments of the `pick_folder` command, as the page sends them.
+ */
+export type PickFolderArgs = { title: string, };
+
+/**
+ * The arguments of the `recent_sites` command, as the page sends them.
+ */
+export type RecentSitesArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `forget_site` command, as the page sends them.
+ */
+export type ForgetSiteArgs = { path: string, };
+
+/**
+ * The arguments of the `default_site_path` command, as the page sends them.
+ */
+export type DefaultSitePathArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `key_overview` command, as the page sends them.
+ */
+export type KeyOverviewArgs = { filter: KeyFilter, };
+
+/**
+ * The arguments of the `list_keys` command, as the page sends them.
+ */
+export type ListKeysArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `mint_key` command, as the page sends them.
+ */
+export type MintKeyArgs = { label: string, roles: Array<string>, expires: string | null, };
+
+/**
+ * The arguments of the `revoke_key` command, as the page sends them.
+ */
+export type RevokeKeyArgs = { id: string, };
+
+/**
+ * The arguments of the `roll_key` command, as the page sends them.
+ */
+export type RollKeyArgs = { id: string, grace: string | null, };
+
+/**
+ * The arguments of the `list_users` command, as the page sends them.
+ */
+export type ListUsersArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `create_user` command, as the page sends them.
+ */
+export type CreateUserArgs = { email: string, roles: Array<string>, };
+
+/**
+ * The arguments of the `set_user_roles` command, as the page sends them.
+ */
+export type SetUserRolesArgs = { email: string, roles: Array<string>, };
+
+/**
+ * The arguments of the `set_user_disabled` command, as the page sends them.
+ */
+export type SetUserDisabledArgs = { email: string, disabled: boolean, };
+
+/**
+ * The arguments of the `permission_table` command, as the page sends them.
+ */
+export type PermissionTableArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `list_site_config` command, as the page sends them.
+ */
+export type ListSiteConfigArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `set_site_config` command, as the page sends them.
+ */
+export type SetSiteConfigArgs = { key: string, value: string, secret: boolean, };
+
+/**
+ * The arguments of the `unset_site_config` command, as the page sends them.
+ */
+export type UnsetSiteConfigArgs = { key: string, };
+
+/**
+ * The arguments of the `audit_page` command, as the page sends them.
+ */
+export type AuditPageArgs = { filter: AuditFilter, before_seq: number | null, limit: number, };
+
+/**
+ * The arguments of the `verify_audit` command, as the page sends them.
+ */
+export type VerifyAuditArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `export_audit` command, as the page sends them.
+ */
+export type ExportAuditArgs = { filter: AuditFilter, dir: string, };
+
+/**
+ * The arguments of the `config_clients` command, as the page sends them.
+ */
+export type ConfigClientsArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `generate_client_config` command, as the page sends them.
+ */
+export type GenerateClientConfigArgs = { client: string, key_id: string | null, secret_ref: boolean, };
+
+/**
+ * The arguments of the `install_client_config` command, as the page sends them.
+ */
+export type InstallClientConfigArgs = { client: string, key_id: string | null, secret_ref: boolean, scope: string | null, project: string | null, dry_run: boolean, expected_hash: string | null, };
+
+/**
+ * The arguments of the `doctor_client_configs` command, as the page sends them.
+ */
+export type DoctorClientConfigsArgs = { project: string | null, };
+
+/**
+ * The arguments of the `list_connections` command, as the page sends them.
+ */
+export type ListConnectionsArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `open_connection` command, as the page sends them.
+ */
+export type OpenConnectionArgs = { name: string, };
+
+/**
+ * The arguments of the `close_connection` command, as the page sends them.
+ */
+export type CloseConnectionArgs = { name: string, };
+
+/**
+ * The arguments of the `watch_stderr` command, as the page sends them.
+ */
+export type WatchStderrArgs = { name: string, stream: string, };
+
+/**
+ * The arguments of the `unwatch_stderr` command, as the page sends them.
+ */
+export type UnwatchStderrArgs = { stream: string, };
+
+/**
+ * The arguments of the `connection_status` command, as the page sends them.
+ */
+export type ConnectionStatusArgs = { name: string, };
+
+/**
+ * The arguments of the `connection_form` command, as the page sends them.
+ */
+export type ConnectionFormArgs = { name: string, };
+
+/**
+ * The arguments of the `save_connection` command, as the page sends them.
+ */
+export type SaveConnectionArgs = { original: string | null, form: DefinitionForm, };
+
+/**
+ * The arguments of the `duplicate_connection` command, as the page sends them.
+ */
+export type DuplicateConnectionArgs = { name: string, new_name: string, };
+
+/**
+ * The arguments of the `remove_connection` command, as the page sends them.
+ */
+export type RemoveConnectionArgs = { name: string, };
+
+/**
+ * The arguments of the `consent_request` command, as the page sends them.
+ */
+export type ConsentRequestArgs = { name: string, };
+
+/**
+ * The arguments of the `grant_consent` command, as the page sends them.
+ */
+export type GrantConsentArgs = { name: string, definition_sha256: string, };
+
+/**
+ * The arguments of the `approve_tools` command, as the page sends them.
+ */
+export type ApproveToolsArgs = { name: string, };
+
+/**
+ * The arguments of the `list_tools` command, as the page sends them.
+ */
+export type ListToolsArgs = { name: string, };
+
+/**
+ * The arguments of the `tool_hold` command, as the page sends them.
+ */
+export type ToolHoldArgs = { name: string, };
+
+/**
+ * The arguments of the `call_tool` command, as the page sends them.
+ */
+export type CallToolArgs = { name: string, tool: string, 
+/**
+ * Checked here to be an object (the form builds one).
+ */
+arguments: Record<string, unknown>, token: string, };
+
+/**
+ * The arguments of the `cancel_call` command, as the page sends them.
+ */
+export type CancelCallArgs = { token: string, };
+
+/**
+ * The arguments of the `call_records` command, as the page sends them.
+ */
+export type CallRecordsArgs = { name: string, offset: number, limit: number, };
+
+/**
+ * The arguments of the `save_call_result` command, as the page sends them.
+ */
+export type SaveCallResultArgs = { call_id: string, };
+
+/**
+ * The arguments of the `save_stderr` command, as the page sends them.
+ */
+export type SaveStderrArgs = { name: string, };
+
+/**
+ * The arguments of the `preview_choices` command, as the page sends them.
+ */
+export type PreviewChoicesArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `preview_actors` command, as the page sends them.
+ */
+export type PreviewActorsArgs = { left: ActorChoice, right: ActorChoice | null, };
+
+/**
+ * The arguments of the `held_calls` command, as the page sends them.
+ */
+export type HeldCallsArgs = { all: boolean, };
+
+/**
+ * The arguments of the `decide_held_call` command, as the page sends them.
+ */
+export type DecideHeldCallArgs = { id: string, approve: boolean, };
+
+/**
+ * The arguments of the `start_serve` command, as the page sends them.
+ */
+export type StartServeArgs = { 
+/**
+ * A loopback address and port, such as `127.0.0.1:8808`.
+ */
+listen: string, 
+/**
+ * `Host` names served besides the loopback ones.
+ */
+hosts: Array<string>, 
+/**
+ * Browser origins accepted besides the loopback ones.
+ */
+origins: Array<string>, };
+
+/**
+ * The arguments of the `serve_status` command (none).
+ */
+export type ServeStatusArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `stop_serve` command (none).
+ */
+export type StopServeArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `serve_client_configs` command.
+ */
+export type ServeClientConfigsArgs = { 
+/**
+ * The served endpoint.
+ */
+url: string, 
+/**
+ * The key clients call as; `null` for `public`.
+ */
+key_id: string | null, };
+
+/** Every command: what it takes (`args`), answers (`result`) and streams
+ * (`event`), from `src-tauri/src/commands/list.rs`. */
+export type Commands = {
+  app_info: { args: AppInfoArgs; result: AppInfo };
+  last_screen: { args: LastScreenArgs; result: string | null };
+  remember_screen: { args: RememberScreenArgs; result: null };
+  open_site: { args: OpenSiteArgs; result: SiteSummary };
+  create_site: { args: CreateSiteArgs; result: SiteSummary };
+  pick_folder: { args: PickFolderArgs; result: string | null };
+  recent_sites: { args: RecentSitesArgs; result: Array<RecentSite> };
+  forget_site: { args: ForgetSiteArgs; result: Array<RecentSite> };
+  default_site_path: { args: DefaultSitePathArgs; result: string };
+  key_overview: { args: KeyOverviewArgs; result: Array<KeyOverview> };
+  list_keys: { args: ListKeysArgs; result: Array<KeyInfo> };
+  mint_key: { args: MintKeyArgs; result: MintedKey };
+  revoke_key: { args: RevokeKeyArgs; result: KeyInfo };
+  roll_key: { args: RollKeyArgs; result: MintedKey };
+  list_users: { args: ListUsersArgs; result: Array<User> };
+  create_user: { args: CreateUserArgs; result: User };
+  set_user_roles: { args: SetUserRolesArgs; result: User };
+  set_user_disabled: { args: SetUserDisabledArgs; result: User };
+  permission_table: { args: PermissionTableArgs; result: Array<PermissionRow> };
+  list_site_config: { args: ListSiteConfigArgs; result: Array<ConfigEntry> };
+  set_site_config: { args: SetSiteConfigArgs; result: ConfigEntry };
+  unset_site_config: { args: UnsetSiteConfigArgs; result: null };
+  audit_page: { args: AuditPageArgs; result: AuditPage };
+  verify_audit: { args: VerifyAuditArgs; result: AuditReport };
+  export_audit: { args: ExportAuditArgs; result: AuditExport };
+  config_clients: { args: ConfigClientsArgs; result: Array<ClientChoice> };
+  generate_client_config: { args: GenerateClientConfigArgs; result: GeneratedConfig };
+  install_client_config: { args: InstallClientConfigArgs; result: InstallOutcome };
+  doctor_client_configs: { args: DoctorClientConfigsArgs; result: DoctorReport };
+  list_connections: { args: ListConnectionsArgs; result: Array<ConnectionView> };
+  open_connection: { args: OpenConnectionArgs; result: LiveView };
+  close_connection: { args: CloseConnectionArgs; result: LiveView };
+  watch_stderr: { args: WatchStderrArgs; result: boolean; event: TailMessage };
+  unwatch_stderr: { args: UnwatchStderrArgs; result: boolean };
+  connection_status: { args: ConnectionStatusArgs; result: LiveView };
+  connection_form: { args: ConnectionFormArgs; result: DefinitionForm };
+  save_connection: { args: SaveConnectionArgs; result: string };
+  duplicate_connection: { args: DuplicateConnectionArgs; result: string };
+  remove_connection: { args: RemoveConnectionArgs; result: null };
+  consent_request: { args: ConsentRequestArgs; result: ConsentRequest };
+  grant_consent: { args: GrantConsentArgs; result: null };
+  approve_tools: { args: ApproveToolsArgs; result: null };
+  list_tools: { args: ListToolsArgs; result: Array<ToolView> };
+  tool_hold: { args: ToolHoldArgs; result: ErrorBody | null };
+  call_tool: { args: CallToolArgs; result: CallView };
+  cancel_call: { args: CancelCallArgs; result: boolean };
+  call_records: { args: CallRecordsArgs; result: CallRecordPage };
+  save_call_result: { args: SaveCallResultArgs; result: string };
+  save_stderr: { args: SaveStderrArgs; result: string };
+  preview_choices: { args: PreviewChoicesArgs; result: PreviewChoices };
+  preview_actors: { args: PreviewActorsArgs; result: ActorComparison };
+  held_calls: { args: HeldCallsArgs; result: Array<HeldCall> };
+  decide_held_call: { args: DecideHeldCallArgs; result: HeldCall };
+  start_serve: { args: StartServeArgs; result: ServeStatus };
+  serve_status: { args: ServeStatusArgs; result: ServeStatus | null };
+  stop_serve: { args: StopServeArgs; result: ServeStatus };
+  serve_client_configs: { args: ServeClientConfigsArgs; result: Array<RemoteConfig> };
+};

@@ -10,9 +10,8 @@ import {
   type PreviewChoices,
   type Role,
   type TailMessage,
-  previewActors,
-  previewChoices,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -154,7 +153,7 @@ export const actorPreview: Screen = {
     const out = h("div", { id: "preview-out", "aria-live": "polite" });
     let left: ReturnType<typeof picker> | null = null;
     let right: ReturnType<typeof picker> | null = null;
-    previewChoices()
+    call("preview_choices", {})
       .then((choices) => {
         left = picker("left", choices);
         right = picker("right", choices);
@@ -168,7 +167,7 @@ export const actorPreview: Screen = {
       if (!l) return;
       run.disabled = true;
       out.replaceChildren(h("p", { class: "muted", id: "preview-running" }, "starting gatehouse mcp…"));
-      previewActors(l, right?.read() ?? null)
+      call("preview_actors", { left: l, right: right?.read() ?? null })
         .then((c) => {
           if (!signal.aborted) out.replaceChildren(comparisonView(c));
         })

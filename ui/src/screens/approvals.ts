@@ -1,6 +1,10 @@
 import { errorView, successView } from "../components/error-view";
 import { h } from "../dom";
-import { type HeldCall, decideHeldCall, heldCalls, toGatehouseError } from "../ipc";
+import {
+  type HeldCall,
+  toGatehouseError,
+  call,
+} from "../ipc";
 import { badgeText, diffLines } from "../lib/held-calls";
 import { currentSite, onSiteChange } from "../session";
 import { noSitePanel } from "./common";
@@ -91,7 +95,7 @@ export const approvals: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const calls = await heldCalls(showAll.checked);
+        const calls = await call("held_calls", { all: showAll.checked });
         if (signal.aborted) return;
         const key = JSON.stringify(calls.map((c) => [c.id, c.status]));
         if (key === shown) return;
@@ -108,7 +112,7 @@ export const approvals: Screen = {
 
     const decide = (held: HeldCall, approve: boolean): void => {
       for (const b of list.querySelectorAll<HTMLButtonElement>(`[data-id="${held.id}"] button`)) b.disabled = true;
-      decideHeldCall(held.id, approve)
+      call("decide_held_call", { id: held.id, approve })
         .then((done) => {
           result.replaceChildren(successView(`${done.status}: ${done.summary}`, `${done.tool} · decided by ${done.decided_by ?? ""}`));
         })
@@ -144,7 +148,7 @@ async function refreshBadge(): Promise<void> {
   let text = "";
   if (currentSite()) {
     try {
-      text = badgeText((await heldCalls(false)).filter((c) => c.decider === "owner").length);
+      text = badgeText((await call("held_calls", { all: false })).filter((c) => c.decider === "owner").length);
     } catch {
       // The screen itself says what failed; the badge just stays empty.
     }

@@ -6,11 +6,8 @@ import {
   type AuditEntry,
   type AuditFilter,
   type AuditReport,
-  auditPage,
-  exportAudit,
-  pickFolder,
   toGatehouseError,
-  verifyAudit,
+  call,
 } from "../ipc";
 import { Pager } from "../paging";
 import { currentSite } from "../session";
@@ -105,7 +102,7 @@ export const audit: Screen = {
       const mine = ++loading;
       filterResult.replaceChildren();
       try {
-        const page = await whileBusy(trigger, "Loading…", () => auditPage(filter(), pager.cursor, pager.size));
+        const page = await whileBusy(trigger, "Loading…", () => call("audit_page", { filter: filter(), before_seq: pager.cursor, limit: pager.size }));
         if (mine !== loading) return;
         pager.loaded({ count: page.entries.length, total: page.total, nextBefore: page.next_before });
         tbody.replaceChildren(...page.entries.map(entryRow));
@@ -133,7 +130,7 @@ export const audit: Screen = {
     const verifyResult = h("div", { id: "audit-verify-result", class: "result", "aria-live": "polite" });
     verify.addEventListener("click", () => {
       verifyResult.replaceChildren();
-      void whileBusy(verify, "Verifying…", verifyAudit)
+      void whileBusy(verify, "Verifying…", () => call("verify_audit", {}))
         .then((report) => { verifyResult.replaceChildren(reportView(report)); })
         .catch((raw: unknown) => { verifyResult.replaceChildren(errorView(toGatehouseError(raw))); });
     });
@@ -142,7 +139,7 @@ export const audit: Screen = {
     const dir = h("input", { id: "audit-export-dir", type: "text", class: "input mono", placeholder: "/path/to/folder", spellcheck: "false", autocomplete: "off" });
     const choose = h("button", { id: "audit-export-choose", type: "button", class: "button", "aria-label": "Choose the export folder" }, "Choose folder…");
     choose.addEventListener("click", () => {
-      void pickFolder("Export the audit log into")
+      void call("pick_folder", { title: "Export the audit log into" })
         .then((path) => {
           if (path !== null) dir.value = path;
           dir.focus();
@@ -162,7 +159,7 @@ export const audit: Screen = {
     exportForm.addEventListener("submit", (event) => {
       event.preventDefault();
       exportResult.replaceChildren();
-      void whileBusy(exportButton, "Exporting…", () => exportAudit(filter(), dir.value))
+      void whileBusy(exportButton, "Exporting…", () => call("export_audit", { filter: filter(), dir: dir.value }))
         .then((done) => { exportResult.replaceChildren(successView(`Exported ${String(done.entries)} entries (the current filter)`, done.path)); },
         )
         .catch((raw: unknown) => { exportResult.replaceChildren(errorView(toGatehouseError(raw))); });

@@ -4,13 +4,17 @@ import {
   type Check,
   type DoctorReport,
   type InstallOutcome,
-  type InstallTarget,
   type Scope,
-  doctorClientConfigs,
-  installClientConfig,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { panel } from "./screen";
+
+/** Where and how the install writes; `null` means the client's default. */
+interface InstallTarget {
+  scope: Scope | null;
+  project: string | null;
+}
 
 /** What the Client config panel currently shows: the install writes exactly that. */
 export interface Selection {
@@ -103,7 +107,7 @@ export function installPanel(selection: () => Selection | null): {
     try {
       // The write names the file as previewed: core refuses it if it changed since.
       const hash = dryRun ? null : (previewed?.hash ?? null);
-      outcome = await installClientConfig(chosen.client, chosen.keyId, chosen.secretRef, where, dryRun, hash);
+      outcome = await call("install_client_config", { client: chosen.client, key_id: chosen.keyId, secret_ref: chosen.secretRef, scope: where.scope, project: where.project, dry_run: dryRun, expected_hash: hash });
     } catch (raw) {
       if (mine !== generation) return;
       output.replaceChildren(errorView(toGatehouseError(raw)));
@@ -210,7 +214,7 @@ export function doctorPanel(): HTMLElement {
   const output = h("div", { id: "doctor-output", class: "stack", "aria-live": "polite" });
   button.addEventListener("click", () => {
     output.dataset.state = "loading";
-    doctorClientConfigs(project.value.trim() === "" ? null : project.value.trim())
+    call("doctor_client_configs", { project: project.value.trim() === "" ? null : project.value.trim() })
       .then((report) => {
         output.replaceChildren(reportView(report));
         output.dataset.state = report.ok ? "ok" : "problems";

@@ -1,7 +1,10 @@
 import { ConfigPanel } from "../components/config-panel";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
-import { listKeys, toGatehouseError } from "../ipc";
+import {
+  toGatehouseError,
+  call,
+} from "../ipc";
 import { installState } from "../lib/client-config";
 import { currentSite } from "../session";
 import { doctorPanel, installPanel } from "./client-config-install";
@@ -68,7 +71,7 @@ export const clientConfig: Screen = {
       config.setKey(id === PUBLIC ? null : { id, label: labels.get(id) ?? id });
       install.reset();
     });
-    listKeys()
+    call("list_keys", {})
       .then((list) => {
         for (const key of list.filter((k) => k.status === "active")) {
           labels.set(key.id, key.label);

@@ -1,6 +1,6 @@
 // @vitest-environment happy-dom
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { ConnectionView, LiveView, SiteSummary, TailMessage } from "../ipc";
+import type { ConnectionView, LiveView, SiteSummary } from "../ipc";
 
 /**
  * The Rust side, faked: two connected connections, and stderr streams that
@@ -24,19 +24,26 @@ vi.mock("../ipc", async (importOriginal) => {
       exit: null,
       on_hold: false,
     }) as unknown as LiveView;
-  return {
-    ...real,
-    listConnections: (): Promise<ConnectionView[]> =>
-      Promise.resolve(["docs", "search"].map((name) => ({ name, program: "/bin/true", args: [], live: live(name) }))),
-    watchStderr: (...[, stream]: [string, string, (m: TailMessage) => void]): Promise<boolean> => {
-      fake.watched.push(stream);
-      return new Promise<boolean>(() => undefined);
-    },
-    unwatchStderr: (stream: string): Promise<boolean> => {
-      fake.unwatched.push(stream);
-      return Promise.resolve(true);
-    },
+  const call = (name: string, args: Record<string, unknown>): Promise<unknown> => {
+    switch (name) {
+      case "list_connections":
+        return Promise.resolve(
+          ["docs", "search"].map((name): ConnectionView => ({ name, program: "/bin/true", args: [], live: live(name) })),
+        );
+      case "unwatch_stderr":
+        fake.unwatched.push(args.stream as string);
+        return Promise.resolve(true);
+      default:
+        return Promise.reject(new Error(`${name} is not faked`));
+    }
   };
+  // The stream stays open and sends nothing: the test is about stopping it.
+  const callStreaming = (name: string, args: Record<string, unknown>): Promise<boolean> => {
+    expect(name).toBe("watch_stderr");
+    fake.watched.push(args.stream as string);
+    return new Promise<boolean>(() => undefined);
+  };
+  return { ...real, call, callStreaming };
 });
 
 vi.mock("../session", () => ({

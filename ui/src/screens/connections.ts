@@ -13,15 +13,8 @@ import {
   type ConsentRequest,
   type DefinitionForm,
   type LiveView,
-  closeConnection,
-  connectionForm as loadForm,
-  duplicateConnection,
-  grantConsent,
-  listConnections,
-  openConnection,
-  approveTools,
-  removeConnection,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { copyName } from "../lib/copy-name";
 import { stateLabel } from "../lib/tools-change";
@@ -46,17 +39,17 @@ function serverText(live: LiveView | null): string {
 async function connect(name: string): Promise<boolean> {
   for (;;) {
     try {
-      await openConnection(name);
+      await call("open_connection", { name });
       return true;
     } catch (raw) {
       const err = toGatehouseError(raw);
       if (err.code === "CONSENT_REQUIRED") {
         const req = err.body.detail as ConsentRequest;
         if (!(await askConsent(req))) return false;
-        await grantConsent(name, req.definition_sha256);
+        await call("grant_consent", { name, definition_sha256: req.definition_sha256 });
       } else if (err.code === "CONNECTION_TOOLS_CHANGED") {
         if (!(await askToolApproval(name, err.body))) return false;
-        await approveTools(name);
+        await call("approve_tools", { name });
       } else {
         throw err;
       }
@@ -167,7 +160,7 @@ export const connections: Screen = {
       action.addEventListener("click", () => {
         clear();
         void whileBusy(action, running ? "Disconnecting…" : "Connecting…", () =>
-          running ? closeConnection(c.name).then(() => true) : connect(c.name),
+          running ? call("close_connection", { name: c.name }).then(() => true) : connect(c.name),
         )
           .then(async (started) => {
             await refresh();
@@ -189,7 +182,7 @@ export const connections: Screen = {
       const editButton = button("Edit", "edit", `Edit ${c.name}`);
       editButton.addEventListener("click", () => {
         clear();
-        void whileBusy(editButton, "Loading…", () => loadForm(c.name))
+        void whileBusy(editButton, "Loading…", () => call("connection_form", { name: c.name }))
           .then((form) => {
             edit(c.name, form);
           })
@@ -199,8 +192,8 @@ export const connections: Screen = {
       dup.addEventListener("click", () => {
         clear();
         void whileBusy(dup, "Duplicating…", async () => {
-          const copy = await duplicateConnection(c.name, copyName(c.name, names));
-          return { copy, form: await loadForm(copy) };
+          const copy = await call("duplicate_connection", { name: c.name, new_name: copyName(c.name, names) });
+          return { copy, form: await call("connection_form", { name: copy }) };
         })
           .then(async ({ copy, form }) => {
             await refresh();
@@ -215,7 +208,7 @@ export const connections: Screen = {
         { text: "Remove", label: `Remove ${c.name}` },
         { text: "Confirm remove", label: `Confirm remove of ${c.name}` },
         () => {
-          void whileBusy(remove, "Removing…", () => removeConnection(c.name))
+          void whileBusy(remove, "Removing…", () => call("remove_connection", { name: c.name }))
             .then(() => {
               rowErrors.delete(c.name);
               tails.stop(c.name);
@@ -244,7 +237,7 @@ export const connections: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await listConnections();
+        const list = await call("list_connections", {});
         names = new Set(list.map((c) => c.name));
         paged.set(list);
         if (list.length === 0) {

@@ -12,11 +12,8 @@ import {
   type KeyOverview,
   type MintedKey,
   type Role,
-  keyOverview,
-  mintKey,
-  revokeKey,
-  rollKey,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
@@ -154,7 +151,7 @@ export const keys: Screen = {
         { text: "Revoke", label: `Revoke key ${key.label} (${key.id})` },
         { text: "Confirm revoke", label: `Confirm revoke of key ${key.label} (${key.id})` },
         () => {
-          void whileBusy(revoke, "Revoking…", () => revokeKey(key.id))
+          void whileBusy(revoke, "Revoking…", () => call("revoke_key", { id: key.id }))
             .then(() => {
               // A config for a revoked key is useless: stop offering it.
               if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
@@ -172,7 +169,7 @@ export const keys: Screen = {
       );
       roll.addEventListener("click", () => {
         rowError.replaceChildren();
-        void whileBusy(roll, "Rolling…", () => rollKey(key.id))
+        void whileBusy(roll, "Rolling…", () => call("roll_key", { id: key.id, grace: null }))
           .then((minted) => {
             showMinted(minted, "rolled: the old key keeps working for 24 hours");
             return refresh();
@@ -212,7 +209,7 @@ export const keys: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await keyOverview(filter.value as KeyFilter);
+        const list = await call("key_overview", { filter: filter.value as KeyFilter });
         rows.set(list);
         tbody.dataset.filter = filter.value;
         listStatus.replaceChildren(
@@ -258,7 +255,7 @@ export const keys: Screen = {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       mintResult.replaceChildren();
-      void whileBusy(submit, "Minting…", () => mintKey(label.value, roles.selected(), expires.value))
+      void whileBusy(submit, "Minting…", () => call("mint_key", { label: label.value, roles: roles.selected(), expires: expires.value }))
         .then((minted) => {
           label.value = "";
           expires.value = "";

@@ -4,13 +4,8 @@ import { h } from "../dom";
 import {
   type RecentSite,
   type SiteSummary,
-  createSite,
-  defaultSitePath,
-  forgetSite,
-  openSite,
-  pickFolder,
-  recentSites,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { currentSite, setCurrentSite } from "../session";
 import { backendText } from "./common";
@@ -25,7 +20,7 @@ function openedView(site: SiteSummary): HTMLElement {
 function chooseButton(id: string, input: HTMLInputElement, title: string, label: string): HTMLButtonElement {
   const button = h("button", { id, type: "button", class: "button", "aria-label": label }, "Choose folder…");
   button.addEventListener("click", () => {
-    void pickFolder(title)
+    void call("pick_folder", { title })
       .then((path) => {
         if (path !== null) input.value = path;
         input.focus();
@@ -55,7 +50,7 @@ export const overview: Screen = {
     });
     if (!open) {
       // GATEHOUSE_SITE or the current directory, as for the CLI; typing wins.
-      defaultSitePath()
+      call("default_site_path", {})
         .then((path) => {
           if (!input.value) input.value = path;
         })
@@ -75,7 +70,7 @@ export const overview: Screen = {
 
     const openPath = (path: string, trigger: HTMLButtonElement, target: HTMLElement) => {
       target.replaceChildren();
-      void whileBusy(trigger, "Opening…", () => openSite(path))
+      void whileBusy(trigger, "Opening…", () => call("open_site", { path }))
         .then(opened)
         .catch((raw: unknown) => {
           target.replaceChildren(errorView(toGatehouseError(raw)));
@@ -99,7 +94,7 @@ export const overview: Screen = {
         "Forget",
       );
       forget.addEventListener("click", () => {
-        void forgetSite(site.path)
+        void call("forget_site", { path: site.path })
           .then(renderRecent)
           .catch((raw: unknown) => { status.replaceChildren(errorView(toGatehouseError(raw))); });
       });
@@ -125,7 +120,7 @@ export const overview: Screen = {
     };
     const showRecent = async () => {
       try {
-        renderRecent(await recentSites());
+        renderRecent(await call("recent_sites", {}));
       } catch (raw) {
         recentList.replaceChildren(h("li", {}, errorView(toGatehouseError(raw))));
       }
@@ -178,7 +173,7 @@ export const overview: Screen = {
     createForm.addEventListener("submit", (event) => {
       event.preventDefault();
       createResult.replaceChildren();
-      void whileBusy(create, "Creating…", () => createSite(newPath.value, newName.value, scratch.checked))
+      void whileBusy(create, "Creating…", () => call("create_site", { path: newPath.value, name: newName.value, scratch: scratch.checked }))
         .then((site) => {
           input.value = site.path;
           opened(site);

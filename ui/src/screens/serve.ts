@@ -1,17 +1,7 @@
 import { errorView, successView } from "../components/error-view";
 import { copyButton } from "../components/copy-button";
 import { h } from "../dom";
-import {
-  type KeyInfo,
-  type RemoteConfig,
-  type ServeStatus,
-  listKeys,
-  serveClientConfigs,
-  serveStatus,
-  startServe,
-  stopServe,
-  toGatehouseError,
-} from "../ipc";
+import { type KeyInfo, type RemoteConfig, type ServeStatus, call, toGatehouseError } from "../ipc";
 import { listEntries, rateText } from "../lib/serve";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
@@ -128,7 +118,7 @@ export const serve: Screen = {
         return;
       }
       try {
-        const all = await serveClientConfigs(url, keySelect.value || null);
+        const all = await call("serve_client_configs", { url, key_id: keySelect.value || null });
         if (!signal.aborted) configs.replaceChildren(...all.map(configView));
       } catch (raw) {
         configs.replaceChildren(errorView(toGatehouseError(raw)));
@@ -148,7 +138,7 @@ export const serve: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const status = await serveStatus();
+        const status = await call("serve_status", {});
         if (!signal.aborted) show(status);
       } catch (raw) {
         if (!signal.aborted) result.replaceChildren(errorView(toGatehouseError(raw)));
@@ -158,7 +148,7 @@ export const serve: Screen = {
     start.addEventListener("click", () => {
       start.disabled = true;
       result.replaceChildren(h("p", { class: "muted" }, "Starting…"));
-      startServe(listen.value, listEntries(hosts.value), listEntries(origins.value))
+      call("start_serve", { listen: listen.value, hosts: listEntries(hosts.value), origins: listEntries(origins.value) })
         .then((status) => {
           result.replaceChildren(successView("Serving", status.url));
           show(status);
@@ -170,7 +160,7 @@ export const serve: Screen = {
     });
     stop.addEventListener("click", () => {
       stop.disabled = true;
-      stopServe()
+      call("stop_serve", {})
         .then((status) => {
           result.replaceChildren(successView("Stopped", status.exit ?? ""));
           show(status);
@@ -181,7 +171,7 @@ export const serve: Screen = {
     });
     keySelect.addEventListener("change", () => void showConfigs());
 
-    listKeys()
+    call("list_keys", {})
       .then((keys: KeyInfo[]) => {
         keySelect.append(...keys.filter((k) => k.status === "active").map((k) => h("option", { value: k.id }, `${k.label} (${k.id})`)));
       })

@@ -2,7 +2,11 @@ import { whileBusy } from "../components/busy";
 import { twoStep } from "../components/confirm-button";
 import { errorView } from "../components/error-view";
 import { h } from "../dom";
-import { type ConfigEntry, listSiteConfig, setSiteConfig, toGatehouseError, unsetSiteConfig } from "../ipc";
+import {
+  type ConfigEntry,
+  toGatehouseError,
+  call,
+} from "../ipc";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -36,7 +40,7 @@ export const siteConfig: Screen = {
         { text: "Remove", label: `Remove ${entry.key}` },
         { text: "Confirm remove", label: `Confirm removing ${entry.key}` },
         () => {
-          void whileBusy(remove, "Removing…", () => unsetSiteConfig(entry.key))
+          void whileBusy(remove, "Removing…", () => call("unset_site_config", { key: entry.key }))
             .then(() => refresh())
             .catch((raw: unknown) => { rowError.replaceChildren(errorView(toGatehouseError(raw))); });
         },
@@ -55,7 +59,7 @@ export const siteConfig: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await listSiteConfig();
+        const list = await call("list_site_config", {});
         tbody.replaceChildren(...list.map(row));
         listStatus.replaceChildren(list.length === 0 ? h("p", { class: "muted" }, "No config yet: set a value above.") : "");
       } catch (raw) {
@@ -83,7 +87,7 @@ export const siteConfig: Screen = {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       result.replaceChildren();
-      void whileBusy(submit, "Saving…", () => setSiteConfig(key.value.trim(), value.value, secret.checked))
+      void whileBusy(submit, "Saving…", () => call("set_site_config", { key: key.value.trim(), value: value.value, secret: secret.checked }))
         .then((entry) => {
           // The value leaves the page once it is stored.
           value.value = "";

@@ -7,12 +7,8 @@ import {
   type PermissionRow,
   type Role,
   type User,
-  createUser,
-  listUsers,
-  permissionTable,
-  setUserDisabled,
-  setUserRoles,
   toGatehouseError,
+  call,
 } from "../ipc";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
@@ -103,13 +99,13 @@ export const users: Screen = {
       const fail = (raw: unknown) => { rowError.replaceChildren(errorView(toGatehouseError(raw))); };
       save.addEventListener("click", () => {
         rowError.replaceChildren();
-        void whileBusy(save, "Saving…", () => setUserRoles(user.email, roles.selected()))
+        void whileBusy(save, "Saving…", () => call("set_user_roles", { email: user.email, roles: roles.selected() }))
           .then(() => refresh())
           .catch(fail);
       });
       toggle.addEventListener("click", () => {
         rowError.replaceChildren();
-        void whileBusy(toggle, disabled ? "Enabling…" : "Disabling…", () => setUserDisabled(user.email, !disabled))
+        void whileBusy(toggle, disabled ? "Enabling…" : "Disabling…", () => call("set_user_disabled", { email: user.email, disabled: !disabled }))
           .then(() => refresh())
           .catch(fail);
       });
@@ -133,7 +129,7 @@ export const users: Screen = {
 
     const refresh = async (): Promise<void> => {
       try {
-        const list = await listUsers();
+        const list = await call("list_users", {});
         rows.set(list);
         listStatus.replaceChildren(list.length === 0 ? h("p", { class: "muted" }, "No users yet: create one above.") : "");
       } catch (raw) {
@@ -158,7 +154,7 @@ export const users: Screen = {
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       result.replaceChildren();
-      void whileBusy(submit, "Creating…", () => createUser(email.value, roles.selected()))
+      void whileBusy(submit, "Creating…", () => call("create_user", { email: email.value, roles: roles.selected() }))
         .then(() => {
           email.value = "";
           return refresh();
@@ -171,7 +167,7 @@ export const users: Screen = {
     });
 
     const perms = h("div", { id: "permissions", class: "table-wrap" }, h("p", { class: "muted" }, "Loading…"));
-    void permissionTable()
+    void call("permission_table", {})
       .then((rows) => { perms.replaceChildren(permissionsTable(rows)); })
       .catch((raw: unknown) => { perms.replaceChildren(errorView(toGatehouseError(raw))); });
 

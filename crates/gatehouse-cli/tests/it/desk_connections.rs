@@ -5,10 +5,11 @@
 //! manifest `gatehouse mcp` serves each actor.
 
 use gatehouse_core::access::permissions::Role;
+use gatehouse_core::connections::actor_preview::{self, Presence, PreviewActor};
+use gatehouse_core::connections::consent;
+use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::error::codes;
-use gatehouse_core::mcp::client::actor_preview::{self, Presence, PreviewActor};
-use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
-use gatehouse_core::mcp::client::{CallOptions, Connection, consent};
+use gatehouse_core::mcp::client::{CallOptions, Connection};
 use gatehouse_core::sandbox::{ChildSpec, EnvValue};
 use gatehouse_core::site::{self, Settings, Site};
 use serde_json::json;

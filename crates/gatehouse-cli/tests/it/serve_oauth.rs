@@ -720,3 +720,216 @@ fn consent_page_in_a_real_browser_renders_refuses_cross_site_posts_and_framing()
         s.stderr()
     );
 }
+
+/// The `mcp.tool_call` entries of `actor`, with their detail as JSON.
+fn tool_calls_of(site: &TestSite, actor: &str) -> Vec<Value> {
+    site.audit()
+        .into_iter()
+        .filter(|e| e["action"] == "mcp.tool_call" && e["actor"] == actor)
+        .map(|e| match &e["detail"] {
+            Value::String(s) => serde_json::from_str(s).unwrap(),
+            other => other.clone(),
+        })
+        .collect()
+}
+
+#[test]
+fn python_sdk_paired_as_a_user_acts_as_that_user_and_is_audited_with_who_decided() {
+    let python = interop_dir().join(".venv/bin/python");
+    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
+        return;
+    }
+    let site = TestSite::new("serve_oauth_as_user");
+    let email = "ed@example.com";
+    site.ok(&["users", "create", "--email", email, "--roles", "editor"]);
+    let (serve, base) = serve_oauth(&site);
+    let out = Command::new(python)
+        .arg("python_oauth_client.py")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_AS", email)
+        .env_remove("INTEROP_OAUTH_KEY")
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    let grant = site.ok_json(&["oauth", "grants", "--json"])[0].clone();
+    assert_eq!(grant["acts_as"], json!({"kind": "user", "id": email}));
+    let gid = grant["id"].as_str().unwrap();
+    let audit = site.audit();
+    let entry = |action: &str| {
+        audit
+            .iter()
+            .find(|e| e["action"] == action)
+            .unwrap_or_else(|| panic!("{action} audited: {audit:?}"))
+            .clone()
+    };
+    let detail = |e: &Value| match &e["detail"] {
+        Value::String(s) => serde_json::from_str::<Value>(s).unwrap(),
+        other => other.clone(),
+    };
+    // Who decided (the admin at the terminal), and whom they chose.
+    let decided = entry("oauth.pair_approve");
+    assert_eq!(decided["actor"], "cli");
+    assert_eq!(detail(&decided)["as"], format!("user:{email}"));
+    assert_eq!(entry("oauth.grant")["actor"], format!("user:{email}"));
+    assert_eq!(entry("oauth.revoke")["actor"], "cli");
+    // Every call the token made is the user's, through this grant.
+    let calls = tool_calls_of(&site, &format!("user:{email}"));
+    assert!(calls.len() >= 2, "{calls:?}");
+    assert!(calls.iter().all(|d| d["grant"] == gid), "{calls:?}");
+}
+
+/// A pairing code on a fresh consent page, and the page's fields.
+fn paired(s: &Serve, base: &str) -> (Consent, String, String) {
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, base, &client_id, "content:read content:write");
+    let page = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "pair"),
+        ],
+    );
+    assert_eq!(page.status, 200, "{}", page.text());
+    let code = field(&page.text(), "pair");
+    (c, code, client_id)
+}
+
+#[test]
+fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends_the_grant() {
+    let site = TestSite::new("serve_oauth_as_refused");
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "gone@example.com",
+        "--roles",
+        "editor",
+    ]);
+    site.ok(&["users", "disable", "--email", "gone@example.com"]);
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "ok@example.com",
+        "--roles",
+        "author",
+    ]);
+    let (s, base) = serve_oauth(&site);
+    let (c, code, client_id) = paired(&s, &base);
+
+    let unknown = site.fails(&["oauth", "approve", &code, "--as", "nobody@example.com"]);
+    assert_eq!(unknown.code, "ACTOR_EMAIL_UNKNOWN", "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("users create"),
+        "{}",
+        unknown.stderr
+    );
+    let disabled = site.fails(&["oauth", "approve", &code, "--as", "gone@example.com"]);
+    assert_eq!(disabled.code, "USER_DISABLED", "{}", disabled.stderr);
+    assert!(
+        disabled.stderr.contains("users enable"),
+        "{}",
+        disabled.stderr
+    );
+    // Neither both nor none of --as and --key-id.
+    assert!(!site.run(&["oauth", "approve", &code]).status.success());
+    let (_, key_id) = site.mint("viewer");
+    assert!(
+        !site
+            .run(&[
+                "oauth",
+                "approve",
+                &code,
+                "--as",
+                "ok@example.com",
+                "--key-id",
+                &key_id
+            ])
+            .status
+            .success()
+    );
+    // A refused approval left the request waiting.
+    let waiting = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+            ("pair", &code),
+        ],
+    );
+    assert!(
+        waiting.text().contains("Not approved yet"),
+        "{}",
+        waiting.text()
+    );
+
+    site.ok(&["oauth", "approve", &code, "--as", "ok@example.com"]);
+    let done = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+            ("pair", &code),
+        ],
+    );
+    assert_eq!(done.status, 303, "{}", done.text());
+    let code = query_of(done.header("location").unwrap(), "code").unwrap();
+    let t = form_post(
+        &s.addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+            ("client_id", &client_id),
+            ("resource", &format!("{base}/mcp")),
+        ],
+    );
+    assert_eq!(t.status, 200, "{}", t.text());
+    let access = t.json()["access_token"].as_str().unwrap().to_string();
+    let r = call(
+        &s,
+        &access,
+        "content_write_draft",
+        json!({"slug": "by-ok", "title": "T", "body": "b"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_ne!(r.json()["result"]["isError"], true, "{}", r.text());
+    assert_eq!(tool_calls_of(&site, "user:ok@example.com").len(), 1);
+
+    // The user disabled: the grant's token stops working at once.
+    site.ok(&["users", "disable", "--email", "ok@example.com"]);
+    let r = call(&s, &access, "content_list", json!({}));
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert!(
+        r.header("www-authenticate")
+            .unwrap()
+            .contains("invalid_token"),
+        "{:?}",
+        r.header("www-authenticate")
+    );
+}

@@ -100,8 +100,14 @@ impl ActorFlags {
 pub enum Actor {
     /// The anonymous actor: role `public` only.
     Public,
-    /// A user of the site, by email, with the user's roles.
-    User { email: String, roles: Vec<Role> },
+    /// A user of the site, by email, with the user's roles. Restrictions
+    /// only ever hold an OAuth token's scopes and grant (a grant approved
+    /// `--as EMAIL`); a user has none of a key's.
+    User {
+        email: String,
+        roles: Vec<Role>,
+        restrictions: Restrictions,
+    },
     /// Roles given on the command line (`--role`, scratch sites only).
     Synthetic { roles: Vec<Role> },
     /// An API key, by its public id, with the key's roles and the
@@ -204,12 +210,21 @@ impl Actor {
         }
     }
 
-    /// A key's restrictions, when it has any.
+    /// A key's restrictions (or a token's scopes), when it has any.
     pub fn restrictions(&self) -> Option<&Restrictions> {
         match self {
-            Actor::ApiKey { restrictions, .. } if !restrictions.is_empty() => Some(restrictions),
+            Actor::ApiKey { restrictions, .. } | Actor::User { restrictions, .. }
+                if !restrictions.is_empty() =>
+            {
+                Some(restrictions)
+            }
             _ => None,
         }
+    }
+
+    /// The OAuth grant the actor acts through (a token's actor), if any.
+    pub fn grant(&self) -> Option<&str> {
+        self.restrictions().and_then(|r| r.grant.as_deref())
     }
 
     /// The content scope the actor is held to, if any.
@@ -266,6 +281,7 @@ pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result
             Ok(Actor::User {
                 email: user.email,
                 roles: user.roles,
+                restrictions: Restrictions::default(),
             })
         }
         Some(ActorSource::Roles(roles)) => {
@@ -298,7 +314,7 @@ pub async fn resolve(store: &Store, scratch: bool, flags: &ActorFlags) -> Result
     }
 }
 
-fn unknown_email(email: &str) -> Error {
+pub(crate) fn unknown_email(email: &str) -> Error {
     Error::new(
         codes::ACTOR_EMAIL_UNKNOWN,
         format!("no user with email {email}"),
@@ -313,7 +329,11 @@ fn unknown_email(email: &str) -> Error {
 pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
     match actor {
         Actor::Public | Actor::Synthetic { .. } => Ok(actor.clone()),
-        Actor::User { email, .. } => {
+        Actor::User {
+            email,
+            restrictions,
+            ..
+        } => {
             let user = users::get(store, email)
                 .await?
                 .ok_or_else(|| unknown_email(email))?;
@@ -323,6 +343,8 @@ pub async fn refresh(store: &Store, actor: &Actor) -> Result<Actor> {
             Ok(Actor::User {
                 email: user.email,
                 roles: user.roles,
+                // A user has no restrictions of its own: only a token's.
+                restrictions: Restrictions::default().keep_token(Some(restrictions)),
             })
         }
         Actor::ApiKey { key_id, .. } => {
@@ -443,9 +465,9 @@ impl Refresher {
             Actor::ApiKey { key_id, .. } => {
                 let key = keys::recheck(store, key_id).await;
                 let key = key.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
-                let mut restrictions = key.restrictions;
-                // A token's scopes are not the key's: keep them across re-reads.
-                restrictions.scopes = self.identity.scopes().cloned();
+                // A token's scopes and grant are not the key's: keep them
+                // across re-reads.
+                let restrictions = key.restrictions.keep_token(self.identity.restrictions());
                 let actor = Actor::ApiKey {
                     key_id: key.id,
                     roles: key.roles,
@@ -484,6 +506,7 @@ mod tests {
                 Actor::User {
                     email: "a@b.c".into(),
                     roles: vec![Role::Editor],
+                    restrictions: Restrictions::default(),
                 },
                 serde_json::json!({"kind": "user", "email": "a@b.c", "roles": ["editor"]}),
             ),

@@ -398,6 +398,12 @@ pub enum Decision {
 pub fn decider_label(owner: &str, actor: Option<&Actor>) -> Result<String> {
     match actor {
         None => Ok(owner.to_string()),
+        // An application acting as a user through OAuth is not the person.
+        Some(a) if a.grant().is_some() => Err(Error::new(
+            Code::APPROVAL_DECIDER_INVALID,
+            "an OAuth grant cannot decide a held call",
+        )
+        .hint("decide as the site owner (no actor flags) or as a user with the admin role")),
         Some(a @ Actor::User { roles, .. }) if roles.contains(&Role::Admin) => Ok(a.label()),
         Some(Actor::User { .. }) => Err(Error::new(
             Code::APPROVAL_DECIDER_INVALID,
@@ -591,11 +597,13 @@ mod tests {
         let admin = Actor::User {
             email: "a@example.com".into(),
             roles: vec![Role::Admin],
+            restrictions: Default::default(),
         };
         assert_eq!(decider_label("cli", Some(&admin)).unwrap(), admin.label());
         let editor = Actor::User {
             email: "e@example.com".into(),
             roles: vec![Role::Editor],
+            restrictions: Default::default(),
         };
         for a in [
             editor,

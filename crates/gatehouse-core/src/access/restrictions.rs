@@ -54,6 +54,12 @@ pub struct Restrictions {
     #[serde(skip)]
     #[ts(skip)]
     pub scopes: Option<ScopeSet>,
+    /// The OAuth grant a token's actor acts through, so each call's audit
+    /// entry names it (per-grant usage is counted from those). Like
+    /// `scopes`, set by the token check only, never stored with a key.
+    #[serde(skip)]
+    #[ts(skip)]
+    pub grant: Option<String>,
 }
 
 impl Restrictions {
@@ -65,6 +71,14 @@ impl Restrictions {
     /// The stored form: `None` when nothing is restricted.
     pub fn to_stored(&self) -> Option<String> {
         (!self.is_empty()).then(|| serde_json::to_string(self).expect("restrictions serialise"))
+    }
+
+    /// Carries a token's scopes and grant over from `token` (what the token
+    /// check set) onto restrictions just re-read from the store.
+    pub fn keep_token(mut self, token: Option<&Restrictions>) -> Restrictions {
+        self.scopes = token.and_then(|t| t.scopes.clone());
+        self.grant = token.and_then(|t| t.grant.clone());
+        self
     }
 
     /// Reads the stored form; a row that does not parse is an error, never
@@ -548,6 +562,7 @@ mod tests {
             approve: Some(vec!["publish".into(), "media_write".into()]),
             from: Some(parse_networks("10.0.0.0/8, 2001:db8::/32,192.0.2.7").unwrap()),
             scopes: None,
+            grant: None,
         };
         let text = r.to_stored().unwrap();
         assert_eq!(Restrictions::from_stored(Some(&text)).unwrap(), r);

@@ -1,6 +1,6 @@
 //! SQL for MCP call records: one row per call, replaced at each lifecycle
 //! transition (an upsert), so the row always holds the last state written.
-//! The rows are plain columns; `mcp::client::recorder` maps them to and from
+//! The rows are plain columns; `connections::recorder` maps them to and from
 //! the client's `CallRecord`.
 
 use sqlx::{AssertSqlSafe, Row};

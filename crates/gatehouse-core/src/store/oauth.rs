@@ -29,6 +29,7 @@ pub struct RequestRow {
     pub csrf_hash: String,
     pub pair_hash: Option<String>,
     pub approved_key_id: Option<String>,
+    pub approved_email: Option<String>,
     pub client_id: String,
     pub redirect_uri: String,
     pub state: Option<String>,
@@ -39,7 +40,7 @@ pub struct RequestRow {
     pub expires_at: i64,
 }
 
-const REQUEST: &str = "id, csrf_hash, pair_hash, approved_key_id, client_id, redirect_uri, state, challenge, resource, scopes, created_at, expires_at";
+const REQUEST: &str = "id, csrf_hash, pair_hash, approved_key_id, approved_email, client_id, redirect_uri, state, challenge, resource, scopes, created_at, expires_at";
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct CodeRow {
@@ -50,20 +51,24 @@ pub struct CodeRow {
     pub challenge: String,
     pub resource: String,
     pub scopes: String,
-    pub key_id: String,
+    /// Exactly one of `key_id` and `user_email` (see `access::oauth::Principal`).
+    pub key_id: Option<String>,
+    pub user_email: Option<String>,
     pub created_from: Option<String>,
     pub created_at: i64,
     pub expires_at: i64,
     pub used_at: Option<i64>,
 }
 
-const CODE: &str = "hash, grant_id, client_id, redirect_uri, challenge, resource, scopes, key_id, created_from, created_at, expires_at, used_at";
+const CODE: &str = "hash, grant_id, client_id, redirect_uri, challenge, resource, scopes, key_id, user_email, created_from, created_at, expires_at, used_at";
 
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct GrantRow {
     pub id: String,
     pub client_id: String,
-    pub key_id: String,
+    /// Exactly one of `key_id` and `user_email` (see `access::oauth::Principal`).
+    pub key_id: Option<String>,
+    pub user_email: Option<String>,
     pub scopes: String,
     pub resource: String,
     pub redirect_uri: String,
@@ -74,7 +79,7 @@ pub struct GrantRow {
     pub revoked_reason: Option<String>,
 }
 
-const GRANT: &str = "id, client_id, key_id, scopes, resource, redirect_uri, created_at, created_from, last_used_at, revoked_at, revoked_reason";
+const GRANT: &str = "id, client_id, key_id, user_email, scopes, resource, redirect_uri, created_at, created_from, last_used_at, revoked_at, revoked_reason";
 
 /// A token with the grant it belongs to, as one read finds them.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -84,7 +89,8 @@ pub struct TokenGrantRow {
     pub expires_at: i64,
     pub used_at: Option<i64>,
     pub client_id: String,
-    pub key_id: String,
+    pub key_id: Option<String>,
+    pub user_email: Option<String>,
     pub scopes: String,
     pub resource: String,
     pub revoked_at: Option<i64>,
@@ -172,12 +178,13 @@ pub async fn touch_client(tx: &mut Tx, id: &str, at: i64) -> Result<()> {
 
 pub async fn insert_request(tx: &mut Tx, r: &RequestRow) -> Result<()> {
     sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_requests ({REQUEST}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        "INSERT INTO oauth_requests ({REQUEST}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
     )))
     .bind(&r.id)
     .bind(&r.csrf_hash)
     .bind(&r.pair_hash)
     .bind(&r.approved_key_id)
+    .bind(&r.approved_email)
     .bind(&r.client_id)
     .bind(&r.redirect_uri)
     .bind(&r.state)
@@ -226,7 +233,7 @@ pub async fn insert_code(tx: &mut Tx, c: &CodeRow) -> Result<()> {
         .await
         .map_err(fail("removing old authorization codes"))?;
     sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_codes ({CODE}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        "INSERT INTO oauth_codes ({CODE}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
     )))
     .bind(&c.hash)
     .bind(&c.grant_id)
@@ -236,6 +243,7 @@ pub async fn insert_code(tx: &mut Tx, c: &CodeRow) -> Result<()> {
     .bind(&c.resource)
     .bind(&c.scopes)
     .bind(&c.key_id)
+    .bind(&c.user_email)
     .bind(&c.created_from)
     .bind(c.created_at)
     .bind(c.expires_at)
@@ -270,11 +278,12 @@ pub async fn use_code(tx: &mut Tx, hash: &str, at: i64) -> Result<bool> {
 
 pub async fn insert_grant(tx: &mut Tx, g: &GrantRow) -> Result<()> {
     sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_grants ({GRANT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+        "INSERT INTO oauth_grants ({GRANT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     )))
     .bind(&g.id)
     .bind(&g.client_id)
     .bind(&g.key_id)
+    .bind(&g.user_email)
     .bind(&g.scopes)
     .bind(&g.resource)
     .bind(&g.redirect_uri)
@@ -352,7 +361,7 @@ pub async fn insert_token(
     Ok(())
 }
 
-const TOKEN_GRANT: &str = "SELECT t.grant_id, t.kind, t.expires_at, t.used_at, g.client_id, g.key_id, g.scopes, g.resource, g.revoked_at FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = $1";
+const TOKEN_GRANT: &str = "SELECT t.grant_id, t.kind, t.expires_at, t.used_at, g.client_id, g.key_id, g.user_email, g.scopes, g.resource, g.revoked_at FROM oauth_tokens t JOIN oauth_grants g ON g.id = t.grant_id WHERE t.hash = $1";
 
 /// A token and its grant, read outside a transaction (every `/mcp` request).
 pub async fn find_token(store: &Store, hash: &str) -> Result<Option<TokenGrantRow>> {
@@ -434,13 +443,19 @@ pub async fn request_by_pairing(tx: &mut Tx, pair_hash: &str) -> Result<Option<R
     .map_err(fail("finding a pairing code"))
 }
 
-/// Records the key an admin approved a paired request as; false when it
-/// was already approved.
-pub async fn approve_pairing(tx: &mut Tx, id: &str, key_id: &str) -> Result<bool> {
+/// Records whom an admin approved a paired request as (exactly one of a
+/// key and a user's email); false when it was already approved.
+pub async fn approve_pairing(
+    tx: &mut Tx,
+    id: &str,
+    key_id: Option<&str>,
+    email: Option<&str>,
+) -> Result<bool> {
     let done = sqlx::query(
-        "UPDATE oauth_requests SET approved_key_id = $1 WHERE id = $2 AND approved_key_id IS NULL",
+        "UPDATE oauth_requests SET approved_key_id = $1, approved_email = $2 WHERE id = $3 AND approved_key_id IS NULL AND approved_email IS NULL",
     )
     .bind(key_id)
+    .bind(email)
     .bind(id)
     .execute(&mut **tx)
     .await

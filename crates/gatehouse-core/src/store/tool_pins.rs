@@ -1,4 +1,4 @@
-//! SQL for tool pins (see [`crate::mcp::client::pin`]): per stored connection,
+//! SQL for tool pins (see [`crate::connections::pin`]): per stored connection,
 //! the approved tool list with its hash and the definition hash it came from,
 //! and a change waiting for approval.
 

@@ -738,7 +738,7 @@ async fn a_secret_in_any_common_encoding_is_redacted_from_tool_results() {
 
 #[tokio::test]
 async fn the_registry_reuses_a_running_connection_and_keeps_the_final_record() {
-    use gatehouse_core::mcp::client::{LiveState, Registry};
+    use gatehouse_core::connections::registry::{LiveState, Registry};
     let f = Fixture::new();
     let registry = Registry::default();
     let first = registry

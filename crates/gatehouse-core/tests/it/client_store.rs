@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::common::*;
-use gatehouse_core::mcp::client::recorder;
+use gatehouse_core::connections::recorder::{self, StoreRecorder};
 use gatehouse_core::mcp::client::{
-    CallOptions, CallState, ConnectOptions, Connection, EffectClass, StoreRecorder,
+    CallOptions, CallState, ConnectOptions, Connection, EffectClass,
 };
 use gatehouse_core::sandbox::Grace;
 use gatehouse_core::store::connections;
@@ -122,7 +122,7 @@ async fn connection_definitions_are_stored_by_name() {
 /// `pin_server.py` stored as `name`, announcing a tool list change while it
 /// answers its first call.
 async fn add_late_changer(site: &gatehouse_core::site::Site, name: &str) {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection};
+    use gatehouse_core::connections::saved::{self, SavedConnection};
     let spec = python("pin_server.py", &[]).env(
         "PIN_LIST_CHANGED",
         gatehouse_core::sandbox::EnvValue::Plain {
@@ -144,8 +144,8 @@ async fn add_late_changer(site: &gatehouse_core::site::Site, name: &str) {
 /// with the new list (no reconnect: a restarted server may offer another).
 #[tokio::test]
 async fn a_held_open_connection_resumes_in_place_once_approved() {
-    use gatehouse_core::mcp::client::pin::{self, PendingReason};
-    use gatehouse_core::mcp::client::saved;
+    use gatehouse_core::connections::pin::{self, PendingReason};
+    use gatehouse_core::connections::saved;
     let (_tmp, site) = fresh_site("held_open").await;
     add_late_changer(&site, "late").await;
     let conn = saved::open(&site, "late").await.unwrap();
@@ -202,8 +202,8 @@ async fn a_held_open_connection_resumes_in_place_once_approved() {
 /// and records the new difference; approving that one resumes it.
 #[tokio::test]
 async fn approving_a_list_the_server_no_longer_offers_keeps_the_hold() {
-    use gatehouse_core::mcp::client::pin::{self, PendingReason};
-    use gatehouse_core::mcp::client::saved;
+    use gatehouse_core::connections::pin::{self, PendingReason};
+    use gatehouse_core::connections::saved;
     let (_tmp, site) = fresh_site("held_moved_on").await;
     add_late_changer(&site, "late").await;
     let conn = saved::open(&site, "late").await.unwrap();
@@ -250,7 +250,7 @@ async fn approving_a_list_the_server_no_longer_offers_keeps_the_hold() {
 /// connection without `--max-cpu` could spin until the call timed out).
 #[tokio::test]
 async fn a_connection_without_ceilings_runs_under_the_site_defaults() {
-    use gatehouse_core::mcp::client::saved::{self, SavedConnection};
+    use gatehouse_core::connections::saved::{self, SavedConnection};
     let (_tmp, mut site) = fresh_site("client_site_defaults").await;
     let file = site.dir.join(gatehouse_core::site::SITE_FILE);
     let mut text = std::fs::read_to_string(&file).unwrap();

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::common::*;
-use gatehouse_core::mcp::client::saved::{self, SavedConnection, SavedLimits};
+use gatehouse_core::connections::saved::{self, SavedConnection, SavedLimits};
 use gatehouse_core::sandbox::{Backend, Profile};
 use gatehouse_core::site::Site;
 

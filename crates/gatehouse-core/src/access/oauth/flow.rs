@@ -13,9 +13,10 @@
 //!    its first use made.
 //! 4. [`refresh`] rotates: the old refresh token is spent, a new pair is
 //!    issued; presenting a spent one revokes the whole grant.
-//! 5. [`check_access`]: a bearer token on `/mcp` becomes its key's actor,
-//!    narrowed to the grant's scopes, if it is an unexpired access token of a
-//!    live grant for this resource and the key still stands.
+//! 5. [`check_access`]: a bearer token on `/mcp` becomes its principal's
+//!    actor (a key's or a user's), narrowed to the grant's scopes, if it is
+//!    an unexpired access token of a live grant for this resource and the
+//!    principal still stands.
 
 use base64::Engine;
 use serde_json::json;
@@ -24,8 +25,8 @@ use url::Url;
 
 use super::client::{self, Client};
 use super::{
-    ACCESS_PREFIX, ACCESS_TTL_MS, CODE_PREFIX, CODE_TTL_MS, REFRESH_PREFIX, REFRESH_TTL_MS,
-    REQUEST_TTL_MS, ScopeSet, Secret, oauth_error,
+    ACCESS_PREFIX, ACCESS_TTL_MS, CODE_PREFIX, CODE_TTL_MS, Principal, REFRESH_PREFIX,
+    REFRESH_TTL_MS, REQUEST_TTL_MS, ScopeSet, Secret, Standing, oauth_error, stand,
 };
 use crate::access::actor::Actor;
 use crate::access::audit::{self, AuditAction, AuditActor, AuditEntry};
@@ -262,6 +263,7 @@ pub async fn begin_consent(store: &Store, c: &Checked) -> Result<Pending> {
         csrf_hash: csrf.hash(),
         pair_hash: None,
         approved_key_id: None,
+        approved_email: None,
         client_id: c.client.id.clone(),
         redirect_uri: c.redirect_uri.clone(),
         state: c.state.clone(),
@@ -366,16 +368,22 @@ pub async fn approve(
 ) -> Result<Answered> {
     pending(store, id, form_csrf, cookie_csrf).await?;
     let verified = keys::verify(store, key).await?;
+    let standing = Standing {
+        principal: Principal::Key(verified.id),
+        roles: verified.roles,
+        restrictions: verified.restrictions,
+        expires_at: verified.expires_at,
+    };
     let (tx, row) = take(store, id).await?;
-    issue_code(tx, issuer, row, &verified, from, "key pasted").await
+    issue_code(tx, issuer, row, &standing, from, "key pasted").await
 }
 
-/// Issues the code for a request taken out in `tx`, acting as `key`.
+/// Issues the code for a request taken out in `tx`, acting as `who`.
 async fn issue_code(
     mut tx: crate::store::Tx,
     issuer: &Issuer,
     row: RequestRow,
-    key: &keys::VerifiedKey,
+    who: &Standing,
     from: &str,
     how: &str,
 ) -> Result<Answered> {
@@ -384,15 +392,22 @@ async fn issue_code(
         .scopes()
         .iter()
         .copied()
-        .filter(|s| s.actions().iter().any(|a| allowed(&key.roles, *a)))
+        .filter(|s| s.actions().iter().any(|a| allowed(&who.roles, *a)))
         .collect();
     if usable.is_empty() {
+        let (what, instead) = match &who.principal {
+            Principal::Key(_) => ("this key's", "use a key"),
+            Principal::User(_) => ("this user's", "approve as a user or key"),
+        };
         return Err(Error::new(
             Code::OAUTH_SCOPE_INSUFFICIENT,
-            format!("this key's roles allow none of the scopes asked for ({requested})"),
+            format!("{what} roles allow none of the scopes asked for ({requested})"),
         )
-        .hint("use a key whose roles allow what the application asks for"));
+        .hint(format!(
+            "{instead} whose roles allow what the application asks for"
+        )));
     }
+    let (key_id, user_email) = who.principal.columns();
     let scopes = ScopeSet::new(usable);
     let code = Secret::generate(CODE_PREFIX);
     let now = now_ms();
@@ -407,7 +422,8 @@ async fn issue_code(
             challenge: row.challenge.clone(),
             resource: row.resource.clone(),
             scopes: scopes.to_string(),
-            key_id: key.id.clone(),
+            key_id,
+            user_email,
             created_from: Some(from.to_string()),
             created_at: now,
             expires_at: now + CODE_TTL_MS,
@@ -415,7 +431,7 @@ async fn issue_code(
         },
     )
     .await?;
-    let actor = AuditActor::Key(key.id.clone()).to_string();
+    let actor = who.principal.audit_actor().to_string();
     audit::append(
         &mut tx,
         AuditEntry {
@@ -457,7 +473,8 @@ fn normal_pair_code(code: &str) -> String {
 }
 
 /// Gives a pending request a pairing code for an admin to approve with
-/// `gatehouse oauth approve CODE --key-id ID`; shown on the page only.
+/// `gatehouse oauth approve CODE --key-id ID|--as EMAIL`; shown on the page
+/// only.
 pub async fn begin_pairing(
     store: &Store,
     id: &str,
@@ -489,17 +506,21 @@ pub struct PairingApproved {
     pub client_name: String,
     pub redirect_uri: String,
     pub scopes: String,
-    pub key_id: String,
+    /// Whom the grant will act as.
+    pub acts_as: Principal,
 }
 
-/// An admin approves a pairing code: the request will act as `key_id`.
+/// An admin (`actor`, the audit label of who decided) approves a pairing
+/// code: the request will act as `principal`, which must stand now (a live
+/// key; an existing, enabled user) and is checked again at every step after.
 pub async fn approve_pairing(
     store: &Store,
     actor: &str,
     code: &str,
-    key_id: &str,
+    principal: &Principal,
 ) -> Result<PairingApproved> {
-    let key = keys::recheck(store, key_id).await?;
+    let who = stand(store, principal).await?.principal;
+    let (key_id, email) = who.columns();
     let unknown = || {
         Error::new(
             Code::OAUTH_CONSENT_INVALID,
@@ -514,7 +535,7 @@ pub async fn approve_pairing(
     if row.expires_at <= now_ms() {
         return Err(unknown());
     }
-    if !sql::approve_pairing(&mut tx, &row.id, &key.id).await? {
+    if !sql::approve_pairing(&mut tx, &row.id, key_id.as_deref(), email.as_deref()).await? {
         return Err(Error::new(
             Code::OAUTH_CONSENT_INVALID,
             format!("the pairing code {code} was already approved"),
@@ -527,7 +548,12 @@ pub async fn approve_pairing(
             actor,
             action: AuditAction::OauthPairApprove,
             subject: &row.client_id,
-            detail: json!({"key_id": key.id, "scopes": row.scopes, "redirect_uri": row.redirect_uri}),
+            detail: json!({
+                "key_id": key_id,
+                "as": who.audit_actor().to_string(),
+                "scopes": row.scopes,
+                "redirect_uri": row.redirect_uri,
+            }),
         },
     )
     .await?;
@@ -543,7 +569,7 @@ pub async fn approve_pairing(
         client_name,
         redirect_uri: row.redirect_uri,
         scopes: row.scopes,
-        key_id: key.id,
+        acts_as: who,
     })
 }
 
@@ -558,12 +584,13 @@ pub async fn finish_pairing(
     from: &str,
 ) -> Result<Option<Answered>> {
     let row = pending(store, id, form_csrf, cookie_csrf).await?;
-    let Some(key_id) = row.approved_key_id else {
+    if row.approved_key_id.is_none() && row.approved_email.is_none() {
         return Ok(None);
-    };
-    let key = keys::recheck(store, &key_id).await?;
+    }
+    let principal = Principal::from_columns(row.approved_key_id, row.approved_email)?;
+    let who = stand(store, &principal).await?;
     let (tx, row) = take(store, id).await?;
-    issue_code(tx, issuer, row, &key, from, "pairing approved by an admin")
+    issue_code(tx, issuer, row, &who, from, "pairing approved by an admin")
         .await
         .map(Some)
 }
@@ -796,14 +823,17 @@ pub async fn exchange(
             "the code_verifier does not match the code_challenge",
         ));
     }
-    // The key must still stand (revoked between consent and exchange?).
-    keys::recheck(store, &row.key_id).await?;
+    // The principal must still stand (key revoked, user disabled between
+    // consent and exchange?).
+    let principal = Principal::from_columns(row.key_id.clone(), row.user_email.clone())?;
+    stand(store, &principal).await?;
     sql::insert_grant(
         &mut tx,
         &GrantRow {
             id: row.grant_id.clone(),
             client_id: row.client_id.clone(),
             key_id: row.key_id.clone(),
+            user_email: row.user_email.clone(),
             scopes: row.scopes.clone(),
             resource: row.resource.clone(),
             redirect_uri: row.redirect_uri.clone(),
@@ -817,7 +847,7 @@ pub async fn exchange(
     .await?;
     sql::touch_client(&mut tx, &client.id, now).await?;
     let (access, refresh) = issue(&mut tx, &row.grant_id, now).await?;
-    let actor = AuditActor::Key(row.key_id.clone()).to_string();
+    let actor = principal.audit_actor().to_string();
     audit::append(
         &mut tx,
         AuditEntry {
@@ -879,7 +909,11 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
             "resource differs from the grant's",
         ));
     }
-    keys::recheck(store, &row.key_id).await?;
+    stand(
+        store,
+        &Principal::from_columns(row.key_id.clone(), row.user_email.clone())?,
+    )
+    .await?;
     let (access, refresh) = issue(&mut tx, &row.grant_id, now).await?;
     tx.commit()
         .await
@@ -895,11 +929,12 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
 /// An access token's actor, as [`check_access`] found it.
 #[derive(Debug, Clone)]
 pub struct TokenActor {
-    /// The key's actor with the grant's scopes in its restrictions.
+    /// The principal's actor with the grant's scopes (and id) in its
+    /// restrictions.
     pub actor: Actor,
     pub grant_id: String,
     pub scopes: ScopeSet,
-    /// When the key stops working, if ever.
+    /// When the principal (a key) stops working, if ever.
     pub key_expires_at: Option<i64>,
     /// When this access token stops working.
     pub token_expires_at: i64,
@@ -954,22 +989,28 @@ pub async fn check_access(store: &Store, issuer: &Issuer, token: &Secret) -> Res
             "the access token was issued for another resource",
         ));
     }
-    let key = keys::recheck(store, &row.key_id).await?;
+    let principal = Principal::from_columns(row.key_id, row.user_email)?;
+    let who = stand(store, &principal).await.map_err(|e| {
+        // A user who stands no more answers like a revoked key: 401.
+        if matches!(e.code, Code::USER_DISABLED | Code::ACTOR_EMAIL_UNKNOWN) {
+            token_invalid(&format!(
+                "the grant acts as a user who cannot act now: {}",
+                e.message
+            ))
+        } else {
+            e
+        }
+    })?;
     let scopes = ScopeSet::parse(&row.scopes)?;
-    let mut restrictions = key.restrictions;
-    restrictions.scopes = Some(scopes.clone());
     if let Err(e) = sql::touch_grant(store, &row.grant_id, now).await {
         tracing::warn!(code = %e.code, "could not record OAuth grant use");
     }
+    let key_expires_at = who.expires_at;
     Ok(TokenActor {
-        actor: Actor::ApiKey {
-            key_id: key.id,
-            roles: key.roles,
-            restrictions,
-        },
+        actor: who.actor(&row.grant_id, &scopes),
         grant_id: row.grant_id,
         scopes,
-        key_expires_at: key.expires_at,
+        key_expires_at,
         token_expires_at: row.expires_at,
     })
 }

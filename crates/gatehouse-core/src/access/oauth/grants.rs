@@ -2,28 +2,38 @@
 
 use serde::Serialize;
 
+use super::Principal;
+
 use crate::access::audit::{self, AuditAction, AuditEntry};
 use crate::error::{Code, Error, Result};
 use crate::store::Store;
 use crate::store::oauth as sql;
 use crate::time::now_ms;
 
-/// A grant as `gatehouse oauth grants` shows it.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+/// A grant as `gatehouse oauth grants` shows it (and the desktop's Keys
+/// screen, through IPC).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 pub struct GrantInfo {
     pub id: String,
     pub client_id: String,
     pub client_name: String,
     /// Where the client's redirects go.
     pub redirect_host: String,
-    /// The key whose actor the grant acts as.
-    pub key_id: String,
+    /// Whom the grant acts as: a key's actor or a user's.
+    pub acts_as: Principal,
     pub scopes: String,
     pub resource: String,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
     pub created_at: i64,
     /// The address the consent came from.
     pub created_from: Option<String>,
+    /// When a token of the grant was last checked (at most once a minute).
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
     pub last_used_at: Option<i64>,
+    #[serde(serialize_with = "crate::time::as_rfc3339_opt")]
+    #[ts(type = "string | null")]
     pub revoked_at: Option<i64>,
     pub revoked_reason: Option<String>,
 }
@@ -44,7 +54,7 @@ pub async fn list(store: &Store) -> Result<Vec<GrantInfo>> {
             id: g.id,
             client_id: g.client_id,
             redirect_host,
-            key_id: g.key_id,
+            acts_as: Principal::from_columns(g.key_id, g.user_email)?,
             scopes: g.scopes,
             resource: g.resource,
             created_at: g.created_at,
@@ -80,7 +90,11 @@ pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<()> {
             actor,
             action: AuditAction::OauthRevoke,
             subject: id,
-            detail: serde_json::json!({"client_id": grant.client_id, "key_id": grant.key_id}),
+            detail: serde_json::json!({
+                "client_id": grant.client_id,
+                "key_id": grant.key_id,
+                "user": grant.user_email,
+            }),
         },
     )
     .await?;

@@ -10,10 +10,12 @@
 //! lists and revokes grants for the admin. All state is in the site store
 //! (`store::oauth`), so any number of instances share one set of grants.
 //!
-//! A grant always acts as an API key's actor (the key pasted on the consent
-//! page), narrowed to the grant's scopes ([`scope::ScopeSet`] in the actor's
-//! restrictions). The key is re-read on every request: revoking or expiring
-//! it ends the grant.
+//! A grant acts as a [`Principal`]: an API key's actor (the key pasted on the
+//! consent page, or named by an admin approving a pairing code with
+//! `--key-id`) or a user's (`--as EMAIL`), narrowed to the grant's scopes
+//! ([`scope::ScopeSet`] in the actor's restrictions). The principal is re-read
+//! on every request: revoking or expiring the key, or disabling or removing
+//! the user, ends the grant.
 //!
 //! Every secret here (client secret, code, access and refresh token, CSRF
 //! token) is 32 random bytes shown once and stored as its SHA-256 only.
@@ -29,9 +31,142 @@ use rand::rand_core::UnwrapErr;
 use rand::rngs::SysRng;
 use sha2::{Digest, Sha256};
 
-use crate::access::permissions::Action;
-use crate::error::{Code, Error};
+use crate::access::actor::Actor;
+use crate::access::audit::AuditActor;
+use crate::access::keys;
+use crate::access::permissions::{Action, Role};
+use crate::access::restrictions::Restrictions;
+use crate::access::users;
+use crate::error::{Code, Error, Result};
+use crate::store::Store;
 pub use scope::{Scope, ScopeSet};
+
+/// Whom a grant acts as. Stored as exactly one of two columns (`key_id`,
+/// `user_email`), which [`Principal::from_columns`] reads back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+#[serde(tag = "kind", content = "id", rename_all = "snake_case")]
+#[ts(rename = "GrantPrincipal")]
+pub enum Principal {
+    /// An API key's actor, by key id.
+    Key(String),
+    /// A user's actor, by email.
+    User(String),
+}
+
+impl Principal {
+    /// Reads the two stored columns; both or neither set is a damaged row.
+    pub fn from_columns(key_id: Option<String>, email: Option<String>) -> Result<Principal> {
+        match (key_id, email) {
+            (Some(k), None) => Ok(Principal::Key(k)),
+            (None, Some(e)) => Ok(Principal::User(e)),
+            _ => Err(Error::new(
+                Code::STORAGE_ERROR,
+                "an OAuth grant names neither or both of a key and a user",
+            )
+            .hint("revoke the grant with `gatehouse oauth revoke ID` and connect the application again")),
+        }
+    }
+
+    /// The two stored columns: `(key_id, user_email)`.
+    pub fn columns(&self) -> (Option<String>, Option<String>) {
+        match self {
+            Principal::Key(k) => (Some(k.clone()), None),
+            Principal::User(e) => (None, Some(e.clone())),
+        }
+    }
+
+    /// Who the audit log names for the grant's own acts (approval, grant).
+    pub fn audit_actor(&self) -> AuditActor {
+        match self {
+            Principal::Key(k) => AuditActor::Key(k.clone()),
+            Principal::User(e) => AuditActor::User(e.clone()),
+        }
+    }
+
+    pub fn key_id(&self) -> Option<&str> {
+        match self {
+            Principal::Key(k) => Some(k),
+            Principal::User(_) => None,
+        }
+    }
+
+    pub fn email(&self) -> Option<&str> {
+        match self {
+            Principal::User(e) => Some(e),
+            Principal::Key(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Principal::Key(k) => write!(f, "key {k}"),
+            Principal::User(e) => write!(f, "user {e}"),
+        }
+    }
+}
+
+/// A principal as the store has it now: its roles, a key's restrictions,
+/// and when a key stops working.
+#[derive(Debug, Clone)]
+pub struct Standing {
+    pub principal: Principal,
+    pub roles: Vec<Role>,
+    pub restrictions: Restrictions,
+    pub expires_at: Option<i64>,
+}
+
+impl Standing {
+    /// The actor a token of `grant_id` with `scopes` acts as.
+    pub fn actor(self, grant_id: &str, scopes: &ScopeSet) -> Actor {
+        let mut restrictions = self.restrictions;
+        restrictions.scopes = Some(scopes.clone());
+        restrictions.grant = Some(grant_id.to_string());
+        match self.principal {
+            Principal::Key(key_id) => Actor::ApiKey {
+                key_id,
+                roles: self.roles,
+                restrictions,
+            },
+            Principal::User(email) => Actor::User {
+                email,
+                roles: self.roles,
+                restrictions,
+            },
+        }
+    }
+}
+
+/// Re-reads a principal: a key must be live (not revoked, not expired), a
+/// user must exist and be enabled. Each refusal has its own code and hint.
+pub async fn stand(store: &Store, principal: &Principal) -> Result<Standing> {
+    match principal {
+        Principal::Key(id) => {
+            let key = keys::recheck(store, id).await?;
+            Ok(Standing {
+                principal: Principal::Key(key.id),
+                roles: key.roles,
+                restrictions: key.restrictions,
+                expires_at: key.expires_at,
+            })
+        }
+        Principal::User(email) => {
+            let user = users::get(store, email)
+                .await?
+                .ok_or_else(|| crate::access::actor::unknown_email(email))?;
+            if user.is_disabled() {
+                return Err(users::disabled_error(&user.email));
+            }
+            Ok(Standing {
+                principal: Principal::User(user.email),
+                roles: user.roles,
+                restrictions: Restrictions::default(),
+                expires_at: None,
+            })
+        }
+    }
+}
 
 /// How long an access token works.
 pub const ACCESS_TTL_MS: i64 = 3_600_000;

@@ -16,15 +16,16 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::closed::Closed;
-use super::connection::{Connection, Shared};
+use super::connection::Connection;
 use super::lifecycle::{CallRecord, CallState, EffectClass, StderrCounters, StreamEnd, new_id};
 use super::negotiate::modern_meta;
 use super::options::CallOptions;
-use super::rpc::{Reply, lock};
-use super::supervisor::Command;
+use super::rpc::Reply;
+use super::shared::{Command, Shared};
 use crate::error::{Error, ErrorBody, codes};
 use crate::mcp::wire::jsonrpc;
 use crate::mcp::wire::revisions::Era;
+use crate::sync::lock;
 use crate::time::now_ms;
 
 /// How a call ended, for the caller.
@@ -231,7 +232,7 @@ impl Connection {
 }
 
 /// A call on a connection whose server announced a tool list change.
-pub(super) fn on_hold_error(name: Option<&str>) -> Error {
+pub(crate) fn on_hold_error(name: Option<&str>) -> Error {
     let name = name.unwrap_or("NAME");
     Error::new(
         codes::CONNECTION_TOOLS_CHANGED,

@@ -1,8 +1,8 @@
-//! One connection to one sandboxed MCP server child: the handle and the
-//! state its tasks share.
+//! One connection to one sandboxed MCP server child: the handle and `connect`.
 //!
-//! Tasks, all owned by the connection (none by a request): the supervisor
-//! ([`super::supervisor`]) owns the child; the stdout reader ([`super::rpc`])
+//! Tasks, all owned by the connection (none by a request), over the state in
+//! [`super::shared`]: the supervisor ([`super::supervisor`]) owns the child;
+//! the stdout reader ([`super::reader`]) hands lines to [`super::rpc`], which
 //! routes answers; the stderr reader drains into the [`StderrTail`] until
 //! end-of-file. Setting up is [`super::negotiate`], calling [`super::call`].
 
@@ -12,101 +12,25 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde_json::json;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
-use super::closed::Closed;
-use super::lifecycle::{
-    CallRecorder, ConnectionRun, EffectClass, StderrCounters, StreamEnd, new_id,
-};
-use super::negotiate::{ServerInfo, ToolInfo};
-use super::options::{ClientLimits, ConnectOptions};
-use super::rpc::{self, Rpc, lock};
-use super::supervisor::{self, Command};
+use super::lifecycle::{ConnectionRun, StreamEnd, new_id};
+use super::options::ConnectOptions;
+use super::reader;
+use super::rpc::Rpc;
+use super::server_info::{ServerInfo, ToolInfo};
+use super::shared::{Command, Ends, Shared};
+use super::supervisor;
 use crate::error::Result;
-use crate::mcp::wire::revisions::Era;
 use crate::redact::Secrets;
 use crate::sandbox::probe::Ceiling;
 use crate::sandbox::stderr::{self, StderrTail};
-use crate::sandbox::{self, ExitInfo, Isolation, ProcId};
+use crate::sandbox::{self, Isolation};
+use crate::sync::lock;
 use crate::time::now_ms;
 
 /// How many tool list announcements a connection had received at one moment
 /// (see [`Connection::hold_mark`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HoldMark(u64);
-
-/// How the child and its streams ended, as far as the connection saw: one
-/// lock, since records read all three together.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Ends {
-    pub exit: Option<ExitInfo>,
-    pub stdout: StreamEnd,
-    pub stderr: StreamEnd,
-}
-
-/// What the connection's tasks and handles share.
-pub(super) struct Shared {
-    pub id: String,
-    pub name: Option<String>,
-    pub program: String,
-    pub pid: i32,
-    /// How the child is confined (what is weaker than asked is in its warnings).
-    pub isolation: Isolation,
-    pub limits: ClientLimits,
-    pub rpc: Rpc,
-    pub commands: mpsc::UnboundedSender<Command>,
-    /// Calls on the wire at once.
-    pub slots: Semaphore,
-    /// Set once, by negotiation.
-    pub server: OnceLock<ServerInfo>,
-    /// Effect classes from the last tool list.
-    pub tools: Mutex<HashMap<String, EffectClass>>,
-    /// The last tool list, whole (for tool pinning).
-    pub listed: Mutex<Vec<ToolInfo>>,
-    pub stderr: StderrTail,
-    /// The secrets the child was given: redacted from its stderr, its tool
-    /// results and its errors.
-    pub secrets: Secrets,
-    pub recorder: Arc<dyn CallRecorder>,
-    pub ends: Mutex<Ends>,
-    pub started_at_ms: i64,
-    /// The child's descendants the sandbox has seen (the supervisor copies
-    /// them each tick), so [`Connection::usage`] sums what the ceilings sum.
-    pub descendants: Mutex<Vec<ProcId>>,
-}
-
-impl Shared {
-    pub(super) fn era(&self) -> Option<Era> {
-        self.server.get().map(|s| s.era)
-    }
-
-    pub(super) fn stderr_counters(&self) -> StderrCounters {
-        self.stderr.counters()
-    }
-
-    pub(super) fn connection_record(&self, end: Option<&Closed>) -> ConnectionRun {
-        let server = self.server.get();
-        let ended = end.is_some();
-        let ends = *lock(&self.ends);
-        ConnectionRun {
-            connection_id: self.id.clone(),
-            name: self.name.clone(),
-            program: self.program.clone(),
-            pid: Some(self.pid),
-            era: server.map(|s| s.era),
-            protocol_version: server.map(|s| s.protocol_version.clone()),
-            server_name: server.and_then(|s| s.name.clone()),
-            server_version: server.and_then(|s| s.version.clone()),
-            end_reason: end.map(Closed::reason),
-            exit: ends.exit,
-            stderr: self.stderr_counters(),
-            stderr_excerpt: ended.then(|| self.stderr.excerpt().text),
-            stdout_end: ends.stdout,
-            stderr_end: ends.stderr,
-            protocol_violations: self.rpc.violations(),
-            started_at_ms: self.started_at_ms,
-            ended_at_ms: ended.then(now_ms),
-        }
-    }
-}
 
 /// What a running connection uses and does at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
@@ -209,7 +133,7 @@ impl Connection {
                 lock(&shared.ends).stderr = end;
             })
         };
-        let stdout_task = tokio::spawn(rpc::read_stdout(shared.clone(), stdout));
+        let stdout_task = tokio::spawn(reader::read_stdout(shared.clone(), stdout));
         let supervisor = tokio::spawn(supervisor::supervise(
             shared.clone(),
             child,

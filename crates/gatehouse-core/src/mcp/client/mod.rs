@@ -2,43 +2,35 @@
 //! untrusted server process.
 //!
 //! Map, one job per file:
-//! - [`connection`]: the [`Connection`] handle, `connect`, and the state its
-//!   tasks share;
+//! - [`connection`]: the [`Connection`] handle and `connect`;
+//! - [`shared`]: the state a connection's tasks share and the supervisor's
+//!   commands (the leaf the other parts import);
 //! - [`options`]: limits, connect and call options;
-//! - [`rpc`]: the pending table, the stdin writer (an outbox) and the stdout
-//!   reader that routes answers, all over [`crate::mcp::wire`];
+//! - [`rpc`]: the pending table, the stdin writer (an outbox) and the routing
+//!   of answers, all over [`crate::mcp::wire`]; [`reader`]: the stdout reader;
 //! - [`negotiate`]: the protocol revision (`server/discover`, else legacy
-//!   `initialize`) and the tool list, read as typed results;
+//!   `initialize`) and the tool list, read as typed results ([`server_info`]);
 //! - [`call`]: `call_tool`, its deadlines, cancellation and final states;
 //! - [`supervisor`]: the one owner of the child (exit, watchdog, kills, teardown);
 //! - [`closed`]: why a connection ended;
 //! - [`lifecycle`]: call states, effect classes and the records a
-//!   [`CallRecorder`] persists ([`recorder`]: into the site's store);
-//! - [`saved`]: connection definitions stored in the site (validated field by
-//!   field), and [`consent`]: the admin's agreement to spawn one exactly as defined;
-//! - [`form`]: a definition as the desktop form edits it;
-//! - [`result_view`]: a call result cut to what a window shows;
-//! - [`actor_preview`]: the manifest `gatehouse mcp` serves one actor;
-//! - [`pin`]: tool pinning (the approved tool list, diffs, holds, approvals);
-//! - [`registry`]: the live connections a long-lived host keeps by name.
+//!   [`CallRecorder`] persists.
+//!
+//! Stored connections (definitions, consent, pins, the site's records, the
+//! live registry) are the layer above, [`crate::connections`].
 //!
 //! Hand-written rather than `rmcp`'s client: see docs/decisions.md.
 
-pub mod actor_preview;
 pub mod call;
 mod closed;
 pub mod connection;
-pub mod consent;
-pub mod form;
 pub mod lifecycle;
 pub mod negotiate;
 pub mod options;
-pub mod pin;
-pub mod recorder;
-pub mod registry;
-pub mod result_view;
+mod reader;
 mod rpc;
-pub mod saved;
+pub mod server_info;
+mod shared;
 mod supervisor;
 
 pub use call::CallOutcome;
@@ -48,10 +40,8 @@ pub use lifecycle::{
     CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, MemoryRecorder,
     StderrCounters, StreamEnd,
 };
-pub use negotiate::{ServerInfo, ToolInfo};
 pub use options::{CallOptions, ClientLimits, ConnectOptions};
-pub use recorder::StoreRecorder;
-pub use registry::{LiveConnection, LiveState, Registry};
+pub use server_info::{ServerInfo, ToolInfo};
 pub use tokio_util::sync::CancellationToken;
 
 pub use crate::mcp::wire::revisions::Era;

@@ -7,12 +7,12 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::connection::Connection;
 use super::lifecycle::EffectClass;
-use super::rpc::{Reply, lock};
+use super::rpc::Reply;
+use super::server_info::{ServerInfo, ToolInfo};
 use crate::error::{Error, Result, codes};
 use crate::mcp::wire::jsonrpc::{ErrorCode, is_modern_error};
 use crate::mcp::wire::results::{
@@ -21,29 +21,7 @@ use crate::mcp::wire::results::{
 use crate::mcp::wire::revisions::{
     Era, LEGACY, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, MODERN,
 };
-
-/// What the server said about itself.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerInfo {
-    pub era: Era,
-    pub protocol_version: String,
-    pub name: Option<String>,
-    pub version: Option<String>,
-    pub capabilities: Value,
-    pub instructions: Option<String>,
-}
-
-/// A tool as listed, with the effect class its hint implies.
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolInfo {
-    pub name: String,
-    pub title: Option<String>,
-    pub description: Option<String>,
-    /// The JSON Schema of its arguments as the server sent it (an object).
-    pub input_schema: Value,
-    pub annotations: Value,
-    pub effect: EffectClass,
-}
+use crate::sync::lock;
 
 pub(super) fn client_info() -> Value {
     json!({"name": "gatehouse", "version": env!("CARGO_PKG_VERSION")})

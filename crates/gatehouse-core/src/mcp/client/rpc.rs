@@ -13,24 +13,17 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
 use tokio::sync::{Notify, oneshot};
 
 use super::closed::Closed;
-use super::connection::Shared;
-use super::lifecycle::StreamEnd;
-use super::supervisor::Command;
-use crate::mcp::wire::framer::{Frame, LineFramer, Oversize};
 use crate::mcp::wire::jsonrpc::{self, ErrorData, Message};
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// What a pending request receives.
 pub(super) enum Reply {
@@ -198,7 +191,7 @@ impl Rpc {
     }
 
     /// Routes one parsed stdout line; returns a line to write back, if any.
-    fn route(&self, line: &[u8]) -> Option<Vec<u8>> {
+    pub(super) fn route(&self, line: &[u8]) -> Option<Vec<u8>> {
         match jsonrpc::parse_line(line) {
             Some(Message::Response { id, outcome }) => {
                 let Some(id) = id.as_u64() else {
@@ -259,55 +252,6 @@ pub(super) fn answer_server_request(id: &Value, method: &str) -> Vec<u8> {
         None,
     );
     jsonrpc::line(&jsonrpc::error_response(id, &error))
-}
-
-impl Shared {
-    /// Writes in the background, for callers that must not wait on the child
-    /// (the stdout reader, drop handlers).
-    pub(super) fn send_line(self: &Arc<Self>, line: Vec<u8>) {
-        let s = self.clone();
-        if let Ok(rt) = tokio::runtime::Handle::try_current() {
-            rt.spawn(async move {
-                s.rpc.write_line(&line).await;
-            });
-        }
-    }
-}
-
-/// Reads stdout to its end, framing and routing every line.
-pub(super) async fn read_stdout(shared: Arc<Shared>, mut stdout: ChildStdout) {
-    let max_frame = shared.limits.max_frame;
-    let mut framer = LineFramer::new(max_frame, Oversize::Fail);
-    let mut buf = vec![0u8; 64 * 1024];
-    let handle = |frame: Frame<&[u8]>| {
-        let Frame::Line(line) = frame else {
-            return; // Fail never skips.
-        };
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            return;
-        }
-        if let Some(answer) = shared.rpc.route(line) {
-            shared.send_line(answer);
-        }
-    };
-    let end = loop {
-        match stdout.read(&mut buf).await {
-            Ok(0) => break StreamEnd::Eof,
-            Ok(n) => {
-                if framer.push(&buf[..n], &handle).is_err() {
-                    let _ = shared.commands.send(Command::Kill(Closed::Protocol {
-                        what: format!(
-                            "a stdout line passed the {max_frame} byte frame ceiling without a newline"
-                        ),
-                    }));
-                    break StreamEnd::FrameTooLarge;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break StreamEnd::ReadError,
-        }
-    };
-    lock(&shared.ends).stdout = end;
 }
 
 #[cfg(test)]

@@ -10,17 +10,11 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 use super::closed::{Ceiling, Closed};
-use super::connection::Shared;
 use super::lifecycle::ConnectionRun;
 use super::options::ClientLimits;
-use super::rpc::lock;
+use super::shared::{Command, Shared};
 use crate::sandbox::{Grace, Sandboxed};
-
-/// What the supervisor is asked to do.
-pub(super) enum Command {
-    Kill(Closed),
-    Shutdown(oneshot::Sender<()>),
-}
+use crate::sync::lock;
 
 /// The one owner of the child: waits for exit, watches resources, kills,
 /// tears down, drains, records.

@@ -79,6 +79,8 @@ pub struct CallAudit {
     written: bool,
     /// Where the call came from (see `tools::record`).
     from: String,
+    /// The OAuth grant a token's call went through.
+    grant: Option<String>,
 }
 
 impl CallAudit {
@@ -99,12 +101,14 @@ impl CallAudit {
             reached: None,
             written: false,
             from: String::new(),
+            grant: None,
         }
     }
 
-    /// Where the call came from.
-    pub fn from(mut self, from: String) -> CallAudit {
+    /// Where the call came from, and through which OAuth grant if any.
+    pub fn from(mut self, from: String, grant: Option<&str>) -> CallAudit {
         self.from = from;
+        self.grant = grant.map(str::to_string);
         self
     }
 
@@ -131,7 +135,7 @@ impl CallAudit {
                 self.tool,
                 &self.args,
                 (verdict, code),
-                &self.from,
+                (&self.from, self.grant.as_deref()),
             ),
         )
         .await;
@@ -192,17 +196,25 @@ impl Drop for CallAudit {
             );
             return;
         };
-        let (site, label, tool, args, from) = (
+        let (site, label, tool, args, from, grant) = (
             self.site.clone(),
             std::mem::take(&mut self.label),
             self.tool,
             std::mem::take(&mut self.args),
             std::mem::take(&mut self.from),
+            self.grant.take(),
         );
         let code = self.reached.flatten();
         tracing::debug!(tool, outcome, "recording a call cut short");
         self.late.push(rt.spawn(async move {
-            let write = tools::record(&site, &label, tool, &args, (outcome, code), &from);
+            let write = tools::record(
+                &site,
+                &label,
+                tool,
+                &args,
+                (outcome, code),
+                (&from, grant.as_deref()),
+            );
             match tokio::time::timeout(CALL_BOUND, write).await {
                 Ok(Ok(_)) => {}
                 Ok(Err(e)) => {

@@ -490,7 +490,7 @@ impl State {
                 "<unknown>",
                 args,
                 ("unknown_tool", None),
-                &self.origin(),
+                (&self.origin(), actor.as_ref().ok().and_then(Actor::grant)),
             )
             .await
             {
@@ -511,7 +511,7 @@ impl State {
             Err(_) => Ok(()),
         };
         let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
-            .from(self.origin());
+            .from(self.origin(), actor.as_ref().ok().and_then(Actor::grant));
         let work = async {
             match (&actor, &approval) {
                 (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,

@@ -395,7 +395,8 @@ pub fn args_digest(args: &Map<String, Value>) -> String {
 }
 
 /// Appends the `mcp.tool_call` audit entry (with where the call came from:
-/// `stdio` and the client's name, or the HTTP client's address) and returns its seq. The caller
+/// `stdio` and the client's name, or the HTTP client's address; and the
+/// OAuth grant a token's call went through) and returns its seq. The caller
 /// decides what a failure means (see `call_record`: the call fails closed).
 pub async fn record(
     site: &Site,
@@ -403,13 +404,18 @@ pub async fn record(
     tool: &str,
     args: &Map<String, Value>,
     (outcome, code): (&str, Option<Code>),
-    from: &str,
+    (from, grant): (&str, Option<&str>),
 ) -> Result<i64> {
+    let mut detail =
+        json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code, "from": from});
+    if let Some(g) = grant {
+        detail["grant"] = json!(g);
+    }
     let entry = audit::AuditEntry {
         actor: actor_label,
         action: AuditAction::McpToolCall,
         subject: tool,
-        detail: json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code, "from": from}),
+        detail,
     };
     audit::record(&site.store, entry).await
 }

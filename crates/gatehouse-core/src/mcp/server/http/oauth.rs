@@ -519,9 +519,10 @@ impl OAuth {
 <body>
 <main>
 <h1>Waiting for an admin</h1>
-<p>Give this code to the site's admin. They choose which key the application acts as:</p>
+<p>Give this code to the site's admin. They choose whom the application acts as, a user or a key:</p>
 <p class="code">{code}</p>
-<pre>gatehouse oauth approve {code} --key-id KEY_ID</pre>
+<pre>gatehouse oauth approve {code} --as EMAIL
+gatehouse oauth approve {code} --key-id KEY_ID</pre>
 {problem}
 <form method="post" action="/authorize">
 <input type="hidden" name="request" value="{request}">

@@ -218,7 +218,7 @@ fn audit_detail(conn: &SavedConnection) -> Value {
         "args_sha256": hex::encode(Sha256::digest(serde_json::to_string(&conn.spec.args).expect("args serialise"))),
         "env": conn.spec.env.keys().collect::<Vec<_>>(),
         "limits": conn.limits,
-        "definition_sha256": super::consent::definition_hash(conn),
+        "definition_sha256": spec_and_limits_hash(conn),
     })
 }
 
@@ -326,7 +326,7 @@ pub async fn duplicate(
 /// One page of a connection's call records, newest first.
 #[derive(Debug, Clone)]
 pub struct CallPage {
-    pub records: Vec<super::CallRecord>,
+    pub records: Vec<crate::mcp::client::CallRecord>,
     /// Calls of every run of the connection, on all pages.
     pub total: u64,
     /// Where the next (older) page starts; `None` on the last page.
@@ -414,6 +414,17 @@ fn not_found(name: &str) -> Error {
         format!("no connection named {name}"),
         "list them with `gatehouse connections list`",
     )
+}
+
+/// The SHA-256 (hex) of what a definition runs and under which limits: its
+/// spec (program, args, environment sources) and its limits, as canonical
+/// JSON. The name is not part of it: a renamed or copied connection is a new
+/// connection and asks anyway (consent is stored by name). Consent is given
+/// to this hash; tool pins hash the spec alone ([`super::pin::spec_hash`]).
+pub fn spec_and_limits_hash(conn: &SavedConnection) -> String {
+    let canonical = serde_json::to_string(&json!({"spec": conn.spec, "limits": conn.limits}))
+        .expect("definition serialises");
+    hex::encode(Sha256::digest(canonical.as_bytes()))
 }
 
 #[cfg(test)]

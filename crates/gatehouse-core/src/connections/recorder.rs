@@ -11,13 +11,13 @@
 
 use serde_json::json;
 
-use super::lifecycle::{
-    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, RecordFuture, StderrCounters,
-    StreamEnd,
-};
 use crate::access::audit;
 use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
+use crate::mcp::client::lifecycle::{
+    CallRecord, CallRecorder, CallState, ConnectionRun, EffectClass, RecordFuture, StderrCounters,
+    StreamEnd,
+};
 use crate::sandbox::ExitInfo;
 use crate::store::calls::CallRow;
 use crate::store::connections::RunRow;
@@ -322,9 +322,15 @@ mod tests {
             .unwrap();
         let r = load_run(&store, "c1").await.unwrap().unwrap();
         assert_eq!(r.era, Some(crate::mcp::wire::revisions::Era::Legacy));
-        assert_eq!(r.end_reason, Some(super::super::EndReason::ScratchQuota));
+        assert_eq!(
+            r.end_reason,
+            Some(crate::mcp::client::EndReason::ScratchQuota)
+        );
         let r = load_run(&store, "c2").await.unwrap().unwrap();
-        assert_eq!(r.end_reason, Some(super::super::EndReason::HostKilled));
+        assert_eq!(
+            r.end_reason,
+            Some(crate::mcp::client::EndReason::HostKilled)
+        );
 
         store::connections::upsert_run(&store, &row("c3", "modern", "teleported"))
             .await

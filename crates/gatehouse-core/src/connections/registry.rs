@@ -12,10 +12,10 @@ use std::sync::Mutex;
 
 use serde::Serialize;
 
-use super::connection::Connection;
-use super::lifecycle::ConnectionRun;
-use super::rpc::lock;
 use crate::error::Result;
+use crate::mcp::client::Connection;
+use crate::mcp::client::lifecycle::ConnectionRun;
+use crate::sync::lock;
 
 /// Where a registered connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]

@@ -21,11 +21,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::negotiate::ToolInfo;
 use crate::access::audit;
 use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
 use crate::json::canonical;
+use crate::mcp::client::ToolInfo;
 use crate::sandbox::ChildSpec;
 use crate::store::tool_pins::PinRow;
 use crate::store::{self, Store};
@@ -76,9 +76,10 @@ pub fn tools_hash(tools: &[PinnedTool]) -> String {
     ))
 }
 
-/// The hash of a connection definition (program, arguments, environment
-/// names and kinds; stored definitions hold no secret value).
-pub fn definition_hash(spec: &ChildSpec) -> String {
+/// The hash of a connection's spec alone (program, arguments, environment
+/// names and kinds; stored definitions hold no secret value), as canonical
+/// JSON: a pin is tied to what runs, not to its limits.
+pub fn spec_hash(spec: &ChildSpec) -> String {
     sha256_hex(&canonical(
         &serde_json::to_value(spec).expect("spec serialises"),
     ))
@@ -299,7 +300,7 @@ pub async fn check(
 ) -> Result<PinStatus> {
     let offered = snapshot(tools);
     let offered_hash = tools_hash(&offered);
-    let def_hash = definition_hash(spec);
+    let def_hash = spec_hash(spec);
     let now = crate::time::now_ms();
     let Some(pin) = store::tool_pins::get(store, name).await? else {
         let row = PinRow {
@@ -486,7 +487,7 @@ pub async fn approve(store: &Store, actor: &str, name: &str, spec: &ChildSpec) -
                 &mut tx,
                 &PinRow {
                     name: name.to_string(),
-                    definition_sha256: definition_hash(spec),
+                    definition_sha256: spec_hash(spec),
                     tools_sha256: tools_hash(p),
                     tools: serde_json::to_string(p).expect("tools serialise"),
                     pending_tools: None,

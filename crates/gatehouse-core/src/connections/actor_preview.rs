@@ -14,15 +14,15 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::connection::Connection;
-use super::lifecycle::MemoryRecorder;
-use super::options::ConnectOptions;
 use super::saved;
 use crate::access::actor::{self, ActorFlags, ENV_API_KEY};
 use crate::access::audit::AuditActor;
 use crate::access::keys::{ID_LEN, RawKey, is_key_id};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
+use crate::mcp::client::Connection;
+use crate::mcp::client::lifecycle::MemoryRecorder;
+use crate::mcp::client::options::ConnectOptions;
 use crate::sandbox::stderr::TailSnapshot;
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
 use crate::site::{ENV_DATABASE_URL, Site};

@@ -1,7 +1,7 @@
 //! Consent to spawn a stored connection: what an admin is shown before the
 //! first start of a new or changed definition ([`request`]), and the record
 //! that they agreed ([`grant`]), kept per connection as the SHA-256 of the
-//! exact definition ([`definition_hash`]). Editing the definition changes the
+//! exact definition ([`spec_and_limits_hash`]). Editing the definition changes the
 //! hash, so [`require`] refuses until the admin agrees again.
 //!
 //! Values of environment variables never appear here: the request names each
@@ -9,26 +9,15 @@
 
 use serde::Serialize;
 use serde_json::json;
-use sha2::{Digest, Sha256};
 
-use super::options::ClientLimits;
-use super::saved::{self, SavedConnection};
+use super::saved::{self, SavedConnection, spec_and_limits_hash};
 use crate::access::audit;
 use crate::access::audit::AuditAction;
 use crate::error::{Error, Result, codes};
+use crate::mcp::client::options::ClientLimits;
 use crate::sandbox::{EnvValue, runtime};
 use crate::site::Site;
 use crate::store::{self, Store};
-
-/// The SHA-256 (hex) of what a definition runs and under which limits: its
-/// spec (program, args, environment sources) and its limits, as canonical
-/// JSON. The name is not part of it: a renamed or copied connection is a new
-/// connection and asks anyway (consent is stored by name).
-pub fn definition_hash(conn: &SavedConnection) -> String {
-    let canonical = serde_json::to_string(&json!({"spec": conn.spec, "limits": conn.limits}))
-        .expect("definition serialises");
-    hex::encode(Sha256::digest(canonical.as_bytes()))
-}
 
 /// Where one variable's value comes from; the value itself is never shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
@@ -91,7 +80,7 @@ pub struct ConsentRequest {
 /// What an admin must agree to before `conn` is spawned.
 pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentRequest> {
     let stored = store::consents::get(&site.store, &conn.name).await?;
-    let hash = definition_hash(conn);
+    let hash = spec_and_limits_hash(conn);
     let defaults = ClientLimits::default();
     let ceilings = saved::Ceilings::of(site, conn);
     let path = match conn.spec.env.get("PATH") {
@@ -158,7 +147,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
 pub async fn is_granted(store: &Store, conn: &SavedConnection) -> Result<bool> {
     Ok(store::consents::get(store, &conn.name)
         .await?
-        .is_some_and(|c| c.definition_sha256 == definition_hash(conn)))
+        .is_some_and(|c| c.definition_sha256 == spec_and_limits_hash(conn)))
 }
 
 /// Refuses with `CONSENT_REQUIRED` (the [`ConsentRequest`] in its detail)
@@ -187,7 +176,7 @@ pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
 /// (`CONSENT_STALE`).
 pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &str) -> Result<()> {
     let conn = saved::get(store, name).await?;
-    let hash = definition_hash(&conn);
+    let hash = spec_and_limits_hash(&conn);
     if hash != definition_sha256 {
         return Err(Error::invalid(
             codes::CONSENT_STALE,
@@ -242,12 +231,12 @@ mod tests {
     #[test]
     fn the_hash_changes_with_anything_that_runs_and_not_with_the_name() {
         let base = conn(ChildSpec::new("python3").arg("server.py"));
-        let h = definition_hash(&base);
+        let h = spec_and_limits_hash(&base);
         assert_eq!(h.len(), 64);
-        assert_eq!(h, definition_hash(&base.clone()), "stable");
+        assert_eq!(h, spec_and_limits_hash(&base.clone()), "stable");
         let mut renamed = base.clone();
         renamed.name = "other".into();
-        assert_eq!(h, definition_hash(&renamed));
+        assert_eq!(h, spec_and_limits_hash(&renamed));
         let changed = [
             conn(ChildSpec::new("python3").arg("evil.py")),
             conn(ChildSpec::new("python").arg("server.py")),
@@ -269,7 +258,7 @@ mod tests {
             },
         ];
         for c in changed {
-            assert_ne!(h, definition_hash(&c), "{c:?}");
+            assert_ne!(h, spec_and_limits_hash(&c), "{c:?}");
         }
     }
 }
