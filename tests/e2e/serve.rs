@@ -105,18 +105,18 @@ async fn panel(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let origins = text_of(client, "#serve-origins-list").await?;
     ensure!(origins.contains("https://app.example.org"), "{origins}");
     ensure!(
-        wait_for(client, "#serve-listen")
+        !wait_for(client, "#serve-listen")
             .await?
             .is_enabled()
-            .await?
-            == false,
+            .await?,
         "the allowlist stays editable while serving"
     );
 
-    // Real MCP calls at the URL shown: public reads, a wrong key, a burst
-    // over the key's rate (1/s, burst 2, from gatehouse.toml).
+    // Real MCP calls at the URL shown: public reads (within the address's
+    // own burst), a wrong key, a burst over the key's rate (1/s, burst 2,
+    // from gatehouse.toml).
     let scratch = tempfile::tempdir()?;
-    for id in 0..6 {
+    for id in 0..2 {
         ensure!(post(&url, None, scratch.path(), &call("content_read", id))? == 200);
     }
     let wrong = format!("{}x", &key[..key.len() - 1]);
@@ -133,15 +133,15 @@ async fn panel(client: &Client, site: &Path, home: &Path) -> Result<()> {
     // limited key show.
     wait_for_text(client, "#serve-rate", |t| t != "0/s").await?;
     let total: u64 = wait_for_text(client, "#serve-requests", |t| {
-        t.parse::<u64>().is_ok_and(|n| n >= 12)
+        t.parse::<u64>().is_ok_and(|n| n >= 8)
     })
     .await?
     .parse()?;
-    ensure!(total >= 12);
+    ensure!(total >= 8);
     wait_for_text(client, "#serve-auth-failures", |t| t == "1").await?;
     wait_for_text(client, "#serve-rate-limited", |t| t == limited.to_string()).await?;
     wait_for_text(client, "#serve-errors", |t| {
-        t.parse::<u64>().is_ok_and(|n| n >= 1 + limited)
+        t.parse::<u64>().is_ok_and(|n| n > limited)
     })
     .await?;
     let row = format!("#serve-limited-keys tr[data-key='{key_id}']");
