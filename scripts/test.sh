@@ -2,7 +2,7 @@
 # The one test command (the README's, and what .ci/run calls): sets up, builds once,
 # then runs formatting, lints, the UI checks and every test — on SQLite, then again
 # on a private PostgreSQL cluster — and the desktop E2E in a real webview under Xvfb;
-# last, it builds the .deb and the AppImage and tests them installed.
+# last, it builds the .deb, the AppImage and the Windows MSI and tests them installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -69,4 +69,11 @@ step "packages: build (scripts/package.sh, from the debug build above)"
 GATEHOUSE_PACKAGE_PROFILE=dev bash scripts/package.sh
 step "packages: install, use, remove (scripts/package-test.sh)"
 bash scripts/package-test.sh
+# The Windows installer from a debug cross build: gatehouse.exe is the Wine step's (no
+# rebuild), the desktop app is built here; the MSI's tables checked, then installed,
+# used through PATH and uninstalled under Wine.
+step "Windows installer: build (scripts/package-windows.sh, debug)"
+GATEHOUSE_PACKAGE_PROFILE=dev bash scripts/package-windows.sh
+step "Windows installer: install, use, uninstall under Wine (scripts/package-windows-test.sh)"
+bash scripts/package-windows-test.sh
 step "all checks passed"

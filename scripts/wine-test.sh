@@ -48,12 +48,7 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
 fi
 # Rust's std (1.78 on) imports bcryptprimitives.dll's ProcessPrng, which Wine 8.0
 # lacks: our shim answers it with RtlGenRandom (scripts/wine/bcryptprimitives.c).
-shim="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
-if ! ls /usr/lib/x86_64-linux-gnu/wine/x86_64-windows/bcryptprimitives.dll >/dev/null 2>&1 \
-   && { [ ! -f "$shim" ] || [ scripts/wine/bcryptprimitives.c -nt "$shim" ]; }; then
-  x86_64-w64-mingw32-gcc -shared -O2 -Wall -o "$shim" \
-    scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -ladvapi32
-fi
+bash scripts/wine/shim.sh
 # One server for the whole run (each wine64 start then costs ~0.2 s, not seconds).
 "$WINESERVER" -p >/dev/null 2>&1 || true
 trap '"$WINESERVER" -k >/dev/null 2>&1 || true' EXIT
@@ -65,9 +60,15 @@ winepath() { "$WINE" winepath -w "$1" 2>/dev/null | tr -d '\r'; }
 # Build once: core's test binaries, its examples (the fixture server) and gatehouse.exe.
 # No incremental cache: nothing here is rebuilt piecemeal, and it halves the disk used.
 export CARGO_INCREMENTAL=0
-mark "cargo test --no-run --target $TARGET -p gatehouse-core; cargo build --bin gatehouse"
+# The plain `cargo build` of gatehouse.exe comes last: the CLI's test build links it with the
+# dev-dependencies' features, and scripts/package-windows.sh reuses this one.
+mark "cargo test --no-run --target $TARGET -p gatehouse-core; -p gatehouse-cli --test it; cargo build --bin gatehouse"
 tests_json=$(cargo test --target "$TARGET" -p gatehouse-core --no-run \
   --message-format=json-render-diagnostics
+  mark "core's tests built" >&2
+  cargo test --target "$TARGET" -p gatehouse-cli --test it --no-run \
+  --message-format=json-render-diagnostics
+  mark "the CLI's tests built" >&2
   cargo build --target "$TARGET" -p gatehouse-cli --bin gatehouse \
   --message-format=json-render-diagnostics)
 bin_of() { # package, target kind, target name -> the built executable
@@ -90,12 +91,13 @@ print(found)
 }
 core_lib=$(bin_of gatehouse-core lib gatehouse_core)
 core_it=$(bin_of gatehouse-core test it)
+cli_it=$(bin_of gatehouse-cli test it)
 exe=$(bin_of gatehouse-cli bin gatehouse)
 fixture=$(bin_of gatehouse-core example stdio_fixture)
-for f in "$core_lib" "$core_it" "$exe" "$fixture"; do
+for f in "$core_lib" "$core_it" "$cli_it" "$exe" "$fixture"; do
   [ -n "$f" ] && [ -f "$f" ] || { echo "wine-test: a build product is missing ($f)" >&2; exit 1; }
 done
-mark "built: $(basename "$exe"), $(basename "$core_lib"), $(basename "$core_it"), $(basename "$fixture")"
+mark "built: $(basename "$exe"), $(basename "$core_lib"), $(basename "$core_it"), $(basename "$cli_it"), $(basename "$fixture")"
 
 # Each binary runs under wine64; `--exact`-free filters select the areas above.
 run() { mark "$*"; "$WINE" "$@"; }

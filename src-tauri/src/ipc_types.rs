@@ -51,9 +51,8 @@ use gatehouse_core::connections::actor_preview::{
 };
 use gatehouse_core::connections::consent::{ConsentEnv, ConsentLimits, ConsentRequest, EnvSource};
 use gatehouse_core::connections::form::{DefinitionForm, EnvKind, EnvRow};
-use gatehouse_core::connections::pin::{
-    ChangedTool, FieldChange, PendingReason, PinnedTool, ToolsDiff,
-};
+use gatehouse_core::connections::pin::PendingReason;
+use gatehouse_core::connections::pin::diff::{ChangedTool, FieldChange, PinnedTool, ToolsDiff};
 use gatehouse_core::connections::registry::LiveState;
 use gatehouse_core::connections::result_view::{ResultView, ViewItem};
 use gatehouse_core::mcp::client::{CallState, EffectClass, EndReason, LiveUsage};

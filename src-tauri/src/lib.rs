@@ -10,7 +10,8 @@
 //! the app remembers between runs (recent sites, last screen; the window's
 //! size and position are kept by the window-state plugin, written to disk by
 //! [`window_state`] once the window settles); [`painting`] decides, before
-//! the window exists, whether WebKit composites with GL.
+//! the window exists, whether WebKit composites with GL; [`menu`] is the menu
+//! bar, per system's convention.
 //!
 //! A new command: a function taking its own `…Args` struct in its screen's
 //! file, one line in `commands/list.rs` (which registers it, declares its
@@ -22,6 +23,7 @@ pub mod commands;
 pub mod error;
 pub mod ipc_types;
 pub mod live;
+pub mod menu;
 pub mod painting;
 pub mod prefs;
 pub mod state;
@@ -45,6 +47,7 @@ pub fn run() -> tauri::Result<()> {
             use tauri::Manager as _;
             let dir = app.path().app_config_dir().ok();
             app.manage(prefs::Prefs::load(dir));
+            menu::install(app.handle())?;
             Ok(())
         })
         .invoke_handler(include!("commands/list.rs"))

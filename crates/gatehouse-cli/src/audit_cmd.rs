@@ -82,7 +82,7 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
         }
         AuditCommand::Key => {
             store.close().await;
-            checkpoint::Signer::load_or_create(&gatehouse_core::host_env::config_dir()?)?
+            checkpoint::signer::Signer::load_or_create(&gatehouse_core::host_env::config_dir()?)?
                 .public_hex()
         }
         AuditCommand::Checkpoint(CheckpointCommand::Export) => {

@@ -4,7 +4,7 @@
 use clap::Subcommand;
 use gatehouse_core::Result;
 use gatehouse_core::access::oauth::{Principal, flow, grants};
-use gatehouse_core::time::rfc3339;
+use gatehouse_core::time::{now_ms, rfc3339};
 
 use crate::Ctx;
 use crate::keys_cmd::CLI_ACTOR;
@@ -12,8 +12,13 @@ use crate::output::{table, to_json};
 
 #[derive(Subcommand)]
 pub enum OAuthCommand {
-    /// List grants: client, redirect host, the key they act as, scopes, use.
+    /// List grants: client, redirect host, the key or user they act as,
+    /// scopes, use.
     Grants {
+        /// Each grant's calls: the last one and from where, by tool over the
+        /// last day and week, and how many were refused.
+        #[arg(long)]
+        usage: bool,
         #[arg(long)]
         json: bool,
     },
@@ -39,7 +44,50 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
     Ok(match cmd {
-        OAuthCommand::Grants { json } => {
+        OAuthCommand::Grants { usage: true, json } => {
+            let list = grants::list_with_usage(store, now_ms()).await?;
+            if json {
+                to_json(&list)
+            } else {
+                let dash = || "-".to_string();
+                table(
+                    &[
+                        "id",
+                        "client",
+                        "acts as",
+                        "status",
+                        "last call",
+                        "from",
+                        "24h",
+                        "7d",
+                        "refused 7d",
+                        "by tool (7d)",
+                    ],
+                    list.iter()
+                        .map(|o| {
+                            let (g, u) = (&o.grant, &o.usage);
+                            vec![
+                                g.id.clone(),
+                                g.client_name.clone(),
+                                g.acts_as.to_string(),
+                                status(g),
+                                u.last_call_at.map(rfc3339).unwrap_or_else(dash),
+                                u.last_from.clone().unwrap_or_else(dash),
+                                u.calls_day.to_string(),
+                                u.calls_week.to_string(),
+                                u.refused_week.to_string(),
+                                u.by_tool
+                                    .iter()
+                                    .map(|t| format!("{} {}", t.tool, t.week))
+                                    .collect::<Vec<_>>()
+                                    .join(", "),
+                            ]
+                        })
+                        .collect(),
+                )
+            }
+        }
+        OAuthCommand::Grants { usage: false, json } => {
             let list = grants::list(store).await?;
             if json {
                 to_json(&list)
@@ -68,11 +116,7 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                                 rfc3339(g.created_at),
                                 when(g.last_used_at),
                                 g.created_from.clone().unwrap_or_else(|| "-".into()),
-                                match (&g.revoked_at, &g.revoked_reason) {
-                                    (Some(_), Some(r)) => format!("revoked: {r}"),
-                                    (Some(_), None) => "revoked".into(),
-                                    _ => "active".into(),
-                                },
+                                status(g),
                             ]
                         })
                         .collect(),
@@ -105,4 +149,12 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
             format!("revoked OAuth grant {id}")
         }
     })
+}
+
+fn status(g: &grants::GrantInfo) -> String {
+    match (&g.revoked_at, &g.revoked_reason) {
+        (Some(_), Some(r)) => format!("revoked: {r}"),
+        (Some(_), None) => "revoked".into(),
+        _ => "active".into(),
+    }
 }

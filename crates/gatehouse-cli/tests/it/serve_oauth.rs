@@ -921,6 +921,52 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
     assert_ne!(r.json()["result"]["isError"], true, "{}", r.text());
     assert_eq!(tool_calls_of(&site, "user:ok@example.com").len(), 1);
 
+    // Usage per grant: this grant's calls and refusals, not another's.
+    let (key, other_key_id) = site.mint("editor");
+    let (other, _, _) = tokens(&s.addr, &base, &key, "content:read");
+    assert_eq!(call(&s, &other, "content_list", json!({})).status, 200);
+    let r = call(&s, &access, "content_read", json!({"slug": "by-ok"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Outside the grant's scopes: a 403 before the core, still an audited refusal.
+    let r = call(&s, &access, "media_list", json!({}));
+    assert_eq!(r.status, 403, "{}", r.text());
+    let listed = site.ok_json(&["oauth", "grants", "--usage", "--json"]);
+    let of = |acts: Value| {
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["acts_as"] == acts)
+            .unwrap_or_else(|| panic!("{listed}"))["usage"]
+            .clone()
+    };
+    let mine = of(json!({"kind": "user", "id": "ok@example.com"}));
+    assert_eq!(mine["calls_week"], 3, "{mine}");
+    assert_eq!(mine["calls_day"], 3, "{mine}");
+    assert_eq!(mine["refused_week"], 1, "{mine}");
+    assert_eq!(mine["last_from"], "127.0.0.1", "{mine}");
+    assert!(mine["last_call_at"].is_string(), "{mine}");
+    let tools: Vec<(&str, i64)> = mine["by_tool"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["tool"].as_str().unwrap(), t["week"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("content_read", 1),
+            ("content_write_draft", 1),
+            ("media_list", 1)
+        ],
+        "{mine}"
+    );
+    let theirs = of(json!({"kind": "key", "id": other_key_id}));
+    assert_eq!(theirs["calls_week"], 1, "{theirs}");
+    let table = site.ok(&["oauth", "grants", "--usage"]);
+    assert!(table.contains("user ok@example.com"), "{table}");
+    assert!(table.contains("media_list 1"), "{table}");
+
     // The user disabled: the grant's token stops working at once.
     site.ok(&["users", "disable", "--email", "ok@example.com"]);
     let r = call(&s, &access, "content_list", json!({}));

@@ -1,4 +1,4 @@
-//! What each key did lately: its last call, its calls by tool over the last
+//! What each key (and each OAuth grant, [`of_grant`]) did lately: its last call, its calls by tool over the last
 //! day and week, and how many were refused (by its roles or restrictions,
 //! or because it had stopped working). Counted from the audit log, where
 //! every tool call has its entry, so nothing is kept twice (see
@@ -64,10 +64,7 @@ pub async fn by_key(store: &Store, now: i64) -> Result<BTreeMap<String, KeyUsage
     )
     .await?
     {
-        let from = serde_json::from_str::<serde_json::Value>(&detail)
-            .ok()
-            .and_then(|d| d.get("from")?.as_str().map(str::to_string))
-            .filter(|f| !f.is_empty());
+        let from = last_from(&detail);
         if let (Ok(AuditActor::Key(id)), Some(from)) = (actor.parse::<AuditActor>(), from)
             && let Some(u) = out.get_mut(&id)
         {
@@ -83,13 +80,48 @@ fn fold(rows: Vec<sql::ToolCalls>) -> BTreeMap<String, KeyUsage> {
         let Ok(AuditActor::Key(id)) = r.actor.parse::<AuditActor>() else {
             continue;
         };
-        let u = out.entry(id.to_string()).or_default();
-        u.last_call_at = Some(u.last_call_at.map_or(r.last_at, |t| t.max(r.last_at)));
-        u.calls_day += r.day;
-        u.calls_week += r.week;
-        u.refused_day += r.refused_day;
-        u.refused_week += r.refused_week;
-        u.by_tool.push(ToolUsage {
+        out.entry(id.to_string()).or_default().add(r);
+    }
+    for u in out.values_mut() {
+        u.sort();
+    }
+    out
+}
+
+/// Usage of the calls made through OAuth grant `grant_id` in the week
+/// before `now` (by whichever actor the grant acts as).
+pub async fn of_grant(store: &Store, grant_id: &str, now: i64) -> Result<KeyUsage> {
+    let action = AuditAction::McpToolCall.as_str();
+    let mut u = KeyUsage::default();
+    for r in sql::grant_tool_calls(store, action, grant_id, now - WEEK_MS, now - DAY_MS).await? {
+        u.add(r);
+    }
+    u.sort();
+    if u.calls_week > 0
+        && let Some(detail) = sql::grant_last_call(store, action, grant_id, now - WEEK_MS).await?
+    {
+        u.last_from = last_from(&detail);
+    }
+    Ok(u)
+}
+
+/// Where a call came from, as its audit detail says.
+fn last_from(detail: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(detail)
+        .ok()
+        .and_then(|d| d.get("from")?.as_str().map(str::to_string))
+        .filter(|f| !f.is_empty())
+}
+
+impl KeyUsage {
+    /// Adds one tool's row.
+    fn add(&mut self, r: sql::ToolCalls) {
+        self.last_call_at = Some(self.last_call_at.map_or(r.last_at, |t| t.max(r.last_at)));
+        self.calls_day += r.day;
+        self.calls_week += r.week;
+        self.refused_day += r.refused_day;
+        self.refused_week += r.refused_week;
+        self.by_tool.push(ToolUsage {
             tool: r.tool,
             day: r.day,
             week: r.week,
@@ -97,14 +129,13 @@ fn fold(rows: Vec<sql::ToolCalls>) -> BTreeMap<String, KeyUsage> {
             refused_week: r.refused_week,
         });
     }
-    for u in out.values_mut() {
-        u.by_tool
+
+    /// Most called tool first.
+    fn sort(&mut self) {
+        self.by_tool
             .sort_by(|a, b| b.week.cmp(&a.week).then_with(|| a.tool.cmp(&b.tool)));
     }
-    out
-}
 
-impl KeyUsage {
     /// In one line: "24h: 5 calls (1 refused); 7d: 9 calls (1 refused); content_read 6, content_list 3".
     pub fn summary(&self) -> String {
         if self.calls_week == 0 {

@@ -124,13 +124,14 @@ pub fn check_signature(dump: &Dump, trust: &Trust) -> Result<()> {
             "export it again with this Gatehouse (exports are signed), or pass --unsigned if you made this file yourself and it never left your hands",
         ));
     };
-    if !checkpoint::signed_by(&signed.public_key, &signed.signature, &signed_message(dump)) {
+    if !checkpoint::signer::signed_by(&signed.public_key, &signed.signature, &signed_message(dump))
+    {
         return Err(tampered(
             "the export's signature does not match its content: it was changed after it was exported",
             "import the file exactly as `gatehouse site export` wrote it",
         ));
     }
-    let own = checkpoint::Signer::load(&config_dir()?)?.map(|s| s.public_hex());
+    let own = checkpoint::signer::Signer::load(&config_dir()?)?.map(|s| s.public_hex());
     let key = signed.public_key.to_ascii_lowercase();
     if own.as_deref() == Some(key.as_str())
         || trust
@@ -225,7 +226,7 @@ impl Dump {
 /// machine's audit signing key (made on first use).
 pub async fn export(site: &Site) -> Result<Dump> {
     let mut dump = export_unsigned(site).await?;
-    let signer = checkpoint::Signer::load_or_create(&config_dir()?)?;
+    let signer = checkpoint::signer::Signer::load_or_create(&config_dir()?)?;
     let signature = signer.sign_message(&signed_message(&dump));
     dump.signature = Some(DumpSignature {
         public_key: signer.public_hex(),

@@ -4,7 +4,7 @@
 use sqlx::AssertSqlSafe;
 
 use super::Store;
-use crate::error::Result;
+use crate::error::{Code, Result};
 
 /// One actor's calls of one tool since `week_start`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -18,17 +18,33 @@ pub struct ToolCalls {
     pub last_at: i64,
 }
 
-/// A refusal as the audit detail spells it: the permission layer's, a key
-/// restriction's, a key that stopped working, or a held call nobody approved. The detail is compact JSON
-/// written by `tools::record`, so a substring test is exact (`_` in a
-/// pattern matches itself among these codes).
-const REFUSED: &str = "(a.detail LIKE '%\"code\":\"PERMISSION_DENIED\"%' \
-     OR a.detail LIKE '%\"code\":\"KEY_TOOL_NOT_ALLOWED\"%' \
-     OR a.detail LIKE '%\"code\":\"KEY_READ_ONLY\"%' \
-     OR a.detail LIKE '%\"code\":\"KEY_SCOPE_CONTENT\"%' \
-     OR a.detail LIKE '%\"code\":\"KEY_RATE_LIMITED\"%' \
-     OR a.detail LIKE '%\"code\":\"ACTOR_API_KEY_INVALID\"%' \
-     OR a.detail LIKE '%\"code\":\"APPROVAL_%')";
+/// The codes of a refused call as the audit detail spells them: the
+/// permission layer's, a key restriction's, an OAuth scope's, a key, token or
+/// user that stopped working; and (by prefix, below) a held call nobody
+/// approved.
+const REFUSED_CODES: [Code; 9] = [
+    Code::PERMISSION_DENIED,
+    Code::KEY_TOOL_NOT_ALLOWED,
+    Code::KEY_READ_ONLY,
+    Code::KEY_SCOPE_CONTENT,
+    Code::KEY_RATE_LIMITED,
+    Code::ACTOR_API_KEY_INVALID,
+    Code::OAUTH_SCOPE_INSUFFICIENT,
+    Code::OAUTH_TOKEN_INVALID,
+    Code::USER_DISABLED,
+];
+
+/// Whether the entry `a` is a refusal. The detail is compact JSON written by
+/// `tools::record`, so a substring test is exact (`_` in a pattern matches
+/// itself among these codes).
+fn refused() -> String {
+    let mut terms: Vec<String> = REFUSED_CODES
+        .iter()
+        .map(|c| format!("a.detail LIKE '%\"code\":\"{}\"%'", c.as_str()))
+        .collect();
+    terms.push("a.detail LIKE '%\"code\":\"APPROVAL_%'".into());
+    format!("({})", terms.join(" OR "))
+}
 
 /// Calls by actor (those starting with `prefix`, which holds no `%` or `_`) and tool since `week_start`,
 /// with the part since `day_start`.
@@ -39,12 +55,13 @@ pub async fn tool_calls(
     week_start: i64,
     day_start: i64,
 ) -> Result<Vec<ToolCalls>> {
+    let refused = refused();
     let sql = &format!(
         "SELECT a.actor AS actor, a.subject AS tool,
                 COUNT(*) AS week,
                 SUM(CASE WHEN a.ts >= $3 THEN 1 ELSE 0 END) AS day,
-                SUM(CASE WHEN {REFUSED} THEN 1 ELSE 0 END) AS refused_week,
-                SUM(CASE WHEN a.ts >= $3 AND {REFUSED} THEN 1 ELSE 0 END) AS refused_day,
+                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused_week,
+                SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
                 MAX(a.ts) AS last_at
          FROM audit_log a
          WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
@@ -92,4 +109,88 @@ pub async fn last_calls(
             .await
         })
         .await
+}
+
+/// The LIKE pattern of the tool-call entries made through OAuth grant `id`
+/// (`tools::record` writes `"grant":"<id>"`); `\` escapes the id's `_`.
+fn grant_pattern(id: &str) -> String {
+    let escaped = id
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%\"grant\":\"{escaped}\"%")
+}
+
+/// [`tool_calls`] for the calls made through one OAuth grant (whatever the
+/// actor it acted as), `actor` being that actor's label.
+pub async fn grant_tool_calls(
+    store: &Store,
+    action: &str,
+    grant_id: &str,
+    week_start: i64,
+    day_start: i64,
+) -> Result<Vec<ToolCalls>> {
+    let refused = refused();
+    let sql = &format!(
+        "SELECT MIN(a.actor) AS actor, a.subject AS tool,
+                COUNT(*) AS week,
+                SUM(CASE WHEN a.ts >= $3 THEN 1 ELSE 0 END) AS day,
+                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused_week,
+                SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
+                MAX(a.ts) AS last_at
+         FROM audit_log a
+         WHERE a.action = $4 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
+         GROUP BY a.subject
+         ORDER BY a.subject"
+    );
+    let like = &grant_pattern(grant_id);
+    store
+        .read("counting OAuth grant usage", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(like)
+                .bind(week_start)
+                .bind(day_start)
+                .bind(action)
+                .fetch_all(&pool)
+                .await
+        })
+        .await
+}
+
+/// The detail of the newest `action` entry through OAuth grant `grant_id`
+/// since `since`.
+pub async fn grant_last_call(
+    store: &Store,
+    action: &str,
+    grant_id: &str,
+    since: i64,
+) -> Result<Option<String>> {
+    let like = &grant_pattern(grant_id);
+    store
+        .read(
+            "reading the last call of an OAuth grant",
+            |pool| async move {
+                sqlx::query_scalar(
+                    "SELECT a.detail FROM audit_log a
+                 WHERE a.action = $3 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
+                 ORDER BY a.seq DESC LIMIT 1",
+                )
+                .bind(like)
+                .bind(since)
+                .bind(action)
+                .fetch_optional(&pool)
+                .await
+            },
+        )
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_pattern_escapes_like_wildcards() {
+        assert_eq!(grant_pattern("a_b%c"), "%\"grant\":\"a\\_b\\%c\"%");
+    }
 }

@@ -944,8 +944,8 @@ async fn clone3_is_refused_and_threads_still_start() {
 async fn child_cannot_read_the_audit_signing_key() {
     let (_tmp, site) = fresh_site("iso_audit_key").await;
     let config = gatehouse_core::host_env::config_dir().unwrap();
-    gatehouse_core::site::checkpoint::Signer::load_or_create(&config).unwrap();
-    let key = config.join(gatehouse_core::site::checkpoint::KEY_FILE);
+    gatehouse_core::site::checkpoint::signer::Signer::load_or_create(&config).unwrap();
+    let key = config.join(gatehouse_core::site::checkpoint::signer::KEY_FILE);
     add_hostile(&site, "h", SavedLimits::default()).await;
     let out = attack(&site, "h", "read_file", json!({"path": key}))
         .await

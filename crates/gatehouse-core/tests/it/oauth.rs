@@ -494,3 +494,63 @@ async fn a_long_request_ends_when_its_grant_is_revoked() {
     let e = r.refresh(&site.store).await.unwrap_err();
     assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
 }
+
+/// An expired code or refresh token is refused and the expiry audited; an
+/// expired refresh token presented again is still "expired", never taken
+/// for a replay that would revoke the grant.
+#[tokio::test]
+async fn expired_code_and_refresh_token_are_audited_and_a_retried_expired_refresh_is_no_replay() {
+    let (_tmp, site) = fresh_site("oauth_expiry_audited").await;
+    let client = public_client(&site).await;
+    let expiries = |site: &Site| {
+        let store = site.store.clone();
+        async move {
+            gatehouse_core::access::audit_view::matching(
+                &store,
+                &gatehouse_core::access::audit_view::AuditFilter::default(),
+            )
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.action == "oauth.expire")
+            .map(|r| {
+                let d: serde_json::Value = serde_json::from_str(&r.detail).unwrap();
+                d["what"].as_str().unwrap_or("").to_string()
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect::<Vec<_>>()
+        }
+    };
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    expire_all(&site, "oauth_codes").await;
+    let e = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap_err();
+    assert!(e.message.contains("expired"), "{}", e.message);
+    assert_eq!(expiries(&site).await, ["authorization code"]);
+
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    expire_all(&site, "oauth_tokens").await;
+    for _ in 0..2 {
+        let e = flow::token(
+            &site.store,
+            &issuer(),
+            &refresh_request(&client, &tokens),
+            "t",
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+        assert!(e.message.contains("expired"), "{}", e.message);
+    }
+    assert_eq!(
+        expiries(&site).await,
+        ["authorization code", "refresh token"]
+    );
+    let live = grants::list(&site.store).await.unwrap();
+    assert!(live.iter().all(|g| g.revoked_at.is_none()), "{live:?}");
+}

@@ -533,6 +533,19 @@ pub async fn approve_pairing(
         .await?
         .ok_or_else(unknown)?;
     if row.expires_at <= now_ms() {
+        audit::append(
+            &mut tx,
+            AuditEntry {
+                actor,
+                action: AuditAction::OauthExpire,
+                subject: &row.client_id,
+                detail: json!({"what": "consent", "pairing": true}),
+            },
+        )
+        .await?;
+        tx.commit()
+            .await
+            .map_err(|e| Error::storage("committing an expired request", e))?;
         return Err(unknown());
     }
     if !sql::approve_pairing(&mut tx, &row.id, key_id.as_deref(), email.as_deref()).await? {
@@ -764,6 +777,29 @@ async fn revoke_replayed(mut tx: crate::store::Tx, grant_id: &str, what: &str) -
         .map_err(|e| Error::storage("committing a revocation", e))
 }
 
+/// Records that a client presented an expired code or refresh token (`tx`
+/// has marked it used, so it is spent for good).
+async fn expired(
+    mut tx: crate::store::Tx,
+    client_id: &str,
+    what: &str,
+    grant_id: &str,
+) -> Result<()> {
+    audit::append(
+        &mut tx,
+        AuditEntry {
+            actor: AuditActor::PUBLIC,
+            action: AuditAction::OauthExpire,
+            subject: client_id,
+            detail: json!({"what": what, "grant_id": grant_id}),
+        },
+    )
+    .await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("committing an expiry", e))
+}
+
 /// The authorization code exchange; see the module doc.
 pub async fn exchange(
     store: &Store,
@@ -804,6 +840,7 @@ pub async fn exchange(
         ));
     }
     if row.expires_at <= now {
+        expired(tx, &row.client_id, "authorization code", &row.grant_id).await?;
         return Err(invalid_grant("the authorization code expired"));
     }
     if req.redirect_uri.as_deref() != Some(row.redirect_uri.as_str()) {
@@ -891,14 +928,20 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
     if row.revoked_at.is_some() {
         return Err(invalid_grant("the grant was revoked"));
     }
-    if row.used_at.is_some() || !sql::use_token(&mut tx, &hash, now).await? {
+    let replayed = "the refresh token was already used; the whole grant is revoked";
+    if row.used_at.is_some() {
         revoke_replayed(tx, &row.grant_id, "refresh token").await?;
-        return Err(invalid_grant(
-            "the refresh token was already used; the whole grant is revoked",
-        ));
+        return Err(invalid_grant(replayed));
     }
+    // An expired token is refused before it is spent: presenting it again
+    // is no replay.
     if row.expires_at <= now {
+        expired(tx, &row.client_id, "refresh token", &row.grant_id).await?;
         return Err(invalid_grant("the refresh token expired"));
+    }
+    if !sql::use_token(&mut tx, &hash, now).await? {
+        revoke_replayed(tx, &row.grant_id, "refresh token").await?;
+        return Err(invalid_grant(replayed));
     }
     if let Some(r) = &req.resource
         && (!issuer.is_resource(r) || r.trim_end_matches('/') != row.resource)

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::Principal;
 
 use crate::access::audit::{self, AuditAction, AuditEntry};
+use crate::access::key_usage::{self, KeyUsage, WEEK_MS};
 use crate::error::{Code, Error, Result};
 use crate::store::Store;
 use crate::store::oauth as sql;
@@ -67,14 +68,56 @@ pub async fn list(store: &Store) -> Result<Vec<GrantInfo>> {
     Ok(out)
 }
 
+/// A grant with what it did lately: the same usage a key shows (last call,
+/// from where, calls by tool over the last day and week, refusals).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
+pub struct GrantOverview {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub grant: GrantInfo,
+    pub usage: KeyUsage,
+}
+
+/// Every grant with its usage at `now`, oldest first. A grant unused in the
+/// week (its tokens are checked at every request, so `last_used_at` says
+/// so) reads no audit at all.
+pub async fn list_with_usage(store: &Store, now: i64) -> Result<Vec<GrantOverview>> {
+    let mut out = Vec::new();
+    for grant in list(store).await? {
+        let usage = if grant
+            .last_used_at
+            .is_some_and(|t| t >= now - WEEK_MS - 60_000)
+        {
+            key_usage::of_grant(store, &grant.id, now).await?
+        } else {
+            KeyUsage::default()
+        };
+        out.push(GrantOverview { grant, usage });
+    }
+    Ok(out)
+}
+
+/// One grant with its usage at `now`.
+pub async fn overview(store: &Store, id: &str, now: i64) -> Result<GrantOverview> {
+    let grant = list(store)
+        .await?
+        .into_iter()
+        .find(|g| g.id == id)
+        .ok_or_else(|| not_found(id))?;
+    let usage = key_usage::of_grant(store, id, now).await?;
+    Ok(GrantOverview { grant, usage })
+}
+
+fn not_found(id: &str) -> Error {
+    Error::new(Code::OAUTH_GRANT_NOT_FOUND, format!("no OAuth grant {id}"))
+        .hint("list grants with `gatehouse oauth grants`")
+}
+
 /// Revokes a grant and its tokens, recorded as done by `actor`.
 pub async fn revoke(store: &Store, actor: &str, id: &str) -> Result<()> {
     let mut tx = store.begin_write().await?;
     let Some(grant) = sql::get_grant(&mut tx, id).await? else {
-        return Err(
-            Error::new(Code::OAUTH_GRANT_NOT_FOUND, format!("no OAuth grant {id}"))
-                .hint("list grants with `gatehouse oauth grants`"),
-        );
+        return Err(not_found(id));
     };
     if grant.revoked_at.is_some() {
         return Err(Error::new(

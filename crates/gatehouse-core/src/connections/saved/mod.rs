@@ -420,7 +420,7 @@ fn not_found(name: &str) -> Error {
 /// spec (program, args, environment sources) and its limits, as canonical
 /// JSON. The name is not part of it: a renamed or copied connection is a new
 /// connection and asks anyway (consent is stored by name). Consent is given
-/// to this hash; tool pins hash the spec alone ([`super::pin::spec_hash`]).
+/// to this hash; tool pins hash the spec alone ([`super::pin::diff::spec_hash`]).
 pub fn spec_and_limits_hash(conn: &SavedConnection) -> String {
     let canonical = serde_json::to_string(&json!({"spec": conn.spec, "limits": conn.limits}))
         .expect("definition serialises");

@@ -269,7 +269,7 @@ pub async fn approve_live(
         .hint("disconnect and connect again: the next connect pins the list it offers then"));
     };
     let offered = conn.list_tools().await?;
-    if pin::tools_hash(&pin::snapshot(&offered)) != approved {
+    if pin::diff::tools_hash(&pin::diff::snapshot(&offered)) != approved {
         return Err(pin::hold(&site.store, actor, name, Some(&offered))
             .await
             .unwrap_or_else(|e| e));

@@ -13,7 +13,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use std::time::Duration;
 
+use tokio::sync::{Notify, SemaphorePermit, oneshot};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::closed::Closed;
 use super::connection::Connection;
@@ -38,71 +40,115 @@ pub struct CallOutcome {
     pub record: CallRecord,
 }
 
+/// A call's clocks and cancel token, fixed when it is received.
+struct Budget {
+    total: Duration,
+    inactivity: Option<Duration>,
+    deadline: Instant,
+    cancel: CancellationToken,
+}
+
+/// Why a call ends before its answer: its final state and the error.
+struct Stop(CallState, Error);
+
+/// A request on the wire: what waiting for its answer needs.
+struct Sent {
+    id: u64,
+    effect: EffectClass,
+    answer: oneshot::Receiver<Reply>,
+    activity: Arc<Notify>,
+}
+
 impl Connection {
-    /// Calls `tool` with `arguments`, recording every transition.
+    /// Calls `tool` with `arguments`, recording every transition: validate,
+    /// take a slot, dispatch, then wait for exactly one final state.
     pub async fn call_tool(&self, tool: &str, arguments: Value, opts: CallOptions) -> CallOutcome {
         let s = &self.shared;
         let total = opts.timeout.unwrap_or(s.limits.call_timeout);
-        let inactivity = opts.inactivity.or(s.limits.inactivity_timeout);
-        let deadline = Instant::now() + total;
-        let cancel = opts.cancel.unwrap_or_default();
+        let budget = Budget {
+            total,
+            inactivity: opts.inactivity.or(s.limits.inactivity_timeout),
+            deadline: Instant::now() + total,
+            cancel: opts.cancel.unwrap_or_default(),
+        };
         // Serialised once: its length goes into the record, its bytes on the wire.
         let args_json = serde_json::to_vec(&arguments).unwrap_or_default();
         let mut call = CallInFlight::new(s.clone(), tool, args_json.len() as u64);
         call.write().await;
 
-        // Validation: shape only; the server validates against its schema.
+        if let Err(Stop(state, e)) = self.validate(tool, &arguments) {
+            return call.finish(state, None, Some(e)).await;
+        }
+        call.record.state = CallState::Validated;
+        call.write().await;
+
+        let _permit = match self.take_slot(&budget).await {
+            Ok(permit) => permit,
+            Err(Stop(state, e)) => return call.finish(state, None, Some(e)).await,
+        };
+        let sent = match self.dispatch(&mut call, tool, args_json, &budget).await {
+            Ok(sent) => sent,
+            Err(Stop(state, e)) => return call.finish(state, None, Some(e)).await,
+        };
+        self.await_answer(call, tool, sent, &budget).await
+    }
+
+    /// Shape only (the server validates against its schema), then whether the
+    /// connection can take a call at all.
+    fn validate(&self, tool: &str, arguments: &Value) -> Result<(), Stop> {
+        let s = &self.shared;
         if tool.is_empty() || !arguments.is_object() {
             let e = Error::invalid(
                 codes::CALL_INVALID,
                 "a call needs a tool name and an object of arguments",
                 "pass --args as a JSON object, for example '{\"message\":\"hi\"}'",
             );
-            return call.finish(CallState::Failed, None, Some(e)).await;
+            return Err(Stop(CallState::Failed, e));
         }
         if let Some(closed) = s.rpc.closed() {
-            return call
-                .finish(CallState::Failed, None, Some(closed.error()))
-                .await;
+            return Err(Stop(CallState::Failed, closed.error()));
         }
         // Only a stored connection has a pinned tool list to hold against; an
         // ad-hoc one (tests, tools) takes the server's list as it comes.
         if s.name.is_some() && s.rpc.tools_list_changed() {
-            return call
-                .finish(
-                    CallState::Failed,
-                    None,
-                    Some(on_hold_error(s.name.as_deref())),
-                )
-                .await;
+            return Err(Stop(CallState::Failed, on_hold_error(s.name.as_deref())));
         }
-        call.record.state = CallState::Validated;
-        call.write().await;
+        Ok(())
+    }
 
-        let _permit = tokio::select! {
+    /// One of the connection's call slots, unless the caller cancels or the
+    /// deadline passes first.
+    async fn take_slot(&self, budget: &Budget) -> Result<SemaphorePermit<'_>, Stop> {
+        let s = &self.shared;
+        let permit = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return call.finish(CallState::CancelledBeforeDispatch, None, Some(cancelled_error())).await,
+            _ = budget.cancel.cancelled() => return Err(Stop(CallState::CancelledBeforeDispatch, cancelled_error())),
             p = s.slots.acquire() => match p {
                 Ok(p) => p,
-                Err(_) => return call.finish(CallState::Failed, None, Some(Closed::Dropped.error())).await,
+                Err(_) => return Err(Stop(CallState::Failed, Closed::Dropped.error())),
             },
-            _ = tokio::time::sleep_until(deadline) => {
+            _ = tokio::time::sleep_until(budget.deadline) => {
                 let e = Error::new(codes::CALL_TIMEOUT, "no free slot before the call's deadline")
                     .hint("fewer concurrent calls, or a longer --timeout");
-                return call.finish(CallState::TimedOut, None, Some(e)).await;
+                return Err(Stop(CallState::TimedOut, e));
             }
         };
-        if cancel.is_cancelled() {
-            return call
-                .finish(
-                    CallState::CancelledBeforeDispatch,
-                    None,
-                    Some(cancelled_error()),
-                )
-                .await;
+        if budget.cancel.is_cancelled() {
+            return Err(Stop(CallState::CancelledBeforeDispatch, cancelled_error()));
         }
+        Ok(permit)
+    }
 
-        // Dispatch: effect class fixed now, attempt written before sending.
+    /// Fixes the effect class, writes the attempt to the record before
+    /// sending, then puts the request on the wire within the deadline.
+    async fn dispatch(
+        &self,
+        call: &mut CallInFlight,
+        tool: &str,
+        args_json: Vec<u8>,
+        budget: &Budget,
+    ) -> Result<Sent, Stop> {
+        let s = &self.shared;
         let effect = lock(&s.tools)
             .get(tool)
             .copied()
@@ -113,22 +159,18 @@ impl Connection {
         call.record.state = CallState::Dispatched;
         call.record.dispatched_at_ms = Some(now_ms());
         if let Err(e) = s.recorder.record_call(&call.record).await {
-            return call.finish(CallState::Failed, None, Some(e)).await;
+            return Err(Stop(CallState::Failed, e));
         }
-        let (mut rx, activity) = match s.rpc.register(id) {
-            Ok(r) => r,
-            Err(closed) => {
-                return call
-                    .finish(CallState::Failed, None, Some(closed.error()))
-                    .await;
-            }
-        };
+        let (answer, activity) = s
+            .rpc
+            .register(id)
+            .map_err(|closed| Stop(CallState::Failed, closed.error()))?;
         call.on_wire = true;
         let modern = s.era() == Some(Era::Modern);
-        let line = tools_call_line(id, tool, &args_json, modern, inactivity.is_some());
+        let line = tools_call_line(id, tool, &args_json, modern, budget.inactivity.is_some());
         drop(args_json);
         // A child that stops reading stdin must not hold the call past its deadline.
-        if tokio::time::timeout_at(deadline, s.rpc.write_line(&line))
+        if tokio::time::timeout_at(budget.deadline, s.rpc.write_line(&line))
             .await
             .is_err()
         {
@@ -136,20 +178,45 @@ impl Connection {
             call.on_wire = false;
             let closed = Closed::Timeout {
                 tool: tool.to_string(),
-                after: total,
+                after: budget.total,
             };
             let _ = s.commands.send(Command::Kill(closed.clone()));
-            return call
-                .finish(CallState::TimedOut, None, Some(closed.error()))
-                .await;
+            return Err(Stop(CallState::TimedOut, closed.error()));
         }
-        drop(line);
+        Ok(Sent {
+            id,
+            effect,
+            answer,
+            activity,
+        })
+    }
 
-        let mut limits = Deadlines::new(deadline, total, inactivity, Instant::now());
+    /// Waits for the answer, the caller's cancel, or a deadline (total or
+    /// inactivity, which progress moves), whichever comes first.
+    async fn await_answer(
+        &self,
+        mut call: CallInFlight,
+        tool: &str,
+        sent: Sent,
+        budget: &Budget,
+    ) -> CallOutcome {
+        let s = &self.shared;
+        let Sent {
+            id,
+            effect,
+            mut answer,
+            activity,
+        } = sent;
+        let mut limits = Deadlines::new(
+            budget.deadline,
+            budget.total,
+            budget.inactivity,
+            Instant::now(),
+        );
         loop {
             tokio::select! {
                 biased;
-                reply = &mut rx => {
+                reply = &mut answer => {
                     call.on_wire = false;
                     return match reply {
                         Ok(Reply::Answer(Ok(result))) => self.settle_result(call, result).await,
@@ -162,7 +229,7 @@ impl Connection {
                         Err(_) => self.settle_lost(call, effect, s.rpc.closed().unwrap_or(Closed::Dropped)).await,
                     };
                 }
-                _ = cancel.cancelled() => {
+                _ = budget.cancel.cancelled() => {
                     call.on_wire = false;
                     s.rpc.unregister(id);
                     s.send_line(jsonrpc::notification_line(

@@ -749,6 +749,31 @@ impl Server {
             && !held.covers(spec.action)
         {
             let e = crate::access::oauth::insufficient_scope(held, spec.action);
+            // Refused before the core sees it, yet a call all the same: it
+            // gets its entry (the grant's usage counts it as a refusal).
+            let args = params
+                .and_then(|p| p.get("arguments"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let identity = actor.identity();
+            let recorded = crate::mcp::server::tools::record(
+                &self.site,
+                &identity.label(),
+                spec.name,
+                &args,
+                ("error", Some(e.code)),
+                (&client.to_string(), identity.grant()),
+            )
+            .await;
+            if let Err(failed) = recorded {
+                tracing::error!(code = %failed.code, "could not record a call refused for its scope");
+                return refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    ErrorCode::INTERNAL_ERROR,
+                    &failed,
+                );
+            }
             let needed = crate::access::oauth::ScopeSet::parse(
                 e.detail
                     .as_ref()

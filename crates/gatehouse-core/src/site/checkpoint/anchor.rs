@@ -1,0 +1,127 @@
+//! The anchor: the newest checkpoint this machine signed of a site, kept
+//! beside the key so deleting checkpoint rows does not help an attacker; and
+//! what this process remembers of anchors (last seq, paths, writes running).
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use sha2::{Digest, Sha256};
+
+use super::signer::{owner_only_dir, owner_only_file};
+use super::{Exported, export_json};
+use crate::host_env::config_dir;
+use crate::site::Site;
+use crate::store::checkpoints::CheckpointRow;
+
+const ANCHOR_DIR: &str = "audit-anchors";
+
+/// Where this machine keeps its newest checkpoint of `site`.
+pub(super) fn anchor_path(config: &Path, site: &Site) -> PathBuf {
+    let dir = std::fs::canonicalize(&site.dir).unwrap_or_else(|_| site.dir.clone());
+    let id = Sha256::digest(format!("{}\n{}", dir.display(), site.store.shown_url()));
+    config
+        .join(ANCHOR_DIR)
+        .join(format!("{}.json", &hex::encode(id)[..32]))
+}
+
+pub(super) fn read_anchor(path: &Path) -> Option<CheckpointRow> {
+    let text = std::fs::read_to_string(path).ok()?;
+    match serde_json::from_str::<Exported>(&text) {
+        Ok(e) => Some(e.checkpoint),
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable audit anchor");
+            None
+        }
+    }
+}
+
+/// Replaces the anchor when `row` is newer (write to a temp file, then rename).
+pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<()> {
+    if read_anchor(path).is_some_and(|old| old.seq >= row.seq) {
+        return Ok(());
+    }
+    let dir = path.parent().expect("anchors live in a directory");
+    std::fs::create_dir_all(dir)?;
+    owner_only_dir(dir)?;
+    // Unique per write: two checkpoints of one process must not share a file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".anchor.{}.{n}.tmp", std::process::id()));
+    let mut f = owner_only_file(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true),
+    )
+    .open(&tmp)?;
+    f.write_all(export_json(row).as_bytes())?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// The last checkpoint seq this process wrote per anchor, so the server need
+/// not read the database after every entry to know when the next is due.
+static LAST: Mutex<Option<HashMap<PathBuf, i64>>> = Mutex::new(None);
+
+pub(super) fn last_seq(anchor: &Path) -> i64 {
+    let mut guard = LAST.lock().expect("lock");
+    let map = guard.get_or_insert_with(HashMap::new);
+    *map.entry(anchor.to_path_buf())
+        .or_insert_with(|| read_anchor(anchor).map_or(0, |a| a.seq))
+}
+
+pub(super) fn set_last_seq(anchor: &Path, seq: i64) {
+    let mut guard = LAST.lock().expect("lock");
+    let slot = guard
+        .get_or_insert_with(HashMap::new)
+        .entry(anchor.to_path_buf())
+        .or_insert(0);
+    *slot = (*slot).max(seq);
+}
+
+/// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.
+pub(super) fn cached_anchor_path(site: &Site) -> Option<PathBuf> {
+    type Cache = Mutex<Option<HashMap<(PathBuf, String), PathBuf>>>;
+    static ANCHORS: Cache = Mutex::new(None);
+    let key = (site.dir.clone(), site.store.shown_url().to_string());
+    if let Some(path) = ANCHORS
+        .lock()
+        .expect("lock")
+        .as_ref()
+        .and_then(|m| m.get(&key))
+    {
+        return Some(path.clone());
+    }
+    let path = anchor_path(&config_dir().ok()?, site);
+    ANCHORS
+        .lock()
+        .expect("lock")
+        .get_or_insert_with(HashMap::new)
+        .insert(key, path.clone());
+    Some(path)
+}
+
+/// The anchors whose checkpoint this process is writing now.
+static RUNNING: Mutex<Option<std::collections::HashSet<PathBuf>>> = Mutex::new(None);
+
+/// A claim on writing one anchor's checkpoint, released on drop.
+pub(super) struct Running(PathBuf);
+
+impl Running {
+    pub(super) fn claim(anchor: &Path) -> Option<Running> {
+        let mut guard = RUNNING.lock().expect("lock");
+        let set = guard.get_or_insert_with(Default::default);
+        set.insert(anchor.to_path_buf())
+            .then(|| Running(anchor.to_path_buf()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(set) = RUNNING.lock().expect("lock").as_mut() {
+            set.remove(&self.0);
+        }
+    }
+}

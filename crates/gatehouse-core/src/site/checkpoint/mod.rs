@@ -1,0 +1,272 @@
+//! Signed checkpoints of the audit chain's head: what makes a rewritten chain
+//! detectable.
+//!
+//! The chain alone has no secret, so someone who can write the database can cut
+//! its tail and move the head back, or delete an entry and recompute every hash
+//! after it, and [`audit::verify`] still passes. A checkpoint is the head
+//! (`seq`, `hash`, `ts`) signed with an ed25519 key kept outside the database:
+//! a file of mode 0600 in the user's config directory ([`config_dir`]). Each
+//! checkpoint is stored in the database (so every admin sees it) and the newest
+//! one this machine signed is also kept beside the key (the *anchor*), so
+//! deleting the checkpoint rows does not help an attacker.
+//!
+//! Checkpoints are written at every clean shutdown ([`on_close`]) and at least
+//! every [`EVERY`] entries by the long-running server ([`maybe_checkpoint`]).
+//! [`verify`] checks the chain, then every checkpoint it can trust (this
+//! machine's key, this machine's anchor, an exported file) against it.
+//! PostgreSQL sites work the same way: each admin's machine has its own key and
+//! anchor; checkpoints signed by keys not held here are counted, not trusted.
+//!
+//! # Caveats
+//! - The anchor is found by the site folder and database URL: a moved site
+//!   folder starts a new anchor (the signed rows in the database still count).
+//! - A chain restored from an older backup fails verification against a newer
+//!   anchor; that is the point, and the hint says so.
+//!
+//! Map: [`signer`] is the key file and the signatures; [`anchor`] is the
+//! copy beside the key and the process's memory of it; this file signs,
+//! schedules, exports and verifies.
+
+mod anchor;
+pub mod signer;
+
+use serde::{Deserialize, Serialize};
+
+use self::anchor::{
+    Running, anchor_path, cached_anchor_path, last_seq, read_anchor, set_last_seq, write_anchor,
+};
+use self::signer::{Signer, signature_ok};
+
+use crate::access::audit::{self, Report};
+use crate::error::{Error, Result, codes};
+use crate::host_env::config_dir;
+use crate::site::Site;
+use crate::store::audit::committed_head;
+use crate::store::checkpoints::{self as sql, CheckpointRow};
+
+/// What a signature covers and what an exported checkpoint says it is.
+pub const FORMAT: &str = "gatehouse-audit-checkpoint/1";
+/// The long-running server signs a checkpoint at least this often (entries).
+pub const EVERY: i64 = 100;
+
+/// A checkpoint as exported (`gatehouse audit checkpoint export`) to be kept elsewhere.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Exported {
+    pub format: String,
+    #[serde(flatten)]
+    pub checkpoint: CheckpointRow,
+}
+
+fn export_json(row: &CheckpointRow) -> String {
+    serde_json::to_string_pretty(&Exported {
+        format: FORMAT.to_string(),
+        checkpoint: row.clone(),
+    })
+    .expect("checkpoints serialise")
+}
+
+/// Signs and stores a checkpoint of the committed head, and moves this
+/// machine's anchor to it. Refuses when the chain no longer holds the entry
+/// the anchor signed (it was rewritten): signing then would bless the rewrite.
+pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
+    let config = config_dir()?;
+    let anchor = anchor_path(&config, site);
+    let (seq, hash) = committed_head(&site.store).await?;
+    if seq == 0 {
+        return Ok(None);
+    }
+    if let Some(old) = read_anchor(&anchor)
+        && sql::entry_hash(&site.store, old.seq).await?.as_deref() != Some(old.hash.as_str())
+    {
+        return Err(Error::new(
+            codes::AUDIT_CHAIN_BROKEN,
+            format!(
+                "entry {} no longer matches this machine's signed checkpoint of it; not signing the current head",
+                old.seq
+            ),
+        )
+        .hint("run `gatehouse audit verify` and restore the database from a backup"));
+    }
+    let signer = Signer::load_or_create(&config)?;
+    let row = signer.sign(seq, &hash);
+    sql::insert(&site.store, &row).await?;
+    // A blocking thread: the write ends in an fsync, which must not stall a
+    // single-threaded server's other calls.
+    let (path, copy) = (anchor.clone(), row.clone());
+    tokio::task::spawn_blocking(move || write_anchor(&path, &copy))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
+        .map_err(|e| {
+            Error::new(
+                codes::IO_ERROR,
+                format!("cannot write the audit anchor {}: {e}", anchor.display()),
+            )
+        })?;
+    set_last_seq(&anchor, seq);
+    tracing::debug!(seq, "signed an audit checkpoint");
+    Ok(Some(row))
+}
+
+/// Writes a checkpoint when `seq` (an entry just committed) is at least
+/// `every` entries past the last one; failures are logged, not fatal (the
+/// entry itself is committed, and the next checkpoint covers it).
+///
+/// It runs after every tool call, so the common case (not due) costs a map
+/// lookup, in place: the anchor's path is computed once per site (it
+/// canonicalizes the folder and hashes it). A due checkpoint is written by a
+/// task of its own, after the caller answered. One checkpoint per anchor at a
+/// time: calls that find one due while it is being written skip it (it
+/// covers them).
+pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
+    let Some(anchor) = cached_anchor_path(site) else {
+        return;
+    };
+    if seq - last_seq(&anchor) < every {
+        return;
+    }
+    let Some(running) = Running::claim(&anchor) else {
+        return;
+    };
+    let site = site.clone();
+    tokio::spawn(async move {
+        if let Err(e) = checkpoint(&site).await {
+            tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
+        }
+        drop(running);
+    });
+}
+
+/// The checkpoint of a clean shutdown: written when the head moved since this
+/// machine's anchor. Failures are logged (the work itself is done).
+pub async fn on_close(site: &Site) {
+    let Ok(config) = config_dir() else {
+        return;
+    };
+    let anchor = anchor_path(&config, site);
+    let head = match committed_head(&site.store).await {
+        Ok((seq, _)) => seq,
+        Err(_) => return,
+    };
+    if head == 0 || read_anchor(&anchor).is_some_and(|a| a.seq >= head) {
+        return;
+    }
+    if let Err(e) = checkpoint(site).await {
+        tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint at shutdown");
+    }
+}
+
+/// Signs the current head and returns it in its exported form. Refuses when
+/// the chain does not verify: an exported checkpoint must vouch for a good chain.
+pub async fn export(site: &Site) -> Result<String> {
+    let report = verify(site, None).await?;
+    audit::require_ok(&report)?;
+    let row = checkpoint(site).await?.ok_or_else(|| {
+        Error::new(
+            codes::AUDIT_CHAIN_BROKEN,
+            "the audit log is empty; there is nothing to checkpoint",
+        )
+        .hint("checkpoints start with the first audited action")
+    })?;
+    Ok(export_json(&row))
+}
+
+/// Reads an exported checkpoint, checking its form and signature.
+pub fn parse_exported(text: &str) -> Result<CheckpointRow> {
+    let invalid = |why: String| {
+        Error::new(codes::AUDIT_CHECKPOINT_INVALID, why)
+            .hint("pass a file written by `gatehouse audit checkpoint export`, unedited")
+    };
+    let e: Exported = serde_json::from_str(text)
+        .map_err(|e| invalid(format!("not an exported audit checkpoint: {e}")))?;
+    if e.format != FORMAT {
+        return Err(invalid(format!("unknown checkpoint format {:?}", e.format)));
+    }
+    if !signature_ok(&e.checkpoint) {
+        return Err(invalid(format!(
+            "the checkpoint of entry {} does not match its signature (edited or forged)",
+            e.checkpoint.seq
+        )));
+    }
+    Ok(e.checkpoint)
+}
+
+/// Checks the chain ([`audit::verify`]) and then every trusted checkpoint
+/// against it: this machine's signed rows and anchor, and `extra` (an
+/// exported checkpoint the caller kept). A row signed with this machine's key
+/// whose signature fails is a forgery and breaks verification; a validly
+/// signed row from another key is counted but not trusted (anyone can make a key).
+pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report> {
+    let mut report = audit::verify(&site.store).await?;
+    if !report.ok {
+        return Ok(report);
+    }
+    let config = config_dir()?;
+    let local = Signer::load(&config)?.map(|s| s.public_hex());
+    let mut trusted: Vec<(CheckpointRow, &'static str)> = Vec::new();
+    let mut others = 0;
+    for row in sql::all(&site.store).await? {
+        if !signature_ok(&row) {
+            return Ok(broken(
+                report,
+                row.seq,
+                format!(
+                    "the stored checkpoint of entry {} does not match its signature (forged or altered)",
+                    row.seq
+                ),
+            ));
+        }
+        if local.as_deref() == Some(row.public_key.as_str()) {
+            trusted.push((row, "a signed checkpoint"));
+        } else {
+            others += 1;
+        }
+    }
+    if let Some(anchor) = read_anchor(&anchor_path(&config, site)) {
+        if !signature_ok(&anchor) || local.as_deref() != Some(anchor.public_key.as_str()) {
+            return Ok(broken(
+                report,
+                anchor.seq,
+                "this machine's audit anchor does not match its signature or key".to_string(),
+            ));
+        }
+        trusted.push((anchor, "this machine's signed checkpoint"));
+    }
+    if let Some(extra) = extra {
+        trusted.push((extra.clone(), "the given signed checkpoint"));
+    }
+    trusted.sort_by_key(|(row, _)| row.seq);
+    let last = report.entries;
+    for (row, what) in &trusted {
+        if row.seq > last {
+            return Ok(broken(
+                report,
+                last + 1,
+                format!(
+                    "the chain ends at entry {last} but {what} records entry {}: entries from {} were removed and the head moved back",
+                    row.seq,
+                    last + 1
+                ),
+            ));
+        }
+        if sql::entry_hash(&site.store, row.seq).await?.as_deref() != Some(row.hash.as_str()) {
+            return Ok(broken(
+                report,
+                row.seq,
+                format!(
+                    "entry {} differs from {what} of it: the chain was rewritten at or before entry {}",
+                    row.seq, row.seq
+                ),
+            ));
+        }
+    }
+    report.anchored_at = trusted.last().map(|(row, _)| row.seq);
+    report.unverified_checkpoints = (others > 0).then_some(others);
+    Ok(report)
+}
+
+fn broken(mut report: Report, seq: i64, problem: String) -> Report {
+    report.ok = false;
+    report.first_bad_seq = Some(seq);
+    report.problem = Some(problem);
+    report
+}
