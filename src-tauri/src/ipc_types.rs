@@ -34,6 +34,8 @@ use gatehouse_core::mcp::server::reach::Reach;
 use gatehouse_core::sandbox::probe::{Layer, LayerName};
 use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
+use gatehouse_core::supervise::remote::RemoteConfig;
+use gatehouse_core::supervise::{LimitedKey, ServeStats, ServeStatus};
 use ts_rs::{Config, TS};
 
 use crate::commands;
@@ -254,6 +256,11 @@ pub fn render() -> String {
     decl::<Decide>(&cfg, &mut out);
     decl::<HeldStatus>(&cfg, &mut out);
     decl::<HeldCall>(&cfg, &mut out);
+    // Serve panel.
+    decl::<LimitedKey>(&cfg, &mut out);
+    decl::<ServeStats>(&cfg, &mut out);
+    decl::<ServeStatus>(&cfg, &mut out);
+    decl::<RemoteConfig>(&cfg, &mut out);
     // Commands: arguments and the map.
     command_map(&cfg, &mut out);
     out

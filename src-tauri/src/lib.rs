@@ -55,9 +55,13 @@ pub fn run() -> tauri::Result<()> {
         .run(|app, event| {
             if let tauri::RunEvent::Exit = event {
                 use tauri::Manager as _;
+                let state = app.state::<state::AppState>();
+                // serve stops with the app (its stdin is its lifeline too,
+                // should this never run: a crash or a kill).
+                let _ = tauri::async_runtime::block_on(state.serve.stop());
                 // A clean shutdown: core signs an audit checkpoint of the open
                 // site if this window added to its log (`Site::close`).
-                if let Some(site) = app.state::<state::AppState>().take_site() {
+                if let Some(site) = state.take_site() {
                     tauri::async_runtime::block_on(site.close());
                 }
             }

@@ -8,6 +8,7 @@ use gatehouse_core::access::keys::RawKey;
 use gatehouse_core::connections::registry::Registry;
 use gatehouse_core::error::codes;
 use gatehouse_core::site::Site;
+use gatehouse_core::supervise::ServeSlot;
 
 use crate::live::{Handles, Results};
 
@@ -33,6 +34,8 @@ pub struct AppState {
     pub calls: Handles,
     /// Full results of recent calls, for "save to a file".
     pub results: Results,
+    /// The Serve panel's `gatehouse serve`, for the open site.
+    pub serve: ServeSlot,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -55,6 +58,11 @@ impl AppState {
         self.calls.cancel_all();
         self.results.clear();
         self.connections.clear();
+        // Its server served the site left.
+        let serve = self.serve.clone();
+        tauri::async_runtime::spawn(async move {
+            let _ = serve.stop().await;
+        });
     }
 
     /// Takes the open site out, at exit (see `lib.rs`).

@@ -19,6 +19,7 @@ mod desk;
 mod keys_reach;
 mod load;
 mod pinning;
+mod serve;
 mod smoke;
 mod theme;
 mod webdriver;

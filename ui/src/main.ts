@@ -19,13 +19,14 @@ import { clientConfig } from "./screens/client-config";
 import { backendText } from "./screens/common";
 import { connections } from "./screens/connections";
 import { keys } from "./screens/keys";
+import { serve } from "./screens/serve";
 import { overview } from "./screens/overview";
 import { siteConfig } from "./screens/site-config";
 import type { Screen } from "./screens/screen";
 import { users } from "./screens/users";
 import { onSiteChange, setCurrentSite } from "./session";
 
-const SCREENS: readonly Screen[] = [overview, keys, approvals, users, siteConfig, audit, connections, actorPreview, clientConfig];
+const SCREENS: readonly Screen[] = [overview, keys, approvals, users, siteConfig, audit, connections, actorPreview, clientConfig, serve];
 const DEFAULT_SCREEN = overview;
 
 const nav = required("nav");

@@ -68,6 +68,10 @@ pub struct ServeArgs {
     /// Log lines as text or json (stderr; keys and header values never logged).
     #[arg(long, value_name = "FORMAT", default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
+    /// Stop (as on SIGTERM) when standard input closes: a supervisor that
+    /// dies, however it dies, takes this server with it.
+    #[arg(long)]
+    stop_on_stdin_close: bool,
 }
 
 pub async fn run(ctx: &Ctx, args: ServeArgs) -> Result<String> {
@@ -117,11 +121,34 @@ pub async fn run(ctx: &Ctx, args: ServeArgs) -> Result<String> {
     http::check_exposure(&opts)?;
     let site = ctx.open().await?;
     let scheme = if opts.tls.is_some() { "https" } else { "http" };
-    let served = http::run(site.clone(), opts, http::stop_signal(), |addr| {
+    let stop = stop_when(args.stop_on_stdin_close);
+    let served = http::run(site.clone(), opts, stop, |addr| {
         // The one line a supervisor or a test waits for.
         eprintln!("gatehouse serve: listening on {scheme}://{addr}/mcp");
     })
     .await;
     site.close().await;
     served.map(|_| String::new())
+}
+
+/// The signals `serve` obeys, and the end of standard input when asked: the
+/// desktop app holds the other end of the pipe, and the kernel closes it
+/// when the app exits, crashes or is killed (no orphaned server on any
+/// system, Windows included, where there is no SIGTERM to send).
+async fn stop_when(stdin_close: bool) -> http::Stopped {
+    let stdin_closed = async {
+        if !stdin_close {
+            return std::future::pending().await;
+        }
+        use tokio::io::AsyncReadExt as _;
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 256];
+        // Bytes written to the pipe mean nothing; only its end counts.
+        while matches!(stdin.read(&mut buf).await, Ok(n) if n > 0) {}
+        http::Stopped::Requested
+    };
+    tokio::select! {
+        s = http::stop_signal() => s,
+        s = stdin_closed => s,
+    }
 }

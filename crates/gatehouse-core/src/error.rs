@@ -429,6 +429,12 @@ pub enum Code {
     LISTEN_UNSAFE,
     /// The TLS certificate or key cannot be read or used.
     TLS_INVALID,
+    /// The desktop's `gatehouse serve` is running already.
+    SERVE_ALREADY_RUNNING,
+    /// The desktop's `gatehouse serve` is not running.
+    SERVE_NOT_RUNNING,
+    /// The desktop's `gatehouse serve` exited or did not answer while starting.
+    SERVE_START_FAILED,
 
     // OAuth on `gatehouse serve` (access::oauth).
     /// A scope name that does not exist.

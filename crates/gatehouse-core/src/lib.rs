@@ -13,6 +13,8 @@
 //!   consent, tool pins, call records, the live registry.
 //! - [`sandbox`]: spawning and tearing down child servers, and their stderr.
 //! - [`client_config`]: the configuration each MCP client needs to reach Gatehouse.
+//! - [`supervise`]: `gatehouse serve` as the desktop app's supervised child,
+//!   its counters and every client's remote config for it.
 //! - [`redact`]: hiding secrets in text that leaves the process.
 //! - [`time`]: the clock in store milliseconds, shown as RFC 3339 in every output.
 //! - [`host_env`]: the host's own secrets taken out of its environment; the
@@ -25,7 +27,8 @@
 //! (test modules excepted), so the store never reaches into a domain module;
 //! the test in `layers.rs` reads this list and holds every `crate::` path to it:
 //! `redact` → `error` → `time`, `text`, `json`, `host_env`, `sync` → `store` →
-//! `access` → `site` → `sandbox` → `mcp` → `connections` → `client_config`.
+//! `access` → `site` → `sandbox` → `mcp` → `connections` → `client_config` →
+//! `supervise`.
 
 pub mod access;
 pub mod client_config;
@@ -38,6 +41,7 @@ pub mod redact;
 pub mod sandbox;
 pub mod site;
 pub mod store;
+pub mod supervise;
 pub mod sync;
 pub mod text;
 pub mod time;

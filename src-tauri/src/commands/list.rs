@@ -76,4 +76,9 @@ commands! {
     // Approvals: the owner's queue of held calls.
     approvals::held_calls(HeldCallsArgs) -> Vec<HeldCall>,
     approvals::decide_held_call(DecideHeldCallArgs) -> HeldCall,
+    // Serve panel: the supervised `gatehouse serve`.
+    serve::start_serve(StartServeArgs) -> ServeStatus,
+    serve::serve_status(ServeStatusArgs) -> Option<ServeStatus>,
+    serve::stop_serve(StopServeArgs) -> ServeStatus,
+    serve::serve_client_configs(ServeClientConfigsArgs) -> Vec<RemoteConfig>,
 }

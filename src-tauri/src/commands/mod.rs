@@ -10,6 +10,7 @@ pub mod connection_calls;
 pub mod connection_edit;
 pub mod connections;
 pub mod keys;
+pub mod serve;
 pub mod site;
 pub mod site_config;
 pub mod users;

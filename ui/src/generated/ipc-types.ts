@@ -10,7 +10,7 @@
  * `CODES` list, in this order) is generated from this enum. Codes are grouped
  * by the domain that raises them.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "KEY_NETWORK_NOT_ALLOWED" | "APPROVAL_DECLINED" | "APPROVAL_DENIED" | "APPROVAL_TIMEOUT" | "APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_DECIDED" | "APPROVAL_EXPIRED" | "APPROVAL_HOLDER_GONE" | "APPROVAL_SELF_DECISION" | "APPROVAL_DECIDER_INVALID" | "APPROVAL_NOT_QUEUED" | "APPROVAL_STALE" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "KEY_NETWORK_NOT_ALLOWED" | "APPROVAL_DECLINED" | "APPROVAL_DENIED" | "APPROVAL_TIMEOUT" | "APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_DECIDED" | "APPROVAL_EXPIRED" | "APPROVAL_HOLDER_GONE" | "APPROVAL_SELF_DECISION" | "APPROVAL_DECIDER_INVALID" | "APPROVAL_NOT_QUEUED" | "APPROVAL_STALE" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "SERVE_ALREADY_RUNNING" | "SERVE_NOT_RUNNING" | "SERVE_START_FAILED" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -96,6 +96,9 @@ export const CODES: readonly Code[] = [
   "ORIGIN_NOT_ALLOWED",
   "LISTEN_UNSAFE",
   "TLS_INVALID",
+  "SERVE_ALREADY_RUNNING",
+  "SERVE_NOT_RUNNING",
+  "SERVE_START_FAILED",
   "OAUTH_SCOPE_INVALID",
   "OAUTH_SCOPE_INSUFFICIENT",
   "OAUTH_CLIENT_INVALID",
@@ -1103,6 +1106,68 @@ diff?: string, decider: Decide, status: HeldStatus,
 holder: string, created_at: number, expires_at: number, decided_at?: number, decided_by?: string, };
 
 /**
+ * One key over its request rate, and how many requests it lost.
+ */
+export type LimitedKey = { key_id: string, requests: number, };
+
+/**
+ * Serve's counters since it started, and the request rate now.
+ */
+export type ServeStats = { requests: number, 
+/**
+ * Requests per second over the last few seconds.
+ */
+requests_per_second: number, in_flight: number, calls_ok: number, calls_error: number, calls_refused: number, auth_failures: number, 
+/**
+ * Everything that went wrong: tool errors, refused calls, failed
+ * authentications and rate-limited requests.
+ */
+errors: number, rate_limited: number, limited_keys: Array<LimitedKey>, };
+
+/**
+ * What the Serve panel shows.
+ */
+export type ServeStatus = { running: boolean, 
+/**
+ * The `/mcp` endpoint clients call.
+ */
+url: string, listen: string, pid?: number, 
+/**
+ * When it was started (epoch ms).
+ */
+started_at: number, 
+/**
+ * The names added to the loopback ones, as given.
+ */
+added_hosts: Array<string>, added_origins: Array<string>, 
+/**
+ * Every `Host` value served and every origin accepted (loopback included).
+ */
+hosts: Array<string>, origins: Array<string>, 
+/**
+ * The counters, when the metrics endpoint answered.
+ */
+stats?: ServeStats, 
+/**
+ * Why there are no counters (the endpoint did not answer).
+ */
+stats_error?: string, 
+/**
+ * How it ended, once it has ("exit status 0", "signal 9", …).
+ */
+exit?: string, 
+/**
+ * The kept stderr (head and tail, with Gatehouse's marker when cut),
+ * within the excerpt budget.
+ */
+stderr: string, stderr_counters: TailCounters, };
+
+/**
+ * One client's remote config, or why it has none.
+ */
+export type RemoteConfig = { client: Client, client_name: string, config?: GeneratedConfig, unavailable?: ErrorBody, };
+
+/**
  * The arguments of the `app_info` command, as the page sends them.
  */
 export type AppInfoArgs = Record<symbol, never>;
@@ -1385,6 +1450,46 @@ export type HeldCallsArgs = { all: boolean, };
  */
 export type DecideHeldCallArgs = { id: string, approve: boolean, };
 
+/**
+ * The arguments of the `start_serve` command, as the page sends them.
+ */
+export type StartServeArgs = { 
+/**
+ * A loopback address and port, such as `127.0.0.1:8808`.
+ */
+listen: string, 
+/**
+ * `Host` names served besides the loopback ones.
+ */
+hosts: Array<string>, 
+/**
+ * Browser origins accepted besides the loopback ones.
+ */
+origins: Array<string>, };
+
+/**
+ * The arguments of the `serve_status` command (none).
+ */
+export type ServeStatusArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `stop_serve` command (none).
+ */
+export type StopServeArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `serve_client_configs` command.
+ */
+export type ServeClientConfigsArgs = { 
+/**
+ * The served endpoint.
+ */
+url: string, 
+/**
+ * The key clients call as; `null` for `public`.
+ */
+key_id: string | null, };
+
 /** Every command: what it takes (`args`), answers (`result`) and streams
  * (`event`), from `src-tauri/src/commands/list.rs`. */
 export type Commands = {
@@ -1443,4 +1548,8 @@ export type Commands = {
   preview_actors: { args: PreviewActorsArgs; result: ActorComparison };
   held_calls: { args: HeldCallsArgs; result: Array<HeldCall> };
   decide_held_call: { args: DecideHeldCallArgs; result: HeldCall };
+  start_serve: { args: StartServeArgs; result: ServeStatus };
+  serve_status: { args: ServeStatusArgs; result: ServeStatus | null };
+  stop_serve: { args: StopServeArgs; result: ServeStatus };
+  serve_client_configs: { args: ServeClientConfigsArgs; result: Array<RemoteConfig> };
 };

@@ -50,6 +50,7 @@ mod serve_resilience;
 mod serve_util;
 mod site_config;
 mod storage_failures;
+mod supervise;
 mod tool_pinning;
 mod util;
 mod version;

@@ -208,7 +208,7 @@ fn allow_entry(entry: &str) -> (&str, Option<u16>) {
     }
 }
 
-fn install_crypto_provider() {
+pub(crate) fn install_crypto_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Fails only if another provider is already installed, which is fine.

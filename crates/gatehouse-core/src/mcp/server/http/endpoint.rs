@@ -564,6 +564,9 @@ impl Server {
         };
         if let Err(wait) = self.key_rates.take(&who) {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+            if let Actor::ApiKey { key_id, .. } = actor.identity() {
+                self.metrics.key_limited(key_id);
+            }
             return too_many(wait, "over this key's request rate");
         }
         let json = headers
@@ -1054,9 +1057,27 @@ pub struct Metrics {
     pub key_verifications: Arc<AtomicU64>,
     calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
     latency: Mutex<(Vec<u64>, u64, f64)>,
+    /// Requests refused for a key's rate, by key id: which client is over
+    /// its budget. Only verified keys reach the bucket, so the labels are ids
+    /// the site minted (public identifiers, never secrets), and at most
+    /// [`LIMITED_KEYS`] of them; later ones count under `other`.
+    limited_keys: Mutex<HashMap<String, u64>>,
 }
 
+/// Distinct keys the rate-limited counter names before it lumps the rest.
+const LIMITED_KEYS: usize = 1000;
+
 impl Metrics {
+    fn key_limited(&self, key_id: &str) {
+        let mut keys = self.limited_keys.lock().expect("lock");
+        let label = if keys.contains_key(key_id) || keys.len() < LIMITED_KEYS {
+            key_id
+        } else {
+            "other"
+        };
+        *keys.entry(label.to_string()).or_default() += 1;
+    }
+
     fn call(&self, tool: &'static str, reply: Option<&Value>) {
         let outcome = match reply {
             None => "cancelled",
@@ -1105,6 +1126,20 @@ impl Metrics {
             "gatehouse_http_rate_limited_total {}\n",
             self.rate_limited.load(Ordering::Relaxed)
         ));
+        o.push_str("# TYPE gatehouse_http_rate_limited_key_total counter\n");
+        let mut keys: Vec<_> = self
+            .limited_keys
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
+        keys.sort();
+        for (key, n) in keys {
+            o.push_str(&format!(
+                "gatehouse_http_rate_limited_key_total{{key_id=\"{key}\"}} {n}\n"
+            ));
+        }
         o.push_str("# TYPE gatehouse_key_verifications_total counter\n");
         o.push_str(&format!(
             "gatehouse_key_verifications_total {}\n",
