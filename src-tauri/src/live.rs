@@ -5,19 +5,16 @@
 //! writes the whole one).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use gatehouse_core::Error;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::CancellationToken;
+use gatehouse_core::sync::lock;
 use serde_json::Value;
 
 /// Full results kept for saving; older ones are forgotten.
 pub const KEPT_RESULTS: usize = 16;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// An id the page chose for a stream or a call: 1–64 of `[A-Za-z0-9_-]`.
 pub fn check_id(id: &str) -> Result<(), Error> {

@@ -2,10 +2,11 @@
 //! from the app's config directory and saved after every change.
 
 use std::path::PathBuf;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use gatehouse_core::Result;
 use gatehouse_core::site::remembered::Remembered;
+use gatehouse_core::sync::lock;
 
 /// Managed by the app next to [`crate::state::AppState`].
 #[derive(Debug)]
@@ -25,15 +26,12 @@ impl Prefs {
     }
 
     pub fn get(&self) -> Remembered {
-        self.data
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.data).clone()
     }
 
     /// Applies `change` and saves the result.
     pub fn update<T>(&self, change: impl FnOnce(&mut Remembered) -> Result<T>) -> Result<T> {
-        let mut data = self.data.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut data = lock(&self.data);
         let out = change(&mut data)?;
         if let Some(dir) = &self.dir {
             data.save(dir)?;

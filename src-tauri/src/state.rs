@@ -1,7 +1,7 @@
 //! What the app remembers between commands.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use gatehouse_core::Error;
 use gatehouse_core::access::keys::RawKey;
@@ -9,6 +9,7 @@ use gatehouse_core::connections::registry::Registry;
 use gatehouse_core::error::codes;
 use gatehouse_core::site::Site;
 use gatehouse_core::supervise::ServeSlot;
+use gatehouse_core::sync::lock;
 
 use crate::live::{Handles, Results};
 
@@ -36,10 +37,6 @@ pub struct AppState {
     pub results: Results,
     /// The Serve panel's `gatehouse serve`, for the open site.
     pub serve: ServeSlot,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl AppState {

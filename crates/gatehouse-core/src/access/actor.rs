@@ -13,6 +13,7 @@ use crate::access::restrictions::{ContentScope, Restrictions};
 use crate::access::users;
 use crate::error::{Error, Result, codes};
 use crate::store::Store;
+use crate::sync::lock;
 
 pub const ENV_API_KEY: &str = "GATEHOUSE_API_KEY";
 
@@ -439,11 +440,11 @@ impl Refresher {
         if let Some((_, expires)) = &self.token
             && *expires <= now
         {
-            *self.cached.lock().expect("lock") = None;
+            *lock(&self.cached) = None;
             return Err(crate::access::oauth::flow::token_expired());
         }
         if self.fresh.swap(false, std::sync::atomic::Ordering::Relaxed)
-            && let Some(c) = self.cached.lock().expect("lock").as_ref()
+            && let Some(c) = lock(&self.cached).as_ref()
             && c.expires_at.is_none_or(|e| e > now)
         {
             return Ok(c.actor.clone());
@@ -451,7 +452,7 @@ impl Refresher {
         // Read before the full refresh: a change committed in between moves
         // the generation past this one, so the next call refreshes again.
         let generation = crate::store::access::generation(store).await?;
-        if let Some(c) = self.cached.lock().expect("lock").as_ref()
+        if let Some(c) = lock(&self.cached).as_ref()
             && c.generation == generation
             && c.expires_at.is_none_or(|e| e > now)
         {
@@ -459,12 +460,12 @@ impl Refresher {
         }
         if let Some((grant, _)) = &self.token {
             let live = crate::access::oauth::flow::check_grant(store, grant).await;
-            live.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+            live.inspect_err(|_| *lock(&self.cached) = None)?;
         }
         let (actor, expires_at) = match &self.identity {
             Actor::ApiKey { key_id, .. } => {
                 let key = keys::recheck(store, key_id).await;
-                let key = key.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+                let key = key.inspect_err(|_| *lock(&self.cached) = None)?;
                 // A token's scopes and grant are not the key's: keep them
                 // across re-reads.
                 let restrictions = key.restrictions.keep_token(self.identity.restrictions());
@@ -477,11 +478,11 @@ impl Refresher {
             }
             _ => {
                 let actor = refresh(store, &self.identity).await;
-                let actor = actor.inspect_err(|_| *self.cached.lock().expect("lock") = None)?;
+                let actor = actor.inspect_err(|_| *lock(&self.cached) = None)?;
                 (actor, None)
             }
         };
-        *self.cached.lock().expect("lock") = Some(Cached {
+        *lock(&self.cached) = Some(Cached {
             generation,
             actor: actor.clone(),
             expires_at,

@@ -26,6 +26,7 @@ use super::audit::{NewAuditRow, entry_hash};
 use super::content::Entry;
 use super::content_pending::Pending;
 use crate::error::{Error, Result};
+use crate::sync::lock;
 
 /// How long a commit waits for another process's write lock (as the sqlx pools do).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -105,7 +106,7 @@ pub(crate) fn gate_for(path: &Path) -> Arc<tokio::sync::Semaphore> {
     static GATES: Mutex<Vec<(PathBuf, std::sync::Weak<tokio::sync::Semaphore>)>> =
         Mutex::new(Vec::new());
     let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let mut gates = GATES.lock().expect("gates");
+    let mut gates = lock(&GATES);
     gates.retain(|(_, g)| g.strong_count() > 0);
     if let Some(gate) = gates
         .iter()
@@ -158,13 +159,13 @@ impl Direct {
         context: &str,
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T> {
-        let taken = self.readers.lock().expect("readers").pop();
+        let taken = lock(&self.readers).pop();
         let conn = match taken {
             Some(conn) => conn,
             None => open(&self.path).map_err(|e| storage(context, e))?,
         };
         let out = read(&conn).map_err(|e| storage(context, e));
-        let mut kept = self.readers.lock().expect("readers");
+        let mut kept = lock(&self.readers);
         if kept.len() < KEPT_READERS {
             kept.push(conn);
         }
@@ -174,8 +175,8 @@ impl Direct {
     /// Closes every connection (they reopen on next use), so that closing the
     /// store lets SQLite checkpoint and remove its WAL.
     pub(crate) fn close(&self) {
-        self.readers.lock().expect("readers").clear();
-        *self.writer.lock().expect("writer") = None;
+        lock(&self.readers).clear();
+        *lock(&self.writer) = None;
     }
 
     pub(crate) fn generation(&self) -> Result<i64> {
@@ -271,7 +272,7 @@ impl Direct {
         context: &str,
         write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<T> {
-        let mut slot = self.writer.lock().expect("writer");
+        let mut slot = lock(&self.writer);
         let conn = opened(&mut slot, &self.path, context)?;
         let run = |conn: &mut Connection| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -293,7 +294,7 @@ impl Direct {
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
         let context = "committing audit entries";
-        let mut slot = self.writer.lock().expect("writer");
+        let mut slot = lock(&self.writer);
         let conn = opened(&mut slot, &self.path, context)?;
         conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;

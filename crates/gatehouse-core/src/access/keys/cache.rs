@@ -24,6 +24,7 @@ use super::format::{RawKey, parse};
 use super::verify::{Refusal, VerifiedKey, recheck, verify};
 use crate::error::Result;
 use crate::store::Store;
+use crate::sync::lock;
 use crate::time::now_ms;
 
 /// A key that passed, and the access generation it stands at.
@@ -87,7 +88,7 @@ impl VerifyCache {
         // the generation past it, so the next request rechecks.
         let generation = crate::store::access::generation(store).await?;
         let cached = {
-            let entries = self.entries.lock().expect("lock");
+            let entries = lock(&self.entries);
             entries
                 .get(parsed.id)
                 .filter(|e| e.digest == digest && e.at.elapsed() < self.ttl)
@@ -101,13 +102,13 @@ impl VerifyCache {
             return match recheck(store, parsed.id).await {
                 Ok(key) => {
                     let checked = CheckedKey { key, generation };
-                    if let Some(e) = self.entries.lock().expect("lock").get_mut(parsed.id) {
+                    if let Some(e) = lock(&self.entries).get_mut(parsed.id) {
                         e.checked = checked.clone();
                     }
                     Ok(checked)
                 }
                 Err(e) => {
-                    self.entries.lock().expect("lock").remove(parsed.id);
+                    lock(&self.entries).remove(parsed.id);
                     Err(e)
                 }
             };
@@ -115,7 +116,7 @@ impl VerifyCache {
         self.verifications.fetch_add(1, Ordering::Relaxed);
         let key = verify(store, raw).await?;
         let checked = CheckedKey { key, generation };
-        let mut entries = self.entries.lock().expect("lock");
+        let mut entries = lock(&self.entries);
         if entries.len() >= self.capacity && !entries.contains_key(parsed.id) {
             entries.retain(|_, e| e.at.elapsed() < self.ttl);
             if entries.len() >= self.capacity
@@ -137,7 +138,7 @@ impl VerifyCache {
 
     /// How many keys are remembered.
     pub fn len(&self) -> usize {
-        self.entries.lock().expect("lock").len()
+        lock(&self.entries).len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -24,6 +24,7 @@ use super::tools;
 use crate::error::{Code, Error, Result, codes};
 use crate::site::Site;
 use crate::site::checkpoint;
+use crate::sync::lock;
 
 /// The most one call (its work and its entry) may take, above the longest tool
 /// (`http_fetch`, 15 s) and one database connect timeout (10 s).
@@ -47,14 +48,14 @@ impl Late {
 
     /// Adds an entry being written (a cut-short call's, an abandoned hold's).
     pub(crate) fn push(&self, handle: JoinHandle<()>) {
-        let mut v = self.handles.lock().expect("lock");
+        let mut v = lock(&self.handles);
         v.retain(|h| !h.is_finished());
         v.push(handle);
     }
 
     /// Waits (at most `bound`) for every late entry to be written.
     pub async fn wait(&self, bound: Duration) {
-        let handles: Vec<_> = std::mem::take(&mut *self.handles.lock().expect("lock"));
+        let handles: Vec<_> = std::mem::take(&mut *lock(&self.handles));
         let all = async {
             for h in handles {
                 let _ = h.await;

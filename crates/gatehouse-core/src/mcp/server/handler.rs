@@ -26,6 +26,7 @@ use crate::error::{Error, codes};
 use crate::mcp::server::manifest;
 use crate::mcp::wire::jsonrpc::{self, internal_error, invalid_params, method_not_found};
 use crate::site::Site;
+use crate::sync::lock;
 
 /// Where `initialize` names the actor the caller is served as (the shape of
 /// `gatehouse whoami --json`), so a client such as `config doctor` can show
@@ -154,8 +155,7 @@ impl State {
 
     /// Whether anyone would hear a `list_changed` (the watcher polls only then).
     pub fn has_listeners(&self) -> bool {
-        self.session.lock().expect("lock").is_some()
-            || !self.subscriptions.lock().expect("lock").is_empty()
+        lock(&self.session).is_some() || !lock(&self.subscriptions).is_empty()
     }
 
     /// The batch form of JSON-RPC is allowed only by the 2025-03-26 and 2024-11-05 revisions.
@@ -180,7 +180,7 @@ impl State {
             Err(_) => return refreshed,
         };
         let changed = {
-            let mut last = self.manifest.lock().expect("lock");
+            let mut last = lock(&self.manifest);
             let changed = *last != names;
             *last = names;
             changed
@@ -193,7 +193,7 @@ impl State {
     }
 
     async fn notify_list_changed(&self) {
-        let legacy = self.session.lock().expect("lock").is_some();
+        let legacy = lock(&self.session).is_some();
         if legacy {
             self.send(jsonrpc::notification(
                 "notifications/tools/list_changed",
@@ -224,11 +224,11 @@ impl State {
 
     /// Sets where this state's calls come from (the HTTP client's address).
     pub fn set_origin(&self, origin: String) {
-        *self.origin.lock().expect("lock") = origin;
+        *lock(&self.origin) = origin;
     }
 
     fn origin(&self) -> String {
-        self.origin.lock().expect("lock").clone()
+        lock(&self.origin).clone()
     }
 
     /// The client's name when it declared it can ask its user (form
@@ -262,12 +262,12 @@ impl State {
 
     /// Forgets a request sent to the client whose answer no one awaits any more.
     pub fn forget_client_request(&self, id: &Value) {
-        self.pending.lock().expect("lock").remove(&id.to_string());
+        lock(&self.pending).remove(&id.to_string());
     }
 
     /// Gives up on a request sent to the client and tells it so.
     pub async fn cancel_client_request(&self, id: &Value) {
-        self.pending.lock().expect("lock").remove(&id.to_string());
+        lock(&self.pending).remove(&id.to_string());
         self.send(jsonrpc::notification(
             "notifications/cancelled",
             Some(json!({"requestId": id, "reason": "no answer in time"})),
@@ -278,7 +278,7 @@ impl State {
     /// A response from the client: delivered to the request that awaits it;
     /// one that answers nothing we asked is dropped.
     pub fn on_response(&self, id: &Value, outcome: Result<Value, jsonrpc::ErrorData>) {
-        let waiting = self.pending.lock().expect("lock").remove(&id.to_string());
+        let waiting = lock(&self.pending).remove(&id.to_string());
         match waiting {
             Some(tx) => {
                 let _ = tx.send(outcome);
@@ -344,7 +344,7 @@ impl State {
                 version,
             },
             None => {
-                let session = self.session.lock().expect("lock").clone();
+                let session = lock(&self.session).clone();
                 match (session, method) {
                     (Some(s), _) => Served {
                         version: s.version.to_string(),
@@ -385,7 +385,7 @@ impl State {
                 invalid_params("Invalid params: initialize needs a string protocolVersion")
             })?;
         let version = {
-            let mut session = self.session.lock().expect("lock");
+            let mut session = lock(&self.session);
             if session.is_some() {
                 return Err(jsonrpc::invalid_request(
                     Value::Null,

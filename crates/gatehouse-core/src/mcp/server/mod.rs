@@ -57,6 +57,7 @@ use crate::error::Result;
 use crate::mcp::wire::framer::Frame;
 use crate::mcp::wire::jsonrpc::{self, Message};
 use crate::site::Site;
+use crate::sync::lock;
 use admit::{Admission, Admitted, Incoming};
 use handler::State;
 use shutdown::Reason;
@@ -225,12 +226,12 @@ where
                 let registry = in_flight.clone();
                 // Hold the registry lock across spawn and insert, so a fast task
                 // cannot try to deregister before it was registered.
-                let mut map = in_flight.lock().expect("lock");
+                let mut map = lock(&in_flight);
                 let task_key = key.clone();
                 let handle = tasks.spawn(async move {
                     let reply = dispatch(&state, admitted).await;
                     // Deregister before replying: a cancel after this point is too late.
-                    registry.lock().expect("lock").remove(&task_key);
+                    lock(&registry).remove(&task_key);
                     if let Some(reply) = reply {
                         state.send(reply).await;
                     }
@@ -314,7 +315,7 @@ fn cancel(
     let Some(id) = params.and_then(|p| p.get("requestId")) else {
         return;
     };
-    if let Some(handle) = in_flight.lock().expect("lock").remove(&id.to_string()) {
+    if let Some(handle) = lock(in_flight).remove(&id.to_string()) {
         tracing::debug!(request = %jsonrpc::shorten(&id.to_string(), 40), "cancelling a request");
         handle.abort();
     }

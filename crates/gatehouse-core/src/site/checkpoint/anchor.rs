@@ -14,6 +14,7 @@ use super::{Exported, export_json};
 use crate::host_env::config_dir;
 use crate::site::Site;
 use crate::store::checkpoints::CheckpointRow;
+use crate::sync::lock;
 
 const ANCHOR_DIR: &str = "audit-anchors";
 
@@ -66,14 +67,14 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
 static LAST: Mutex<Option<HashMap<PathBuf, i64>>> = Mutex::new(None);
 
 pub(super) fn last_seq(anchor: &Path) -> i64 {
-    let mut guard = LAST.lock().expect("lock");
+    let mut guard = lock(&LAST);
     let map = guard.get_or_insert_with(HashMap::new);
     *map.entry(anchor.to_path_buf())
         .or_insert_with(|| read_anchor(anchor).map_or(0, |a| a.seq))
 }
 
 pub(super) fn set_last_seq(anchor: &Path, seq: i64) {
-    let mut guard = LAST.lock().expect("lock");
+    let mut guard = lock(&LAST);
     let slot = guard
         .get_or_insert_with(HashMap::new)
         .entry(anchor.to_path_buf())
@@ -111,7 +112,7 @@ pub(super) struct Running(PathBuf);
 
 impl Running {
     pub(super) fn claim(anchor: &Path) -> Option<Running> {
-        let mut guard = RUNNING.lock().expect("lock");
+        let mut guard = lock(&RUNNING);
         let set = guard.get_or_insert_with(Default::default);
         set.insert(anchor.to_path_buf())
             .then(|| Running(anchor.to_path_buf()))
@@ -120,7 +121,7 @@ impl Running {
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some(set) = RUNNING.lock().expect("lock").as_mut() {
+        if let Some(set) = lock(&RUNNING).as_mut() {
             set.remove(&self.0);
         }
     }

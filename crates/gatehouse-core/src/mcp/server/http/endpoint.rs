@@ -55,6 +55,7 @@ use crate::mcp::server::handler::State;
 use crate::mcp::server::{dispatch, manifest, watch_actor};
 use crate::mcp::wire::jsonrpc::{self, ErrorCode, ErrorData};
 use crate::site::Site;
+use crate::sync::lock;
 
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -1069,7 +1070,7 @@ const LIMITED_KEYS: usize = 1000;
 
 impl Metrics {
     fn key_limited(&self, key_id: &str) {
-        let mut keys = self.limited_keys.lock().expect("lock");
+        let mut keys = lock(&self.limited_keys);
         let label = if keys.contains_key(key_id) || keys.len() < LIMITED_KEYS {
             key_id
         } else {
@@ -1095,7 +1096,7 @@ impl Metrics {
 
     fn observe(&self, took: Duration) {
         let s = took.as_secs_f64();
-        let mut l = self.latency.lock().expect("lock");
+        let mut l = lock(&self.latency);
         if l.0.is_empty() {
             l.0 = vec![0; BUCKETS.len()];
         }
@@ -1160,7 +1161,7 @@ impl Metrics {
             ));
         }
         o.push_str("# TYPE gatehouse_http_request_seconds histogram\n");
-        let l = self.latency.lock().expect("lock");
+        let l = lock(&self.latency);
         for (i, b) in BUCKETS.iter().enumerate() {
             let n = l.0.get(i).copied().unwrap_or(0);
             o.push_str(&format!(
