@@ -566,6 +566,42 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
 }
 
 #[test]
+fn site_export_leaves_grants_behind_and_the_moved_site_refuses_their_tokens() {
+    let src = TestSite::new("serve_oauth_export_src");
+    let (editor, _) = src.mint("editor");
+    let (a, base) = serve_oauth(&src);
+    let (access, refresh, _) = tokens(&a.addr, &base, &editor, "content:read");
+    assert_eq!(a.legacy(Some(&access), "tools/list", json!({})).status, 200);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("site.json");
+    src.ok(&["site", "export", "--out", file.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let dump: Value = serde_json::from_str(&text).unwrap();
+    let tables: Vec<&String> = dump.as_object().unwrap().keys().collect();
+    assert!(
+        !tables.iter().any(|k| k.contains("oauth") || k.contains("grant")),
+        "{tables:?}"
+    );
+    assert!(!text.contains(&access) && !text.contains(&refresh));
+
+    // The moved site (its audit log still tells of the grant) has none, and
+    // the key the grant acted as works there as before.
+    let dst = TestSite::plain("serve_oauth_export_dst");
+    let src_key = src.ok(&["audit", "key"]).trim().to_string();
+    dst.ok(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        &src_key,
+    ]);
+    assert_eq!(dst.ok_json(&["oauth", "grants", "--json"]), json!([]));
+    let (b, _) = serve_oauth(&dst);
+    assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
+    assert_eq!(b.legacy(Some(&editor), "tools/list", json!({})).status, 200);
+}
+
+#[test]
 fn pairing_code_approved_through_the_cli_completes_the_flow() {
     let site = TestSite::new("serve_oauth_pairing");
     let (_, key_id) = site.mint("viewer");
