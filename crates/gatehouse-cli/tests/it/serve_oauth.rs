@@ -701,6 +701,93 @@ fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
 }
 
+/// A throwaway CA and a leaf for IP 127.0.0.1 signed by it, made with the
+/// openssl CLI in `dir`: `(ca.pem, leaf.pem, leaf.key)`. A self-signed leaf
+/// would not do: webpki refuses a CA certificate as an end entity.
+fn loopback_cert(dir: &std::path::Path) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    let made = openssl(&[
+        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=gatehouse test CA", "-days", "1",
+    ]) && openssl(&[
+        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+        "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1",
+    ]) && openssl(&[
+        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "leaf.pem", "-days", "1", "-extfile", "leaf.ext",
+    ]);
+    made.then(|| (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key")))
+}
+
+#[test]
+fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if missing(
+        "the TypeScript MCP SDK (tests/interop/node_modules)",
+        sdk.exists(),
+    ) {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((ca, cert, key)) = loopback_cert(tmp.path()) else {
+        panic!("the openssl CLI could not make a test certificate");
+    };
+    let site = TestSite::new("serve_oauth_ts_document");
+    let (editor, _) = site.mint("editor");
+    let doc_addr = free_addr();
+    let doc_port = doc_addr.rsplit(':').next().unwrap().to_string();
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    // The server trusts the test CA (rustls reads SSL_CERT_FILE for the
+    // platform's roots) and may fetch documents from that loopback port.
+    let serve = Serve::start_with_env(
+        &site,
+        &addr,
+        &["--public-url", &base, "--oauth-document-host", &doc_addr],
+        &[("SSL_CERT_FILE", ca.as_os_str())],
+    );
+    let out = Command::new("node")
+        .arg("ts_oauth_client.mjs")
+        .arg(BIN)
+        .arg(site.path())
+        .arg(format!("{base}/mcp"))
+        .current_dir(interop_dir())
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env("INTEROP_OAUTH_DOC_PORT", &doc_port)
+        .env("INTEROP_OAUTH_DOC_CERT", &cert)
+        .env("INTEROP_OAUTH_DOC_KEY", &key)
+        .env_remove("GATEHOUSE_API_KEY")
+        .env_remove("GATEHOUSE_SITE")
+        .output()
+        .expect("the interop client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.stderr()
+    );
+    let grants = site.ok_json(&["oauth", "grants", "--json"]);
+    assert_eq!(
+        grants[0]["client_id"],
+        json!(format!("https://127.0.0.1:{doc_port}/client.json")),
+        "{grants}"
+    );
+}
+
 #[test]
 fn consent_page_in_a_real_browser_renders_refuses_cross_site_posts_and_framing() {
     let browser = std::path::Path::new("/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser");
