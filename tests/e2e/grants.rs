@@ -78,7 +78,8 @@ fn curl(
         .arg(format!("@{}", hfile.display()));
     if let Some(b) = body {
         std::fs::write(&bfile, b)?;
-        cmd.arg("--data-binary").arg(format!("@{}", bfile.display()));
+        cmd.arg("--data-binary")
+            .arg(format!("@{}", bfile.display()));
     }
     let out = cmd.arg(url).output().context("curl runs")?;
     let status = String::from_utf8(out.stdout)?.trim().parse()?;
@@ -115,7 +116,11 @@ fn field(html: &str, name: &str) -> Result<String> {
         .find(&marker)
         .with_context(|| format!("no field {name} in {html}"))?
         + marker.len();
-    Ok(html[start..].split('"').next().unwrap_or_default().to_string())
+    Ok(html[start..]
+        .split('"')
+        .next()
+        .unwrap_or_default()
+        .to_string())
 }
 
 /// Header `name` of a response (case-insensitive).
@@ -192,7 +197,8 @@ fn ask_for_pairing(dir: &Path, base: &str) -> Result<Pending> {
         ("scope", "content:read"),
         ("resource", &format!("{base}/mcp")),
     ]);
-    let (status, headers, page) = curl(dir, "GET", &format!("{base}/authorize?{query}"), &[], None)?;
+    let (status, headers, page) =
+        curl(dir, "GET", &format!("{base}/authorize?{query}"), &[], None)?;
     ensure!(status == 200, "consent page: {status} {page}");
     let cookie = header(&headers, "set-cookie")
         .context("the consent page sets its CSRF cookie")?
@@ -217,7 +223,10 @@ fn ask_for_pairing(dir: &Path, base: &str) -> Result<Pending> {
         ])),
     )?;
     ensure!(status == 200, "pairing page: {status} {page}");
-    ensure!(page.contains("desktop app"), "the page names the desktop app: {page}");
+    ensure!(
+        page.contains("desktop app"),
+        "the page names the desktop app: {page}"
+    );
     let code = field(&page, "pair")?;
     Ok(Pending {
         client_id,
@@ -274,10 +283,17 @@ fn finish(dir: &Path, base: &str, p: &Pending) -> Result<String> {
 async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let cli = Cli::new(site, home)?;
     let minted = cli.json(&[
-        "keys", "mint", "--label", "connector", "--roles", "viewer", "--json",
+        "keys",
+        "mint",
+        "--label",
+        "connector",
+        "--roles",
+        "viewer",
+        "--json",
     ])?;
     let key_id = minted["info"]["id"]
         .as_str()
+        .or_else(|| minted["id"].as_str())
         .context("key id")?
         .to_string();
     let addr = std::net::TcpListener::bind("127.0.0.1:0")?
@@ -319,7 +335,10 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
             ("pair", &pending.code),
         ])),
     )?;
-    ensure!(status == 200 && page.contains("Not approved yet"), "{status} {page}");
+    ensure!(
+        status == 200 && page.contains("Not approved yet"),
+        "{status} {page}"
+    );
 
     // The code typed as a person would (lower case), approved as the key.
     type_into(client, "#pair-code", &pending.code.to_lowercase()).await?;
@@ -346,15 +365,26 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let grants = cli.json(&["oauth", "grants", "--json"])?;
     let grant = &grants[0];
     let id = grant["id"].as_str().context("grant id")?.to_string();
-    ensure!(grant["acts_as"] == json!({"kind": "key", "id": key_id}), "{grant}");
+    ensure!(
+        grant["acts_as"] == json!({"kind": "key", "id": key_id}),
+        "{grant}"
+    );
     let row = format!("#grants-rows tr[data-grant-id='{id}']");
     let shown = text_of(client, &row).await?;
-    for part in ["E2E connector", "127.0.0.1", &format!("key {key_id}"), "content:read"] {
+    for part in [
+        "E2E connector",
+        "127.0.0.1",
+        &format!("key {key_id}"),
+        "content:read",
+    ] {
         ensure!(shown.contains(part), "{part:?} not in the row: {shown}");
     }
     ensure!(!shown.contains(&token), "a token reached the page");
     let last_used = text_of(client, &format!("{row} .grant-last-used")).await?;
-    ensure!(last_used != "never", "the token's use is not shown: {last_used}");
+    ensure!(
+        last_used != "never",
+        "the token's use is not shown: {last_used}"
+    );
     screenshot_at(client, "e2e-grants-list.png", "#grants-table").await?;
 
     // Revoked in the window: two clicks, then the CLI and the server agree.
@@ -370,9 +400,11 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
     // Both decisions are the desktop's in the audit log.
     let audit = cli.json(&["audit", "list", "--limit", "1000", "--json"])?;
     let by_desktop = |action: &str| {
-        audit.as_array().into_iter().flatten().any(|e| {
-            e["action"] == action && e["actor"] == "desktop"
-        })
+        audit
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["action"] == action && e["actor"] == "desktop")
     };
     ensure!(
         by_desktop("oauth.pair_approve") && by_desktop("oauth.revoke"),

@@ -2,9 +2,9 @@
 //! revoke one, and approve the pairing code a consent page shows, choosing
 //! the key or user the application will act as.
 
+use gatehouse_core::access::oauth::Principal;
 use gatehouse_core::access::oauth::flow::{self, PairingApproved};
 use gatehouse_core::access::oauth::grants::{self, GrantOverview};
-use gatehouse_core::access::oauth::Principal;
 use gatehouse_core::time::now_ms;
 use tauri::State;
 

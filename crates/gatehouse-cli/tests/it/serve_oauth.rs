@@ -579,7 +579,9 @@ fn site_export_leaves_grants_behind_and_the_moved_site_refuses_their_tokens() {
     let dump: Value = serde_json::from_str(&text).unwrap();
     let tables: Vec<&String> = dump.as_object().unwrap().keys().collect();
     assert!(
-        !tables.iter().any(|k| k.contains("oauth") || k.contains("grant")),
+        !tables
+            .iter()
+            .any(|k| k.contains("oauth") || k.contains("grant")),
         "{tables:?}"
     );
     assert!(!text.contains(&access) && !text.contains(&refresh));
@@ -704,7 +706,9 @@ fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
 /// A throwaway CA and a leaf for IP 127.0.0.1 signed by it, made with the
 /// openssl CLI in `dir`: `(ca.pem, leaf.pem, leaf.key)`. A self-signed leaf
 /// would not do: webpki refuses a CA certificate as an end entity.
-fn loopback_cert(dir: &std::path::Path) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+fn loopback_cert(
+    dir: &std::path::Path,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
     let openssl = |args: &[&str]| {
         Command::new("openssl")
             .args(args)
@@ -718,16 +722,58 @@ fn loopback_cert(dir: &std::path::Path) -> Option<(std::path::PathBuf, std::path
     )
     .ok()?;
     let made = openssl(&[
-        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=gatehouse test CA", "-days", "1",
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=gatehouse test CA",
+        "-days",
+        "1",
     ]) && openssl(&[
-        "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1",
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
     ]) && openssl(&[
-        "x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "leaf.pem", "-days", "1", "-extfile", "leaf.ext",
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "leaf.ext",
     ]);
-    made.then(|| (dir.join("ca.pem"), dir.join("leaf.pem"), dir.join("leaf.key")))
+    made.then(|| {
+        (
+            dir.join("ca.pem"),
+            dir.join("leaf.pem"),
+            dir.join("leaf.key"),
+        )
+    })
 }
 
 #[test]
