@@ -9,10 +9,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::mcp_interop::interop::{interop_dir, missing};
 use crate::mcp_util::McpSite;
+use crate::sdk::{SdkClient, interop_dir, missing};
 use crate::serve_util::{Reply, Serve, request};
-use crate::util::{BIN, TestSite};
+use crate::util::TestSite;
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 /// S256 of [`VERIFIER`] (RFC 7636, appendix B).
@@ -173,33 +173,16 @@ fn call(s: &Serve, token: &str, tool: &str, args: Value) -> Reply {
 
 #[test]
 fn python_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_py");
+    let Some(client) = SdkClient::python("python_oauth_client.py", &site) else {
+        return;
+    };
     let (editor, _) = site.mint("editor");
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new(python)
-        .arg("python_oauth_client.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_KEY", &editor)
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
     let actions: Vec<String> = site
         .audit()
@@ -670,36 +653,16 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
 
 #[test]
 fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if missing(
-        "the TypeScript MCP SDK (tests/interop/node_modules)",
-        sdk.exists(),
-    ) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_ts");
+    let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) else {
+        return;
+    };
     let (editor, _) = site.mint("editor");
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new("node")
-        .arg("ts_oauth_client.mjs")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_KEY", &editor)
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
 }
 
@@ -904,35 +867,18 @@ fn tool_calls_of(site: &TestSite, actor: &str) -> Vec<Value> {
 
 #[test]
 fn python_sdk_paired_as_a_user_acts_as_that_user_and_is_audited_with_who_decided() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_as_user");
+    let Some(client) = SdkClient::python("python_oauth_client.py", &site) else {
+        return;
+    };
     let email = "ed@example.com";
     site.ok(&["users", "create", "--email", email, "--roles", "editor"]);
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new(python)
-        .arg("python_oauth_client.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_AS", email)
         .env_remove("INTEROP_OAUTH_KEY")
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     let grant = site.ok_json(&["oauth", "grants", "--json"])[0].clone();
     assert_eq!(grant["acts_as"], json!({"kind": "user", "id": email}));
     let gid = grant["id"].as_str().unwrap();
