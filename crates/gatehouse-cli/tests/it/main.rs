@@ -1,6 +1,6 @@
 //! The `gatehouse` binary end to end: one test binary, one module per
-//! command area; [`util`] (an isolated site) and [`mcp_util`] (raw MCP lines)
-//! are the shared harness.
+//! command area; [`util`] (an isolated site), [`mcp_util`] (raw MCP lines)
+//! and [`sdk`] (the official SDK clients' scripts) are the shared harness.
 
 mod actors;
 mod approvals;
@@ -47,6 +47,7 @@ mod portable;
 mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
+mod sdk;
 mod serve_interop;
 mod serve_oauth;
 mod serve_resilience;
