@@ -741,18 +741,14 @@ fn loopback_cert(
 
 #[test]
 fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if missing(
-        "the TypeScript MCP SDK (tests/interop/node_modules)",
-        sdk.exists(),
-    ) {
+    let site = TestSite::new("serve_oauth_ts_document");
+    let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) else {
         return;
-    }
+    };
     let tmp = tempfile::tempdir().unwrap();
     let Some((ca, cert, key)) = loopback_cert(tmp.path()) else {
         panic!("the openssl CLI could not make a test certificate");
     };
-    let site = TestSite::new("serve_oauth_ts_document");
     let (editor, _) = site.mint("editor");
     let doc_addr = free_addr();
     let doc_port = doc_addr.rsplit(':').next().unwrap().to_string();
@@ -766,29 +762,13 @@ fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flo
         &["--public-url", &base, "--oauth-document-host", &doc_addr],
         &[("SSL_CERT_FILE", ca.as_os_str())],
     );
-    let out = Command::new("node")
-        .arg("ts_oauth_client.mjs")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_KEY", &editor)
         .env("INTEROP_OAUTH_DOC_PORT", &doc_port)
         .env("INTEROP_OAUTH_DOC_CERT", &cert)
         .env("INTEROP_OAUTH_DOC_KEY", &key)
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     let grants = site.ok_json(&["oauth", "grants", "--json"]);
     assert_eq!(
         grants[0]["client_id"],
