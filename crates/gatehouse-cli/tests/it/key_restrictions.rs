@@ -5,13 +5,11 @@
 //! refusals and their audit entries, read-only, the content scope, the
 //! rate). Runs on SQLite, and on PostgreSQL with `GATEHOUSE_TEST_PG_URL`.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::util::{BIN, TestSite};
+use crate::util::TestSite;
 
-use crate::mcp_interop::interop::{interop_dir, missing};
+use crate::sdk::SdkClient;
 
 /// Mints a key with `flags` after the roles; returns (raw key, id).
 fn mint(site: &TestSite, roles: &str, flags: &[&str]) -> (String, String) {
@@ -240,39 +238,23 @@ fn audit_codes(site: &TestSite, key_id: &str) -> Vec<String> {
 
 #[test]
 fn python_sdk_sees_and_is_refused_by_restricted_keys() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("restrict_py");
+    let Some(client) = SdkClient::python("python_restricted.py", &site) else {
+        return;
+    };
     let (tools_key, tools_id) = mint(&site, "editor", &["--tools", "content_read,content_search"]);
     let (ro_key, ro_id) = mint(&site, "editor", &["--read-only"]);
     let (scoped_key, scoped_id) = mint(&site, "editor", &["--content", "blog-*"]);
     let (rate_key, rate_id) = mint(&site, "viewer", &["--rate", "3/min"]);
     let (live_key, live_id) = mint(&site, "editor", &[]);
-    let out = Command::new(python)
-        .arg("python_restricted.py")
-        .arg(BIN)
-        .arg(site.path())
-        .current_dir(interop_dir())
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+    client
         .env("INTEROP_TOOLS_KEY", tools_key)
         .env("INTEROP_READONLY_KEY", ro_key)
         .env("INTEROP_SCOPED_KEY", scoped_key)
         .env("INTEROP_RATE_KEY", rate_key)
         .env("INTEROP_LIVE_KEY", live_key)
         .env("INTEROP_LIVE_ID", &live_id)
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
     // Each refusal is audited with its own code, once per era.
     for (id, code, times) in [
         (&tools_id, "KEY_TOOL_NOT_ALLOWED", 4),
