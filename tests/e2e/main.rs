@@ -16,6 +16,7 @@
 mod admin;
 mod client_config;
 mod desk;
+mod grants;
 mod keys_reach;
 mod load;
 mod pinning;

@@ -10,7 +10,7 @@
  * `CODES` list, in this order) is generated from this enum. Codes are grouped
  * by the domain that raises them.
  */
-export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "KEY_NETWORK_NOT_ALLOWED" | "APPROVAL_DECLINED" | "APPROVAL_DENIED" | "APPROVAL_TIMEOUT" | "APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_DECIDED" | "APPROVAL_EXPIRED" | "APPROVAL_HOLDER_GONE" | "APPROVAL_SELF_DECISION" | "APPROVAL_DECIDER_INVALID" | "APPROVAL_NOT_QUEUED" | "APPROVAL_STALE" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "SERVE_ALREADY_RUNNING" | "SERVE_NOT_RUNNING" | "SERVE_START_FAILED" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
+export type Code = "STORAGE_ERROR" | "IO_ERROR" | "DATABASE_URL_INVALID" | "DATABASE_UNREACHABLE" | "DATABASE_AUTH_FAILED" | "DATABASE_LOCKED" | "DISK_FULL" | "DATABASE_READONLY" | "STORED_VALUE_UNKNOWN" | "SITE_NOT_FOUND" | "SITE_EXISTS" | "SITE_CONFIG_INVALID" | "SITE_CONFIG_KEY_INVALID" | "SITE_CONFIG_KEY_NOT_FOUND" | "IMPORT_INVALID" | "IMPORT_VERSION_UNSUPPORTED" | "IMPORT_TARGET_NOT_EMPTY" | "IMPORT_TAMPERED" | "CONTENT_NOT_FOUND" | "SLUG_INVALID" | "SLUG_TAKEN" | "MEDIA_NOT_FOUND" | "MEDIA_FILENAME_INVALID" | "MEDIA_TOO_LARGE" | "MEDIA_BASE64_INVALID" | "MEDIA_TYPE_UNSUPPORTED" | "MEDIA_TYPE_MISMATCH" | "ROLE_UNKNOWN" | "ROLES_EMPTY" | "EMAIL_INVALID" | "DISPLAY_NAME_INVALID" | "USER_EXISTS" | "USER_NOT_FOUND" | "USER_DISABLED" | "KEY_NOT_FOUND" | "KEY_ALREADY_REVOKED" | "KEY_VERIFY_FAILED" | "LABEL_INVALID" | "EXPIRY_INVALID" | "DURATION_INVALID" | "ACTOR_API_KEY_INVALID" | "ACTOR_EMAIL_UNKNOWN" | "ACTOR_ROLE_NOT_SCRATCH" | "ACTOR_FLAGS_CONFLICT" | "PERMISSION_DENIED" | "KEY_RESTRICTION_INVALID" | "KEY_TOOL_NOT_ALLOWED" | "KEY_READ_ONLY" | "KEY_SCOPE_CONTENT" | "KEY_RATE_LIMITED" | "KEY_NETWORK_NOT_ALLOWED" | "APPROVAL_DECLINED" | "APPROVAL_DENIED" | "APPROVAL_TIMEOUT" | "APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_DECIDED" | "APPROVAL_EXPIRED" | "APPROVAL_HOLDER_GONE" | "APPROVAL_SELF_DECISION" | "APPROVAL_DECIDER_INVALID" | "APPROVAL_NOT_QUEUED" | "APPROVAL_STALE" | "AUDIT_CHAIN_BROKEN" | "AUDIT_CHECKPOINT_INVALID" | "AUDIT_KEY_INVALID" | "SECRET_STORE_UNAVAILABLE" | "SECRET_STORE_INVALID" | "INPUT_INVALID" | "ACTOR_API_KEY_REQUIRED" | "API_KEY_IN_URL" | "RATE_LIMITED" | "HOST_NOT_ALLOWED" | "ORIGIN_NOT_ALLOWED" | "LISTEN_UNSAFE" | "TLS_INVALID" | "SERVE_ALREADY_RUNNING" | "SERVE_NOT_RUNNING" | "SERVE_START_FAILED" | "OAUTH_SCOPE_INVALID" | "OAUTH_SCOPE_INSUFFICIENT" | "OAUTH_CLIENT_INVALID" | "OAUTH_REDIRECT_INVALID" | "OAUTH_REQUEST_INVALID" | "OAUTH_GRANT_INVALID" | "OAUTH_TOKEN_INVALID" | "OAUTH_GRANT_NOT_FOUND" | "OAUTH_REGISTRATION_LIMITED" | "OAUTH_CONSENT_INVALID" | "TOOL_ARGUMENTS_INVALID" | "HTTP_FETCH_URL_INVALID" | "HTTP_FETCH_BLOCKED" | "HTTP_FETCH_FAILED" | "HTTP_FETCH_TIMEOUT" | "HTTP_FETCH_TOO_MANY_REDIRECTS" | "ENV_INVALID" | "ENV_HOST_VAR_MISSING" | "SPAWN_FAILED" | "SCRATCH_UNSAFE" | "SANDBOX_UNAVAILABLE" | "SANDBOX_PROFILE_INVALID" | "CALL_INVALID" | "CALL_TIMEOUT" | "CALL_CANCELLED" | "SERVER_EXITED" | "RESOURCE_LIMIT" | "HOST_KILLED" | "PROTOCOL_VIOLATION" | "PROTOCOL_UNSUPPORTED" | "REMOTE_ERROR" | "CONNECTION_CLOSED" | "INPUT_REQUIRED_UNSUPPORTED" | "CONNECTION_NAME_INVALID" | "CONNECTION_EXISTS" | "CONNECTION_NOT_FOUND" | "CONNECTION_TOOLS_CHANGED" | "CONNECTION_NOTHING_TO_APPROVE" | "CONSENT_REQUIRED" | "CONSENT_STALE" | "CALL_RESULT_NOT_KEPT" | "CLIENT_UNKNOWN" | "CONFIG_SECRET_REF_UNSUPPORTED" | "CONFIG_NAME_INVALID" | "CONFIG_PATH_INVALID" | "CONFIG_VALIDATION_FAILED" | "CONFIG_FILE_UNPARSABLE" | "CONFIG_INSTALL_UNSUPPORTED" | "CONFIG_SCOPE_UNSUPPORTED" | "CONFIG_KEY_IN_PROJECT" | "CONFIG_HOME_UNKNOWN" | "CONFIG_PROJECT_REQUIRED" | "CONFIG_FILE_IGNORED" | "CONFIG_FILE_CHANGED" | "CONFIG_REMOTE_UNSUPPORTED" | "CONFIG_URL_INVALID" | "CONFIG_REMOTE_FAILED" | "CONFIG_DOCTOR_PROBLEMS" | "COMMAND_NOT_FOUND" | "COMMAND_NOT_EXECUTABLE" | "KEY_EXPIRING" | "SITE_NOT_OPEN" | "CLI_BINARY_NOT_FOUND" | "KEY_SECRET_UNAVAILABLE" | "CONNECTION_NOT_OPEN";
 
 /**
  * The serialisable form that crosses process and IPC boundaries.
@@ -88,6 +88,8 @@ export const CODES: readonly Code[] = [
   "AUDIT_CHAIN_BROKEN",
   "AUDIT_CHECKPOINT_INVALID",
   "AUDIT_KEY_INVALID",
+  "SECRET_STORE_UNAVAILABLE",
+  "SECRET_STORE_INVALID",
   "INPUT_INVALID",
   "ACTOR_API_KEY_REQUIRED",
   "API_KEY_IN_URL",
@@ -420,6 +422,66 @@ status: KeyStatus,
  * What the key may do beyond its roles, narrowed (empty: nothing more).
  */
 restrictions: Restrictions, };
+
+/**
+ * Whom a grant acts as. Stored as exactly one of two columns (`key_id`,
+ * `user_email`), which [`Principal::from_columns`] reads back. The desktop
+ * sends one back when an admin approves a pairing code.
+ */
+export type GrantPrincipal = { "kind": "key", "id": string } | { "kind": "user", "id": string };
+
+/**
+ * A grant as `gatehouse oauth grants` shows it (and the desktop's Keys
+ * screen, through IPC).
+ */
+export type GrantInfo = { id: string, client_id: string, client_name: string, 
+/**
+ * Where the client's redirects go.
+ */
+redirect_host: string, 
+/**
+ * Whom the grant acts as: a key's actor or a user's.
+ */
+acts_as: GrantPrincipal, scopes: string, resource: string, created_at: string, 
+/**
+ * The address the consent came from.
+ */
+created_from: string | null, 
+/**
+ * When a token of the grant was last checked (at most once a minute).
+ */
+last_used_at: string | null, revoked_at: string | null, revoked_reason: string | null, };
+
+/**
+ * A grant with what it did lately: the same usage a key shows (last call,
+ * from where, calls by tool over the last day and week, refusals).
+ */
+export type GrantOverview = { usage: KeyUsage, id: string, client_id: string, client_name: string, 
+/**
+ * Where the client's redirects go.
+ */
+redirect_host: string, 
+/**
+ * Whom the grant acts as: a key's actor or a user's.
+ */
+acts_as: GrantPrincipal, scopes: string, resource: string, created_at: string, 
+/**
+ * The address the consent came from.
+ */
+created_from: string | null, 
+/**
+ * When a token of the grant was last checked (at most once a minute).
+ */
+last_used_at: string | null, revoked_at: string | null, revoked_reason: string | null, };
+
+/**
+ * What an admin approved, for the CLI and the desktop to say.
+ */
+export type PairingApproved = { client_id: string, client_name: string, redirect_uri: string, scopes: string, 
+/**
+ * Whom the grant will act as.
+ */
+acts_as: GrantPrincipal, };
 
 /**
  * A user; times are Unix milliseconds, RFC 3339 text when serialized.
@@ -836,11 +898,11 @@ export type DefinitionForm = { name: string, command: string, args: Array<string
  */
 timeout: string, 
 /**
- * A size such as `512MiB`; empty: no limit.
+ * A size such as `512MiB`; empty: the site's default (`[limits]` in gatehouse.toml).
  */
 max_rss: string, 
 /**
- * A duration of CPU time such as `60s`; empty: no limit.
+ * A duration of CPU time such as `60s`; empty: the site's default (`[limits]` in gatehouse.toml).
  */
 max_cpu: string, };
 
@@ -1252,6 +1314,29 @@ export type RestrictKeyArgs = { id: string, restrictions: RestrictionForm, };
 export type KeyToolsArgs = { roles: Array<string>, };
 
 /**
+ * The arguments of the `oauth_grants` command, as the page sends them.
+ */
+export type OAuthGrantsArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `revoke_oauth_grant` command, as the page sends them.
+ */
+export type RevokeOAuthGrantArgs = { id: string, };
+
+/**
+ * The arguments of the `approve_pairing` command, as the page sends them.
+ */
+export type ApprovePairingArgs = { 
+/**
+ * The code the consent page shows (case and dashes do not matter).
+ */
+code: string, 
+/**
+ * The key or user the application will act as.
+ */
+acts_as: GrantPrincipal, };
+
+/**
  * The arguments of the `list_users` command, as the page sends them.
  */
 export type ListUsersArgs = Record<symbol, never>;
@@ -1509,6 +1594,9 @@ export type Commands = {
   roll_key: { args: RollKeyArgs; result: MintedKey };
   restrict_key: { args: RestrictKeyArgs; result: KeyInfo };
   key_tools: { args: KeyToolsArgs; result: Array<ToolChoice> };
+  oauth_grants: { args: OAuthGrantsArgs; result: Array<GrantOverview> };
+  revoke_oauth_grant: { args: RevokeOAuthGrantArgs; result: null };
+  approve_pairing: { args: ApprovePairingArgs; result: PairingApproved };
   list_users: { args: ListUsersArgs; result: Array<User> };
   create_user: { args: CreateUserArgs; result: User };
   set_user_roles: { args: SetUserRolesArgs; result: User };

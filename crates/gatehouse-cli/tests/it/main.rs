@@ -38,6 +38,9 @@ mod mcp_util;
 // The Linux backend's reaper and sandbox, driven through the CLI.
 #[cfg(target_os = "linux")]
 mod orphans;
+// The packaged service's environment, run on Linux (what the unit targets).
+#[cfg(target_os = "linux")]
+mod packaging_serve;
 mod permissions_doc;
 mod policy_content;
 mod portable;

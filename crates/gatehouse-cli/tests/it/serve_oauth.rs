@@ -549,6 +549,44 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
 }
 
 #[test]
+fn site_export_leaves_grants_behind_and_the_moved_site_refuses_their_tokens() {
+    let src = TestSite::new("serve_oauth_export_src");
+    let (editor, _) = src.mint("editor");
+    let (a, base) = serve_oauth(&src);
+    let (access, refresh, _) = tokens(&a.addr, &base, &editor, "content:read");
+    assert_eq!(a.legacy(Some(&access), "tools/list", json!({})).status, 200);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("site.json");
+    src.ok(&["site", "export", "--out", file.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let dump: Value = serde_json::from_str(&text).unwrap();
+    let tables: Vec<&String> = dump.as_object().unwrap().keys().collect();
+    assert!(
+        !tables
+            .iter()
+            .any(|k| k.contains("oauth") || k.contains("grant")),
+        "{tables:?}"
+    );
+    assert!(!text.contains(&access) && !text.contains(&refresh));
+
+    // The moved site (its audit log still tells of the grant) has none, and
+    // the key the grant acted as works there as before.
+    let dst = TestSite::plain("serve_oauth_export_dst");
+    let src_key = src.ok(&["audit", "key"]).trim().to_string();
+    dst.ok(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        &src_key,
+    ]);
+    assert_eq!(dst.ok_json(&["oauth", "grants", "--json"]), json!([]));
+    let (b, _) = serve_oauth(&dst);
+    assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
+    assert_eq!(b.legacy(Some(&editor), "tools/list", json!({})).status, 200);
+}
+
+#[test]
 fn pairing_code_approved_through_the_cli_completes_the_flow() {
     let site = TestSite::new("serve_oauth_pairing");
     let (_, key_id) = site.mint("viewer");
@@ -626,6 +664,135 @@ fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
         .env("INTEROP_OAUTH_KEY", &editor)
         .run_against(&serve);
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
+}
+
+/// A throwaway CA and a leaf for IP 127.0.0.1 signed by it, made with the
+/// openssl CLI in `dir`: `(ca.pem, leaf.pem, leaf.key)`. A self-signed leaf
+/// would not do: webpki refuses a CA certificate as an end entity.
+fn loopback_cert(
+    dir: &std::path::Path,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    let made = openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=gatehouse test CA",
+        "-days",
+        "1",
+    ]) && openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]) && openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    made.then(|| {
+        (
+            dir.join("ca.pem"),
+            dir.join("leaf.pem"),
+            dir.join("leaf.key"),
+        )
+    })
+}
+
+/// An SDK client script identified by a metadata document it serves over
+/// HTTPS itself: the server trusts a test CA (rustls reads SSL_CERT_FILE
+/// for the platform's roots) and may fetch documents from that loopback port.
+fn identified_by_document(site: &TestSite, client: SdkClient) {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((ca, cert, key)) = loopback_cert(tmp.path()) else {
+        panic!("the openssl CLI could not make a test certificate");
+    };
+    let (editor, _) = site.mint("editor");
+    // Both ports held at once, so they differ.
+    let (doc, own) = (
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+    );
+    let doc_addr = doc.local_addr().unwrap().to_string();
+    let doc_port = doc_addr.rsplit(':').next().unwrap().to_string();
+    let addr = own.local_addr().unwrap().to_string();
+    drop((doc, own));
+    let base = format!("http://{addr}");
+    let serve = Serve::start_with_env(
+        site,
+        &addr,
+        &["--public-url", &base, "--oauth-document-host", &doc_addr],
+        &[("SSL_CERT_FILE", ca.as_os_str())],
+    );
+    client
+        .arg(format!("{base}/mcp"))
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env("INTEROP_OAUTH_DOC_PORT", &doc_port)
+        .env("INTEROP_OAUTH_DOC_CERT", &cert)
+        .env("INTEROP_OAUTH_DOC_KEY", &key)
+        .run_against(&serve);
+    let grants = site.ok_json(&["oauth", "grants", "--json"]);
+    assert_eq!(
+        grants[0]["client_id"],
+        json!(format!("https://127.0.0.1:{doc_port}/client.json")),
+        "{grants}"
+    );
+}
+
+#[test]
+fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_ts_document");
+    if let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) {
+        identified_by_document(&site, client);
+    }
+}
+
+#[test]
+fn python_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_py_document");
+    if let Some(client) = SdkClient::python("python_oauth_client.py", &site) {
+        identified_by_document(&site, client);
+    }
 }
 
 #[test]
