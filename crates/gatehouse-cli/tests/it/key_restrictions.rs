@@ -238,22 +238,39 @@ fn audit_codes(site: &TestSite, key_id: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn python_sdk_sees_and_is_refused_by_restricted_keys() {
+/// Runs tests/interop/python_restricted.py on a fresh site, over stdio or,
+/// with `http`, against `gatehouse serve`; then checks that each refusal is
+/// audited with its own code, once per era.
+fn python_restricted(name: &str, http: bool) {
     let python = interop_dir().join(".venv/bin/python");
     if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
         return;
     }
-    let site = TestSite::new("restrict_py");
+    let site = TestSite::new(name);
     let (tools_key, tools_id) = mint(&site, "editor", &["--tools", "content_read,content_search"]);
     let (ro_key, ro_id) = mint(&site, "editor", &["--read-only"]);
     let (scoped_key, scoped_id) = mint(&site, "editor", &["--content", "blog-*"]);
     let (rate_key, rate_id) = mint(&site, "viewer", &["--rate", "3/min"]);
+    // One server keeps a key's bucket across both eras: a second key.
+    let (rate2_key, rate2_id) = mint(&site, "viewer", &["--rate", "3/min"]);
     let (live_key, live_id) = mint(&site, "editor", &[]);
-    let out = Command::new(python)
-        .arg("python_restricted.py")
-        .arg(BIN)
-        .arg(site.path())
+    let secrets = [
+        &tools_key,
+        &ro_key,
+        &scoped_key,
+        &rate_key,
+        &rate2_key,
+        &live_key,
+    ]
+    .map(|k| k.clone());
+    let serve = http.then(|| crate::serve_util::Serve::start(&site, &[]));
+    let mut cmd = Command::new(python);
+    cmd.arg("python_restricted.py").arg(BIN).arg(site.path());
+    if let Some(serve) = &serve {
+        cmd.arg(format!("http://{}/mcp", serve.addr))
+            .env("INTEROP_RATE_KEY_LEGACY", &rate2_key);
+    }
+    let out = cmd
         .current_dir(interop_dir())
         .env_remove("GATEHOUSE_API_KEY")
         .env_remove("GATEHOUSE_SITE")
@@ -270,15 +287,21 @@ fn python_sdk_sees_and_is_refused_by_restricted_keys() {
     println!("{stdout}");
     assert!(
         out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        serve.as_ref().map(|s| s.stderr()).unwrap_or_default()
     );
     // Each refusal is audited with its own code, once per era.
+    let rate_limited = |id: &str| {
+        audit_codes(&site, id)
+            .iter()
+            .filter(|c| *c == "KEY_RATE_LIMITED")
+            .count()
+    };
     for (id, code, times) in [
         (&tools_id, "KEY_TOOL_NOT_ALLOWED", 4),
         (&ro_id, "KEY_READ_ONLY", 2),
         (&scoped_id, "KEY_SCOPE_CONTENT", 6),
-        (&rate_id, "KEY_RATE_LIMITED", 2),
     ] {
         let codes = audit_codes(&site, id);
         assert_eq!(
@@ -287,6 +310,28 @@ fn python_sdk_sees_and_is_refused_by_restricted_keys() {
             "{code} for key {id}: {codes:?}"
         );
     }
+    assert_eq!(
+        (rate_limited(&rate_id), rate_limited(&rate2_id)),
+        if http { (1, 1) } else { (2, 0) },
+        "KEY_RATE_LIMITED per rate key"
+    );
+    if let Some(serve) = &serve {
+        let log = serve.stderr();
+        assert!(
+            secrets.iter().all(|k| !log.contains(k.as_str())),
+            "a key reached the server log"
+        );
+    }
+}
+
+#[test]
+fn python_sdk_sees_and_is_refused_by_restricted_keys() {
+    python_restricted("restrict_py", false);
+}
+
+#[test]
+fn python_sdk_over_http_sees_and_is_refused_by_restricted_keys() {
+    python_restricted("restrict_py_http", true);
 }
 
 /// `keys list --usage`: each key's calls by tool over the last day and
