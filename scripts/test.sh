@@ -30,6 +30,9 @@ cargo test --workspace --no-run
 step "clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "doc links resolve: core and CLI (a moved or renamed item breaks its doc links)"
+RUSTDOCFLAGS="-D rustdoc::broken_intra_doc_links" cargo doc --no-deps -p gatehouse-core -p gatehouse-cli
+
 step "cross clippy: core, CLI and the desktop app for Windows and macOS (scripts/cross-check.sh)"
 bash scripts/cross-check.sh
 

@@ -18,6 +18,9 @@ use gatehouse_core::access::approvals::{Decide, HeldCall, HeldNotice, Status as 
 use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::key_usage::{KeyUsage, ToolUsage};
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
+use gatehouse_core::access::oauth::Principal;
+use gatehouse_core::access::oauth::flow::PairingApproved;
+use gatehouse_core::access::oauth::grants::{GrantInfo, GrantOverview};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::access::restrictions::{
     ContentScope, Rate, Restrictions, SlugPattern, StatusScope,
@@ -184,6 +187,11 @@ pub fn render() -> String {
     decl::<KeyUsage>(&cfg, &mut out);
     decl::<DayUsage>(&cfg, &mut out);
     decl::<KeyReport>(&cfg, &mut out);
+    // OAuth grants.
+    decl::<Principal>(&cfg, &mut out);
+    decl::<GrantInfo>(&cfg, &mut out);
+    decl::<GrantOverview>(&cfg, &mut out);
+    decl::<PairingApproved>(&cfg, &mut out);
     // Users and audit.
     decl::<User>(&cfg, &mut out);
     decl::<PermissionRow>(&cfg, &mut out);

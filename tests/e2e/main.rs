@@ -17,6 +17,7 @@ mod admin;
 mod approvals;
 mod client_config;
 mod desk;
+mod grants;
 mod keys_reach;
 mod load;
 mod pinning;

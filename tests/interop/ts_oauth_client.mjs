@@ -5,11 +5,19 @@
 // calls as the key's actor, a refresh after a 401, and the grant revoked
 // through the CLI.
 //
+// With INTEROP_OAUTH_DOC_PORT, _CERT and _KEY set, the client identifies
+// itself by a client ID metadata document instead of registering: this
+// script serves the document over HTTPS on 127.0.0.1 at that port (the SDK
+// takes only an https URL) with that certificate, and the SDK's
+// clientMetadataUrl names it.
+//
 // Usage: node ts_oauth_client.mjs GATEHOUSE_BIN SITE_DIR URL
 // The key to paste comes from the environment (INTEROP_OAUTH_KEY, an editor
 // key), never argv. Prints one line per check and exits non-zero on the first failure.
 
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:https";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
@@ -53,6 +61,34 @@ async function browser(url) {
   return back.searchParams.get("code");
 }
 
+const METADATA = {
+  client_name: "TypeScript SDK interop",
+  redirect_uris: [REDIRECT],
+  grant_types: ["authorization_code", "refresh_token"],
+  response_types: ["code"],
+  token_endpoint_auth_method: "none",
+};
+
+// The metadata document, served over HTTPS when asked for; counts fetches.
+const DOC_PORT = process.env.INTEROP_OAUTH_DOC_PORT;
+const DOC_URL = DOC_PORT ? `https://127.0.0.1:${DOC_PORT}/client.json` : undefined;
+let docFetches = 0;
+let docServer;
+if (DOC_URL) {
+  docServer = createServer(
+    { cert: readFileSync(process.env.INTEROP_OAUTH_DOC_CERT), key: readFileSync(process.env.INTEROP_OAUTH_DOC_KEY) },
+    (req, res) => {
+      docFetches += 1;
+      if (req.url !== "/client.json") {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ client_id: DOC_URL, ...METADATA }));
+    },
+  );
+  await new Promise((resolve) => docServer.listen(Number(DOC_PORT), "127.0.0.1", resolve));
+}
+
 class Provider {
   constructor() {
     this.consents = 0;
@@ -61,13 +97,10 @@ class Provider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return {
-      client_name: "TypeScript SDK interop",
-      redirect_uris: [REDIRECT],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
+    return METADATA;
+  }
+  get clientMetadataUrl() {
+    return DOC_URL;
   }
   clientInformation() {
     return this.client;
@@ -109,7 +142,12 @@ try {
   check(e instanceof UnauthorizedError, "the first connection asks for authorization");
 }
 await first.finishAuth(provider.code);
-check(provider.client?.client_id?.startsWith("gh_"), "registered dynamically");
+if (DOC_URL) {
+  check(provider.client?.client_id === DOC_URL, "identified by its metadata document, not registered");
+  check(docFetches === 1, `the server fetched the document once (${docFetches})`);
+} else {
+  check(provider.client?.client_id?.startsWith("gh_"), "registered dynamically");
+}
 {
   const [client] = await connect(provider);
   const tools = (await client.listTools()).tools.map((t) => t.name);
@@ -147,3 +185,8 @@ const refused = await fetch(URL_TEXT, {
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
 });
 check(refused.status === 401 && (refused.headers.get("www-authenticate") || "").includes("invalid_token"), "the revoked grant's token is refused");
+if (DOC_URL) {
+  check(docFetches === 1, `the document was fetched once for the whole flow, refresh included (${docFetches})`);
+  docServer.closeAllConnections();
+  docServer.close();
+}

@@ -21,7 +21,13 @@
 //! its previous answer came: 1, 16 and 64 clients (`BENCH_CLIENTS`). Per
 //! figure: calls/s, p50/p99 latency, the servers' CPU per call (user +
 //! system from `/proc`, PostgreSQL's backends excluded) and their resident
-//! memory after the figure (and the peak). `BENCH_RUNS` rounds (default 3)
+//! memory after the figure (and the peak). Beside them, so that a figure can
+//! be read against what this machine could give: the CPU per call of
+//! PostgreSQL (every child of the postmaster whose pid is `BENCH_PG_PID`;
+//! scripts/bench-http.sh sets it) and of the load generator itself, and the
+//! ceiling they imply, the machine's cores divided by the sum of the three
+//! (calls/s if nothing else ran); each round prints the load average.
+//! `BENCH_RUNS` rounds (default 3)
 //! of `BENCH_CALLS` calls per figure (default 5000); `BENCH_ONLY` keeps the
 //! targets whose name contains it (or one of its `|`-separated parts). It prints figures and asserts nothing
 //! about speed.
@@ -109,15 +115,7 @@ impl Instance {
 
     /// User + system CPU time so far (every thread of the process).
     fn cpu(&self) -> Duration {
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
-        let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-        let f: Vec<u64> = rest
-            .split_whitespace()
-            .map(|x| x.parse().unwrap_or(0))
-            .collect();
-        let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-        Duration::from_millis(ticks * 10)
+        proc_cpu(&self.child.id().to_string()).0
     }
 
     /// A counter from the instance's Prometheus metrics, if it serves them.
@@ -156,6 +154,53 @@ impl Instance {
     }
 }
 
+/// User + system CPU time so far of `/proc/PID` (every thread), and its parent's pid.
+fn proc_cpu(pid: &str) -> (Duration, u32) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
+    let ticks = num(11) + num(12);
+    (Duration::from_millis(ticks * 10), num(1) as u32)
+}
+
+/// CPU time so far of every child of the postmaster `BENCH_PG_PID` (its
+/// backends, WAL writer and checkpointer), or zero without one. A backend that
+/// exits during a figure takes its time with it: the instances' pools keep
+/// theirs open, so that is rare.
+fn pg_cpu() -> Duration {
+    let Ok(postmaster) = std::env::var("BENCH_PG_PID") else {
+        return Duration::ZERO;
+    };
+    let Ok(postmaster) = postmaster.trim().parse::<u32>() else {
+        return Duration::ZERO;
+    };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Duration::ZERO;
+    };
+    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| name.bytes().all(|b| b.is_ascii_digit()))
+        .map(|pid| proc_cpu(&pid))
+        .filter(|&(_, ppid)| ppid == postmaster)
+        .map(|(cpu, _)| cpu)
+        .sum()
+}
+
+/// This process's CPU time so far: the load generator (its one thread does
+/// all the driving).
+fn driver_cpu() -> Duration {
+    proc_cpu("self").0
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 type Audit = Box<dyn Fn() -> u64>;
 
 /// What to start and which call to make.
@@ -176,6 +221,10 @@ struct Figures {
     p50_us: f64,
     p99_us: f64,
     cpu_us: f64,
+    /// PostgreSQL's CPU per call (zero on SQLite and for the echo servers).
+    pg_cpu_us: f64,
+    /// The load generator's CPU per call.
+    driver_cpu_us: f64,
     rss_mib: f64,
     peak_rss_mib: f64,
 }
@@ -370,8 +419,12 @@ fn bench(t: &Target, n: u64, clients: &[u64]) -> Vec<(u64, Figures)> {
     let mut out = Vec::new();
     for (k, &c) in clients.iter().enumerate() {
         let cpu: Duration = instances.iter().map(Instance::cpu).sum();
+        let (pg, driver) = (pg_cpu(), driver_cpu());
         let (wall, mut lat) = drive(&addrs, bearer, t.params, c, n, 1_000_000 * (k as u64 + 1));
         let cpu = instances.iter().map(Instance::cpu).sum::<Duration>() - cpu;
+        let pg = pg_cpu().saturating_sub(pg);
+        let driver = driver_cpu().saturating_sub(driver);
+        let per_call = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
         answered += n;
         lat.sort();
         let (rss, peak) = instances
@@ -384,7 +437,9 @@ fn bench(t: &Target, n: u64, clients: &[u64]) -> Vec<(u64, Figures)> {
                 calls_s: n as f64 / wall.as_secs_f64(),
                 p50_us: pct(&lat, 0.5),
                 p99_us: pct(&lat, 0.99),
-                cpu_us: cpu.as_secs_f64() * 1e6 / n as f64,
+                cpu_us: per_call(cpu),
+                pg_cpu_us: per_call(pg),
+                driver_cpu_us: per_call(driver),
                 rss_mib: rss as f64 / 1024.0,
                 peak_rss_mib: peak as f64 / 1024.0,
             },
@@ -564,18 +619,22 @@ fn main() {
 
     let mut rows: Vec<(String, u64, Figures)> = Vec::new();
     for round in 1..=runs {
+        println!("round {round}: load average {}", load_average());
         for t in &targets {
             for (c, f) in bench(t, n, &clients) {
                 println!(
                     "round {round}: {}",
                     json!({"target": t.name, "clients": c, "calls_s": f.calls_s.round(),
                         "p50_us": f.p50_us, "p99_us": f.p99_us, "cpu_us_per_call": (f.cpu_us * 10.0).round() / 10.0,
+                        "pg_cpu_us_per_call": (f.pg_cpu_us * 10.0).round() / 10.0,
+                        "driver_cpu_us_per_call": (f.driver_cpu_us * 10.0).round() / 10.0,
                         "rss_mib": (f.rss_mib * 10.0).round() / 10.0, "peak_rss_mib": (f.peak_rss_mib * 10.0).round() / 10.0})
                 );
                 rows.push((t.name.clone(), c, f));
             }
         }
     }
+    println!("load average at the end {}", load_average());
     println!("\n{n} calls per figure; medians of {runs} round(s), (min–max) over rounds:");
     table(&targets, &clients, &rows);
 }
@@ -586,10 +645,11 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn table(targets: &[Target], clients: &[u64], rows: &[(String, u64, Figures)]) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     println!(
-        "| server | clients | calls/s (min–max) | p50/p99 µs | CPU µs/call | RSS MiB after (peak) |"
+        "| server | clients | calls/s (min–max) | p50/p99 µs | CPU µs/call server/PostgreSQL/driver | CPU ceiling calls/s | RSS MiB after (peak) |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|");
     for t in targets {
         for &c in clients {
             let of: Vec<&Figures> = rows
@@ -603,13 +663,16 @@ fn table(targets: &[Target], clients: &[u64], rows: &[(String, u64, Figures)]) {
             let m = |k: fn(&Figures) -> f64| median(of.iter().map(|f| k(f)).collect());
             let lo = of.iter().map(|f| f.calls_s).fold(f64::INFINITY, f64::min);
             let hi = of.iter().map(|f| f.calls_s).fold(0.0, f64::max);
+            let ceiling = cores * 1e6 / m(|f| f.cpu_us + f.pg_cpu_us + f.driver_cpu_us).max(1.0);
             println!(
-                "| {} | {c} | {:.0} ({lo:.0}–{hi:.0}) | {:.0}/{:.0} | {:.1} | {:.1} ({:.1}) |",
+                "| {} | {c} | {:.0} ({lo:.0}–{hi:.0}) | {:.0}/{:.0} | {:.0}/{:.0}/{:.0} | {ceiling:.0} | {:.1} ({:.1}) |",
                 t.name,
                 m(|f| f.calls_s),
                 m(|f| f.p50_us),
                 m(|f| f.p99_us),
                 m(|f| f.cpu_us),
+                m(|f| f.pg_cpu_us),
+                m(|f| f.driver_cpu_us),
                 m(|f| f.rss_mib),
                 m(|f| f.peak_rss_mib),
             );

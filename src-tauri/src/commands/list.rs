@@ -32,6 +32,10 @@ commands! {
     keys::roll_key(RollKeyArgs) -> MintedKey,
     keys::restrict_key(RestrictKeyArgs) -> KeyInfo,
     keys::key_tools(KeyToolsArgs) -> Vec<ToolChoice>,
+    // OAuth grants, beside the keys.
+    grants::oauth_grants(OAuthGrantsArgs) -> Vec<GrantOverview>,
+    grants::revoke_oauth_grant(RevokeOAuthGrantArgs) -> (),
+    grants::approve_pairing(ApprovePairingArgs) -> PairingApproved,
     // Users, site config and audit.
     users::list_users(ListUsersArgs) -> Vec<User>,
     users::create_user(CreateUserArgs) -> User,

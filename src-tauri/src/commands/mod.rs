@@ -9,6 +9,7 @@ pub mod client_config;
 pub mod connection_calls;
 pub mod connection_edit;
 pub mod connections;
+pub mod grants;
 pub mod keys;
 pub mod serve;
 pub mod site;

@@ -422,6 +422,66 @@ status: KeyStatus,
 restrictions: Restrictions, };
 
 /**
+ * Whom a grant acts as. Stored as exactly one of two columns (`key_id`,
+ * `user_email`), which [`Principal::from_columns`] reads back. The desktop
+ * sends one back when an admin approves a pairing code.
+ */
+export type GrantPrincipal = { "kind": "key", "id": string } | { "kind": "user", "id": string };
+
+/**
+ * A grant as `gatehouse oauth grants` shows it (and the desktop's Keys
+ * screen, through IPC).
+ */
+export type GrantInfo = { id: string, client_id: string, client_name: string, 
+/**
+ * Where the client's redirects go.
+ */
+redirect_host: string, 
+/**
+ * Whom the grant acts as: a key's actor or a user's.
+ */
+acts_as: GrantPrincipal, scopes: string, resource: string, created_at: string, 
+/**
+ * The address the consent came from.
+ */
+created_from: string | null, 
+/**
+ * When a token of the grant was last checked (at most once a minute).
+ */
+last_used_at: string | null, revoked_at: string | null, revoked_reason: string | null, };
+
+/**
+ * A grant with what it did lately: the same usage a key shows (last call,
+ * from where, calls by tool over the last day and week, refusals).
+ */
+export type GrantOverview = { usage: KeyUsage, id: string, client_id: string, client_name: string, 
+/**
+ * Where the client's redirects go.
+ */
+redirect_host: string, 
+/**
+ * Whom the grant acts as: a key's actor or a user's.
+ */
+acts_as: GrantPrincipal, scopes: string, resource: string, created_at: string, 
+/**
+ * The address the consent came from.
+ */
+created_from: string | null, 
+/**
+ * When a token of the grant was last checked (at most once a minute).
+ */
+last_used_at: string | null, revoked_at: string | null, revoked_reason: string | null, };
+
+/**
+ * What an admin approved, for the CLI and the desktop to say.
+ */
+export type PairingApproved = { client_id: string, client_name: string, redirect_uri: string, scopes: string, 
+/**
+ * Whom the grant will act as.
+ */
+acts_as: GrantPrincipal, };
+
+/**
  * A user; times are Unix milliseconds, RFC 3339 text when serialized.
  */
 export type User = { email: string, roles: Array<Role>, created_at: string, updated_at: string, 
@@ -1262,6 +1322,29 @@ export type RestrictKeyArgs = { id: string, restrictions: RestrictionForm, };
 export type KeyToolsArgs = { roles: Array<string>, };
 
 /**
+ * The arguments of the `oauth_grants` command, as the page sends them.
+ */
+export type OAuthGrantsArgs = Record<symbol, never>;
+
+/**
+ * The arguments of the `revoke_oauth_grant` command, as the page sends them.
+ */
+export type RevokeOAuthGrantArgs = { id: string, };
+
+/**
+ * The arguments of the `approve_pairing` command, as the page sends them.
+ */
+export type ApprovePairingArgs = { 
+/**
+ * The code the consent page shows (case and dashes do not matter).
+ */
+code: string, 
+/**
+ * The key or user the application will act as.
+ */
+acts_as: GrantPrincipal, };
+
+/**
  * The arguments of the `list_users` command, as the page sends them.
  */
 export type ListUsersArgs = Record<symbol, never>;
@@ -1528,6 +1611,9 @@ export type Commands = {
   roll_key: { args: RollKeyArgs; result: MintedKey };
   restrict_key: { args: RestrictKeyArgs; result: KeyInfo };
   key_tools: { args: KeyToolsArgs; result: Array<ToolChoice> };
+  oauth_grants: { args: OAuthGrantsArgs; result: Array<GrantOverview> };
+  revoke_oauth_grant: { args: RevokeOAuthGrantArgs; result: null };
+  approve_pairing: { args: ApprovePairingArgs; result: PairingApproved };
   list_users: { args: ListUsersArgs; result: Array<User> };
   create_user: { args: CreateUserArgs; result: User };
   set_user_roles: { args: SetUserRolesArgs; result: User };

@@ -20,6 +20,7 @@ import {
 import { countText } from "../lib/usage-chart";
 import { currentSite } from "../session";
 import { formatTime, noSitePanel } from "./common";
+import { grantsPanels } from "./keys-grants";
 import { type Screen, panel, screenFrame } from "./screen";
 
 const STATUS_TONE: Record<KeyInfo["status"], string> = {
@@ -174,7 +175,9 @@ export const keys: Screen = {
     const frame = (...body: HTMLElement[]) =>
       screenFrame(
         "API keys",
-        ["Keys give an AI client a scoped identity on this site. A raw key is shown once, when it is minted."],
+        [
+          "Keys give an AI client a scoped identity on this site. A raw key is shown once, when it is minted. Applications that connect with OAuth (claude.ai, ChatGPT) are listed below the keys, with whom they act as.",
+        ],
         ...body,
       );
     if (!currentSite()) return frame(noSitePanel());
@@ -183,6 +186,8 @@ export const keys: Screen = {
     const editSlot = h("div", { id: "restrict-slot" });
     const listStatus = h("div", { id: "keys-status", class: "result" });
     const tbody = h("tbody", { id: "keys-rows" });
+    // A grant acting as a revoked key ends with it: revoking refreshes both lists.
+    const grants = grantsPanels();
 
     const showMinted = (minted: MintedKey, verb: string) => {
       once.replaceChildren(
@@ -244,7 +249,7 @@ export const keys: Screen = {
             .then(() => {
               // A config for a revoked key is useless: stop offering it.
               if (once.querySelector(`[data-key-id="${key.id}"]`)) once.replaceChildren();
-              return refresh();
+              return Promise.all([refresh(), grants.refresh()]);
             })
             .catch((raw: unknown) => {
               // Back to a usable button, with the reason next to it.
@@ -416,6 +421,7 @@ export const keys: Screen = {
         rows.bar.element,
         listStatus,
       ),
+      ...grants.elements,
     );
   },
 };

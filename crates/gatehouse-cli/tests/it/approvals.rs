@@ -3,12 +3,10 @@
 //! the official Python SDK client against the real server; every decision in
 //! the audit chain.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::mcp_interop::interop::{interop_dir, missing};
-use crate::util::{BIN, TestSite};
+use crate::sdk::SdkClient;
+use crate::util::TestSite;
 
 fn mint(site: &TestSite, flags: &[&str]) -> (String, String) {
     let mut args = vec!["keys", "mint", "--label", "held", "--roles", "editor"];
@@ -82,37 +80,21 @@ fn unknown_held_call_is_not_found() {
 
 #[test]
 fn python_sdk_calls_wait_for_the_clients_user_and_the_owners_queue() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("approvals_py");
+    let Some(client) = SdkClient::python("python_approvals.py", &site) else {
+        return;
+    };
     let other = TestSite::new("approvals_py_other");
     let (editor_key, editor_id) = mint(&site, &[]);
     let (approve_key, approve_id) = mint(&site, &["--approve", "write"]);
-    let out = Command::new(python)
-        .arg("python_approvals.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(other.path())
-        .current_dir(interop_dir())
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("GATEHOUSE_SCRATCH_DIR", site.scratch_dir())
         .env("INTEROP_EDITOR_KEY", editor_key)
         .env("INTEROP_EDITOR_ID", &editor_id)
         .env("INTEROP_APPROVE_KEY", approve_key)
         .env("INTEROP_APPROVE_ID", &approve_id)
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .run();
     // Every ask and every end is in the chain, with who decided, and the chain holds.
     let log = site.ok_json(&["audit", "list", "--limit", "5000", "--json"]);
     let entries: Vec<(String, String, Value)> = log
@@ -171,11 +153,10 @@ fn python_sdk_calls_wait_for_the_clients_user_and_the_owners_queue() {
 
 #[test]
 fn python_sdk_over_http_waits_in_the_owners_queue() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("approvals_http");
+    let Some(client) = SdkClient::python("python_approvals_http.py", &site) else {
+        return;
+    };
     let toml = site.path().join("gatehouse.toml");
     let text = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(
@@ -185,27 +166,11 @@ fn python_sdk_over_http_waits_in_the_owners_queue() {
     .unwrap();
     let (key, id) = mint(&site, &[]);
     let serve = crate::serve_util::Serve::start(&site, &[]);
-    let out = Command::new(python)
-        .arg("python_approvals_http.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("http://{}/mcp", serve.addr))
-        .current_dir(interop_dir())
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_EDITOR_KEY", &key)
         .env("INTEROP_EDITOR_ID", &id)
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     assert!(
         !serve.stderr().contains(&key),
         "a key reached the server log"

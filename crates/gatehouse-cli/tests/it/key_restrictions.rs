@@ -5,13 +5,11 @@
 //! refusals and their audit entries, read-only, the content scope, the
 //! rate). Runs on SQLite, and on PostgreSQL with `GATEHOUSE_TEST_PG_URL`.
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::util::{BIN, TestSite};
+use crate::util::TestSite;
 
-use crate::mcp_interop::interop::{interop_dir, missing};
+use crate::sdk::SdkClient;
 
 /// Mints a key with `flags` after the roles; returns (raw key, id).
 fn mint(site: &TestSite, roles: &str, flags: &[&str]) -> (String, String) {
@@ -242,11 +240,10 @@ fn audit_codes(site: &TestSite, key_id: &str) -> Vec<String> {
 /// with `http`, against `gatehouse serve`; then checks that each refusal is
 /// audited with its own code, once per era.
 fn python_restricted(name: &str, http: bool) {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new(name);
+    let Some(client) = SdkClient::python("python_restricted.py", &site) else {
+        return;
+    };
     let (tools_key, tools_id) = mint(&site, "editor", &["--tools", "content_read,content_search"]);
     let (ro_key, ro_id) = mint(&site, "editor", &["--read-only"]);
     let (scoped_key, scoped_id) = mint(&site, "editor", &["--content", "blog-*"]);
@@ -264,33 +261,23 @@ fn python_restricted(name: &str, http: bool) {
     ]
     .map(|k| k.clone());
     let serve = http.then(|| crate::serve_util::Serve::start(&site, &[]));
-    let mut cmd = Command::new(python);
-    cmd.arg("python_restricted.py").arg(BIN).arg(site.path());
-    if let Some(serve) = &serve {
-        cmd.arg(format!("http://{}/mcp", serve.addr))
-            .env("INTEROP_RATE_KEY_LEGACY", &rate2_key);
-    }
-    let out = cmd
-        .current_dir(interop_dir())
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+    let client = match &serve {
+        Some(serve) => client
+            .arg(format!("http://{}/mcp", serve.addr))
+            .env("INTEROP_RATE_KEY_LEGACY", &rate2_key),
+        None => client,
+    };
+    let client = client
         .env("INTEROP_TOOLS_KEY", tools_key)
         .env("INTEROP_READONLY_KEY", ro_key)
         .env("INTEROP_SCOPED_KEY", scoped_key)
         .env("INTEROP_RATE_KEY", rate_key)
         .env("INTEROP_LIVE_KEY", live_key)
-        .env("INTEROP_LIVE_ID", &live_id)
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.as_ref().map(|s| s.stderr()).unwrap_or_default()
-    );
+        .env("INTEROP_LIVE_ID", &live_id);
+    match &serve {
+        Some(serve) => client.run_against(serve),
+        None => client.run(),
+    };
     // Each refusal is audited with its own code, once per era.
     let rate_limited = |id: &str| {
         audit_codes(&site, id)

@@ -1,6 +1,6 @@
 //! The `gatehouse` binary end to end: one test binary, one module per
-//! command area; [`util`] (an isolated site) and [`mcp_util`] (raw MCP lines)
-//! are the shared harness.
+//! command area; [`util`] (an isolated site), [`mcp_util`] (raw MCP lines)
+//! and [`sdk`] (the official SDK clients' scripts) are the shared harness.
 
 mod actors;
 mod approvals;
@@ -38,12 +38,16 @@ mod mcp_util;
 // The Linux backend's reaper and sandbox, driven through the CLI.
 #[cfg(target_os = "linux")]
 mod orphans;
+// The packaged service's environment, run on Linux (what the unit targets).
+#[cfg(target_os = "linux")]
+mod packaging_serve;
 mod permissions_doc;
 mod policy_content;
 mod portable;
 mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
+mod sdk;
 mod serve_interop;
 mod serve_oauth;
 mod serve_resilience;

@@ -7,46 +7,26 @@
 //! Without those dependencies the tests skip with a message, except under
 //! `CI`, where a missing install is a failure rather than a silent pass.
 
-use std::process::Command;
+use crate::sdk::SdkClient;
+use crate::util::TestSite;
 
-use crate::util::{BIN, TestSite};
-
-#[path = "../../../../tests/interop/interop.rs"]
-pub(crate) mod interop;
-use interop::{interop_dir, missing};
-
-fn run(site: &TestSite, mut cmd: Command, keys: &[(&str, String)]) {
-    cmd.arg(BIN).arg(site.path()).current_dir(interop_dir());
-    for (k, v) in keys {
-        cmd.env(k, v);
-    }
-    cmd.env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE");
-    let out = cmd.output().expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// Runs `client` with the keys in its environment; the script fails on any
+/// answer it did not expect.
+fn run(client: SdkClient, keys: &[(&str, String)]) {
+    keys.iter().fold(client, |c, (k, v)| c.env(k, v)).run();
 }
 
 #[test]
 fn python_sdk_in_both_eras() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("interop_py");
+    let Some(client) = SdkClient::python("python_client.py", &site) else {
+        return;
+    };
     let (viewer, _) = site.mint("viewer");
     let (auto_key, auto_id) = site.mint("viewer");
     let (legacy_key, legacy_id) = site.mint("viewer");
-    let mut cmd = Command::new(python);
-    cmd.arg("python_client.py");
     run(
-        &site,
-        cmd,
+        client,
         &[
             ("INTEROP_VIEWER_KEY", viewer),
             ("INTEROP_REVOKE_KEY_AUTO", auto_key),
@@ -59,22 +39,14 @@ fn python_sdk_in_both_eras() {
 
 #[test]
 fn typescript_sdk() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    let node = Command::new("node").arg("--version").output().is_ok();
-    if missing(
-        "the TypeScript MCP SDK (tests/interop/node_modules) or node",
-        sdk.exists() && node,
-    ) {
-        return;
-    }
     let site = TestSite::new("interop_ts");
+    let Some(client) = SdkClient::node("ts_client.mjs", &site) else {
+        return;
+    };
     let (viewer, _) = site.mint("viewer");
     let (revoke_key, revoke_id) = site.mint("viewer");
-    let mut cmd = Command::new("node");
-    cmd.arg("ts_client.mjs");
     run(
-        &site,
-        cmd,
+        client,
         &[
             ("INTEROP_VIEWER_KEY", viewer),
             ("INTEROP_REVOKE_KEY", revoke_key),

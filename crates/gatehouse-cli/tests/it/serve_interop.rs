@@ -5,34 +5,19 @@
 //! differs) and sees a key revoked through the CLI refused on its next request.
 //! Skips without the pinned SDKs, except under `CI`.
 
-use std::process::Command;
-
+use crate::sdk::SdkClient;
 use crate::serve_util::Serve;
-use crate::util::{BIN, TestSite};
+use crate::util::TestSite;
 
-use crate::mcp_interop::interop::{interop_dir, missing};
-
-fn run(site: &TestSite, serve: &Serve, mut cmd: Command, keys: &[(&str, String)]) {
-    let url = format!("http://{}/mcp", serve.addr);
-    cmd.arg(BIN)
-        .arg(site.path())
-        .arg(url)
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE");
-    for (k, v) in keys {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+/// Runs `client` against `serve`'s endpoint with the keys in its
+/// environment, then checks that no key reached the server's log.
+fn run(client: SdkClient, serve: &Serve, keys: &[(&str, String)]) {
+    keys.iter()
+        .fold(
+            client.arg(format!("http://{}/mcp", serve.addr)),
+            |c, (k, v)| c.env(k, v),
+        )
+        .run_against(serve);
     for (_, secret) in keys {
         assert!(
             !serve.stderr().contains(secret.as_str()),
@@ -43,22 +28,18 @@ fn run(site: &TestSite, serve: &Serve, mut cmd: Command, keys: &[(&str, String)]
 
 #[test]
 fn python_sdk_over_http_in_both_eras() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("serve_interop_py");
+    let Some(client) = SdkClient::python("python_http_client.py", &site) else {
+        return;
+    };
     let (viewer, _) = site.mint("viewer");
     let (editor, _) = site.mint("editor");
     let (auto_key, auto_id) = site.mint("viewer");
     let (legacy_key, legacy_id) = site.mint("viewer");
     let serve = Serve::start(&site, &[]);
-    let mut cmd = Command::new(python);
-    cmd.arg("python_http_client.py");
     run(
-        &site,
+        client,
         &serve,
-        cmd,
         &[
             ("INTEROP_VIEWER_KEY", viewer),
             ("INTEROP_EDITOR_KEY", editor),
@@ -72,24 +53,17 @@ fn python_sdk_over_http_in_both_eras() {
 
 #[test]
 fn typescript_sdk_over_http_with_its_default_handshake() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if missing(
-        "the TypeScript MCP SDK (tests/interop/node_modules)",
-        sdk.exists(),
-    ) {
-        return;
-    }
     let site = TestSite::new("serve_interop_ts");
+    let Some(client) = SdkClient::node("ts_http_client.mjs", &site) else {
+        return;
+    };
     let (viewer, _) = site.mint("viewer");
     let (editor, _) = site.mint("editor");
     let (revoke, revoke_id) = site.mint("viewer");
     let serve = Serve::start(&site, &[]);
-    let mut cmd = Command::new("node");
-    cmd.arg("ts_http_client.mjs");
     run(
-        &site,
+        client,
         &serve,
-        cmd,
         &[
             ("INTEROP_VIEWER_KEY", viewer),
             ("INTEROP_EDITOR_KEY", editor),

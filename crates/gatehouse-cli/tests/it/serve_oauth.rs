@@ -9,10 +9,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use crate::mcp_interop::interop::{interop_dir, missing};
 use crate::mcp_util::McpSite;
+use crate::sdk::{SdkClient, interop_dir, missing};
 use crate::serve_util::{Reply, Serve, request};
-use crate::util::{BIN, TestSite};
+use crate::util::TestSite;
 
 const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 /// S256 of [`VERIFIER`] (RFC 7636, appendix B).
@@ -173,33 +173,16 @@ fn call(s: &Serve, token: &str, tool: &str, args: Value) -> Reply {
 
 #[test]
 fn python_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_py");
+    let Some(client) = SdkClient::python("python_oauth_client.py", &site) else {
+        return;
+    };
     let (editor, _) = site.mint("editor");
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new(python)
-        .arg("python_oauth_client.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_KEY", &editor)
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
     let actions: Vec<String> = site
         .audit()
@@ -566,6 +549,44 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
 }
 
 #[test]
+fn site_export_leaves_grants_behind_and_the_moved_site_refuses_their_tokens() {
+    let src = TestSite::new("serve_oauth_export_src");
+    let (editor, _) = src.mint("editor");
+    let (a, base) = serve_oauth(&src);
+    let (access, refresh, _) = tokens(&a.addr, &base, &editor, "content:read");
+    assert_eq!(a.legacy(Some(&access), "tools/list", json!({})).status, 200);
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("site.json");
+    src.ok(&["site", "export", "--out", file.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let dump: Value = serde_json::from_str(&text).unwrap();
+    let tables: Vec<&String> = dump.as_object().unwrap().keys().collect();
+    assert!(
+        !tables
+            .iter()
+            .any(|k| k.contains("oauth") || k.contains("grant")),
+        "{tables:?}"
+    );
+    assert!(!text.contains(&access) && !text.contains(&refresh));
+
+    // The moved site (its audit log still tells of the grant) has none, and
+    // the key the grant acted as works there as before.
+    let dst = TestSite::plain("serve_oauth_export_dst");
+    let src_key = src.ok(&["audit", "key"]).trim().to_string();
+    dst.ok(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        &src_key,
+    ]);
+    assert_eq!(dst.ok_json(&["oauth", "grants", "--json"]), json!([]));
+    let (b, _) = serve_oauth(&dst);
+    assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
+    assert_eq!(b.legacy(Some(&editor), "tools/list", json!({})).status, 200);
+}
+
+#[test]
 fn pairing_code_approved_through_the_cli_completes_the_flow() {
     let site = TestSite::new("serve_oauth_pairing");
     let (_, key_id) = site.mint("viewer");
@@ -632,37 +653,128 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
 
 #[test]
 fn typescript_sdk_connects_through_the_consent_form_refreshes_and_is_revoked() {
-    let sdk = interop_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
-    if missing(
-        "the TypeScript MCP SDK (tests/interop/node_modules)",
-        sdk.exists(),
-    ) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_ts");
+    let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) else {
+        return;
+    };
     let (editor, _) = site.mint("editor");
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new("node")
-        .arg("ts_oauth_client.mjs")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_KEY", &editor)
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     assert!(!serve.stderr().contains(&editor), "the key reached the log");
+}
+
+/// A throwaway CA and a leaf for IP 127.0.0.1 signed by it, made with the
+/// openssl CLI in `dir`: `(ca.pem, leaf.pem, leaf.key)`. A self-signed leaf
+/// would not do: webpki refuses a CA certificate as an end entity.
+fn loopback_cert(
+    dir: &std::path::Path,
+) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    let openssl = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    let made = openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=gatehouse test CA",
+        "-days",
+        "1",
+    ]) && openssl(&[
+        "req",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]) && openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "leaf.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    made.then(|| {
+        (
+            dir.join("ca.pem"),
+            dir.join("leaf.pem"),
+            dir.join("leaf.key"),
+        )
+    })
+}
+
+#[test]
+fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_ts_document");
+    let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((ca, cert, key)) = loopback_cert(tmp.path()) else {
+        panic!("the openssl CLI could not make a test certificate");
+    };
+    let (editor, _) = site.mint("editor");
+    let doc_addr = free_addr();
+    let doc_port = doc_addr.rsplit(':').next().unwrap().to_string();
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    // The server trusts the test CA (rustls reads SSL_CERT_FILE for the
+    // platform's roots) and may fetch documents from that loopback port.
+    let serve = Serve::start_with_env(
+        &site,
+        &addr,
+        &["--public-url", &base, "--oauth-document-host", &doc_addr],
+        &[("SSL_CERT_FILE", ca.as_os_str())],
+    );
+    client
+        .arg(format!("{base}/mcp"))
+        .env("INTEROP_OAUTH_KEY", &editor)
+        .env("INTEROP_OAUTH_DOC_PORT", &doc_port)
+        .env("INTEROP_OAUTH_DOC_CERT", &cert)
+        .env("INTEROP_OAUTH_DOC_KEY", &key)
+        .run_against(&serve);
+    let grants = site.ok_json(&["oauth", "grants", "--json"]);
+    assert_eq!(
+        grants[0]["client_id"],
+        json!(format!("https://127.0.0.1:{doc_port}/client.json")),
+        "{grants}"
+    );
 }
 
 #[test]
@@ -735,35 +847,18 @@ fn tool_calls_of(site: &TestSite, actor: &str) -> Vec<Value> {
 
 #[test]
 fn python_sdk_paired_as_a_user_acts_as_that_user_and_is_audited_with_who_decided() {
-    let python = interop_dir().join(".venv/bin/python");
-    if missing("the Python MCP SDK (tests/interop/.venv)", python.exists()) {
-        return;
-    }
     let site = TestSite::new("serve_oauth_as_user");
+    let Some(client) = SdkClient::python("python_oauth_client.py", &site) else {
+        return;
+    };
     let email = "ed@example.com";
     site.ok(&["users", "create", "--email", email, "--roles", "editor"]);
     let (serve, base) = serve_oauth(&site);
-    let out = Command::new(python)
-        .arg("python_oauth_client.py")
-        .arg(BIN)
-        .arg(site.path())
+    client
         .arg(format!("{base}/mcp"))
-        .current_dir(interop_dir())
-        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
         .env("INTEROP_OAUTH_AS", email)
         .env_remove("INTEROP_OAUTH_KEY")
-        .env_remove("GATEHOUSE_API_KEY")
-        .env_remove("GATEHOUSE_SITE")
-        .output()
-        .expect("the interop client runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "interop client failed:\n{stdout}\nstderr:\n{}\nserver:\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        serve.stderr()
-    );
+        .run_against(&serve);
     let grant = site.ok_json(&["oauth", "grants", "--json"])[0].clone();
     assert_eq!(grant["acts_as"], json!({"kind": "user", "id": email}));
     let gid = grant["id"].as_str().unwrap();

@@ -221,7 +221,18 @@ impl Serve {
     /// [`Serve::start`] on a given address (a test that must know its port
     /// beforehand, for `--public-url`).
     pub fn start_on(site: &TestSite, listen: &str, args: &[&str]) -> Serve {
+        Serve::start_with_env(site, listen, args, &[])
+    }
+
+    /// [`Serve::start_on`] with `env` added (a CA file the server trusts).
+    pub fn start_with_env(
+        site: &TestSite,
+        listen: &str,
+        args: &[&str],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> Serve {
         let mut cmd = site.command();
+        cmd.envs(env.iter().copied());
         cmd.env("GATEHOUSE_LOG", "warn")
             .arg("serve")
             .args(["--listen", listen])

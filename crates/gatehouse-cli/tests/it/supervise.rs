@@ -4,7 +4,9 @@
 //! left listening or running; and the lifeline that keeps it from outliving
 //! the app.
 
+#[cfg(unix)]
 use std::io::Write as _;
+#[cfg(unix)]
 use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -24,6 +26,7 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+#[cfg(unix)]
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -50,6 +53,7 @@ fn spec(site: &TestSite, port: u16, hosts: &[&str]) -> ServeSpec {
     spec
 }
 
+#[cfg(unix)]
 fn list_tools(addr: &str, key: Option<&str>, host: Option<&str>) -> u16 {
     let auth = key.map(|k| format!("Bearer {k}"));
     let mut headers = vec![

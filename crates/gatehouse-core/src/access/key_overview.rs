@@ -135,7 +135,7 @@ pub fn overview(
 /// Every key of the site matching `filter`, with uses and warnings.
 pub async fn list(store: &Store, filter: KeyFilter) -> Result<Vec<KeyOverview>> {
     let keys = keys::list(store).await?;
-    let activity = audit_sql::activity(store, "key:").await?;
+    let activity = audit_sql::activity(store, AuditActor::KEY_PREFIX).await?;
     Ok(overview(keys, &activity, now_ms(), filter))
 }
 

@@ -20,9 +20,9 @@
 //!   anywhere) and the lookups over every client's files.
 //! - [`merge`]: editing JSON (with comments where the client allows them), TOML
 //!   and YAML files in place, leaving every other entry and comment alone.
-//! - [`install`]: `gatehouse config install` (lock, merge, verify, diff, backup,
+//! - [`install`](mod@install): `gatehouse config install` (lock, merge, verify, diff, backup,
 //!   atomic write), with a dry run that returns the diff.
-//! - [`doctor`]: finds client files, lists the Gatehouse entries in them and
+//! - [`doctor`](mod@doctor): finds client files, lists the Gatehouse entries in them and
 //!   checks each (binary, site, key, actor; for a remote entry the URL and what
 //!   the server answers with the key), as structured results; `probe` makes
 //!   the remote calls.

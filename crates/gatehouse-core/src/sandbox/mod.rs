@@ -9,7 +9,7 @@
 //!   owner records; sweeps of dead hosts' runs; cleanup never follows symlinks.
 //! - [`runtime`]: the paths a command needs to read to start.
 //! - [`process`]: process identity (PID + start time), groups, usage.
-//! - [`spawn`]: the one builder and the one teardown ([`Sandboxed`]).
+//! - [`spawn`](mod@spawn): the one builder and the one teardown ([`Sandboxed`]).
 //! - [`probe`]: what applied on this system ([`Isolation`]), for every status.
 //! - [`stderr`]: the child's stderr, drained into a bounded tail.
 //! - [`seatbelt`]: the macOS Seatbelt profile text, built by a pure function

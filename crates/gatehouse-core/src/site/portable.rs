@@ -13,6 +13,9 @@
 //! by the import itself, so exporting the imported site gives the same dump.
 //!
 //! MCP client run and call records are operational history and are not carried.
+//! OAuth clients, consents, codes, grants and tokens are not carried either:
+//! they are bound to the issuer's public URL, and connected applications
+//! connect again on the moved site (docs/decisions.md).
 //!
 //! The dump is signed with the exporting machine's audit signing key (the one
 //! that signs audit checkpoints), over its canonical JSON. The audit chain has

@@ -499,8 +499,8 @@ pub async fn begin_pairing(
     Ok(format!("{}-{}", &raw[..4], &raw[4..]))
 }
 
-/// What an admin approved, for the CLI to say.
-#[derive(Debug, Clone, serde::Serialize)]
+/// What an admin approved, for the CLI and the desktop to say.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct PairingApproved {
     pub client_id: String,
     pub client_name: String,

@@ -42,8 +42,9 @@ use crate::store::Store;
 pub use scope::{Scope, ScopeSet};
 
 /// Whom a grant acts as. Stored as exactly one of two columns (`key_id`,
-/// `user_email`), which [`Principal::from_columns`] reads back.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, ts_rs::TS)]
+/// `user_email`), which [`Principal::from_columns`] reads back. The desktop
+/// sends one back when an admin approves a pairing code.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", content = "id", rename_all = "snake_case")]
 #[ts(rename = "GrantPrincipal")]
 pub enum Principal {

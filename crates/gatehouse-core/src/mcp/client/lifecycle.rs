@@ -139,7 +139,7 @@ pub struct CallRecord {
 }
 
 /// One run of a connection (spawn to teardown), as persisted: written at
-/// connect and at close. (The stored definition is [`super::saved`]'s.)
+/// connect and at close. (The stored definition is [`crate::connections::saved`]'s.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConnectionRun {
     pub connection_id: String,

@@ -11,7 +11,7 @@
 //!
 //! Writing: [`response`], [`error_response`] and [`notification`] build
 //! values (the server serialises them on its writer task); [`request_line`],
-//! [`notification_line`] and [`line`] build newline-terminated bytes.
+//! [`notification_line`] and [`line`](fn@line) build newline-terminated bytes.
 
 pub use rmcp::model::{ErrorCode, ErrorData};
 use serde::Deserialize;

@@ -522,7 +522,7 @@ impl OAuth {
 <body>
 <main>
 <h1>Waiting for an admin</h1>
-<p>Give this code to the site's admin. They choose whom the application acts as, a user or a key:</p>
+<p>Give this code to the site's admin. They choose whom the application acts as, a user or a key, in the desktop app (Keys, "Approve a pairing code") or with:</p>
 <p class="code">{code}</p>
 <pre>gatehouse oauth approve {code} --as EMAIL
 gatehouse oauth approve {code} --key-id KEY_ID</pre>

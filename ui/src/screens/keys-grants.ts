@@ -1,0 +1,263 @@
+import { errorView } from "../components/error-view";
+import { h } from "../dom";
+import { whileBusy } from "../components/busy";
+import { twoStep } from "../components/confirm-button";
+import { type GrantOverview, type GrantPrincipal, toGatehouseError, call } from "../ipc";
+import { countText } from "../lib/usage-chart";
+import { formatTime } from "./common";
+import { panel } from "./screen";
+
+/** How a grant's actor reads in the table and the picker. */
+export function principalText(p: GrantPrincipal): string {
+  return p.kind === "key" ? `key ${p.id}` : `user ${p.id}`;
+}
+
+/** The picker's value for a principal, and back. */
+function principalValue(p: GrantPrincipal): string {
+  return `${p.kind}:${p.id}`;
+}
+
+function parsePrincipal(value: string): GrantPrincipal | null {
+  const at = value.indexOf(":");
+  const kind = value.slice(0, at);
+  const id = value.slice(at + 1);
+  if (kind === "key") return { kind: "key", id };
+  if (kind === "user") return { kind: "user", id };
+  return null;
+}
+
+function statusCell(g: GrantOverview): HTMLElement {
+  if (g.revoked_at === null) return h("td", {}, h("span", { class: "pill grant-status", "data-tone": "ok" }, "active"));
+  return h(
+    "td",
+    {},
+    h("span", { class: "pill grant-status", "data-tone": "error", title: g.revoked_reason ?? "" }, "revoked"),
+    g.revoked_reason ? h("div", { class: "muted" }, g.revoked_reason) : null,
+  );
+}
+
+function usageCell(g: GrantOverview): HTMLElement {
+  const u = g.usage;
+  return h(
+    "td",
+    { class: "grant-usage", "data-calls-week": u.calls_week },
+    `24h: ${countText(u.calls_day, u.refused_day)} · 7d: ${countText(u.calls_week, u.refused_week)}`,
+    u.by_tool.length === 0
+      ? null
+      : h("div", { class: "muted" }, u.by_tool.map((t) => `${t.tool} ${String(t.week)}`).join(", ")),
+  );
+}
+
+/**
+ * The Keys screen's OAuth part: the grants applications hold (listed like
+ * keys, revocable like keys) and the form that approves a pairing code a
+ * consent page shows, choosing the key or user the application acts as.
+ */
+export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promise<void> } {
+  const tbody = h("tbody", { id: "grants-rows" });
+  const listStatus = h("div", { id: "grants-status", class: "result" });
+
+  const row = (g: GrantOverview): HTMLTableRowElement => {
+    const revoke = h("button", { type: "button", class: "button button-small button-danger", "data-action": "revoke-grant" });
+    const rowError = h("div", { class: "row-error", "aria-live": "polite" });
+    const name = `${g.client_name} (${g.id})`;
+    const { disarm } = twoStep(
+      revoke,
+      { text: "Revoke", label: `Revoke grant ${name}` },
+      { text: "Confirm revoke", label: `Confirm revoke of grant ${name}` },
+      () => {
+        void whileBusy(revoke, "Revoking…", () => call("revoke_oauth_grant", { id: g.id }))
+          .then(() => refresh())
+          .catch((raw: unknown) => {
+            disarm();
+            rowError.replaceChildren(errorView(toGatehouseError(raw)));
+          });
+      },
+      () => {
+        rowError.replaceChildren();
+      },
+    );
+    const live = g.revoked_at === null;
+    return h(
+      "tr",
+      { "data-grant-id": g.id, "data-status": live ? "active" : "revoked", "data-acts-as": principalValue(g.acts_as) },
+      h("td", {}, h("div", {}, g.client_name), h("div", { class: "mono muted small" }, g.client_id)),
+      h("td", { class: "mono" }, g.redirect_host),
+      h("td", { class: "grant-actor" }, principalText(g.acts_as)),
+      h("td", { class: "mono grant-scopes" }, g.scopes),
+      h("td", { class: "nowrap" }, formatTime(g.created_at)),
+      h("td", { class: "nowrap grant-last-used" }, formatTime(g.last_used_at, "never")),
+      h("td", { class: "mono grant-from" }, g.usage.last_from ?? g.created_from ?? "—"),
+      statusCell(g),
+      usageCell(g),
+      h("td", { class: "row-actions" }, live ? revoke : null, rowError),
+    );
+  };
+
+  const refresh = async (): Promise<void> => {
+    try {
+      const list = await call("oauth_grants", {});
+      tbody.replaceChildren(...list.map(row));
+      listStatus.replaceChildren(
+        list.length === 0 ? h("p", { class: "muted" }, "No application has connected with OAuth yet.") : "",
+      );
+    } catch (raw) {
+      listStatus.replaceChildren(errorView(toGatehouseError(raw)));
+    }
+  };
+
+  // Pairing: the code from the consent page, and whom the application acts as.
+  const code = h("input", {
+    id: "pair-code",
+    type: "text",
+    class: "input mono",
+    placeholder: "ABCD-EFGH",
+    autocomplete: "off",
+    spellcheck: "false",
+  });
+  const actor = h("select", { id: "pair-actor", class: "input select" });
+  const submit = h("button", { id: "pair-approve", type: "submit", class: "button button-primary" }, "Approve");
+  const result = h("div", { id: "pair-result", class: "result", "aria-live": "polite" });
+  const loadActors = async (): Promise<void> => {
+    try {
+      const [keys, users] = await Promise.all([call("list_keys", {}), call("list_users", {})]);
+      const keyOptions = keys
+        .filter((k) => k.status === "active")
+        .map((k) => h("option", { value: principalValue({ kind: "key", id: k.id }) }, `key ${k.label} (${k.id}) · ${k.roles.join(", ")}`));
+      const userOptions = users
+        .filter((u) => u.disabled_at === null)
+        .map((u) => h("option", { value: principalValue({ kind: "user", id: u.email }) }, `user ${u.email} · ${u.roles.join(", ")}`));
+      actor.replaceChildren(
+        h("optgroup", { label: "Act as a key" }, ...keyOptions),
+        h("optgroup", { label: "Act as a user" }, ...userOptions),
+      );
+    } catch (raw) {
+      result.replaceChildren(errorView(toGatehouseError(raw)));
+    }
+  };
+  const form = h(
+    "form",
+    { id: "pair-form", class: "form-grid" },
+    h("label", { for: "pair-code", class: "field-label" }, "Pairing code"),
+    code,
+    h("label", { for: "pair-actor", class: "field-label" }, "Acts as"),
+    actor,
+    h("span", {}),
+    h("div", { class: "toolbar" }, submit),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    result.replaceChildren();
+    const actsAs = parsePrincipal(actor.value);
+    if (actsAs === null) {
+      result.replaceChildren(h("p", { class: "muted" }, "Choose a key or a user first (mint a key or add a user if there is none)."));
+      return;
+    }
+    void whileBusy(submit, "Approving…", () => call("approve_pairing", { code: code.value, acts_as: actsAs }))
+      .then((a) => {
+        code.value = "";
+        result.replaceChildren(
+          h(
+            "p",
+            { id: "pair-approved", "data-client-id": a.client_id },
+            `Approved: ${a.client_name} (${a.redirect_uri}) may act as ${principalText(a.acts_as)} with ${a.scopes}. `,
+            "Press Continue on the consent page to finish.",
+          ),
+        );
+        return refresh();
+      })
+      .catch((raw: unknown) => {
+        result.replaceChildren(errorView(toGatehouseError(raw)));
+      });
+  });
+
+  // Grants appear when an application exchanges its code, not when the
+  // page approves: the list is read again on demand.
+  const reload = h("button", { id: "grants-refresh", type: "button", class: "button button-small" }, "Refresh");
+  reload.addEventListener("click", () => {
+    void whileBusy(reload, "Refreshing…", () => Promise.all([refresh(), loadActors()]));
+  });
+
+  void loadActors();
+  void refresh();
+  return {
+    refresh,
+    elements: [
+      panel(
+        "Approve a pairing code",
+        h("span", { class: "muted" }, "from an OAuth consent page"),
+        h(
+          "p",
+          { class: "muted" },
+          "An application's consent page can show a short code instead of asking for a key. Type it here and choose whom the application acts as: it never gets more than that key or user may do, narrowed to the scopes it asked for.",
+        ),
+        form,
+        result,
+      ),
+      panel(
+        "OAuth grants",
+        h("div", { class: "field-pair" }, h("span", { class: "muted" }, "applications connected with OAuth; tokens are never listed"), reload),
+        h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            { id: "grants-table", class: "table table-compact" },
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ...["Client", "Redirect host", "Acts as", "Scopes", "Created", "Last used", "From", "Status", "Calls", "Actions"].map((t) =>
+                  h("th", { scope: "col" }, t),
+                ),
+              ),
+            ),
+            tbody,
+          ),
+        ),
+        listStatus,
+      ),
+      connectGuide(),
+    ],
+  };
+}
+
+/** Which URL to paste into claude.ai, Claude Desktop or ChatGPT, and what happens next. */
+export function connectGuide(): HTMLElement {
+  const step = (...children: (string | HTMLElement)[]) => h("li", {}, ...children);
+  const code = (text: string) => h("code", { class: "mono" }, text);
+  return h(
+    "details",
+    { id: "connect-guide", class: "panel guide" },
+    h("summary", {}, h("strong", {}, "Connect claude.ai, Claude Desktop or ChatGPT")),
+    h(
+      "p",
+      {},
+      "These apps cannot send a pasted key: they connect with OAuth, and the site decides whom they act as. The site must be served at a public HTTPS address (directly with TLS, or behind a proxy) with OAuth on:",
+    ),
+    h(
+      "pre",
+      { class: "mono" },
+      "gatehouse --site ./my-site serve --listen 127.0.0.1:8808 --behind-proxy 127.0.0.1 \\\n    --public-url https://mcp.example.org",
+    ),
+    h(
+      "ol",
+      {},
+      step("The URL to paste is the public URL followed by ", code("/mcp"), ", e.g. ", code("https://mcp.example.org/mcp"), "."),
+      step(
+        h("strong", {}, "claude.ai and Claude Desktop: "),
+        "Settings → Connectors → Add custom connector, paste the URL, then Connect. A browser tab opens Gatehouse's consent page.",
+      ),
+      step(
+        h("strong", {}, "ChatGPT (developer mode): "),
+        "add an MCP server with the URL and authentication OAuth. ChatGPT registers itself and opens the same consent page.",
+      ),
+      step(
+        "The consent page names the app, where its answer goes, and the scopes it asks for in words. Either paste a key (the app acts as that key, never more), or press \u201cAsk an admin to approve\u201d: the page shows a code; approve it above, choosing the key or user the app acts as, then press Continue on the page.",
+      ),
+      step("The app appears under OAuth grants above, with its last use. Revoke it there (or revoke the key it acts as) to end it at once."),
+    ),
+  );
+}
