@@ -3,12 +3,15 @@
 # suites built once for x86_64-pc-windows-gnu (mingw-w64 from Debian), then
 # run under wine64:
 #   1. core's unit tests of what Windows shares (keys, actors, audit, site
-#      export/import, the wire framer, the Windows job plan);
+#      export/import, the wire framer, the Windows job plan, secrets in
+#      Credential Manager);
 #   2. core's Windows backend against a real child server (tests/it/windows.rs),
 #      and the CLI's end-to-end tests of the same areas (crates/gatehouse-cli/tests/it);
 #   3. the acceptance run: `wine64 gatehouse.exe site init`, `keys mint`,
 #      `whoami`, `mcp` answering the official Python SDK client over stdio,
-#      and `call` against the stdio fixture server, each checked.
+#      and `call` against the stdio fixture server, each checked; then, through
+#      `gatehouse.exe call`, no descendant outliving the call, the deadline
+#      ending a hung server, and the child's environment holding no host variable.
 # Tests Wine cannot make meaningful are `#[cfg_attr(windows, ignore = "…")]`
 # and listed in docs/decisions.md. Installs what it needs (idempotent, as root).
 set -euo pipefail
@@ -106,7 +109,7 @@ run() { mark "$*"; "$WINE" "$@"; }
 # docs/decisions.md.)
 run "$core_lib" --test-threads 2 access:: site:: mcp::wire:: sandbox::windows:: sandbox::spec:: \
   sandbox::stderr:: sandbox::profile:: sandbox::probe:: sandbox::seatbelt:: sandbox::scratch::root_tests \
-  client_config::install::replace_tests:: \
+  client_config::install::replace_tests:: secret_store:: \
   --skip site::remembered::tests::sqlite_shows_the_file
 run "$core_it" --test-threads 2 windows::
 # The CLI end to end (its `gatehouse.exe` spawned by the tests): actors, keys, audit and
@@ -153,5 +156,36 @@ out=$(gh call fx echo --args '{"message":"hello from wine"}' | tr -d '\r') || fa
 echo "ok   call fx echo: $out"
 [ -z "$(ls -A "$work/scratch" 2>/dev/null)" ] || fail "scratch left behind: $(ls -A "$work/scratch")"
 echo "ok   the server's scratch directory is gone"
+
+# Every descendant ends with the connection: the server starts two children, each
+# with a child of its own; once gatehouse.exe is gone no fixture process is left.
+fixtures() { "$WINE" wmic process get name </dev/null 2>/dev/null | iconv -f UTF-16 -t UTF-8 | tr -d '\r' | grep -c '^stdio_fixture' || true; }
+[ "$(fixtures)" = 0 ] || fail "a fixture process ran before the tree test"
+pids=$(gh call fx spawn --args '{"count":2}' | tr -d '\r') || fail "call fx spawn"
+printf '%s' "$pids" | python3 -c 'import json,sys; sys.exit(len(json.load(sys.stdin)) != 2)' \
+  || fail "spawn answered $pids"
+[ "$(fixtures)" = 0 ] || fail "fixture processes outlived gatehouse.exe call: $(fixtures)"
+echo "ok   call fx spawn started children $pids; none outlived the call"
+
+# The deadline ends a server that never answers (and its job).
+gh connections add slow --timeout 2s -- "$(winepath "$fixture")" >/dev/null || fail "connections add slow"
+t=$SECONDS
+if err=$(gh call slow hang 2>&1 >/dev/null); then fail "call slow hang answered"; fi
+case "$err" in *CALL_TIMEOUT*) ;; *) fail "call slow hang: $err" ;; esac
+[ $((SECONDS - t)) -lt 30 ] || fail "the 2 s deadline took $((SECONDS - t)) s"
+[ "$(fixtures)" = 0 ] || fail "the hung server outlived its deadline"
+echo "ok   call slow hang: CALL_TIMEOUT after $((SECONDS - t)) s, the server gone"
+
+# The child's environment is what the connection names, not the host's.
+gh connections add envfx --env PLAIN=stored -- "$(winepath "$fixture")" >/dev/null || fail "connections add envfx"
+env_json=$(GATEHOUSE_PLANTED=host-only gh call envfx env | tr -d '\r') || fail "call envfx env"
+printf '%s' "$env_json" | python3 -c '
+import json, sys
+env = {k.upper(): v for k, v in json.load(sys.stdin).items()}
+assert env.get("PLAIN") == "stored", env
+for host in ("GATEHOUSE_PLANTED", "WINEPREFIX", "GATEHOUSE_CONFIG_DIR", "APPDATA", "USERNAME"):
+    assert host not in env, host + " reached the child"
+' || fail "the child's environment: $env_json"
+echo "ok   call envfx env: PLAIN=stored, no host variable"
 
 mark "done"

@@ -8,6 +8,11 @@ With INTEROP_OAUTH_AS=EMAIL the person pastes no key: the consent page's
 pairing code is approved through the CLI (`gatehouse oauth approve CODE --as
 EMAIL`, an editor user), and the grant acts as that user.
 
+With INTEROP_OAUTH_DOC_PORT, _CERT and _KEY set, the client identifies itself
+by a client ID metadata document instead of registering: this script serves
+the document over HTTPS on 127.0.0.1 at that port (the SDK takes only an
+https URL) with that certificate, and passes its URL as client_metadata_url.
+
 Usage: python_oauth_client.py GATEHOUSE_BIN SITE_DIR URL
 The key to paste comes from the environment (INTEROP_OAUTH_KEY, an editor key),
 never argv. Prints one line per check and exits non-zero on the first failure.
@@ -17,9 +22,12 @@ import asyncio
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import httpx2 as httpx
@@ -43,6 +51,46 @@ EDITOR = {
     "content_list", "content_read", "content_search", "media_list", "media_read", "http_fetch",
     "content_write_draft", "media_write", "content_publish", "site_config_read",
 }
+
+
+DOC_PORT = os.environ.get("INTEROP_OAUTH_DOC_PORT")
+DOC_URL = f"https://127.0.0.1:{DOC_PORT}/client.json" if DOC_PORT else None
+METADATA = {
+    "client_name": "Python SDK interop",
+    "redirect_uris": [REDIRECT],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
+doc_fetches = []
+
+
+class Document(BaseHTTPRequestHandler):
+    """The client's metadata document; counts fetches."""
+
+    def do_GET(self):
+        doc_fetches.append(self.path)
+        if self.path != "/client.json":
+            self.send_error(404)
+            return
+        body = json.dumps({"client_id": DOC_URL, **METADATA}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_document():
+    server = ThreadingHTTPServer(("127.0.0.1", int(DOC_PORT)), Document)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(os.environ["INTEROP_OAUTH_DOC_CERT"], os.environ["INTEROP_OAUTH_DOC_KEY"])
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 def check(cond, what):
@@ -114,14 +162,9 @@ async def callback():
 
 
 def provider(storage):
-    meta = OAuthClientMetadata(
-        client_name="Python SDK interop",
-        redirect_uris=[REDIRECT],
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
-    return OAuthClientProvider(URL, meta, storage, redirect_handler=browser, callback_handler=callback)
+    meta = OAuthClientMetadata(**METADATA)
+    return OAuthClientProvider(URL, meta, storage, redirect_handler=browser, callback_handler=callback,
+                               client_metadata_url=DOC_URL)
 
 
 def connect(auth):
@@ -130,6 +173,7 @@ def connect(auth):
 
 
 async def main():
+    doc_server = serve_document() if DOC_URL else None
     storage = Memory()
     auth = provider(storage)
     async with connect(auth) as c:
@@ -138,7 +182,12 @@ async def main():
         r = await c.call_tool("content_write_draft", {"slug": "oauth-note", "title": "Via OAuth", "body": "written with a token"})
         check(not r.is_error, "a write as the grant's actor")
     check(len(consents) == 1, "one consent for the session")
-    check(storage.client is not None and storage.client.client_id.startswith("gh_"), "registered dynamically")
+    if DOC_URL:
+        check(storage.client is not None and storage.client.client_id == DOC_URL,
+              "identified by its metadata document, not registered")
+        check(doc_fetches == ["/client.json"], f"the server fetched the document once ({doc_fetches})")
+    else:
+        check(storage.client is not None and storage.client.client_id.startswith("gh_"), "registered dynamically")
     first = storage.tokens
     check(first.refresh_token is not None, "a refresh token was issued")
 
@@ -167,6 +216,9 @@ async def main():
         r = await h.post(f"{BASE}/token", data={"grant_type": "refresh_token", "refresh_token": storage.tokens.refresh_token,
                                                   "client_id": storage.client.client_id, "resource": URL})
         check(r.status_code == 400 and r.json()["error"] == "invalid_grant", "its refresh token is refused")
+    if doc_server:
+        check(doc_fetches == ["/client.json"], f"one fetch for the whole flow, refresh included ({doc_fetches})")
+        doc_server.shutdown()
 
 
 asyncio.run(main())

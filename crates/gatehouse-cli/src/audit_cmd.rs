@@ -82,8 +82,14 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
         }
         AuditCommand::Key => {
             store.close().await;
-            checkpoint::signer::Signer::load_or_create(&gatehouse_core::host_env::config_dir()?)?
-                .public_hex()
+            let signer = checkpoint::signer::Signer::load_or_create(
+                &gatehouse_core::host_env::config_dir()?,
+            )?;
+            // Where it is kept goes to stderr: stdout is the key alone, for scripts.
+            if let Some(place) = signer.place() {
+                eprintln!("kept in {place}");
+            }
+            signer.public_hex()
         }
         AuditCommand::Checkpoint(CheckpointCommand::Export) => {
             let text = checkpoint::export(&site).await;

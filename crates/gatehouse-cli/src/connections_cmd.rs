@@ -55,10 +55,12 @@ pub struct AddArgs {
     /// Inactivity timeout of each call (progress resets it), e.g. 10s.
     #[arg(long)]
     inactivity: Option<String>,
-    /// Memory ceiling of the server's process group, e.g. 512MiB.
+    /// Memory ceiling of the server's process group, e.g. 512MiB; unset: the
+    /// site's default ([limits] max_rss_mib in gatehouse.toml, 1 GiB when absent).
     #[arg(long = "max-rss")]
     max_rss: Option<String>,
-    /// CPU-time ceiling of the server's process group, e.g. 60s.
+    /// CPU-time ceiling of the server's process group, e.g. 60s; unset: the
+    /// site's default ([limits] max_cpu_seconds, 10 min when absent).
     #[arg(long = "max-cpu")]
     max_cpu: Option<String>,
     /// Isolation backend: landlock (default), bwrap, or none.

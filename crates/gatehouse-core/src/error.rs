@@ -411,6 +411,12 @@ pub enum Code {
     AUDIT_CHECKPOINT_INVALID,
     AUDIT_KEY_INVALID,
 
+    // Secrets at rest (the system's credential store, or owner-only files).
+    /// The credential store holding (or chosen for) a secret does not answer or refused.
+    SECRET_STORE_UNAVAILABLE,
+    /// A stored secret is not what Gatehouse stored: a file others can read, an entry replaced or gone.
+    SECRET_STORE_INVALID,
+
     // Any caller's input that fits no narrower code.
     INPUT_INVALID,
 

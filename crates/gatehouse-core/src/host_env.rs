@@ -72,15 +72,20 @@ pub fn config_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os(ENV_CONFIG_DIR).filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    dirs::config_dir()
-        .map(|d| d.join("gatehouse"))
-        .ok_or_else(|| {
-            Error::new(
-                codes::CONFIG_HOME_UNKNOWN,
-                "cannot find the user's config directory",
-            )
-            .hint(format!(
-                "set {ENV_CONFIG_DIR} to a directory only you can read"
-            ))
-        })
+    default_config_dir().ok_or_else(|| {
+        Error::new(
+            codes::CONFIG_HOME_UNKNOWN,
+            "cannot find the user's config directory",
+        )
+        .hint(format!(
+            "set {ENV_CONFIG_DIR} to a directory only you can read"
+        ))
+    })
+}
+
+/// The platform's Gatehouse config directory, whatever `GATEHOUSE_CONFIG_DIR`
+/// says: `~/.config/gatehouse` on Linux, `~/Library/Application
+/// Support/gatehouse` on macOS, `%APPDATA%\gatehouse` on Windows.
+pub fn default_config_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("gatehouse"))
 }

@@ -19,6 +19,8 @@
 //! - [`time`]: the clock in store milliseconds, shown as RFC 3339 in every output.
 //! - [`host_env`]: the host's own secrets taken out of its environment; the
 //!   user's config directory.
+//! - [`secret_store`]: secrets at rest: the system's credential store, or
+//!   owner-only files where none answers.
 //! - [`text`]: labels without bidirectional overrides; control characters made visible.
 //! - [`json`]: canonical JSON, for digests and signatures.
 //! - [`sync`]: the one mutex policy (a poisoned lock is taken, not a panic).
@@ -26,9 +28,9 @@
 //! Layers, bottom up; a module imports only from its own layer and those below
 //! (test modules excepted), so the store never reaches into a domain module;
 //! the test in `layers.rs` reads this list and holds every `crate::` path to it:
-//! `redact` → `error` → `time`, `text`, `json`, `host_env`, `sync` → `store` →
-//! `access` → `site` → `sandbox` → `mcp` → `connections` → `client_config` →
-//! `supervise`.
+//! `redact` → `error` → `time`, `text`, `json`, `host_env`, `sync` →
+//! `secret_store` → `store` → `access` → `site` → `sandbox` → `mcp` →
+//! `connections` → `client_config` → `supervise`.
 
 pub mod access;
 pub mod client_config;
@@ -39,6 +41,7 @@ pub mod json;
 pub mod mcp;
 pub mod redact;
 pub mod sandbox;
+pub mod secret_store;
 pub mod site;
 pub mod store;
 pub mod supervise;

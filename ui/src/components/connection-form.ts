@@ -68,8 +68,8 @@ export function connectionForm(
     slot("args"),
   );
   const [timeout, timeoutField] = input("conn-form-timeout", "Call timeout", initial.timeout, "e.g. 30s (empty: 30 s)", "timeout");
-  const [maxRss, rssField] = input("conn-form-rss", "Memory limit (RSS)", initial.max_rss, "e.g. 512MiB (empty: none)", "max_rss");
-  const [maxCpu, cpuField] = input("conn-form-cpu", "CPU time limit", initial.max_cpu, "e.g. 60s (empty: none)", "max_cpu");
+  const [maxRss, rssField] = input("conn-form-rss", "Memory limit (RSS)", initial.max_rss, "e.g. 512MiB (empty: the site default)", "max_rss");
+  const [maxCpu, cpuField] = input("conn-form-cpu", "CPU time limit", initial.max_cpu, "e.g. 60s (empty: the site default)", "max_cpu");
 
   const envRows = h("div", { id: "conn-form-env", class: "env-rows" });
   let rowCount = 0;

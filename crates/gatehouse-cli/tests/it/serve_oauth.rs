@@ -739,25 +739,27 @@ fn loopback_cert(
     })
 }
 
-#[test]
-fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
-    let site = TestSite::new("serve_oauth_ts_document");
-    let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) else {
-        return;
-    };
+/// An SDK client script identified by a metadata document it serves over
+/// HTTPS itself: the server trusts a test CA (rustls reads SSL_CERT_FILE
+/// for the platform's roots) and may fetch documents from that loopback port.
+fn identified_by_document(site: &TestSite, client: SdkClient) {
     let tmp = tempfile::tempdir().unwrap();
     let Some((ca, cert, key)) = loopback_cert(tmp.path()) else {
         panic!("the openssl CLI could not make a test certificate");
     };
     let (editor, _) = site.mint("editor");
-    let doc_addr = free_addr();
+    // Both ports held at once, so they differ.
+    let (doc, own) = (
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+    );
+    let doc_addr = doc.local_addr().unwrap().to_string();
     let doc_port = doc_addr.rsplit(':').next().unwrap().to_string();
-    let addr = free_addr();
+    let addr = own.local_addr().unwrap().to_string();
+    drop((doc, own));
     let base = format!("http://{addr}");
-    // The server trusts the test CA (rustls reads SSL_CERT_FILE for the
-    // platform's roots) and may fetch documents from that loopback port.
     let serve = Serve::start_with_env(
-        &site,
+        site,
         &addr,
         &["--public-url", &base, "--oauth-document-host", &doc_addr],
         &[("SSL_CERT_FILE", ca.as_os_str())],
@@ -775,6 +777,22 @@ fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flo
         json!(format!("https://127.0.0.1:{doc_port}/client.json")),
         "{grants}"
     );
+}
+
+#[test]
+fn typescript_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_ts_document");
+    if let Some(client) = SdkClient::node("ts_oauth_client.mjs", &site) {
+        identified_by_document(&site, client);
+    }
+}
+
+#[test]
+fn python_sdk_identified_by_a_metadata_document_over_https_completes_the_flow() {
+    let site = TestSite::new("serve_oauth_py_document");
+    if let Some(client) = SdkClient::python("python_oauth_client.py", &site) {
+        identified_by_document(&site, client);
+    }
 }
 
 #[test]

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use gatehouse_core::error::codes;
 use gatehouse_core::supervise::{ServeSlot, ServeSpec};
+#[cfg(unix)]
 use serde_json::json;
 
+#[cfg(unix)]
 use crate::serve_util::{LEGACY, request};
 use crate::util::{BIN, TestSite};
 

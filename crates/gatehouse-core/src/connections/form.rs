@@ -42,9 +42,9 @@ pub struct DefinitionForm {
     pub env: Vec<EnvRow>,
     /// A duration such as `30s`; empty: 30 s.
     pub timeout: String,
-    /// A size such as `512MiB`; empty: no limit.
+    /// A size such as `512MiB`; empty: the site's default (`[limits]` in gatehouse.toml).
     pub max_rss: String,
-    /// A duration of CPU time such as `60s`; empty: no limit.
+    /// A duration of CPU time such as `60s`; empty: the site's default (`[limits]` in gatehouse.toml).
     pub max_cpu: String,
 }
 

@@ -193,7 +193,7 @@ pub fn validate(conn: &SavedConnection) -> Result<()> {
             "limits.max_rss_bytes",
             codes::INPUT_INVALID,
             format!("a memory limit of {bytes} bytes is too small to start a server"),
-            "use at least 16MiB, or leave it empty for no limit",
+            "use at least 16MiB, or leave it empty for the site's default ceiling",
         ));
     }
     if limits.max_cpu_ms == Some(0) {
@@ -201,7 +201,7 @@ pub fn validate(conn: &SavedConnection) -> Result<()> {
             "limits.max_cpu_ms",
             codes::DURATION_INVALID,
             "a CPU limit of 0 ms would kill the server at once".into(),
-            "use a duration like 30s, or leave it empty for no limit",
+            "use a duration like 30s, or leave it empty for the site's default budget",
         ));
     }
     limits

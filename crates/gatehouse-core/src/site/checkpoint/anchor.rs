@@ -9,9 +9,9 @@ use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
-use super::signer::{owner_only_dir, owner_only_file};
 use super::{Exported, export_json};
 use crate::host_env::config_dir;
+use crate::secret_store::{owner_only_dir, owner_only_file};
 use crate::site::Site;
 use crate::store::checkpoints::CheckpointRow;
 

@@ -1,23 +1,25 @@
-//! This machine's audit signing key (a 0600 file beside the anchors) and the
-//! signatures a checkpoint or a site export carries.
+//! This machine's audit signing key (kept by [`SecretStore`]: the system's
+//! credential store, or a 0600 file beside the anchors) and the signatures a
+//! checkpoint or a site export carries.
 
-use std::io::Write;
-#[cfg(unix)]
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier, VerifyingKey};
 
 use super::FORMAT;
 use crate::error::{Error, Result, codes};
+use crate::secret_store::{Place, SecretStore};
 use crate::store::checkpoints::CheckpointRow;
 use crate::time::now_ms;
 
+/// The key's name: its file in the config directory, or its account in the
+/// credential store.
 pub const KEY_FILE: &str = "audit-signing-key";
 
 /// This machine's signing key.
 pub struct Signer {
     key: SigningKey,
+    place: Option<Place>,
 }
 
 impl std::fmt::Debug for Signer {
@@ -26,70 +28,50 @@ impl std::fmt::Debug for Signer {
     }
 }
 
-fn key_error(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::new(
-        codes::AUDIT_KEY_INVALID,
-        format!("the audit signing key {} {what}", path.display()),
-    )
-    .hint("the key signs audit checkpoints; keep it a 0600 file only you can read, or move it away to start a new one (old checkpoints then count as another machine's)")
+fn parse(stored: crate::secret_store::Stored) -> Result<Signer> {
+    let bytes: [u8; 32] = hex::decode(stored.secret.trim())
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| {
+            Error::new(
+                codes::AUDIT_KEY_INVALID,
+                format!("the audit signing key in {} is not a key Gatehouse wrote", stored.place),
+            )
+            .hint("the key signs audit checkpoints; move it away to start a new one (old checkpoints then count as another machine's)")
+        })?;
+    Ok(Signer {
+        key: SigningKey::from_bytes(&bytes),
+        place: Some(stored.place),
+    })
 }
 
 impl Signer {
-    /// The key in `dir`, if one was ever made.
+    /// The key of config directory `dir`, if one was ever made.
     pub fn load(dir: &Path) -> Result<Option<Signer>> {
-        let path = dir.join(KEY_FILE);
-        let meta = match std::fs::metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(key_error(&path, format_args!("cannot be read: {e}"))),
-        };
-        #[cfg(not(unix))]
-        let _ = meta;
-        #[cfg(unix)]
-        if meta.permissions().mode() & 0o077 != 0 {
-            return Err(key_error(&path, "can be read by other users"));
-        }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| key_error(&path, format_args!("cannot be read: {e}")))?;
-        let bytes: [u8; 32] = hex::decode(text.trim())
-            .ok()
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| key_error(&path, "is not a key Gatehouse wrote"))?;
-        Ok(Some(Signer {
-            key: SigningKey::from_bytes(&bytes),
-        }))
+        SecretStore::for_config_dir(dir)?
+            .load(KEY_FILE)?
+            .map(parse)
+            .transpose()
     }
 
-    /// The key in `dir`, made on first use. Creation is atomic (a hard link of
-    /// a complete file), so two processes starting at once agree on one key.
+    /// The key of `dir`, made on first use where [`SecretStore`] puts new
+    /// secrets. Two processes starting at once agree on one key.
     pub fn load_or_create(dir: &Path) -> Result<Signer> {
-        if let Some(s) = Self::load(dir)? {
-            return Ok(s);
+        let store = SecretStore::for_config_dir(dir)?;
+        let mut made = false;
+        let signer = parse(store.load_or_create(KEY_FILE, || {
+            made = true;
+            hex::encode(rand::random::<[u8; 32]>())
+        })?)?;
+        if made {
+            tracing::info!(place = %store.describe(), "made a new audit signing key");
         }
-        let path = dir.join(KEY_FILE);
-        let io = |e: std::io::Error| key_error(&path, format_args!("cannot be created: {e}"));
-        std::fs::create_dir_all(dir).map_err(io)?;
-        owner_only_dir(dir).map_err(io)?;
-        let key = SigningKey::from_bytes(&rand::random::<[u8; 32]>());
-        let tmp = dir.join(format!(".{KEY_FILE}.{}", std::process::id()));
-        let mut f = owner_only_file(std::fs::OpenOptions::new().write(true).create_new(true))
-            .open(&tmp)
-            .map_err(io)?;
-        f.write_all(hex::encode(key.to_bytes()).as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(io)?;
-        let linked = std::fs::hard_link(&tmp, &path);
-        let _ = std::fs::remove_file(&tmp);
-        match linked {
-            Ok(()) => {
-                tracing::info!(path = %path.display(), "made a new audit signing key");
-                Ok(Signer { key })
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Self::load(dir)?.ok_or_else(|| key_error(&path, "vanished while being created"))
-            }
-            Err(e) => Err(io(e)),
-        }
+        Ok(signer)
+    }
+
+    /// Where the key is kept.
+    pub fn place(&self) -> Option<&Place> {
+        self.place.as_ref()
     }
 
     pub fn public_hex(&self) -> String {
@@ -147,23 +129,6 @@ pub fn signed_by(public_key: &str, signature: &str, message: &[u8]) -> bool {
     key.verify(message, &sig).is_ok()
 }
 
-/// Makes `dir` enterable by its owner only (0700 on Unix; on Windows a
-/// folder under the user's profile already has an owner-only ACL).
-pub(super) fn owner_only_dir(dir: &Path) -> std::io::Result<()> {
-    #[cfg(unix)]
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
-}
-
-/// A new file readable by its owner only (0600 on Unix).
-pub(super) fn owner_only_file(options: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
-    #[cfg(unix)]
-    options.mode(0o600);
-    options
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +137,7 @@ mod tests {
     fn a_signature_covers_seq_hash_and_time() {
         let signer = Signer {
             key: SigningKey::from_bytes(&[7; 32]),
+            place: None,
         };
         let row = signer.sign(5, "abc");
         assert!(signature_ok(&row));
@@ -191,6 +157,7 @@ mod tests {
             CheckpointRow {
                 public_key: Signer {
                     key: SigningKey::from_bytes(&[8; 32]),
+                    place: None,
                 }
                 .public_hex(),
                 ..row.clone()
@@ -207,6 +174,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn the_key_is_made_once_with_mode_0600_and_reused() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("conf");
         let a = Signer::load_or_create(&conf).unwrap();
@@ -221,7 +189,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             Signer::load(&conf).unwrap_err().code,
-            codes::AUDIT_KEY_INVALID
+            codes::SECRET_STORE_INVALID
         );
     }
 }
