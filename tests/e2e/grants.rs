@@ -451,7 +451,8 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
 
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
-async fn keys_screen_approves_pairing_codes_as_a_key_or_a_user_lists_the_grants_and_revokes_one() -> Result<()> {
+async fn keys_screen_approves_pairing_codes_as_a_key_or_a_user_lists_the_grants_and_revokes_one()
+-> Result<()> {
     let (_tmp, site) = scratch_site("e2e-grants").await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;
