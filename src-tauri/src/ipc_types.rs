@@ -14,7 +14,7 @@
 
 use std::fmt::Write as _;
 
-use gatehouse_core::access::approvals::{Decide, HeldCall, Status as HeldStatus};
+use gatehouse_core::access::approvals::{Decide, HeldCall, HeldNotice, Status as HeldStatus};
 use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::key_usage::{KeyUsage, ToolUsage};
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
@@ -264,6 +264,7 @@ pub fn render() -> String {
     decl::<Decide>(&cfg, &mut out);
     decl::<HeldStatus>(&cfg, &mut out);
     decl::<HeldCall>(&cfg, &mut out);
+    decl::<HeldNotice>(&cfg, &mut out);
     // Serve panel.
     decl::<LimitedKey>(&cfg, &mut out);
     decl::<ServeStats>(&cfg, &mut out);

@@ -41,6 +41,7 @@ pub fn run() -> tauri::Result<()> {
     tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_notification::init())
         .on_window_event(window_state::on_event)
         .manage(state::AppState::default())
         .setup(|app| {

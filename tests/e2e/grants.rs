@@ -4,8 +4,9 @@
 //! approved in the window as a key the page picks; the flow finishes and
 //! the token calls a tool; the grant is listed with its client, actor,
 //! scopes and use, then revoked in the window, after which the CLI shows it
-//! revoked and the same token gets a 401. Every secret travels to curl in a
-//! file, never in argv.
+//! revoked and the same token gets a 401; a second application is approved
+//! as a user and acts as that user. Every secret travels to curl in a file,
+//! never in argv.
 
 use std::net::TcpStream;
 use std::path::Path;
@@ -22,6 +23,8 @@ const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 /// S256 of [`VERIFIER`] (RFC 7636, appendix B).
 const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
+/// The user the second application acts as.
+const USER: &str = "ed@example.com";
 
 /// `gatehouse serve` with OAuth on, stopped with SIGTERM on drop.
 struct Serve(Child);
@@ -296,6 +299,7 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
         .or_else(|| minted["id"].as_str())
         .context("key id")?
         .to_string();
+    cli.ok(&["users", "create", "--email", USER, "--roles", "viewer"])?;
     let addr = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .to_string();
@@ -397,6 +401,38 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let (status, text) = call_tool(dir.path(), &base, &token)?;
     ensure!(status == 401, "a revoked grant's token: {status} {text}");
 
+    // A second application, approved as a user picked from the same list.
+    let second = ask_for_pairing(dir.path(), &base)?;
+    select(client, "pair-actor", &format!("user:{USER}")).await?;
+    type_into(client, "#pair-code", &second.code).await?;
+    click(client, "#pair-approve").await?;
+    wait_for_text(client, "#pair-approved", |t| {
+        t.contains(&format!("user {USER}"))
+    })
+    .await?;
+    let token = finish(dir.path(), &base, &second)?;
+    let (status, text) = call_tool(dir.path(), &base, &token)?;
+    ensure!(status == 200, "a call as the user: {status} {text}");
+    let grants = cli.json(&["oauth", "grants", "--json"])?;
+    let live: Vec<&Value> = grants
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["revoked_at"].is_null())
+        .collect();
+    ensure!(
+        live.len() == 1 && live[0]["acts_as"] == json!({"kind": "user", "id": USER}),
+        "{grants}"
+    );
+
+    // The guide says which URL to paste and what the page shows.
+    click(client, "#connect-guide summary").await?;
+    let guide = text_of(client, "#connect-guide").await?;
+    ensure!(
+        guide.contains("https://mcp.example.org/mcp") && guide.contains("Ask an admin to approve"),
+        "{guide}"
+    );
+
     // Both decisions are the desktop's in the audit log.
     let audit = cli.json(&["audit", "list", "--limit", "1000", "--json"])?;
     let by_desktop = |action: &str| {
@@ -415,7 +451,8 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
 
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
-async fn keys_screen_approves_a_pairing_code_lists_the_grant_and_revokes_it() -> Result<()> {
+async fn keys_screen_approves_pairing_codes_as_a_key_or_a_user_lists_the_grants_and_revokes_one()
+-> Result<()> {
     let (_tmp, site) = scratch_site("e2e-grants").await?;
     let home = tempfile::tempdir()?;
     let mut driver = Driver::start(&site, home.path())?;

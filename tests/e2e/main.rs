@@ -14,6 +14,7 @@
 #![cfg(target_os = "linux")]
 
 mod admin;
+mod approvals;
 mod client_config;
 mod desk;
 mod grants;

@@ -151,15 +151,78 @@ async def client_decides():
     check(all(h["decider"] == "client" for h in holds), "all three were asked of the client")
     check(cli_code("approvals", "approve", holds[0]["id"]) == "APPROVAL_ALREADY_DECIDED", "a decided client hold cannot be decided again from the queue")
 
-    # A client with no session to ask on (2026-07-28 is stateless) gets the owner's queue.
-    policy('effects = ["publish"]\ndecide = "client"\ntimeout_seconds = 30')
+    await modern_client_decides(caller, asked, accept, decline)
+
+
+async def modern_client_decides(caller, asked, accept, decline):
+    """2026-07-28 is stateless: the server answers `input_required` with the
+    question, and the client's retry brings its user's answer back."""
+    policy('effects = ["publish"]\ndecide = "client"\ntimeout_seconds = 3')
+    yes = types.ElicitResult(action="accept", content={})
+
+    async def late(ctx, p):
+        asked.append(p.message)
+        await asyncio.sleep(3.5)
+        return yes
+
+    before = len(asked)
     async with Client(params(key=EDITOR_KEY), mode="auto", elicitation_callback=accept) as c:
-        call = asyncio.create_task(c.call_tool("content_publish", {"slug": "autumn"}))
+        await write(c, "modern-yes", "Modern yes", "y")
+        r = await c.call_tool("content_publish", {"slug": "modern-yes"})
+        check(not r.is_error and r.structured_content["status"] == "published",
+              "[2026-07-28] accepted by the client's user through input_required: the publish ran")
+        check(len(asked) == before + 1 and asked[-1].startswith("Publish 'Modern yes' to the live site?"),
+              f"[2026-07-28] the client's user was asked in words: {asked[-1]!r}")
+    async with Client(params(key=EDITOR_KEY), mode="auto", elicitation_callback=decline) as c:
+        await write(c, "modern-no", "Modern no", "n")
+        e = error(await c.call_tool("content_publish", {"slug": "modern-no"}))
+        check(e["code"] == "APPROVAL_DECLINED", f"[2026-07-28] declined by the client's user: {e['code']}")
+    async with Client(params(key=EDITOR_KEY), mode="auto", elicitation_callback=late) as c:
+        e = error(await c.call_tool("content_publish", {"slug": "modern-no"}))
+        check(e["code"] == "APPROVAL_TIMEOUT", f"[2026-07-28] an answer after the timeout is refused: {e['code']}")
+    check(await entry_status("modern-no") == "draft", "[2026-07-28] neither the declined nor the late publish ran")
+    holds = [h for h in cli_json("approvals", "list", "--all") if h["actor"] == caller and h["holder"] == "client"]
+    got = sorted(h["status"] for h in holds)
+    check(got == ["approved", "declined", "timed_out"] and all(h["decider"] == "client" for h in holds),
+          f"[2026-07-28] each asked call is recorded with its end: {got}")
+
+    # The state a retry carries back is checked, never trusted.
+    policy('effects = ["publish"]\ndecide = "client"\ntimeout_seconds = 30')
+    approved = [h["id"] for h in holds if h["status"] == "approved"][0]
+    async with Client(params(key=EDITOR_KEY), mode="auto", elicitation_callback=accept) as c:
+        e = error(await c.call_tool("content_publish", {"slug": "modern-yes"}, input_responses={"approval": yes},
+                                    request_state=approved))
+        check(e["code"] == "APPROVAL_ALREADY_DECIDED", f"[2026-07-28] a replayed answer approves nothing: {e['code']}")
+        first = await c.session.call_tool("content_publish", {"slug": "modern-no"}, allow_input_required=True)
+        check(first.result_type == "input_required" and "approval" in (first.input_requests or {}),
+              "[2026-07-28] the first leg answers input_required with the question")
+        state = first.request_state
+        check(cli_code("approvals", "approve", state) == "APPROVAL_NOT_QUEUED",
+              "[2026-07-28] a call asked of the client's user is not the owner's to decide")
+        e = error(await c.call_tool("content_publish", {"slug": "spring-sale"}, input_responses={"approval": yes},
+                                    request_state=state))
+        check(e["code"] == "APPROVAL_STALE", f"[2026-07-28] an answer about another call runs nothing: {e['code']}")
+    async with Client(params(key=APPROVE_KEY), mode="auto", elicitation_callback=accept) as other:
+        e = error(await other.call_tool("content_publish", {"slug": "modern-no"}, input_responses={"approval": yes},
+                                        request_state=state))
+        check(e["code"] == "APPROVAL_NOT_FOUND", f"[2026-07-28] another caller cannot answer this caller's question: {e['code']}")
+    check(cli_json("approvals", "show", state)["status"] == "waiting", "[2026-07-28] the refused answers ended nothing")
+    check(await entry_status("modern-no") == "draft", "[2026-07-28] and ran nothing")
+    async with Client(params(key=EDITOR_KEY), mode="auto", elicitation_callback=accept) as c:
+        r = await c.call_tool("content_publish", {"slug": "modern-no"}, input_responses={"approval": yes},
+                              request_state=state)
+        check(not r.is_error and r.structured_content["status"] == "published",
+              "[2026-07-28] the caller's own answer to its own question runs the call")
+
+    # Without a way to ask its user, a 2026-07-28 client gets the owner's queue.
+    async with Client(params(key=EDITOR_KEY), mode="auto") as c:
+        await write(c, "modern-queue", "Modern queue", "q")
+        call = asyncio.create_task(c.call_tool("content_publish", {"slug": "modern-queue"}))
         hold = await waiting_hold(caller)
-        check(cli_json("approvals", "show", hold)["decider"] == "owner", "a 2026-07-28 client is not asked: the owner's queue decides")
+        check(cli_json("approvals", "show", hold)["decider"] == "owner",
+              "[2026-07-28] a client that cannot ask its user waits in the owner's queue")
         check(cli_code("approvals", "deny", hold) == "OK", "the owner denies it")
         check(error(await call)["code"] == "APPROVAL_DENIED", "and the modern client gets the refusal")
-    check(len(asked) == 3, "the modern client's user was never asked")
 
 
 async def owner_decides():

@@ -1,11 +1,13 @@
 """Held calls over `gatehouse serve` (Streamable HTTP, stateless) with the
-official Python SDK: the same hold as stdio, decided from the owner's queue
-(a stateless server has no session to ask the client's user on), with
-progress on the call's event stream.
+official Python SDK: the same hold as stdio. A 2026-07-28 client that can ask
+its user is asked through `input_required` (accepted, and declined); a
+handshake-era client over stateless HTTP has no session to be asked on, and
+a client without an elicitation callback cannot ask: both wait in the owner's
+queue, with progress on the call's event stream.
 
 Usage: python_approvals_http.py GATEHOUSE_BIN SITE_DIR URL
-The site's [approvals] policy holds publishes (decide = "client", so the
-fallback to the queue is what is tested). The key comes from the environment:
+The site's [approvals] policy holds publishes (decide = "client"). The key
+comes from the environment:
 INTEROP_EDITOR_KEY / INTEROP_EDITOR_ID. Prints one line per check and exits
 non-zero on the first failure.
 """
@@ -66,12 +68,34 @@ async def main():
         asked.append(p.message)
         return types.ElicitResult(action="accept", content={})
 
+    async def decline(ctx, p):
+        asked.append(p.message)
+        return types.ElicitResult(action="decline")
+
     async def on_progress(value, total, message):
         progress.append(message)
 
-    for mode, decision in (("legacy", "approve"), ("auto", "deny")):
+    # Asked of the client's user through input_required: no queue involved.
+    for callback, slug in ((accept, "http-modern-yes"), (decline, "http-modern-no")):
+        async with client("auto", elicitation_callback=callback) as c:
+            r = await c.call_tool("content_write_draft", {"slug": slug, "title": slug, "body": "b"})
+            check(not r.is_error, f"[{slug}] a draft write is not held")
+            r = await c.call_tool("content_publish", {"slug": slug})
+            if callback is accept:
+                check(not r.is_error and r.structured_content["status"] == "published",
+                      f"[{slug}] the 2026-07-28 client's user accepted through input_required: the publish ran")
+            else:
+                check(error(r)["code"] == "APPROVAL_DECLINED", f"[{slug}] declined by the client's user")
+    check(len(asked) == 2 and all(m.startswith("Publish 'http-modern-") for m in asked),
+          f"each 2026-07-28 call asked its client's user once: {asked}")
+    check(json.loads(cli("approvals", "list").stdout) == [], "nothing waited in the owner's queue")
+
+    # Not askable: a handshake-era client (no session over stateless HTTP),
+    # and a 2026-07-28 client without an elicitation callback.
+    for mode, decision, callback in (("legacy", "approve", accept), ("auto", "deny", None)):
         slug = f"http-{mode}"
-        async with client(mode, elicitation_callback=accept) as c:
+        kw = {"elicitation_callback": callback} if callback else {}
+        async with client(mode, **kw) as c:
             r = await c.call_tool("content_write_draft", {"slug": slug, "title": f"Over HTTP {mode}", "body": "b"})
             check(not r.is_error, f"[{mode}] a draft write is not held")
             call = asyncio.create_task(c.call_tool("content_publish", {"slug": slug}, progress_callback=on_progress))
@@ -85,7 +109,7 @@ async def main():
                 check(not r.is_error and r.structured_content["status"] == "published", f"[{mode}] the approved publish ran")
             else:
                 check(error(r)["code"] == "APPROVAL_DENIED", f"[{mode}] the denied publish is refused")
-    check(asked == [], "no client user was asked over stateless HTTP")
+    check(len(asked) == 2, "no client user was asked over the handshake era's stateless HTTP")
     check(len(progress) >= 1 and all("gatehouse approvals approve hold_" in m for m in progress),
           f"progress reached the client on the call's event stream ({len(progress)})")
 

@@ -124,6 +124,23 @@ pub enum Target {
     File {
         reason: String,
     },
+    /// The credential store was asked for (`GATEHOUSE_SECRET_STORE=keychain`)
+    /// and does not answer: existing files are still read, nothing new is made.
+    Unavailable {
+        why: String,
+    },
+}
+
+impl Target {
+    fn unavailable(why: &str) -> Error {
+        Error::new(
+            codes::SECRET_STORE_UNAVAILABLE,
+            format!("{ENV_SECRET_STORE}=keychain, but no credential store answers: {why}"),
+        )
+        .hint(format!(
+            "start the system's credential store (a Secret Service on Linux), or set {ENV_SECRET_STORE}=file"
+        ))
+    }
 }
 
 /// Where new secrets go, from the `GATEHOUSE_SECRET_STORE` setting, whether
@@ -138,20 +155,17 @@ pub fn choose(
         Some("file") => Ok(Target::File {
             reason: format!("{ENV_SECRET_STORE}=file"),
         }),
-        Some("keychain") => open().map(Target::Keychain).map_err(|why| {
-            Error::new(
-                codes::SECRET_STORE_UNAVAILABLE,
-                format!("{ENV_SECRET_STORE}=keychain, but no credential store answers: {why}"),
-            )
-            .hint(format!(
-                "start the system's credential store (a Secret Service on Linux), or set {ENV_SECRET_STORE}=file"
-            ))
+        Some("keychain") => Ok(match open() {
+            Ok(k) => Target::Keychain(k),
+            Err(why) => Target::Unavailable { why },
         }),
         Some(other) => Err(Error::new(
             codes::INPUT_INVALID,
             format!("{ENV_SECRET_STORE} is {other:?}"),
         )
-        .hint(format!("set {ENV_SECRET_STORE} to keychain or file, or unset it"))),
+        .hint(format!(
+            "set {ENV_SECRET_STORE} to keychain or file, or unset it"
+        ))),
         None if !users_own_dir => Ok(Target::File {
             reason: format!(
                 "the config directory is not the user's own (named by {ENV_CONFIG_DIR} or a caller)"
@@ -232,6 +246,11 @@ impl SecretStore {
             Target::File { reason } => {
                 format!("owner-only files in {} ({reason})", self.dir.display())
             }
+            Target::Unavailable { why } => {
+                format!(
+                    "nowhere: {ENV_SECRET_STORE}=keychain, but no credential store answers: {why}"
+                )
+            }
         }
     }
 
@@ -260,6 +279,7 @@ impl SecretStore {
         };
         let k = match &self.target {
             Target::Keychain(k) => k,
+            Target::Unavailable { why } => return Err(Target::unavailable(why)),
             Target::File { reason } => return Err(Error::new(
                 codes::SECRET_STORE_UNAVAILABLE,
                 format!(
@@ -326,8 +346,12 @@ impl SecretStore {
         if let Some(s) = self.load(account)? {
             return Ok(s);
         }
+        if let Target::Unavailable { why } = &self.target {
+            return Err(Target::unavailable(why));
+        }
         let secret = make();
         match &self.target {
+            Target::Unavailable { .. } => {}
             Target::File { .. } => {
                 let file = self.file(account);
                 if create_owner_only(&self.dir, &file, &secret)? {
@@ -453,7 +477,7 @@ mod tests {
     fn the_choice_follows_the_setting_the_directory_and_the_store() {
         let file = |t: Result<Target>| match t.unwrap() {
             Target::File { reason } => reason,
-            Target::Keychain(k) => panic!("chose {k:?}"),
+            other => panic!("chose {other:?}"),
         };
         assert_eq!(
             file(choose(Some("file"), true, never)),
@@ -472,9 +496,10 @@ mod tests {
             file(choose(None, true, || Err("no D-Bus session".into()))),
             "no credential store answers: no D-Bus session"
         );
-        let e = choose(Some("keychain"), true, || Err("no D-Bus session".into())).unwrap_err();
-        assert_eq!(e.code, codes::SECRET_STORE_UNAVAILABLE);
-        assert!(e.message.contains("no D-Bus session"), "{e:?}");
+        assert!(matches!(
+            choose(Some("keychain"), true, || Err("no D-Bus session".into())),
+            Ok(Target::Unavailable { why }) if why == "no D-Bus session"
+        ));
         assert_eq!(
             choose(Some("vault"), true, never).unwrap_err().code,
             codes::INPUT_INVALID
@@ -597,6 +622,32 @@ mod tests {
         }
     }
 
+    /// `GATEHOUSE_SECRET_STORE=keychain` where none answers: the key file
+    /// made before is still read; a new secret is refused, not put in a file.
+    #[test]
+    fn a_keychain_asked_for_and_missing_reads_files_and_makes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        SecretStore::with_target(dir.path(), Target::File { reason: "t".into() })
+            .load_or_create("old", || "kept".into())
+            .unwrap();
+        let store = SecretStore::with_target(
+            dir.path(),
+            Target::Unavailable {
+                why: "no D-Bus session".into(),
+            },
+        );
+        assert_eq!(store.load("old").unwrap().unwrap().secret, "kept");
+        let e = store.load_or_create("new", || "x".into()).unwrap_err();
+        assert_eq!(e.code, codes::SECRET_STORE_UNAVAILABLE);
+        assert!(e.message.contains("no D-Bus session"), "{e:?}");
+        assert!(!dir.path().join("new").exists());
+        assert!(
+            store.describe().starts_with("nowhere: "),
+            "{}",
+            store.describe()
+        );
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_secret_file_others_can_read_is_refused() {
@@ -642,6 +693,7 @@ mod tests {
                 assert_eq!(made.place, Place::File(dir.path().join(&account)));
                 println!("no credential store here: {reason}");
             }
+            Target::Unavailable { why } => panic!("unset, the setting chose nothing: {why}"),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! The same core functions as `gatehouse approvals list|approve|deny`; the
 //! decider recorded in the audit is the desktop's admin actor.
 
-use gatehouse_core::access::approvals::{self, Decision, HeldCall};
+use gatehouse_core::access::approvals::{self, Decision, HeldCall, HeldNotice};
 use tauri::State;
 
 use crate::commands::keys::DESKTOP_ACTOR;
@@ -52,4 +52,46 @@ pub async fn decide_held_call(
     };
     let by = approvals::decider_label(DESKTOP_ACTOR, None)?;
     Ok(approvals::decide(&site.store, &id, decision, &by).await?)
+}
+
+/// The arguments of the `notify_held_calls` command, as the page sends them.
+#[derive(serde::Deserialize, ts_rs::TS)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyHeldCallsArgs {
+    /// Held calls the page has not told the owner about yet.
+    pub ids: Vec<String>,
+}
+
+/// Raises one desktop notification for those of `ids` that still wait for
+/// the owner, worded by core from the stored holds (not from the page);
+/// answers what it said, or `None` when none of them waits. The notification
+/// is best effort (a system without a notification service shows none): the
+/// navigation badge and the queue are what the owner can rely on.
+#[tauri::command(rename_all = "snake_case")]
+pub async fn notify_held_calls(
+    args: NotifyHeldCallsArgs,
+    app: tauri::AppHandle,
+    state: State<'_, AppState>,
+) -> IpcResult<Option<HeldNotice>> {
+    use tauri_plugin_notification::NotificationExt as _;
+    let NotifyHeldCallsArgs { ids } = args;
+    let site = state.site()?;
+    let calls: Vec<HeldCall> = approvals::list(&site.store, false)
+        .await?
+        .into_iter()
+        .filter(|c| ids.contains(&c.id))
+        .collect();
+    let Some(notice) = approvals::notice(&calls) else {
+        return Ok(None);
+    };
+    if let Err(e) = app
+        .notification()
+        .builder()
+        .title(&notice.title)
+        .body(&notice.body)
+        .show()
+    {
+        tracing::warn!(error = %e, "the held-call notification could not be raised");
+    }
+    Ok(Some(notice))
 }

@@ -80,6 +80,7 @@ commands! {
     // Approvals: the owner's queue of held calls.
     approvals::held_calls(HeldCallsArgs) -> Vec<HeldCall>,
     approvals::decide_held_call(DecideHeldCallArgs) -> HeldCall,
+    approvals::notify_held_calls(NotifyHeldCallsArgs) -> Option<HeldNotice>,
     // Serve panel: the supervised `gatehouse serve`.
     serve::start_serve(StartServeArgs) -> ServeStatus,
     serve::serve_status(ServeStatusArgs) -> Option<ServeStatus>,

@@ -1163,9 +1163,19 @@ args_sha256: string,
  */
 diff?: string, decider: Decide, status: HeldStatus, 
 /**
- * The waiting server (`pid@host`).
+ * The waiting server (`pid@host`), or `client` when no server waits
+ * (the client brings its user's answer in a later request).
  */
 holder: string, created_at: number, expires_at: number, decided_at?: number, decided_by?: string, };
+
+/**
+ * What a desktop notification says about calls that wait for the owner.
+ */
+export type HeldNotice = { title: string, body: string, 
+/**
+ * The holds it names, oldest first.
+ */
+ids: Array<string>, };
 
 /**
  * One key over its request rate, and how many requests it lost.
@@ -1536,6 +1546,15 @@ export type HeldCallsArgs = { all: boolean, };
 export type DecideHeldCallArgs = { id: string, approve: boolean, };
 
 /**
+ * The arguments of the `notify_held_calls` command, as the page sends them.
+ */
+export type NotifyHeldCallsArgs = { 
+/**
+ * Held calls the page has not told the owner about yet.
+ */
+ids: Array<string>, };
+
+/**
  * The arguments of the `start_serve` command, as the page sends them.
  */
 export type StartServeArgs = { 
@@ -1636,6 +1655,7 @@ export type Commands = {
   preview_actors: { args: PreviewActorsArgs; result: ActorComparison };
   held_calls: { args: HeldCallsArgs; result: Array<HeldCall> };
   decide_held_call: { args: DecideHeldCallArgs; result: HeldCall };
+  notify_held_calls: { args: NotifyHeldCallsArgs; result: HeldNotice | null };
   start_serve: { args: StartServeArgs; result: ServeStatus };
   serve_status: { args: ServeStatusArgs; result: ServeStatus | null };
   stop_serve: { args: StopServeArgs; result: ServeStatus };

@@ -20,3 +20,13 @@ export function diffLines(diff: string): { kind: DiffLineKind; text: string }[] 
     return { kind: "context", text };
   });
 }
+
+/**
+ * The waiting calls the owner has not been notified of yet, in `waiting`'s
+ * order; marks them in `seen`, so each hold raises one notification at most.
+ */
+export function takeUnseen(waiting: readonly string[], seen: Set<string>): string[] {
+  const fresh = waiting.filter((id) => !seen.has(id));
+  for (const id of fresh) seen.add(id);
+  return fresh;
+}

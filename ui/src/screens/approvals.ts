@@ -5,7 +5,7 @@ import {
   toGatehouseError,
   call,
 } from "../ipc";
-import { badgeText, diffLines } from "../lib/held-calls";
+import { badgeText, diffLines, takeUnseen } from "../lib/held-calls";
 import { currentSite, onSiteChange } from "../session";
 import { noSitePanel } from "./common";
 import { type Screen, panel, screenFrame } from "./screen";
@@ -141,20 +141,49 @@ export const approvals: Screen = {
   },
 };
 
-/** Keeps the count of waiting calls beside the Approvals link current. */
+/** Held calls the owner was notified of (a hold raises one notification). */
+const notified = new Set<string>();
+
+/**
+ * Keeps the count of waiting calls beside the Approvals link current, and
+ * asks for a desktop notification when a call newly waits for the owner.
+ */
 async function refreshBadge(): Promise<void> {
   const badge = document.getElementById("nav-approvals-count");
   if (!badge) return;
   let text = "";
   if (currentSite()) {
     try {
-      text = badgeText((await call("held_calls", { all: false })).filter((c) => c.decider === "owner").length);
+      const waiting = (await call("held_calls", { all: false })).filter((c) => c.decider === "owner");
+      text = badgeText(waiting.length);
+      notify(
+        badge,
+        takeUnseen(
+          waiting.map((c) => c.id),
+          notified,
+        ),
+      );
     } catch {
       // The screen itself says what failed; the badge just stays empty.
     }
   }
   badge.textContent = text;
   badge.hidden = text === "";
+}
+
+/** Raises the notification for `ids`; the badge keeps which holds it named. */
+function notify(badge: HTMLElement, ids: string[]): void {
+  if (ids.length === 0) return;
+  call("notify_held_calls", { ids })
+    .then((notice) => {
+      if (!notice) return;
+      const named = new Set((badge.dataset.notified ?? "").split(" ").filter(Boolean));
+      for (const id of notice.ids) named.add(id);
+      badge.dataset.notified = [...named].join(" ");
+    })
+    .catch(() => {
+      // Best effort: the badge and the queue still show the call.
+    });
 }
 
 /** Starts the badge's poll (once, from the app shell). */

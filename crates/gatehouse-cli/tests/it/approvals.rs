@@ -122,11 +122,13 @@ fn python_sdk_calls_wait_for_the_clients_user_and_the_owners_queue() {
     };
     let editor = format!("key:{editor_id}");
     let asked_user = format!("{editor} (client's user)");
-    assert_eq!(count("approval.approved", &asked_user), 1, "{entries:?}");
-    assert_eq!(count("approval.declined", &asked_user), 1, "{entries:?}");
+    // The client's user: by elicitation/create (handshake revisions) and by
+    // the input_required round trip (2026-07-28).
+    assert_eq!(count("approval.approved", &asked_user), 3, "{entries:?}");
+    assert_eq!(count("approval.declined", &asked_user), 2, "{entries:?}");
     assert_eq!(count("approval.approved", "cli"), 2, "{entries:?}");
     assert_eq!(count("approval.denied", "cli"), 5, "{entries:?}");
-    assert_eq!(count("approval.timeout", "gatehouse"), 3, "{entries:?}");
+    assert_eq!(count("approval.timeout", "gatehouse"), 4, "{entries:?}");
     assert_eq!(count("approval.abandoned", "gatehouse"), 2, "{entries:?}");
     let asked = entries
         .iter()

@@ -176,6 +176,35 @@ fn the_signing_key_is_private_to_the_user() {
     assert_eq!(dir_mode, 0o700);
 }
 
+/// `audit key` prints the public half alone on stdout (scripts read it) and
+/// says on stderr where the private half is kept: in a test's config
+/// directory a file, never the developer's credential store. A setting that
+/// names no store is refused.
+#[test]
+fn audit_key_says_where_the_private_half_is_kept() {
+    let site = TestSite::new("anchor_key_place");
+    let refused = site
+        .command()
+        .env("GATEHOUSE_SECRET_STORE", "vault")
+        .args(["audit", "key"])
+        .output()
+        .unwrap();
+    assert_eq!(failure(refused, &["audit", "key"]).code, "INPUT_INVALID");
+    let file = site.config_dir().join("audit-signing-key");
+    let out = site.run(&["audit", "key"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let public = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        public.trim().len() == 64 && public.trim().bytes().all(|b| b.is_ascii_hexdigit()),
+        "{public:?}"
+    );
+    assert!(
+        stderr.contains(&format!("kept in the file {}", file.display())),
+        "{stderr}"
+    );
+}
+
 /// A long-running server signs a checkpoint every `checkpoint::EVERY` entries
 /// while it runs, not only when it ends: a rewrite of an older part of the
 /// log is caught even if the server is killed afterwards.

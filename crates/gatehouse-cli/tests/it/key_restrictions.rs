@@ -236,9 +236,11 @@ fn audit_codes(site: &TestSite, key_id: &str) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn python_sdk_sees_and_is_refused_by_restricted_keys() {
-    let site = TestSite::new("restrict_py");
+/// Runs tests/interop/python_restricted.py on a fresh site, over stdio or,
+/// with `http`, against `gatehouse serve`; then checks that each refusal is
+/// audited with its own code, once per era.
+fn python_restricted(name: &str, http: bool) {
+    let site = TestSite::new(name);
     let Some(client) = SdkClient::python("python_restricted.py", &site) else {
         return;
     };
@@ -246,21 +248,47 @@ fn python_sdk_sees_and_is_refused_by_restricted_keys() {
     let (ro_key, ro_id) = mint(&site, "editor", &["--read-only"]);
     let (scoped_key, scoped_id) = mint(&site, "editor", &["--content", "blog-*"]);
     let (rate_key, rate_id) = mint(&site, "viewer", &["--rate", "3/min"]);
+    // One server keeps a key's bucket across both eras: a second key.
+    let (rate2_key, rate2_id) = mint(&site, "viewer", &["--rate", "3/min"]);
     let (live_key, live_id) = mint(&site, "editor", &[]);
-    client
+    let secrets = [
+        &tools_key,
+        &ro_key,
+        &scoped_key,
+        &rate_key,
+        &rate2_key,
+        &live_key,
+    ]
+    .map(|k| k.clone());
+    let serve = http.then(|| crate::serve_util::Serve::start(&site, &[]));
+    let client = match &serve {
+        Some(serve) => client
+            .arg(format!("http://{}/mcp", serve.addr))
+            .env("INTEROP_RATE_KEY_LEGACY", &rate2_key),
+        None => client,
+    };
+    let client = client
         .env("INTEROP_TOOLS_KEY", tools_key)
         .env("INTEROP_READONLY_KEY", ro_key)
         .env("INTEROP_SCOPED_KEY", scoped_key)
         .env("INTEROP_RATE_KEY", rate_key)
         .env("INTEROP_LIVE_KEY", live_key)
-        .env("INTEROP_LIVE_ID", &live_id)
-        .run();
+        .env("INTEROP_LIVE_ID", &live_id);
+    match &serve {
+        Some(serve) => client.run_against(serve),
+        None => client.run(),
+    };
     // Each refusal is audited with its own code, once per era.
+    let rate_limited = |id: &str| {
+        audit_codes(&site, id)
+            .iter()
+            .filter(|c| *c == "KEY_RATE_LIMITED")
+            .count()
+    };
     for (id, code, times) in [
         (&tools_id, "KEY_TOOL_NOT_ALLOWED", 4),
         (&ro_id, "KEY_READ_ONLY", 2),
         (&scoped_id, "KEY_SCOPE_CONTENT", 6),
-        (&rate_id, "KEY_RATE_LIMITED", 2),
     ] {
         let codes = audit_codes(&site, id);
         assert_eq!(
@@ -269,6 +297,28 @@ fn python_sdk_sees_and_is_refused_by_restricted_keys() {
             "{code} for key {id}: {codes:?}"
         );
     }
+    assert_eq!(
+        (rate_limited(&rate_id), rate_limited(&rate2_id)),
+        if http { (1, 1) } else { (2, 0) },
+        "KEY_RATE_LIMITED per rate key"
+    );
+    if let Some(serve) = &serve {
+        let log = serve.stderr();
+        assert!(
+            secrets.iter().all(|k| !log.contains(k.as_str())),
+            "a key reached the server log"
+        );
+    }
+}
+
+#[test]
+fn python_sdk_sees_and_is_refused_by_restricted_keys() {
+    python_restricted("restrict_py", false);
+}
+
+#[test]
+fn python_sdk_over_http_sees_and_is_refused_by_restricted_keys() {
+    python_restricted("restrict_py_http", true);
 }
 
 /// `keys list --usage`: each key's calls by tool over the last day and

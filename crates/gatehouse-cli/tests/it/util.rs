@@ -110,6 +110,7 @@ impl TestSite {
             .env_remove("GATEHOUSE_API_KEY")
             .env_remove("GATEHOUSE_SITE")
             .env_remove("GATEHOUSE_DATABASE_URL")
+            .env_remove("GATEHOUSE_SECRET_STORE")
             .env("GATEHOUSE_CONFIG_DIR", self.config_dir())
             // Scratch directories of this test's servers: beside the site, not in it.
             .env("GATEHOUSE_SCRATCH_DIR", self.scratch_dir());

@@ -166,7 +166,8 @@ pub struct HeldCall {
     pub diff: Option<String>,
     pub decider: Decide,
     pub status: Status,
-    /// The waiting server (`pid@host`).
+    /// The waiting server (`pid@host`), or `client` when no server waits
+    /// (the client brings its user's answer in a later request).
     pub holder: String,
     pub created_at: i64,
     pub expires_at: i64,
@@ -233,7 +234,14 @@ pub struct NewHold<'a> {
     pub timeout_ms: i64,
     /// What the audit entry adds (e.g. the client's name).
     pub via: Value,
+    /// No server waits on it: the client answers in a later request (the
+    /// 2026-07-28 `input_required` round trip), so nothing renews it and it
+    /// is not taken for abandoned before its timeout.
+    pub detached: bool,
 }
+
+/// The holder of a hold no server waits on (see [`NewHold::detached`]).
+pub const DETACHED_HOLDER: &str = "client";
 
 /// This process as a hold's holder.
 pub fn this_holder() -> String {
@@ -272,10 +280,19 @@ pub async fn hold(store: &Store, new: NewHold<'_>) -> Result<HeldCall> {
         base_sha256: new.base_sha256,
         decider: new.decider.to_string(),
         status: Status::Waiting.to_string(),
-        holder: this_holder(),
+        holder: if new.detached {
+            DETACHED_HOLDER.to_string()
+        } else {
+            this_holder()
+        },
         created_at: now,
         expires_at: now + new.timeout_ms,
-        heartbeat_at: now,
+        // A detached hold counts as renewed until its timeout.
+        heartbeat_at: if new.detached {
+            now + new.timeout_ms
+        } else {
+            now
+        },
         decided_at: None,
         decided_by: None,
     };
@@ -511,8 +528,9 @@ pub async fn decide(store: &Store, id: &str, decision: Decision, by: &str) -> Re
     get(store, id).await
 }
 
-/// Records every hold whose server is gone as not run; returns how many.
-/// Every server start runs it, so a crash leaves nothing waiting.
+/// Records every hold whose server is gone as not run (timed out when its
+/// timeout passed first); returns how many. Every server start runs it, so a
+/// crash leaves nothing waiting.
 pub async fn sweep(store: &Store) -> Result<usize> {
     let now = now_ms();
     let mut tx = store.begin_write().await?;
@@ -520,10 +538,15 @@ pub async fn sweep(store: &Store) -> Result<usize> {
     let mut n = 0;
     for row in stale {
         let held = HeldCall::from_row(row)?;
+        let status = if held.expires_at <= now {
+            Status::TimedOut
+        } else {
+            Status::Abandoned
+        };
         if conclude_in(
             &mut tx,
             &held,
-            Status::Abandoned,
+            status,
             SERVER_ACTOR,
             json!({"found_by": "server start"}),
         )
@@ -538,10 +561,100 @@ pub async fn sweep(store: &Store) -> Result<usize> {
     Ok(n)
 }
 
+/// What a desktop notification says about calls that wait for the owner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
+pub struct HeldNotice {
+    pub title: String,
+    pub body: String,
+    /// The holds it names, oldest first.
+    pub ids: Vec<String>,
+}
+
+/// How many summaries a notice lists before "and N more".
+const NOTICE_LINES: usize = 3;
+
+/// The notice for those of `calls` that wait for the owner's decision
+/// (calls asked of the client's user are not the owner's, decided ones are
+/// over); `None` when none does.
+pub fn notice(calls: &[HeldCall]) -> Option<HeldNotice> {
+    let mut waiting: Vec<&HeldCall> = calls
+        .iter()
+        .filter(|c| c.status == Status::Waiting && c.decider == Decide::Owner)
+        .collect();
+    waiting.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    let first = waiting.first()?;
+    let title = match waiting.len() {
+        1 => "A call waits for your yes".to_string(),
+        n => format!("{n} calls wait for your yes"),
+    };
+    let mut lines: Vec<String> = waiting
+        .iter()
+        .take(NOTICE_LINES)
+        .map(|c| c.summary.clone())
+        .collect();
+    if waiting.len() > NOTICE_LINES {
+        lines.push(format!("and {} more", waiting.len() - NOTICE_LINES));
+    }
+    if waiting.len() == 1 {
+        lines.push(format!("Asked by {}", first.actor));
+    }
+    Some(HeldNotice {
+        title,
+        body: lines.join("\n"),
+        ids: waiting.iter().map(|c| c.id.clone()).collect(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::access::restrictions::Restrictions;
+
+    fn held(id: &str, at: i64, decider: Decide, status: Status) -> HeldCall {
+        HeldCall {
+            id: id.into(),
+            actor: "key:k1".into(),
+            tool: "content_publish".into(),
+            summary: format!("Publish '{id}' to the live site?"),
+            arguments: json!({}),
+            args_sha256: String::new(),
+            diff: None,
+            decider,
+            status,
+            holder: String::new(),
+            created_at: at,
+            expires_at: at + 1,
+            decided_at: None,
+            decided_by: None,
+            base_sha256: None,
+            heartbeat_at: at,
+        }
+    }
+
+    #[test]
+    fn notice_names_only_calls_the_owner_still_decides() {
+        use Decide::{Client, Owner};
+        assert_eq!(notice(&[]), None);
+        let done = held("done", 1, Owner, Status::Approved);
+        let asked = held("asked", 2, Client, Status::Waiting);
+        assert_eq!(notice(&[done.clone(), asked.clone()]), None);
+        let one = notice(&[done, asked, held("a", 3, Owner, Status::Waiting)]).unwrap();
+        assert_eq!(one.title, "A call waits for your yes");
+        assert_eq!(one.body, "Publish 'a' to the live site?\nAsked by key:k1");
+        assert_eq!(one.ids, ["a"]);
+        // Oldest first; past three, the rest are counted.
+        let many: Vec<HeldCall> = (0..5)
+            .rev()
+            .map(|i| held(&format!("h{i}"), i, Owner, Status::Waiting))
+            .collect();
+        let n = notice(&many).unwrap();
+        assert_eq!(n.title, "5 calls wait for your yes");
+        assert_eq!(
+            n.body,
+            "Publish 'h0' to the live site?\nPublish 'h1' to the live site?\nPublish 'h2' to the live site?\nand 2 more"
+        );
+        assert_eq!(n.ids, ["h0", "h1", "h2", "h3", "h4"]);
+    }
 
     fn key(roles: Vec<Role>, approve: Option<Vec<&str>>) -> Actor {
         Actor::ApiKey {

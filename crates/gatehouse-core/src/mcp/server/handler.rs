@@ -506,9 +506,21 @@ impl State {
         let approval = match &actor {
             Ok(actor) => {
                 let progress = params.get("_meta").and_then(|m| m.get("progressToken"));
-                super::hold::gate(self, actor, spec, args, progress).await
+                let modern = served.modern.then(|| super::hold::Ask {
+                    client: modern_client_asks(params),
+                    request_state: params.get("requestState").filter(|v| !v.is_null()),
+                    input_responses: params.get("inputResponses"),
+                });
+                super::hold::gate(self, actor, spec, args, progress, modern).await
             }
-            Err(_) => Ok(()),
+            Err(_) => Ok(super::hold::Pass::Run),
+        };
+        // Asked of the client's user (2026-07-28): the call ends for now and
+        // gets its entry when the answer brings it back (the ask is audited).
+        let approval = match approval {
+            Ok(super::hold::Pass::AskClient(result)) => return Ok(result),
+            Ok(super::hold::Pass::Run) => Ok(()),
+            Err(e) => Err(e),
         };
         let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
             .from(self.origin(), actor.as_ref().ok().and_then(Actor::grant));
@@ -624,6 +636,25 @@ fn client_asks(params: Option<&Map<String, Value>>, version: &str) -> Option<Str
     Some(jsonrpc::shorten(&crate::text::escape_controls(name), 64))
 }
 
+/// The client's name when a 2026-07-28 request's own capabilities declare
+/// form elicitation (answered through `input_required`).
+fn modern_client_asks(params: &Map<String, Value>) -> Option<String> {
+    let meta = params.get("_meta")?;
+    let elicitation = meta
+        .get(era::META_CLIENT_CAPABILITIES)?
+        .get("elicitation")?
+        .as_object()?;
+    if !(elicitation.is_empty() || elicitation.contains_key("form")) {
+        return None;
+    }
+    let name = meta
+        .get(era::META_CLIENT_INFO)
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("unnamed client");
+    Some(jsonrpc::shorten(&crate::text::escape_controls(name), 64))
+}
+
 fn protocol_version(v: &str) -> ProtocolVersion {
     serde_json::from_value(json!(v)).expect("a version string is a ProtocolVersion")
 }
@@ -644,7 +675,10 @@ fn finish(served: &Served, mut result: Value, cacheable: bool) -> Value {
         return result;
     };
     if served.modern {
-        obj.insert("resultType".into(), json!("complete"));
+        // An `input_required` answer keeps its type; every other is complete.
+        if obj.get("resultType") != Some(&json!("input_required")) {
+            obj.insert("resultType".into(), json!("complete"));
+        }
         let meta = obj.entry("_meta").or_insert_with(|| json!({}));
         meta[era::META_SERVER_INFO] = json!(State::server_info());
         if cacheable {

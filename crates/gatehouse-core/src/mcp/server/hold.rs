@@ -3,8 +3,11 @@
 //! before it runs, and is refused with its own code otherwise.
 //!
 //! Who is asked: the client's user, when the policy lets the client decide
-//! and the client declared form elicitation (`elicitation/create`, sent
-//! mid-call on the session's own channel); else the site owner's queue,
+//! and the client declared form elicitation: under a handshake revision with
+//! `elicitation/create`, sent mid-call on the session's own channel; under
+//! 2026-07-28 (stateless) by answering `input_required` with the question and
+//! the hold's id as `requestState`, which the client's retry carries back
+//! with its user's answer ([`Ask`]). Otherwise the site owner's queue,
 //! polled here while `gatehouse approvals approve|deny` (or the desktop app)
 //! decides from another process, with progress notifications to the client
 //! when it sent a progress token. The hold is renewed while it waits; a call
@@ -36,33 +39,72 @@ const POLL: Duration = Duration::from_millis(250);
 /// Longest argument text shown to a decider.
 const SHOWN_TEXT: usize = 4_000;
 
+/// What a 2026-07-28 (stateless) request brings to the approval step.
+pub struct Ask<'a> {
+    /// The client's name when its per-request capabilities declare form
+    /// elicitation, so it can be answered with `input_required`.
+    pub client: Option<String>,
+    /// `requestState` of a retried call: the id of the hold it answers.
+    pub request_state: Option<&'a Value>,
+    /// `inputResponses` of a retried call.
+    pub input_responses: Option<&'a Value>,
+}
+
+/// The key of the one input request Gatehouse sends.
+const INPUT_KEY: &str = "approval";
+
+/// How the approval step lets a call on.
+#[derive(Debug)]
+pub enum Pass {
+    /// The call runs now.
+    Run,
+    /// The call ends for now with this `input_required` result; the client
+    /// asks its user and calls again with the answer.
+    AskClient(Value),
+}
+
 /// Holds `spec`'s call when the policy says so and returns once it may run;
 /// `Err` is the refusal the call ends with. Calls the policy does not hold
-/// (and calls that would be refused anyway) pass at once.
+/// (and calls that would be refused anyway) pass at once. `modern` is the
+/// request's own say under 2026-07-28 (`None` under a handshake revision).
 pub async fn gate(
     state: &State,
     actor: &Actor,
     spec: &'static ToolSpec,
     args: &Map<String, Value>,
     progress: Option<&Value>,
-) -> Result<()> {
+    modern: Option<Ask<'_>>,
+) -> Result<Pass> {
     let site = state.site();
     // Every call passes here: borrow the policy, allocate nothing until a hold.
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals.as_ref().unwrap_or(&none);
     if !policy.holds(actor, spec.name, spec.effect.into()) {
-        return Ok(());
+        return Ok(Pass::Run);
     }
     // A call its checks refuse is refused as usual, never held first.
     if tools::admissible(actor, spec, args).is_err() {
-        return Ok(());
+        return Ok(Pass::Run);
+    }
+    // A retried 2026-07-28 call brings its user's answer to the hold it names.
+    if let Some(ask) = &modern
+        && let Some(request_state) = ask.request_state
+    {
+        return answered(site, actor, spec, args, request_state, ask)
+            .await
+            .map(|()| Pass::Run);
     }
     let base = Base::read(site, actor, spec.name, args).await;
-    let client = state.client_asks();
+    let detached = modern.is_some();
+    let client = match &modern {
+        Some(ask) => ask.client.clone(),
+        None => state.client_asks(),
+    };
     let decider = match (policy.decide, &client) {
         (Decide::Client, Some(_)) => Decide::Client,
         _ => Decide::Owner,
     };
+    let detached = detached && decider == Decide::Client;
     let label = actor.label();
     let held = approvals::hold(
         &site.store,
@@ -79,10 +121,14 @@ pub async fn gate(
                 .unwrap_or(86_400)
                 .saturating_mul(1000),
             via: json!({"client": client}),
+            detached,
         },
     )
     .await?;
     tracing::info!(hold = %held.id, tool = spec.name, decider = %decider, "holding a call for approval");
+    if detached {
+        return Ok(Pass::AskClient(input_required(&held)));
+    }
     let guard = Guard::new(site, &held, state.late_records());
     let approved = match decider {
         Decide::Client => ask_client(state, &held, &label, client.as_deref()).await,
@@ -93,7 +139,116 @@ pub async fn gate(
         Err(e) => Err(e),
     };
     guard.disarm();
-    outcome
+    outcome.map(|()| Pass::Run)
+}
+
+/// The question asked of the client's user, as `elicitation/create`'s params.
+fn question(held: &HeldCall) -> Value {
+    json!({
+        "mode": "form",
+        "message": format!("{}\n\nGatehouse holds this call until you answer (id {}).", held.summary, held.id),
+        "requestedSchema": {"type": "object", "properties": {}},
+    })
+}
+
+/// The 2026-07-28 answer that asks the client's user: the question as an
+/// embedded `elicitation/create`, and the hold's id as the state to send back.
+fn input_required(held: &HeldCall) -> Value {
+    json!({
+        "resultType": "input_required",
+        "inputRequests": {INPUT_KEY: {"method": "elicitation/create", "params": question(held)}},
+        "requestState": held.id,
+    })
+}
+
+/// A retried 2026-07-28 call with its user's answer: the hold it names must be
+/// this caller's, for this very call, still waiting and within its timeout;
+/// then the answer ends it (approved or declined) and an approved call is
+/// verified as any other. A state naming anything else is refused as unknown
+/// (another caller's holds are not revealed); a replayed answer approves
+/// nothing twice.
+async fn answered(
+    site: &Site,
+    actor: &Actor,
+    spec: &'static ToolSpec,
+    args: &Map<String, Value>,
+    request_state: &Value,
+    ask: &Ask<'_>,
+) -> Result<()> {
+    let store = &site.store;
+    let label = actor.label();
+    let unknown = || {
+        Error::new(
+            Code::APPROVAL_NOT_FOUND,
+            "the call's requestState names no question asked of this caller",
+        )
+        .hint("nothing was run; call again without requestState to be asked")
+    };
+    let id = request_state.as_str().ok_or_else(unknown)?;
+    let held = match approvals::get(store, id).await {
+        Ok(h)
+            if h.actor == label
+                && h.decider == Decide::Client
+                && h.holder == approvals::DETACHED_HOLDER =>
+        {
+            h
+        }
+        Ok(_) | Err(_) => return Err(unknown()),
+    };
+    if held.tool != spec.name || held.args_sha256 != tools::args_digest(args) {
+        return Err(Error::new(
+            Code::APPROVAL_STALE,
+            format!(
+                "the answered question was about another call than this {}",
+                spec.name
+            ),
+        )
+        .hint("nothing was run; call again without requestState to be asked about this call"));
+    }
+    if held.status != Status::Waiting {
+        return Err(Error::new(
+            Code::APPROVAL_ALREADY_DECIDED,
+            format!("held call {} was {} already", held.id, held.status),
+        )
+        .hint("an answer counts once; call again without requestState to be asked again"));
+    }
+    let via = json!({"via": "input_required", "client": ask.client});
+    if now_ms() >= held.expires_at {
+        if approvals::conclude(store, &held, Status::TimedOut, approvals::SERVER_ACTOR, via).await?
+        {
+            return Err(timed_out(&held));
+        }
+        return Err(ended_elsewhere(&approvals::get(store, &held.id).await?));
+    }
+    let action = ask
+        .input_responses
+        .and_then(|r| r.get(INPUT_KEY))
+        .and_then(|r| r.get("action"))
+        .and_then(Value::as_str);
+    let (status, refusal) = match action {
+        Some("accept") => (Status::Approved, None),
+        other => (
+            Status::Declined,
+            Some(
+                Error::new(
+                    Code::APPROVAL_DECLINED,
+                    format!("{} was declined by the client's user", held.tool),
+                )
+                .hint(format!(
+                    "the user answered {}; nothing was run",
+                    other.unwrap_or("nothing")
+                )),
+            ),
+        ),
+    };
+    let by = format!("{label} (client's user)");
+    if !approvals::conclude(store, &held, status, &by, via).await? {
+        return Err(ended_elsewhere(&approvals::get(store, &held.id).await?));
+    }
+    if let Some(refusal) = refusal {
+        return Err(refusal);
+    }
+    verify(site, actor, spec.name, args, &held).await
 }
 
 /// The entry a content call acts on, as the caller sees it now.
@@ -229,11 +384,7 @@ async fn ask_client(
     client: Option<&str>,
 ) -> Result<()> {
     let store = &state.site().store;
-    let params = json!({
-        "mode": "form",
-        "message": format!("{}\n\nGatehouse holds this call until you answer (id {}).", held.summary, held.id),
-        "requestedSchema": {"type": "object", "properties": {}},
-    });
+    let params = question(held);
     let left = Duration::from_millis(u64::try_from(held.expires_at - now_ms()).unwrap_or(0));
     let (id, answer) = state.request_client("elicitation/create", params).await;
     // However this ends (a cancelled call drops it here), the request is forgotten.
