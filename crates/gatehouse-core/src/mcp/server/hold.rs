@@ -229,16 +229,7 @@ async fn answered(
         Some("accept") => (Status::Approved, None),
         other => (
             Status::Declined,
-            Some(
-                Error::new(
-                    Code::APPROVAL_DECLINED,
-                    format!("{} was declined by the client's user", held.tool),
-                )
-                .hint(format!(
-                    "the user answered {}; nothing was run",
-                    other.unwrap_or("nothing")
-                )),
-            ),
+            Some(declined_by_user(&held, other.unwrap_or("nothing"))),
         ),
     };
     let by = format!("{label} (client's user)");
@@ -401,16 +392,7 @@ async fn ask_client(
             Some("accept") => (Status::Approved, None),
             action => (
                 Status::Declined,
-                Some(
-                    Error::new(
-                        Code::APPROVAL_DECLINED,
-                        format!("{} was declined by the client's user", held.tool),
-                    )
-                    .hint(format!(
-                        "the user answered {}; nothing was run",
-                        action.unwrap_or("without an action")
-                    )),
-                ),
+                Some(declined_by_user(&held, action.unwrap_or("without an action"))),
             ),
         },
         Ok(Some(Err(e))) => (
@@ -531,6 +513,15 @@ async fn wait_for_owner(state: &State, held: &HeldCall, progress: Option<&Value>
         }
         tokio::time::sleep(POLL).await;
     }
+}
+
+/// The refusal for a call the client's own user declined, by either way of asking.
+fn declined_by_user(held: &HeldCall, answered: &str) -> Error {
+    Error::new(
+        Code::APPROVAL_DECLINED,
+        format!("{} was declined by the client's user", held.tool),
+    )
+    .hint(format!("the user answered {answered}; nothing was run"))
 }
 
 fn timed_out(held: &HeldCall) -> Error {
