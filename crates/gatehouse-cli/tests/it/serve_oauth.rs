@@ -141,25 +141,31 @@ fn tokens(addr: &str, base: &str, key: &str, scope: &str) -> (String, String, St
     );
     assert_eq!(r.status, 303, "{}", r.text());
     let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let t = form_post(
-        addr,
-        "/token",
-        &[],
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", VERIFIER),
-            ("client_id", &client_id),
-            ("resource", &format!("{base}/mcp")),
-        ],
-    );
+    let t = redeem(addr, base, &client_id, &code);
     assert_eq!(t.status, 200, "{}", t.text());
     let j = t.json();
     (
         j["access_token"].as_str().unwrap().to_string(),
         j["refresh_token"].as_str().unwrap().to_string(),
         client_id,
+    )
+}
+
+/// Exchanges an authorization code made for `client_id` (with the tests' verifier and
+/// redirect) at the token endpoint.
+fn redeem(addr: &str, base: &str, client_id: &str, code: &str) -> Reply {
+    form_post(
+        addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", VERIFIER),
+            ("client_id", client_id),
+            ("resource", &format!("{base}/mcp")),
+        ],
     )
 }
 
@@ -412,21 +418,7 @@ fn code_reused_is_refused_and_the_first_token_revoked() {
         ],
     );
     let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let exchange = || {
-        form_post(
-            &s.addr,
-            "/token",
-            &[],
-            &[
-                ("grant_type", "authorization_code"),
-                ("code", &code),
-                ("redirect_uri", REDIRECT),
-                ("code_verifier", VERIFIER),
-                ("client_id", &client_id),
-                ("resource", &format!("{base}/mcp")),
-            ],
-        )
-    };
+    let exchange = || redeem(&s.addr, &base, &client_id, &code);
     let first = exchange();
     assert_eq!(first.status, 200);
     let access = first.json()["access_token"].as_str().unwrap().to_string();
@@ -1009,19 +1001,7 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
     );
     assert_eq!(done.status, 303, "{}", done.text());
     let code = query_of(done.header("location").unwrap(), "code").unwrap();
-    let t = form_post(
-        &s.addr,
-        "/token",
-        &[],
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", VERIFIER),
-            ("client_id", &client_id),
-            ("resource", &format!("{base}/mcp")),
-        ],
-    );
+    let t = redeem(&s.addr, &base, &client_id, &code);
     assert_eq!(t.status, 200, "{}", t.text());
     let access = t.json()["access_token"].as_str().unwrap().to_string();
     let r = call(
@@ -1246,19 +1226,7 @@ fn metadata_document_on_an_allowed_host_is_fetched_once_and_carries_the_whole_fl
     );
     assert_eq!(r.status, 303, "{}", r.text());
     let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let t = form_post(
-        &s.addr,
-        "/token",
-        &[],
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", VERIFIER),
-            ("client_id", &client_id),
-            ("resource", &format!("{base}/mcp")),
-        ],
-    );
+    let t = redeem(&s.addr, &base, &client_id, &code);
     assert_eq!(t.status, 200, "{}", t.text());
     let access = t.json()["access_token"].as_str().unwrap().to_string();
     let r = call(&s, &access, "content_read", json!({"slug": "welcome"}));
