@@ -24,6 +24,7 @@ pub mod error;
 pub mod ipc_types;
 pub mod live;
 pub mod menu;
+pub mod notify;
 pub mod painting;
 pub mod prefs;
 pub mod state;
@@ -38,10 +39,12 @@ macro_rules! commands {
 
 /// Builds and runs the app until the last window closes.
 pub fn run() -> tauri::Result<()> {
-    tauri::Builder::default()
+    let builder = tauri::Builder::default()
         .plugin(tauri_plugin_dialog::init())
-        .plugin(tauri_plugin_window_state::Builder::default().build())
-        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_window_state::Builder::default().build());
+    #[cfg(not(target_os = "macos"))]
+    let builder = builder.plugin(tauri_plugin_notification::init());
+    builder
         .on_window_event(window_state::on_event)
         .manage(state::AppState::default())
         .setup(|app| {

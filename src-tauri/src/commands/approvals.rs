@@ -73,7 +73,6 @@ pub async fn notify_held_calls(
     app: tauri::AppHandle,
     state: State<'_, AppState>,
 ) -> IpcResult<Option<HeldNotice>> {
-    use tauri_plugin_notification::NotificationExt as _;
     let NotifyHeldCallsArgs { ids } = args;
     let site = state.site()?;
     let calls: Vec<HeldCall> = approvals::list(&site.store, false)
@@ -84,13 +83,7 @@ pub async fn notify_held_calls(
     let Some(notice) = approvals::notice(&calls) else {
         return Ok(None);
     };
-    if let Err(e) = app
-        .notification()
-        .builder()
-        .title(&notice.title)
-        .body(&notice.body)
-        .show()
-    {
+    if let Err(e) = crate::notify::show(&app, &notice.title, &notice.body).await {
         tracing::warn!(error = %e, "the held-call notification could not be raised");
     }
     Ok(Some(notice))
