@@ -392,7 +392,7 @@ async fn ask_client(
             Some("accept") => (Status::Approved, None),
             action => (
                 Status::Declined,
-                Some(declined_by_user(&held, action.unwrap_or("without an action"))),
+                Some(declined_by_user(held, action.unwrap_or("without an action"))),
             ),
         },
         Ok(Some(Err(e))) => (
