@@ -423,7 +423,13 @@ fn read_owner_only(path: &Path) -> Result<Option<String>> {
 /// Creates `path` holding `text`, owner-only, atomically (a hard link of a
 /// complete file); false when it existed already.
 fn create_owner_only(dir: &Path, path: &Path, text: &str) -> Result<bool> {
-    let io = |e: std::io::Error| file_error(path, format_args!("cannot be created: {e}"));
+    let io = |e: std::io::Error| {
+        Error::new(
+            codes::SECRET_STORE_UNAVAILABLE,
+            format!("{} cannot be created: {e}", path.display()),
+        )
+        .hint("its folder cannot be written by this user: set GATEHOUSE_CONFIG_DIR to a folder it owns (for a service, inside its state directory)")
+    };
     std::fs::create_dir_all(dir).map_err(io)?;
     owner_only_dir(dir).map_err(io)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
