@@ -212,7 +212,8 @@ async def main():
                                        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
                                        "MCP-Protocol-Version": "2025-06-18"},
                          json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-        check(r.status_code == 401 and "invalid_token" in r.headers.get("www-authenticate", ""), "the revoked grant's token is refused")
+        check(r.status_code == 401 and "invalid_token" in r.headers.get("www-authenticate", ""),
+              f"the revoked grant's token is refused ({r.status_code}, {r.headers.get('www-authenticate')!r}, {r.text[:200]!r})")
         r = await h.post(f"{BASE}/token", data={"grant_type": "refresh_token", "refresh_token": storage.tokens.refresh_token,
                                                   "client_id": storage.client.client_id, "resource": URL})
         check(r.status_code == 400 and r.json()["error"] == "invalid_grant", "its refresh token is refused")

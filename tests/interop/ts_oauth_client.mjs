@@ -184,7 +184,10 @@ const refused = await fetch(URL_TEXT, {
   },
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
 });
-check(refused.status === 401 && (refused.headers.get("www-authenticate") || "").includes("invalid_token"), "the revoked grant's token is refused");
+check(
+  refused.status === 401 && (refused.headers.get("www-authenticate") || "").includes("invalid_token"),
+  `the revoked grant's token is refused (${refused.status}, ${refused.headers.get("www-authenticate")}, ${(await refused.text()).slice(0, 200)})`,
+);
 if (DOC_URL) {
   check(docFetches === 1, `the document was fetched once for the whole flow, refresh included (${docFetches})`);
   docServer.closeAllConnections();
