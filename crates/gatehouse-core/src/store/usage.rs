@@ -46,6 +46,24 @@ fn refused() -> String {
     format!("({})", terms.join(" OR "))
 }
 
+/// The calls-by-tool query both usage views run: `$1` is `filter`'s pattern, `$2` the
+/// week's start, `$3` the day's, `$4` the action; rows grouped and ordered by `group`.
+fn counts_sql(actor: &str, filter: &str, group: &str) -> String {
+    let refused = refused();
+    format!(
+        "SELECT {actor} AS actor, a.subject AS tool,
+                COUNT(*) AS week,
+                SUM(CASE WHEN a.ts >= $3 THEN 1 ELSE 0 END) AS day,
+                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused_week,
+                SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
+                MAX(a.ts) AS last_at
+         FROM audit_log a
+         WHERE a.action = $4 AND {filter} AND a.ts >= $2
+         GROUP BY {group}
+         ORDER BY {group}"
+    )
+}
+
 /// Calls by actor (those starting with `prefix`, which holds no `%` or `_`) and tool since `week_start`,
 /// with the part since `day_start`.
 pub async fn tool_calls(
@@ -55,19 +73,7 @@ pub async fn tool_calls(
     week_start: i64,
     day_start: i64,
 ) -> Result<Vec<ToolCalls>> {
-    let refused = refused();
-    let sql = &format!(
-        "SELECT a.actor AS actor, a.subject AS tool,
-                COUNT(*) AS week,
-                SUM(CASE WHEN a.ts >= $3 THEN 1 ELSE 0 END) AS day,
-                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused_week,
-                SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
-                MAX(a.ts) AS last_at
-         FROM audit_log a
-         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
-         GROUP BY a.actor, a.subject
-         ORDER BY a.actor, a.subject"
-    );
+    let sql = &counts_sql("a.actor", "a.actor LIKE $1", "a.actor, a.subject");
     // The prefixes used (`key:`) hold no LIKE wildcard.
     let like = format!("{prefix}%");
     let like = &like;
@@ -130,19 +136,7 @@ pub async fn grant_tool_calls(
     week_start: i64,
     day_start: i64,
 ) -> Result<Vec<ToolCalls>> {
-    let refused = refused();
-    let sql = &format!(
-        "SELECT MIN(a.actor) AS actor, a.subject AS tool,
-                COUNT(*) AS week,
-                SUM(CASE WHEN a.ts >= $3 THEN 1 ELSE 0 END) AS day,
-                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused_week,
-                SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
-                MAX(a.ts) AS last_at
-         FROM audit_log a
-         WHERE a.action = $4 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
-         GROUP BY a.subject
-         ORDER BY a.subject"
-    );
+    let sql = &counts_sql("MIN(a.actor)", "a.detail LIKE $1 ESCAPE '\\'", "a.subject");
     let like = &grant_pattern(grant_id);
     store
         .read("counting OAuth grant usage", |pool| async move {
