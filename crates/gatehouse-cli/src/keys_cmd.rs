@@ -10,7 +10,7 @@ use gatehouse_core::time::now_ms;
 use gatehouse_core::{Error, Result, error::codes};
 
 use crate::Ctx;
-use crate::output::{table, to_json};
+use crate::output::{USAGE_HEADER, table, to_json, usage_cells};
 
 /// Who the CLI acts as in the audit log: the local administrator.
 pub const CLI_ACTOR: &str = gatehouse_core::access::audit::AuditActor::CLI;
@@ -198,37 +198,18 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                         .collect::<Vec<_>>(),
                 )
             } else if let Some(used) = &used {
-                let dash = || "-".to_string();
                 table(
-                    &[
-                        "id",
-                        "label",
-                        "status",
-                        "last call",
-                        "from",
-                        "24h",
-                        "7d",
-                        "refused 7d",
-                        "by tool (7d)",
-                    ],
+                    &["id", "label", "status"]
+                        .into_iter()
+                        .chain(USAGE_HEADER)
+                        .collect::<Vec<_>>(),
                     list.iter()
                         .map(|k| {
                             let u = used.get(&k.id).cloned().unwrap_or_default();
-                            vec![
-                                k.id.clone(),
-                                k.label.clone(),
-                                k.status.to_string(),
-                                u.last_call_at.map(rfc3339).unwrap_or_else(dash),
-                                u.last_from.clone().unwrap_or_else(dash),
-                                u.calls_day.to_string(),
-                                u.calls_week.to_string(),
-                                u.refused_week.to_string(),
-                                u.by_tool
-                                    .iter()
-                                    .map(|t| format!("{} {}", t.tool, t.week))
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
-                            ]
+                            vec![k.id.clone(), k.label.clone(), k.status.to_string()]
+                                .into_iter()
+                                .chain(usage_cells(&u))
+                                .collect()
                         })
                         .collect(),
                 )

@@ -8,7 +8,7 @@ use gatehouse_core::time::{now_ms, rfc3339};
 
 use crate::Ctx;
 use crate::keys_cmd::CLI_ACTOR;
-use crate::output::{table, to_json};
+use crate::output::{USAGE_HEADER, table, to_json, usage_cells};
 
 #[derive(Subcommand)]
 pub enum OAuthCommand {
@@ -49,20 +49,11 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
             if json {
                 to_json(&list)
             } else {
-                let dash = || "-".to_string();
                 table(
-                    &[
-                        "id",
-                        "client",
-                        "acts as",
-                        "status",
-                        "last call",
-                        "from",
-                        "24h",
-                        "7d",
-                        "refused 7d",
-                        "by tool (7d)",
-                    ],
+                    &["id", "client", "acts as", "status"]
+                        .into_iter()
+                        .chain(USAGE_HEADER)
+                        .collect::<Vec<_>>(),
                     list.iter()
                         .map(|o| {
                             let (g, u) = (&o.grant, &o.usage);
@@ -71,17 +62,10 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                                 g.client_name.clone(),
                                 g.acts_as.to_string(),
                                 status(g),
-                                u.last_call_at.map(rfc3339).unwrap_or_else(dash),
-                                u.last_from.clone().unwrap_or_else(dash),
-                                u.calls_day.to_string(),
-                                u.calls_week.to_string(),
-                                u.refused_week.to_string(),
-                                u.by_tool
-                                    .iter()
-                                    .map(|t| format!("{} {}", t.tool, t.week))
-                                    .collect::<Vec<_>>()
-                                    .join(", "),
                             ]
+                            .into_iter()
+                            .chain(usage_cells(u))
+                            .collect()
                         })
                         .collect(),
                 )

@@ -59,3 +59,32 @@ pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     out.extend(rows.into_iter().map(line));
     out.join("\n")
 }
+
+/// The usage columns `keys list --usage` and `oauth grants --usage` both print.
+pub const USAGE_HEADER: [&str; 6] = [
+    "last call",
+    "from",
+    "24h",
+    "7d",
+    "refused 7d",
+    "by tool (7d)",
+];
+
+/// One key's or grant's usage as the cells under [`USAGE_HEADER`].
+pub fn usage_cells(u: &gatehouse_core::access::key_usage::KeyUsage) -> [String; 6] {
+    let dash = || "-".to_string();
+    [
+        u.last_call_at
+            .map(gatehouse_core::time::rfc3339)
+            .unwrap_or_else(dash),
+        u.last_from.clone().unwrap_or_else(dash),
+        u.calls_day.to_string(),
+        u.calls_week.to_string(),
+        u.refused_week.to_string(),
+        u.by_tool
+            .iter()
+            .map(|t| format!("{} {}", t.tool, t.week))
+            .collect::<Vec<_>>()
+            .join(", "),
+    ]
+}
