@@ -38,7 +38,7 @@ use gatehouse_core::sandbox::probe::{Layer, LayerName};
 use gatehouse_core::sandbox::{Backend, ExitInfo, Isolation};
 use gatehouse_core::site::config::ConfigEntry;
 use gatehouse_core::supervise::remote::RemoteConfig;
-use gatehouse_core::supervise::{LimitedKey, ServeStats, ServeStatus};
+use gatehouse_core::supervise::{LimitedKey, ServeSettings, ServeStats, ServeStatus};
 use ts_rs::{Config, TS};
 
 use crate::commands;
@@ -268,6 +268,7 @@ pub fn render() -> String {
     // Serve panel.
     decl::<LimitedKey>(&cfg, &mut out);
     decl::<ServeStats>(&cfg, &mut out);
+    decl::<ServeSettings>(&cfg, &mut out);
     decl::<ServeStatus>(&cfg, &mut out);
     decl::<RemoteConfig>(&cfg, &mut out);
     // Commands: arguments and the map.

@@ -22,6 +22,7 @@ mod keys_reach;
 mod load;
 mod pinning;
 mod serve;
+mod serve_oauth;
 mod smoke;
 mod theme;
 mod webdriver;

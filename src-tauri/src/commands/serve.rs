@@ -4,7 +4,7 @@
 
 use gatehouse_core::client_config::merge::mask_keys;
 use gatehouse_core::supervise::remote::{self, RemoteConfig, RemoteKey};
-use gatehouse_core::supervise::{ServeSpec, ServeStatus};
+use gatehouse_core::supervise::{ServeSettings, ServeSpec, ServeStatus};
 use tauri::State;
 
 use crate::cli_binary;
@@ -15,12 +15,8 @@ use crate::state::AppState;
 #[derive(serde::Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct StartServeArgs {
-    /// A loopback address and port, such as `127.0.0.1:8808`.
-    pub listen: String,
-    /// `Host` names served besides the loopback ones.
-    pub hosts: Vec<String>,
-    /// Browser origins accepted besides the loopback ones.
-    pub origins: Vec<String>,
+    /// Listen address, allowlists, public URL (OAuth), TLS files, proxies.
+    pub settings: ServeSettings,
 }
 
 /// Starts `gatehouse serve` for the open site; answers once it serves.
@@ -29,13 +25,9 @@ pub async fn start_serve(
     args: StartServeArgs,
     state: State<'_, AppState>,
 ) -> IpcResult<ServeStatus> {
-    let StartServeArgs {
-        listen,
-        hosts,
-        origins,
-    } = args;
+    let StartServeArgs { settings } = args;
     let site = state.site()?;
-    let spec = ServeSpec::new(cli_binary::locate()?, site.dir, &listen, &hosts, &origins)?;
+    let spec = ServeSpec::new(cli_binary::locate()?, site.dir, &settings)?;
     Ok(state.serve.start(spec).await?)
 }
 

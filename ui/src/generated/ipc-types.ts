@@ -1197,6 +1197,38 @@ requests_per_second: number, in_flight: number, calls_ok: number, calls_error: n
 errors: number, rate_limited: number, limited_keys: Array<LimitedKey>, };
 
 /**
+ * The Serve panel's settings as the page gives them: text, checked by
+ * [`ServeSpec::new`]. Each field is the `gatehouse serve` flag of the same
+ * name; empty text means the flag is left out.
+ */
+export type ServeSettings = { 
+/**
+ * `--listen`: an address and port, such as `127.0.0.1:8808`.
+ */
+listen: string, 
+/**
+ * `--allow-host`: `Host` names served besides the loopback ones.
+ */
+hosts: Array<string>, 
+/**
+ * `--allow-origin`: browser origins accepted besides the loopback ones.
+ */
+origins: Array<string>, 
+/**
+ * `--public-url`: the origin clients reach the server at; OAuth for
+ * connectors is on when it is given.
+ */
+public_url: string, 
+/**
+ * `--tls-cert` and `--tls-key`: PEM files, both or neither.
+ */
+tls_cert: string, tls_key: string, 
+/**
+ * `--behind-proxy`: the addresses of the TLS-terminating proxies in front.
+ */
+behind_proxy: Array<string>, };
+
+/**
  * What the Serve panel shows.
  */
 export type ServeStatus = { running: boolean, 
@@ -1216,6 +1248,16 @@ added_hosts: Array<string>, added_origins: Array<string>,
  * Every `Host` value served and every origin accepted (loopback included).
  */
 hosts: Array<string>, origins: Array<string>, 
+/**
+ * The OAuth issuer (the public URL) when OAuth is on: connectors
+ * (claude.ai, Claude Desktop, ChatGPT) are then given `url`.
+ */
+oauth_issuer?: string, 
+/**
+ * The settings it runs with, normalised (for the form, and to start it
+ * again).
+ */
+settings: ServeSettings, 
 /**
  * The counters, when the metrics endpoint answered.
  */
@@ -1559,17 +1601,9 @@ ids: Array<string>, };
  */
 export type StartServeArgs = { 
 /**
- * A loopback address and port, such as `127.0.0.1:8808`.
+ * Listen address, allowlists, public URL (OAuth), TLS files, proxies.
  */
-listen: string, 
-/**
- * `Host` names served besides the loopback ones.
- */
-hosts: Array<string>, 
-/**
- * Browser origins accepted besides the loopback ones.
- */
-origins: Array<string>, };
+settings: ServeSettings, };
 
 /**
  * The arguments of the `serve_status` command (none).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { listEntries, rateText } from "./serve";
+import type { ServeStatus } from "../ipc";
+import { type ServeForm, connectorUrl, formOf, listEntries, rateText, settingsOf } from "./serve";
 
 describe("listEntries", () => {
   it("splits on lines and commas, trims, drops blanks and repeats", () => {
@@ -15,5 +16,50 @@ describe("rateText", () => {
     expect(rateText(Number.NaN)).toBe("0/s");
     expect(rateText(2.25)).toBe("2.3/s");
     expect(rateText(123.6)).toBe("124/s");
+  });
+});
+
+describe("settingsOf and formOf", () => {
+  const form: ServeForm = {
+    listen: " 127.0.0.1:8808 ",
+    hosts: "a.example\n a.example, b.example",
+    origins: "",
+    publicUrl: " https://mcp.example.org ",
+    tlsCert: " /etc/gh/cert.pem",
+    tlsKey: "/etc/gh/key.pem ",
+    proxies: "10.0.0.1\n\n10.0.0.2",
+  };
+
+  it("sends every field as text, trimmed, lists split, for Rust to check", () => {
+    expect(settingsOf(form)).toEqual({
+      listen: "127.0.0.1:8808",
+      hosts: ["a.example", "b.example"],
+      origins: [],
+      public_url: "https://mcp.example.org",
+      tls_cert: "/etc/gh/cert.pem",
+      tls_key: "/etc/gh/key.pem",
+      behind_proxy: ["10.0.0.1", "10.0.0.2"],
+    });
+  });
+
+  it("does not judge a URL itself: a bad one reaches Rust as typed", () => {
+    expect(settingsOf({ ...form, publicUrl: "http://mcp.example.org" }).public_url).toBe("http://mcp.example.org");
+  });
+
+  it("fills the form back from a running server's settings", () => {
+    const settings = settingsOf(form);
+    expect(settingsOf(formOf(settings))).toEqual(settings);
+  });
+});
+
+describe("connectorUrl", () => {
+  const status = (running: boolean, oauth_issuer?: string): ServeStatus =>
+    ({ running, url: "http://127.0.0.1:8808/mcp", ...(oauth_issuer ? { oauth_issuer } : {}) }) as ServeStatus;
+
+  it("is the served /mcp URL only while a server runs with OAuth on", () => {
+    expect(connectorUrl(status(true, "http://127.0.0.1:8808"))).toBe("http://127.0.0.1:8808/mcp");
+    expect(connectorUrl(status(true))).toBeNull();
+    expect(connectorUrl(status(false, "http://127.0.0.1:8808"))).toBeNull();
+    expect(connectorUrl(null)).toBeNull();
   });
 });

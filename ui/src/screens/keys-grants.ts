@@ -3,6 +3,8 @@ import { h } from "../dom";
 import { whileBusy } from "../components/busy";
 import { twoStep } from "../components/confirm-button";
 import { type GrantOverview, type GrantPrincipal, toGatehouseError, call } from "../ipc";
+import { connectGuide } from "../components/connect-guide";
+import { connectorUrl } from "../lib/serve";
 import { countText } from "../lib/usage-chart";
 import { formatTime } from "./common";
 import { panel } from "./screen";
@@ -94,7 +96,23 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
     );
   };
 
+  // The guide names the Serve panel's server when it runs with OAuth on.
+  const guide = h("div", { id: "connect-guide-slot" }, connectGuide(null));
+  let guideUrl: string | null = null;
+  const refreshGuide = async (): Promise<void> => {
+    try {
+      const url = connectorUrl(await call("serve_status", {}));
+      if (url !== guideUrl) {
+        guideUrl = url;
+        guide.replaceChildren(connectGuide(url));
+      }
+    } catch {
+      // The guide's generic form still says what to do.
+    }
+  };
+
   const refresh = async (): Promise<void> => {
+    void refreshGuide();
     try {
       const list = await call("oauth_grants", {});
       tbody.replaceChildren(...list.map(row));
@@ -219,45 +237,7 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
         ),
         listStatus,
       ),
-      connectGuide(),
+      guide,
     ],
   };
-}
-
-/** Which URL to paste into claude.ai, Claude Desktop or ChatGPT, and what happens next. */
-export function connectGuide(): HTMLElement {
-  const step = (...children: (string | HTMLElement)[]) => h("li", {}, ...children);
-  const code = (text: string) => h("code", { class: "mono" }, text);
-  return h(
-    "details",
-    { id: "connect-guide", class: "panel guide" },
-    h("summary", {}, h("strong", {}, "Connect claude.ai, Claude Desktop or ChatGPT")),
-    h(
-      "p",
-      {},
-      "These apps cannot send a pasted key: they connect with OAuth, and the site decides whom they act as. The site must be served at a public HTTPS address (directly with TLS, or behind a proxy) with OAuth on:",
-    ),
-    h(
-      "pre",
-      { class: "mono" },
-      "gatehouse --site ./my-site serve --listen 127.0.0.1:8808 --behind-proxy 127.0.0.1 \\\n    --public-url https://mcp.example.org",
-    ),
-    h(
-      "ol",
-      {},
-      step("The URL to paste is the public URL followed by ", code("/mcp"), ", e.g. ", code("https://mcp.example.org/mcp"), "."),
-      step(
-        h("strong", {}, "claude.ai and Claude Desktop: "),
-        "Settings → Connectors → Add custom connector, paste the URL, then Connect. A browser tab opens Gatehouse's consent page.",
-      ),
-      step(
-        h("strong", {}, "ChatGPT (developer mode): "),
-        "add an MCP server with the URL and authentication OAuth. ChatGPT registers itself and opens the same consent page.",
-      ),
-      step(
-        "The consent page names the app, where its answer goes, and the scopes it asks for in words. Either paste a key (the app acts as that key, never more), or press \u201cAsk an admin to approve\u201d: the page shows a code; approve it above, choosing the key or user the app acts as, then press Continue on the page.",
-      ),
-      step("The app appears under OAuth grants above, with its last use. Revoke it there (or revoke the key it acts as) to end it at once."),
-    ),
-  );
 }

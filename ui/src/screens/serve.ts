@@ -1,8 +1,9 @@
 import { errorView, successView } from "../components/error-view";
+import { connectGuide } from "../components/connect-guide";
 import { copyButton } from "../components/copy-button";
 import { h } from "../dom";
 import { type KeyInfo, type RemoteConfig, type ServeStatus, call, toGatehouseError } from "../ipc";
-import { listEntries, rateText } from "../lib/serve";
+import { type ServeForm, connectorUrl, formOf, rateText, settingsOf } from "../lib/serve";
 import { currentSite } from "../session";
 import { noSitePanel } from "./common";
 import { type Screen, code, panel, screenFrame } from "./screen";
@@ -27,6 +28,26 @@ function statusView(status: ServeStatus): HTMLElement {
     { id: "serve-status", "data-state": status.running ? "running" : "stopped" },
     fact("URL", h("span", {}, h("code", { id: "serve-url", class: "inline-code" }, status.url), " ", copyButton("serve-url-copy", () => status.url))),
     fact("State", h("span", { id: "serve-state" }, status.running ? `running (pid ${String(status.pid ?? "?")})` : `stopped: ${status.exit ?? ""}`)),
+    fact(
+      "OAuth",
+      status.oauth_issuer
+        ? h("span", { id: "serve-oauth", "data-oauth": "on" }, "on, issuer ", h("code", { id: "serve-oauth-issuer", class: "inline-code" }, status.oauth_issuer))
+        : h("span", { id: "serve-oauth", "data-oauth": "off" }, "off: give a public URL to let claude.ai, Claude Desktop and ChatGPT connect"),
+    ),
+    status.oauth_issuer
+      ? fact(
+          "Paste into claude.ai / ChatGPT",
+          h("span", {}, h("code", { id: "serve-connector-url", class: "inline-code" }, status.url), " ", copyButton("serve-connector-url-copy", () => status.url)),
+        )
+      : null,
+    fact(
+      "Transport",
+      h(
+        "span",
+        { id: "serve-transport" },
+        status.settings.tls_cert ? "TLS" : status.settings.behind_proxy.length > 0 ? `behind proxy ${status.settings.behind_proxy.join(", ")}` : "plain HTTP",
+      ),
+    ),
     fact("Host allowlist", h("span", { id: "serve-hosts-list", class: "mono" }, status.hosts.join(", "))),
     fact("Origin allowlist", h("span", { id: "serve-origins-list", class: "mono" }, status.origins.join(", "))),
     s
@@ -94,19 +115,40 @@ export const serve: Screen = {
       );
     if (!currentSite()) return frame(noSitePanel());
 
-    const listen = h("input", { id: "serve-listen", class: "input mono", value: "127.0.0.1:8808", autocomplete: "off", spellcheck: false });
+    const input = (id: string, placeholder: string) =>
+      h("input", { id, class: "input mono", autocomplete: "off", spellcheck: false, placeholder });
+    const listen = input("serve-listen", "127.0.0.1:8808");
+    listen.value = "127.0.0.1:8808";
     const hosts = h("textarea", { id: "serve-hosts", class: "input mono", rows: 2, spellcheck: false, placeholder: "gatehouse.example.org" });
     const origins = h("textarea", { id: "serve-origins", class: "input mono", rows: 2, spellcheck: false, placeholder: "https://app.example.org" });
+    const publicUrl = input("serve-public-url", "https://mcp.example.org");
+    const tlsCert = input("serve-tls-cert", "/etc/gatehouse/cert.pem");
+    const tlsKey = input("serve-tls-key", "/etc/gatehouse/key.pem");
+    const proxies = h("textarea", { id: "serve-proxies", class: "input mono", rows: 1, spellcheck: false, placeholder: "127.0.0.1" });
+    const fields = { listen, hosts, origins, publicUrl, tlsCert, tlsKey, proxies };
+    const readForm = (): ServeForm => ({
+      listen: listen.value,
+      hosts: hosts.value,
+      origins: origins.value,
+      publicUrl: publicUrl.value,
+      tlsCert: tlsCert.value,
+      tlsKey: tlsKey.value,
+      proxies: proxies.value,
+    });
+    /** Whether the form was filled from a running server (once, when the panel opens). */
+    let filled = false;
     const start = h("button", { id: "serve-start", type: "button", class: "button button-primary" }, "Start");
     const stop = h("button", { id: "serve-stop", type: "button", class: "button button-danger" }, "Stop");
     const result = h("div", { id: "serve-result", class: "result", "aria-live": "polite" });
     const live = h("div", { id: "serve-live" }, h("p", { id: "serve-none", class: "muted" }, "Not running."));
     const keySelect = h("select", { id: "serve-key", class: "input" }, h("option", { value: "" }, "public (no key)"));
     const configs = h("div", { id: "serve-configs" });
+    const guide = h("div", { id: "serve-guide" }, connectGuide(null));
     let url: string | null = null;
+    let guideUrl: string | null = null;
 
     const setRunning = (running: boolean): void => {
-      for (const input of [listen, hosts, origins]) input.disabled = running;
+      for (const field of Object.values(fields)) field.disabled = running;
       start.disabled = running;
       stop.disabled = !running;
     };
@@ -127,7 +169,18 @@ export const serve: Screen = {
 
     const show = (status: ServeStatus | null): void => {
       const running = status?.running ?? false;
+      if (running && status && !filled) {
+        // The panel opened on a server already running: show its settings.
+        const form = formOf(status.settings);
+        for (const [name, field] of Object.entries(fields)) field.value = form[name as keyof ServeForm];
+      }
+      filled = true;
       setRunning(running);
+      const connector = connectorUrl(status);
+      if (connector !== guideUrl) {
+        guideUrl = connector;
+        guide.replaceChildren(connectGuide(connector));
+      }
       live.replaceChildren(status ? statusView(status) : h("p", { id: "serve-none", class: "muted" }, "Not running."));
       const now = running && status ? status.url : null;
       if (now !== url) {
@@ -148,7 +201,7 @@ export const serve: Screen = {
     start.addEventListener("click", () => {
       start.disabled = true;
       result.replaceChildren(h("p", { class: "muted" }, "Starting…"));
-      call("start_serve", { listen: listen.value, hosts: listEntries(hosts.value), origins: listEntries(origins.value) })
+      call("start_serve", { settings: settingsOf(readForm()) })
         .then((status) => {
           result.replaceChildren(successView("Serving", status.url));
           show(status);
@@ -198,6 +251,19 @@ export const serve: Screen = {
           hosts,
           h("label", { for: "serve-origins", class: "field-label" }, "Extra browser origins (one per line)"),
           origins,
+          h("label", { for: "serve-public-url", class: "field-label" }, "Public URL (--public-url)"),
+          publicUrl,
+          h("label", { for: "serve-tls-cert", class: "field-label" }, "TLS certificate, PEM (--tls-cert)"),
+          tlsCert,
+          h("label", { for: "serve-tls-key", class: "field-label" }, "TLS private key, PEM (--tls-key)"),
+          tlsKey,
+          h("label", { for: "serve-proxies", class: "field-label" }, "Proxies in front (--behind-proxy)"),
+          proxies,
+          h(
+            "p",
+            { class: "muted form-note" },
+            "A public URL turns on OAuth, so claude.ai, Claude Desktop and ChatGPT can connect; it is https, or http for a loopback address only. Beyond loopback, serve needs TLS files or the address of the TLS-terminating proxy in front.",
+          ),
           h("div", { class: "toolbar" }, start, stop),
         ),
         result,
@@ -209,6 +275,7 @@ export const serve: Screen = {
         h("p", { class: "muted" }, "A key is written in only right after it was minted in this window; otherwise each client reads it from GATEHOUSE_API_KEY."),
         configs,
       ),
+      guide,
     );
   },
 };

@@ -649,7 +649,7 @@ fn two_instances_on_one_database_share_revocations_and_the_audit_chain() {
 /// A self-signed certificate for 127.0.0.1 and localhost, written over `dir/cert.pem`
 /// and `dir/key.pem`.
 #[cfg(unix)]
-fn self_signed(dir: &std::path::Path, name: &str) {
+pub(crate) fn self_signed(dir: &std::path::Path, name: &str) {
     let out = std::process::Command::new("openssl")
         .args([
             "req",

@@ -12,7 +12,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use gatehouse_core::error::codes;
-use gatehouse_core::supervise::{ServeSlot, ServeSpec};
+use gatehouse_core::supervise::{ServeSettings, ServeSlot, ServeSpec};
 #[cfg(unix)]
 use serde_json::json;
 
@@ -38,12 +38,22 @@ fn free_port() -> u16 {
 }
 
 fn spec(site: &TestSite, port: u16, hosts: &[&str]) -> ServeSpec {
+    with(
+        site,
+        ServeSettings {
+            listen: format!("127.0.0.1:{port}"),
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            origins: vec!["https://app.example.org".to_string()],
+            ..ServeSettings::default()
+        },
+    )
+}
+
+fn with(site: &TestSite, settings: ServeSettings) -> ServeSpec {
     let mut spec = ServeSpec::new(
         std::path::Path::new(BIN).canonicalize().unwrap(),
         site.dir.clone(),
-        &format!("127.0.0.1:{port}"),
-        &hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
-        &["https://app.example.org".to_string()],
+        &settings,
     )
     .unwrap();
     // The test's own signing key and scratch, as every CLI run here gets.
@@ -152,6 +162,50 @@ fn supervised_serve_counts_calls_and_limited_keys_then_stops_leaving_nothing() {
         assert!(!alive(pid), "serve's process {pid} is still there");
         let err = slot.stop().await.unwrap_err();
         assert_eq!(err.code, codes::SERVE_NOT_RUNNING);
+    });
+}
+
+/// The panel's public URL and TLS files reach serve's own flags: serve
+/// answers over TLS with that certificate, and OAuth's metadata names the
+/// public URL as the issuer; the status says OAuth is on and gives the URL
+/// under the public one.
+#[cfg(unix)]
+#[test]
+fn supervised_serve_takes_tls_files_and_the_public_url_as_issuer() {
+    let site = TestSite::new("supervise-oauth-tls");
+    let tmp = tempfile::tempdir().unwrap();
+    crate::mcp_serve::self_signed(tmp.path(), "ca");
+    let port = free_port();
+    let base = format!("https://localhost:{port}");
+    let settings = ServeSettings {
+        listen: format!("127.0.0.1:{port}"),
+        public_url: format!("{base}/"),
+        tls_cert: tmp.path().join("cert.pem").display().to_string(),
+        tls_key: tmp.path().join("key.pem").display().to_string(),
+        ..ServeSettings::default()
+    };
+    let rt = runtime();
+    rt.block_on(async {
+        let slot = ServeSlot::default();
+        let started = slot.start(with(&site, settings)).await.unwrap();
+        assert_eq!(started.url, format!("{base}/mcp"));
+        assert_eq!(started.oauth_issuer.as_deref(), Some(base.as_str()));
+        assert_eq!(started.settings.public_url, base);
+        let out = std::process::Command::new("curl")
+            .args(["-s", "--fail", "--cacert"])
+            .arg(tmp.path().join("ca.pem"))
+            .arg(format!("{base}/.well-known/oauth-authorization-server"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            slot.status().await.unwrap().stderr
+        );
+        let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(meta["issuer"], base.as_str(), "{meta}");
+        let stopped = slot.stop().await.unwrap();
+        assert_eq!(stopped.exit.as_deref(), Some("exit status: 0"));
     });
 }
 

@@ -8,6 +8,7 @@
 //! SIGTERM to the group, then SIGKILL, each after a grace; reap; drain the
 //! reader; kill anything left in the group.
 
+use std::ffi::OsString;
 use std::net::{IpAddr, SocketAddr};
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -100,7 +101,12 @@ impl Supervised {
     /// (bound after `/mcp`, so `/mcp` is listening then). A serve that exits
     /// first is `SERVE_START_FAILED` with its stderr.
     pub async fn start(spec: ServeSpec) -> Result<Self> {
-        let metrics_addr = free_port(spec.listen.ip())?;
+        // Metrics stay on loopback whatever serve listens on: they name keys.
+        let metrics_ip = match spec.listen.ip() {
+            ip if ip.is_loopback() => ip,
+            _ => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        };
+        let metrics_addr = free_port(metrics_ip)?;
         let mut cmd = Command::new(&spec.cli);
         cmd.arg("--site")
             .arg(&spec.site_dir)
@@ -114,6 +120,19 @@ impl Supervised {
         }
         for origin in &spec.origins {
             cmd.arg(format!("--allow-origin={origin}"));
+        }
+        for proxy in &spec.behind_proxy {
+            cmd.arg(format!("--behind-proxy={proxy}"));
+        }
+        if let Some(issuer) = &spec.oauth {
+            cmd.arg(format!("--public-url={}", issuer.issuer));
+        }
+        if let Some(tls) = &spec.tls {
+            // `--flag=value`: a path is never read as another flag.
+            let (mut cert, mut key) = (OsString::from("--tls-cert="), OsString::from("--tls-key="));
+            cert.push(&tls.cert);
+            key.push(&tls.key);
+            cmd.arg(cert).arg(key);
         }
         cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
         cmd.current_dir(&spec.site_dir)
@@ -278,6 +297,8 @@ impl Supervised {
             added_origins: self.spec.origins.clone(),
             hosts: all.hosts,
             origins: all.origins,
+            oauth_issuer: self.spec.oauth.as_ref().map(|i| i.issuer.clone()),
+            settings: self.spec.settings(),
             stats,
             stats_error,
             exit: self.exit.clone(),

@@ -3,7 +3,9 @@
 //! stopped cleanly with the app.
 //!
 //! Map:
-//! - this file: [`ServeSpec`] (what to start; checked before anything runs),
+//! - this file: [`ServeSettings`] (the panel's form, one field per serve
+//!   flag), [`ServeSpec`] (what to start; checked by serve's own rules
+//!   before anything runs),
 //!   [`ServeSlot`] (the one server of a window: start, status, stop) and the
 //!   views the page gets ([`ServeStatus`], [`ServeStats`]);
 //! - [`child`]: the process itself: spawn (no secret in argv, a cleared
@@ -21,18 +23,42 @@ mod child;
 pub mod metrics;
 pub mod remote;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::access::oauth::flow::Issuer;
 use crate::error::{Error, Result, codes};
 use crate::mcp::server::http::guard::Exposure;
+use crate::mcp::server::http::{self, Options, TlsFiles};
 use crate::sandbox::stderr::StderrCounters;
 
 pub use child::Supervised;
 pub use metrics::LimitedKey;
+
+/// The Serve panel's settings as the page gives them: text, checked by
+/// [`ServeSpec::new`]. Each field is the `gatehouse serve` flag of the same
+/// name; empty text means the flag is left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeSettings {
+    /// `--listen`: an address and port, such as `127.0.0.1:8808`.
+    pub listen: String,
+    /// `--allow-host`: `Host` names served besides the loopback ones.
+    pub hosts: Vec<String>,
+    /// `--allow-origin`: browser origins accepted besides the loopback ones.
+    pub origins: Vec<String>,
+    /// `--public-url`: the origin clients reach the server at; OAuth for
+    /// connectors is on when it is given.
+    pub public_url: String,
+    /// `--tls-cert` and `--tls-key`: PEM files, both or neither.
+    pub tls_cert: String,
+    pub tls_key: String,
+    /// `--behind-proxy`: the addresses of the TLS-terminating proxies in front.
+    pub behind_proxy: Vec<String>,
+}
 
 /// What to start: the CLI, the site, where to listen, whom to let in.
 #[derive(Debug, Clone)]
@@ -47,53 +73,158 @@ pub struct ServeSpec {
     pub hosts: Vec<String>,
     /// Browser origins accepted besides the loopback ones.
     pub origins: Vec<String>,
+    /// The OAuth issuer, from the public URL.
+    pub oauth: Option<Issuer>,
+    pub tls: Option<TlsFiles>,
+    pub behind_proxy: Vec<IpAddr>,
     /// serve's whole environment: by default [`child::PASS_ENV`] as this
     /// process has them (never a key, a token or a database URL).
     pub env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl ServeSpec {
-    /// Checks and normalises the page's input: a loopback address (the panel
-    /// has no TLS settings, and serve refuses clear text beyond loopback),
-    /// bare host names, and origins as `scheme://host[:port]`.
-    pub fn new(
-        cli: PathBuf,
-        site_dir: PathBuf,
-        listen: &str,
-        hosts: &[String],
-        origins: &[String],
-    ) -> Result<Self> {
-        let listen: SocketAddr = listen.trim().parse().map_err(|_| {
+    /// Checks and normalises the page's input with the checks `gatehouse
+    /// serve` applies (the issuer's, the exposure's, the TLS files read as
+    /// serve reads them), so a bad setting is refused with its own code
+    /// before anything runs: bare host names, origins as
+    /// `scheme://host[:port]`, absolute TLS paths.
+    pub fn new(cli: PathBuf, site_dir: PathBuf, settings: &ServeSettings) -> Result<Self> {
+        let listen = settings.listen.trim();
+        let listen: SocketAddr = listen.parse().map_err(|_| {
             Error::invalid(
                 codes::INPUT_INVALID,
-                format!("{:?} is not an address and port", listen.trim()),
+                format!("{listen:?} is not an address and port"),
                 "give an address and a port, such as 127.0.0.1:8808",
             )
         })?;
-        if !listen.ip().is_loopback() {
-            return Err(Error::invalid(
-                codes::LISTEN_UNSAFE,
-                format!("the desktop serves on loopback only, not on {listen}"),
-                "listen on 127.0.0.1 here; to serve other machines run `gatehouse serve` with --tls-cert/--tls-key or --behind-proxy",
-            ));
-        }
-        let hosts = clean(hosts).map(check_host).collect::<Result<Vec<_>>>()?;
-        let origins = clean(origins)
+        let hosts = clean(&settings.hosts)
+            .map(check_host)
+            .collect::<Result<Vec<_>>>()?;
+        let origins = clean(&settings.origins)
             .map(check_origin)
             .collect::<Result<Vec<_>>>()?;
-        Ok(ServeSpec {
+        let behind_proxy = clean(&settings.behind_proxy)
+            .map(check_proxy)
+            .collect::<Result<Vec<_>>>()?;
+        let behind_proxy = dedup(behind_proxy);
+        let public_url = settings.public_url.trim();
+        let oauth = match public_url {
+            "" => None,
+            url => Some(Issuer::new(url)?),
+        };
+        let tls = tls_files(settings.tls_cert.trim(), settings.tls_key.trim())?;
+        let spec = ServeSpec {
             cli,
             site_dir,
             listen,
             hosts: dedup(hosts),
             origins: dedup(origins),
+            oauth,
+            tls,
+            behind_proxy,
             env: child::passed_env(),
-        })
+        };
+        http::check_exposure(&spec.options())?;
+        if let Some(files) = &spec.tls {
+            http::check_tls(files)?;
+        }
+        Ok(spec)
     }
 
-    /// The endpoint clients call.
+    /// serve's options for this spec (what its own checks read).
+    fn options(&self) -> Options {
+        let mut opts = Options::new(self.listen);
+        opts.hosts = self.hosts.clone();
+        opts.origins = self.origins.clone();
+        opts.behind_proxy = self.behind_proxy.clone();
+        opts.tls = self.tls.clone();
+        opts.oauth = self.oauth.clone();
+        opts
+    }
+
+    /// The settings as checked and normalised.
+    pub fn settings(&self) -> ServeSettings {
+        let text = |v: &[IpAddr]| v.iter().map(IpAddr::to_string).collect();
+        let path = |f: &dyn Fn(&TlsFiles) -> &PathBuf| {
+            self.tls
+                .as_ref()
+                .map(|t| f(t).display().to_string())
+                .unwrap_or_default()
+        };
+        ServeSettings {
+            listen: self.listen.to_string(),
+            hosts: self.hosts.clone(),
+            origins: self.origins.clone(),
+            public_url: self
+                .oauth
+                .as_ref()
+                .map(|i| i.issuer.clone())
+                .unwrap_or_default(),
+            tls_cert: path(&|t| &t.cert),
+            tls_key: path(&|t| &t.key),
+            behind_proxy: text(&self.behind_proxy),
+        }
+    }
+
+    /// The endpoint clients call: under the public URL when there is one,
+    /// else at the listening address (loopback for an unspecified one).
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.listen)
+        if let Some(issuer) = &self.oauth {
+            return issuer.resource.clone();
+        }
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}/mcp", reachable(self.listen))
+    }
+}
+
+/// `listen` as a local client reaches it: `0.0.0.0` and `::` are no address
+/// to call, so their loopback stands in.
+fn reachable(listen: SocketAddr) -> SocketAddr {
+    let ip = match listen.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, listen.port())
+}
+
+/// A proxy's address, as `--behind-proxy` takes it.
+fn check_proxy(proxy: &str) -> Result<IpAddr> {
+    proxy.parse().map_err(|_| {
+        Error::invalid(
+            codes::INPUT_INVALID,
+            format!("{proxy:?} is not an IP address"),
+            "give the address the TLS-terminating proxy connects from, such as 127.0.0.1 (no port, no name)",
+        )
+    })
+}
+
+/// Both TLS files or neither, each an absolute path (serve runs in the
+/// site's folder, so a relative path would name another file there).
+fn tls_files(cert: &str, key: &str) -> Result<Option<TlsFiles>> {
+    let hint = "give both the certificate chain and its private key as absolute paths to PEM files, or neither";
+    match (cert, key) {
+        ("", "") => Ok(None),
+        ("", _) | (_, "") => Err(Error::invalid(
+            codes::INPUT_INVALID,
+            "TLS needs both a certificate and a key",
+            hint,
+        )),
+        (cert, key) => {
+            for path in [cert, key] {
+                if !std::path::Path::new(path).is_absolute() {
+                    return Err(Error::invalid(
+                        codes::INPUT_INVALID,
+                        format!("{path:?} is not an absolute path"),
+                        hint,
+                    ));
+                }
+            }
+            Ok(Some(TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+            }))
+        }
     }
 }
 
@@ -101,7 +232,7 @@ fn clean(list: &[String]) -> impl Iterator<Item = &str> {
     list.iter().map(|s| s.trim()).filter(|s| !s.is_empty())
 }
 
-fn dedup(mut list: Vec<String>) -> Vec<String> {
+fn dedup<T: Clone + Eq + std::hash::Hash>(mut list: Vec<T>) -> Vec<T> {
     let mut seen = std::collections::HashSet::new();
     list.retain(|s| seen.insert(s.clone()));
     list
@@ -214,6 +345,14 @@ pub struct ServeStatus {
     /// Every `Host` value served and every origin accepted (loopback included).
     pub hosts: Vec<String>,
     pub origins: Vec<String>,
+    /// The OAuth issuer (the public URL) when OAuth is on: connectors
+    /// (claude.ai, Claude Desktop, ChatGPT) are then given `url`.
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oauth_issuer: Option<String>,
+    /// The settings it runs with, normalised (for the form, and to start it
+    /// again).
+    pub settings: ServeSettings,
     /// The counters, when the metrics endpoint answered.
     #[ts(optional)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -269,22 +408,32 @@ impl ServeStats {
 
 /// The full allowlist serve applies for `spec` (the loopback names always).
 fn exposure(spec: &ServeSpec) -> Exposure {
-    Exposure::new(spec.listen, &spec.hosts, &spec.origins, &[])
+    http::exposure(&spec.options(), spec.listen)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn spec(listen: &str, hosts: &[&str], origins: &[&str]) -> Result<ServeSpec> {
-        let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    fn v(l: &[&str]) -> Vec<String> {
+        l.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn with(settings: ServeSettings) -> Result<ServeSpec> {
         ServeSpec::new(
             PathBuf::from("/usr/bin/gatehouse"),
             PathBuf::from("/srv/site"),
-            listen,
-            &v(hosts),
-            &v(origins),
+            &settings,
         )
+    }
+
+    fn spec(listen: &str, hosts: &[&str], origins: &[&str]) -> Result<ServeSpec> {
+        with(ServeSettings {
+            listen: listen.into(),
+            hosts: v(hosts),
+            origins: v(origins),
+            ..ServeSettings::default()
+        })
     }
 
     #[test]
@@ -301,6 +450,7 @@ mod tests {
             ["https://app.example.org", "http://localhost:3000"]
         );
         assert_eq!(s.url(), "http://127.0.0.1:8808/mcp");
+        assert!(s.oauth.is_none());
         let all = exposure(&s);
         assert!(all.hosts.contains(&"127.0.0.1:8808".to_string()));
         assert!(all.hosts.contains(&"gatehouse.example.org".to_string()));
@@ -321,18 +471,114 @@ mod tests {
             let err = spec("127.0.0.1:1", &[], &[origin]).unwrap_err();
             assert_eq!(err.code, codes::INPUT_INVALID, "{origin}");
         }
+        for proxy in ["--tls-cert=/x", "proxy.example", "10.0.0.1:443"] {
+            let err = with(ServeSettings {
+                listen: "127.0.0.1:1".into(),
+                behind_proxy: v(&[proxy]),
+                ..ServeSettings::default()
+            })
+            .unwrap_err();
+            assert_eq!(err.code, codes::INPUT_INVALID, "{proxy}");
+        }
     }
 
     #[test]
-    fn only_loopback_is_served_from_the_desktop() {
-        assert_eq!(
-            spec("0.0.0.0:8808", &[], &[]).unwrap_err().code,
-            codes::LISTEN_UNSAFE
-        );
+    fn clear_text_beyond_loopback_is_refused_as_serve_refuses_it() {
+        let err = spec("0.0.0.0:8808", &[], &[]).unwrap_err();
+        assert_eq!(err.code, codes::LISTEN_UNSAFE);
+        assert!(err.hint.unwrap().contains("--behind-proxy"));
         assert_eq!(
             spec("localhost", &[], &[]).unwrap_err().code,
             codes::INPUT_INVALID
         );
         assert!(spec("[::1]:8808", &[], &[]).is_ok());
+        // A TLS-terminating proxy in front makes it safe, as for the CLI.
+        let proxied = with(ServeSettings {
+            listen: "0.0.0.0:8808".into(),
+            behind_proxy: v(&["10.0.0.2", " ", "10.0.0.2"]),
+            public_url: "https://mcp.example.org/".into(),
+            ..ServeSettings::default()
+        })
+        .unwrap();
+        assert_eq!(
+            proxied.behind_proxy,
+            ["10.0.0.2".parse::<IpAddr>().unwrap()]
+        );
+        assert_eq!(proxied.url(), "https://mcp.example.org/mcp");
+        let all = exposure(&proxied);
+        assert!(all.hosts.contains(&"mcp.example.org".to_string()));
+        assert!(all.origins.contains(&"https://mcp.example.org".to_string()));
+        assert_eq!(all.proxies, proxied.behind_proxy);
+    }
+
+    #[test]
+    fn the_public_url_is_checked_by_the_issuers_own_rules() {
+        let public = |url: &str, listen: &str| {
+            with(ServeSettings {
+                listen: listen.into(),
+                public_url: url.into(),
+                ..ServeSettings::default()
+            })
+        };
+        for bad in [
+            "http://mcp.example.org",
+            "mcp.example.org",
+            "https://mcp.example.org/gatehouse",
+            "https://user@mcp.example.org",
+        ] {
+            let err = public(bad, "127.0.0.1:8808").unwrap_err();
+            assert_eq!(err.code, codes::INPUT_INVALID, "{bad}");
+            assert!(err.message.contains("public URL"), "{}", err.message);
+            assert!(err.hint.is_some(), "{bad}");
+        }
+        let local = public(" http://127.0.0.1:8808 ", "127.0.0.1:8808").unwrap();
+        assert_eq!(
+            local.oauth.as_ref().map(|i| i.issuer.as_str()),
+            Some("http://127.0.0.1:8808")
+        );
+        assert_eq!(local.url(), "http://127.0.0.1:8808/mcp");
+        assert_eq!(local.settings().public_url, "http://127.0.0.1:8808");
+    }
+
+    #[test]
+    fn tls_needs_both_absolute_files_that_serve_can_read() {
+        let tls = |cert: &str, key: &str| {
+            with(ServeSettings {
+                listen: "0.0.0.0:8443".into(),
+                tls_cert: cert.into(),
+                tls_key: key.into(),
+                ..ServeSettings::default()
+            })
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.pem");
+        std::fs::write(&junk, "not a certificate").unwrap();
+        let junk = junk.to_str().unwrap();
+        assert_eq!(tls(junk, "").unwrap_err().code, codes::INPUT_INVALID);
+        assert_eq!(tls("", junk).unwrap_err().code, codes::INPUT_INVALID);
+        assert_eq!(
+            tls("cert.pem", "key.pem").unwrap_err().code,
+            codes::INPUT_INVALID
+        );
+        let missing = dir.path().join("missing.pem");
+        let missing = missing.to_str().unwrap();
+        assert_eq!(tls(missing, missing).unwrap_err().code, codes::TLS_INVALID);
+        assert_eq!(tls(junk, junk).unwrap_err().code, codes::TLS_INVALID);
+    }
+
+    #[test]
+    fn an_unspecified_address_is_called_at_its_loopback() {
+        assert_eq!(
+            reachable("0.0.0.0:8808".parse().unwrap()).to_string(),
+            "127.0.0.1:8808"
+        );
+        assert_eq!(
+            reachable("[::]:8808".parse().unwrap()).to_string(),
+            "[::1]:8808"
+        );
+        assert_eq!(
+            reachable("10.1.2.3:8808".parse().unwrap()).to_string(),
+            "10.1.2.3:8808"
+        );
     }
 }

@@ -52,7 +52,7 @@ impl Issuer {
         let bad = |why: &str| {
             Error::invalid(
                 Code::INPUT_INVALID,
-                format!("--public-url {public_url:?} {why}"),
+                format!("the public URL (--public-url) {public_url:?} {why}"),
                 "give the origin clients reach this server at, e.g. https://mcp.example.com",
             )
         };

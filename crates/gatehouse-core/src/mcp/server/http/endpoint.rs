@@ -104,26 +104,13 @@ impl Server {
             .oauth
             .clone()
             .map(|issuer| OAuth::new(issuer, opts.oauth_document_hosts.clone()));
-        // The public URL's name and origin are answered without more flags.
-        let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
-        if let Some(o) = &oauth
-            && let Ok(u) = url::Url::parse(&o.issuer.issuer)
-        {
-            if let Some(h) = u.host_str() {
-                hosts.push(match u.port() {
-                    Some(p) => format!("{h}:{p}"),
-                    None => h.to_string(),
-                });
-            }
-            origins.push(u.origin().ascii_serialization());
-        }
         Server {
             site,
             // A connector only starts OAuth when it is refused: with OAuth on,
             // a request without credentials gets the challenge, not `public`.
             require_key: opts.require_key || oauth.is_some(),
             oauth,
-            exposure: Exposure::new(bound, &hosts, &origins, &opts.behind_proxy),
+            exposure: super::exposure(opts, bound),
             admission: Admission::new(&l.core),
             keys,
             key_rates: Buckets::new(l.key_rate, 100_000),

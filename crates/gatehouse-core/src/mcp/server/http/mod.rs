@@ -151,6 +151,31 @@ pub enum Stopped {
     Requested,
 }
 
+/// Whom serve answers for `opts` once bound at `bound`: the loopback names,
+/// the ones added, and the public URL's name and origin (answered without
+/// more flags, so a connector reaching the issuer is never refused).
+pub fn exposure(opts: &Options, bound: SocketAddr) -> guard::Exposure {
+    let (mut hosts, mut origins) = (opts.hosts.clone(), opts.origins.clone());
+    if let Some(issuer) = &opts.oauth
+        && let Ok(u) = url::Url::parse(&issuer.issuer)
+    {
+        if let Some(h) = u.host_str() {
+            hosts.push(match u.port() {
+                Some(p) => format!("{h}:{p}"),
+                None => h.to_string(),
+            });
+        }
+        origins.push(u.origin().ascii_serialization());
+    }
+    guard::Exposure::new(bound, &hosts, &origins, &opts.behind_proxy)
+}
+
+/// Reads the TLS files as serve will, so a supervisor refuses a bad
+/// certificate or key (`TLS_INVALID`) before it starts anything.
+pub fn check_tls(files: &TlsFiles) -> Result<()> {
+    tls::Reloading::load(files.clone()).map(|_| ())
+}
+
 /// Refuses to listen beyond loopback without TLS or a trusted proxy in front.
 pub fn check_exposure(opts: &Options) -> Result<()> {
     if opts.listen.ip().is_loopback() || opts.tls.is_some() || !opts.behind_proxy.is_empty() {
