@@ -21,7 +21,12 @@ pub enum OAuthCommand {
         usage: bool,
     },
     /// Revoke a grant and its tokens now.
-    Revoke { id: String },
+    Revoke {
+        /// The grant's id, as `oauth grants` lists it (one made before ids
+        /// began with `gr_` may begin with `-`).
+        #[arg(allow_hyphen_values = true)]
+        id: String,
+    },
     /// Approve the pairing code a consent page shows: the application will
     /// act as this key or this user (never more than they may do).
     #[command(group(clap::ArgGroup::new("principal").required(true).args(["key_id", "as_user"])))]
