@@ -578,10 +578,7 @@ fn main() {
         None,
         1,
     ));
-    if let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(base) = gatehouse_test_pg::base_url() {
         let url = site::pg_database(&base, "http");
         let (pg, key) = site::make_site(tmp.path(), &config, "postgres", Some(&url));
         targets.push(gatehouse_target(

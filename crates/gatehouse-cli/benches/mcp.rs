@@ -47,10 +47,7 @@ fn main() {
     let config = tmp.path().join("config");
 
     let mut sites = vec![("sqlite", None)];
-    if let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
+    if let Some(base) = gatehouse_test_pg::base_url() {
         sites.push(("postgres", Some(site::pg_database(&base, "mcp"))));
     }
 

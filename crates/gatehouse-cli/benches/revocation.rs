@@ -17,7 +17,6 @@
 
 use std::time::{Duration, Instant};
 
-use sqlx::Connection;
 use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
 
 const READS: usize = 5_000;
@@ -25,10 +24,7 @@ const NOTIFIES: usize = 500;
 
 #[tokio::main]
 async fn main() {
-    let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    else {
+    let Some(base) = gatehouse_test_pg::base_url() else {
         println!("(revocation bench skipped: set GATEHOUSE_TEST_PG_URL, e.g. scripts/pg.sh start)");
         return;
     };
@@ -37,15 +33,7 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3usize)
         .max(1);
-    let db = format!("bench_revocation_{}", std::process::id());
-    let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-        .await
-        .unwrap();
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-    let url = format!("{base}/{db}");
+    let (url, db) = gatehouse_test_pg::fresh_database(&base, "bench_revocation");
     let pool = PgPoolOptions::new()
         .max_connections(16)
         .min_connections(16)
@@ -100,10 +88,7 @@ async fn main() {
     );
 
     pool.close().await;
-    sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {db}")))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    gatehouse_test_pg::psql(&format!("{base}/postgres"), &format!("DROP DATABASE {db}"));
 }
 
 const GENERATION: &str = "SELECT gen FROM access_generation WHERE id = 1";

@@ -148,19 +148,9 @@ async fn main() {
         .unwrap();
     let store = Store::open(&url).await.unwrap();
 
-    let pg = match std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
+    let pg = match gatehouse_test_pg::base_url() {
         Some(base) => {
-            let name = format!("gh_bench_any_{}", std::process::id());
-            let status = std::process::Command::new("psql")
-                .arg(format!("{base}/postgres"))
-                .args(["-q", "-c", &format!("CREATE DATABASE {name}")])
-                .status()
-                .unwrap();
-            assert!(status.success());
-            let url = format!("{base}/{name}");
+            let (url, _) = gatehouse_test_pg::fresh_database(&base, "bench_any");
             let pg_dir = tmp.path().join("pg");
             let site = gatehouse_core::site::init(&pg_dir, Some("bench"), true, Some(&url))
                 .await

@@ -20,44 +20,38 @@ pub enum ApprovalsCommand {
     List {
         #[arg(long)]
         all: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Show one held call: who, what, its arguments and, for content, the diff.
-    Show {
-        id: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Show { id: String },
     /// Approve a held call: the waiting server runs it.
     Approve {
         id: String,
         #[command(flatten)]
         actor: ActorArgs,
-        #[arg(long)]
-        json: bool,
     },
     /// Deny a held call: the client gets a refusal.
     Deny {
         id: String,
         #[command(flatten)]
         actor: ActorArgs,
-        #[arg(long)]
-        json: bool,
     },
 }
 
 pub async fn run(ctx: &Ctx, cmd: ApprovalsCommand) -> Result<String> {
     let site = ctx.open().await?;
-    let out = run_on(&site, cmd).await;
+    let out = run_on(&site, cmd, ctx.json).await;
     site.close().await;
     out
 }
 
-async fn run_on(site: &gatehouse_core::site::Site, cmd: ApprovalsCommand) -> Result<String> {
+async fn run_on(
+    site: &gatehouse_core::site::Site,
+    cmd: ApprovalsCommand,
+    json: bool,
+) -> Result<String> {
     let store = &site.store;
     Ok(match cmd {
-        ApprovalsCommand::List { all, json } => {
+        ApprovalsCommand::List { all } => {
             // Holds whose server is gone are recorded as not run before listing.
             approvals::sweep(store).await?;
             let list = approvals::list(store, all).await?;
@@ -86,14 +80,14 @@ async fn run_on(site: &gatehouse_core::site::Site, cmd: ApprovalsCommand) -> Res
                 )
             }
         }
-        ApprovalsCommand::Show { id, json } => {
+        ApprovalsCommand::Show { id } => {
             let h = approvals::get(store, &id).await?;
             if json { to_json(&h) } else { shown(&h) }
         }
-        ApprovalsCommand::Approve { id, actor, json } => {
+        ApprovalsCommand::Approve { id, actor } => {
             decide(site, &id, Decision::Approve, &actor, json).await?
         }
-        ApprovalsCommand::Deny { id, actor, json } => {
+        ApprovalsCommand::Deny { id, actor } => {
             decide(site, &id, Decision::Deny, &actor, json).await?
         }
     })

@@ -18,15 +18,11 @@ pub enum AuditCommand {
         /// Also check against a checkpoint kept elsewhere (from `audit checkpoint export`).
         #[arg(long, value_name = "FILE")]
         checkpoint: Option<std::path::PathBuf>,
-        #[arg(long)]
-        json: bool,
     },
     /// Show the newest entries.
     List {
         #[arg(long, default_value_t = 50)]
         limit: i64,
-        #[arg(long)]
-        json: bool,
     },
     /// Signed checkpoints of the chain's head.
     #[command(subcommand)]
@@ -46,11 +42,9 @@ pub enum CheckpointCommand {
 pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
+    let json = ctx.json;
     let out = match cmd {
-        AuditCommand::Verify {
-            checkpoint: file,
-            json,
-        } => {
+        AuditCommand::Verify { checkpoint: file } => {
             let extra = match file {
                 Some(path) => Some(checkpoint::parse_exported(
                     &std::fs::read_to_string(&path).map_err(|e| {
@@ -96,7 +90,7 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
             store.close().await;
             text?
         }
-        AuditCommand::List { limit, json } => {
+        AuditCommand::List { limit } => {
             let rows = audit::list(store, limit).await?;
             store.close().await;
             if json {

@@ -18,8 +18,6 @@ pub struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(long, default_value = "{}")]
     args: String,
-    #[arg(long)]
-    json: bool,
 }
 
 pub async fn run(ctx: &Ctx, a: CallArgs) -> Result<String> {
@@ -34,7 +32,7 @@ pub async fn run(ctx: &Ctx, a: CallArgs) -> Result<String> {
     let report = saved::call(&site, &a.name, &a.tool, arguments).await;
     site.close().await;
     let r = report?;
-    if a.json {
+    if ctx.json {
         return Ok(output::to_json(&r));
     }
     let texts: Vec<&str> = r

@@ -50,9 +50,6 @@ pub struct ConfigArgs {
     pub client_arg: Option<String>,
     #[command(flatten)]
     pub who: ActorChoice,
-    /// Print the whole result (every snippet, locations, instructions) as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Subcommand)]
@@ -90,7 +87,7 @@ pub struct ActorChoice {
 pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
     match args.action {
         Some(ConfigAction::Install(a)) => return crate::config_install_cmd::run(ctx, a),
-        Some(ConfigAction::Doctor(a)) => return crate::config_doctor_cmd::run(a).await,
+        Some(ConfigAction::Doctor(a)) => return crate::config_doctor_cmd::run(a, ctx.json).await,
         Some(ConfigAction::Mcpb(a)) => return crate::config_mcpb_cmd::run(ctx, a),
         None => {}
     }
@@ -101,7 +98,7 @@ pub async fn run(ctx: &Ctx, args: ConfigArgs) -> Result<String> {
         .unwrap_or_default();
     let request = request(ctx, client, &args.who)?;
     let config = client_config::generate(&request)?;
-    if args.json {
+    if ctx.json {
         return Ok(output::to_json(&config));
     }
     let database_url = ctx.settings.database_url.is_some() && request.url.is_none();
@@ -304,6 +301,7 @@ mod tests {
                 dir: site.path().to_path_buf(),
                 database_url: None,
             },
+            json: false,
         };
         let out = tokio::runtime::Runtime::new()
             .unwrap()

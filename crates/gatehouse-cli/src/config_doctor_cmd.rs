@@ -20,12 +20,9 @@ pub struct DoctorArgs {
     /// The project folder whose project files to check [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
-pub async fn run(args: DoctorArgs) -> Result<String> {
+pub async fn run(args: DoctorArgs, json: bool) -> Result<String> {
     let project = match args.project {
         Some(dir) => dir,
         None => std::env::current_dir().map_err(|e| {
@@ -45,7 +42,7 @@ pub async fn run(args: DoctorArgs) -> Result<String> {
             .filter(|k| !k.expose().is_empty()),
     };
     let report = client_config::doctor_with(&Home::from_env()?, Some(&project), &options).await;
-    let text = if args.json {
+    let text = if json {
         output::to_json(&report)
     } else {
         render(&report)

@@ -35,9 +35,6 @@ pub struct InstallArgs {
     pub project: Option<PathBuf>,
     #[command(flatten)]
     pub who: ActorChoice,
-    /// Print the outcome (path, diff, backup, instructions) as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
@@ -59,7 +56,7 @@ pub fn run(ctx: &Ctx, args: InstallArgs) -> Result<String> {
         expected_hash: None,
     };
     let outcome = client_config::install(&request)?;
-    if args.json {
+    if ctx.json {
         return Ok(output::to_json(&outcome));
     }
     let path = outcome.path.display();

@@ -20,9 +20,6 @@ pub struct McpbArgs {
     /// The extension's name [default: gatehouse].
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Print the outcome (path, size, manifest) as JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(ctx: &Ctx, args: McpbArgs) -> Result<String> {
@@ -46,7 +43,7 @@ pub fn run(ctx: &Ctx, args: McpbArgs) -> Result<String> {
         name: args.name,
         out,
     })?;
-    if args.json {
+    if ctx.json {
         return Ok(output::to_json(&outcome));
     }
     eprintln!("# Claude Desktop: {}", outcome.instructions);

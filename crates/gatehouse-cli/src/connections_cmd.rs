@@ -15,22 +15,11 @@ pub enum ConnectionsCommand {
     /// Store a connection: `add NAME [flags] -- CMD ARGS…`.
     Add(Box<AddArgs>),
     /// List stored connections.
-    List {
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Show one connection: command, limits, isolation profile, tool pin.
-    Show {
-        name: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Show { name: String },
     /// Approve the tool change a connection is held for (shown in its refusal).
-    Approve {
-        name: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Approve { name: String },
     /// Remove a stored connection.
     Remove { name: String },
 }
@@ -110,17 +99,18 @@ fn split_pair(s: &str) -> (String, String) {
 
 pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
     let site = ctx.open().await?;
+    let json = ctx.json;
     let out = match cmd {
         ConnectionsCommand::Add(a) => add(&site, *a).await,
-        ConnectionsCommand::List { json } => list(&site, json).await,
-        ConnectionsCommand::Show { name, json } => saved::show(&site, &name).await.map(|v| {
+        ConnectionsCommand::List => list(&site, json).await,
+        ConnectionsCommand::Show { name } => saved::show(&site, &name).await.map(|v| {
             if json {
                 output::to_json(&v)
             } else {
                 show_text(&v)
             }
         }),
-        ConnectionsCommand::Approve { name, json } => {
+        ConnectionsCommand::Approve { name } => {
             saved::approve(&site.store, crate::keys_cmd::CLI_ACTOR, &name)
                 .await
                 .map(|a| {

@@ -32,8 +32,6 @@ pub enum KeysCommand {
         expires_at: Option<String>,
         #[command(flatten)]
         restrict: RestrictFlags,
-        #[arg(long)]
-        json: bool,
     },
     /// Change what a key may do beyond its roles (it only ever narrows them).
     Restrict {
@@ -43,16 +41,12 @@ pub enum KeysCommand {
         /// Lift restrictions: tools, read-only, content, rate, approve, from or all (comma-separated).
         #[arg(long, value_name = "WHAT")]
         clear: Vec<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// List keys (never their secrets).
     List {
         /// Add each key's calls by tool over the last day and week, refusals and last call.
         #[arg(long)]
         usage: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Revoke a key now.
     Revoke { id: String },
@@ -61,8 +55,6 @@ pub enum KeysCommand {
         id: String,
         #[arg(long, default_value = "24h", value_name = "DURATION")]
         grace: String,
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -145,6 +137,7 @@ fn minted_text(m: &Minted) -> String {
 pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
+    let json = ctx.json;
     let out = match cmd {
         KeysCommand::Mint {
             label,
@@ -152,7 +145,6 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
             expires_in,
             expires_at,
             restrict,
-            json,
         } => {
             let roles = parse_roles(&roles)?;
             let restrictions = restrict.change(Vec::new()).apply(Restrictions::default())?;
@@ -173,7 +165,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
                 minted_text(&minted)
             }
         }
-        KeysCommand::List { usage, json } => {
+        KeysCommand::List { usage } => {
             let list = keys::list(store).await?;
             let used = if usage {
                 Some(key_usage::by_key(store, now_ms()).await?)
@@ -247,7 +239,6 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
             id,
             restrict,
             clear,
-            json,
         } => {
             let k = reach::restrict(store, CLI_ACTOR, &id, &restrict.change(clear)).await?;
             if json {
@@ -260,7 +251,7 @@ pub async fn run(ctx: &Ctx, cmd: KeysCommand) -> Result<String> {
             let k = keys::revoke(store, CLI_ACTOR, &id).await?;
             format!("revoked key {} ({})", k.id, k.label)
         }
-        KeysCommand::Roll { id, grace, json } => {
+        KeysCommand::Roll { id, grace } => {
             let grace = keys::parse_duration_ms(&grace)?;
             let minted = keys::roll(store, CLI_ACTOR, &id, grace).await?;
             if json {

@@ -53,6 +53,9 @@ struct Cli {
     /// Database URL (sqlite:// or postgres://); default: the site's embedded SQLite file.
     #[arg(long, global = true, value_name = "URL")]
     database_url: Option<String>,
+    /// Print the result, and any error, as JSON.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -98,9 +101,10 @@ enum Command {
     Tail(tail_cmd::TailArgs),
 }
 
-/// Context every subcommand gets: the resolved site settings.
+/// Context every subcommand gets: the resolved site settings and `--json`.
 pub struct Ctx {
     pub settings: Settings,
+    pub json: bool,
 }
 
 impl Ctx {
@@ -141,7 +145,10 @@ fn main() -> ExitCode {
     if let Err(e) = gatehouse_core::sandbox::harden_host() {
         tracing::warn!(error = %e, "host hardening failed");
     }
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return output::parse_failed(&e, asked_for_json(std::env::args_os())),
+    };
     // `gatehouse mcp` answers each call on one thread, end to end: stdin,
     // the tool, its audit commit and stdout (see mcp::server's `stdio`); more
     // workers would only add thread wake-ups to every call.
@@ -157,8 +164,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> ExitCode {
-    // Errors are JSON too when the subcommand was asked for JSON.
-    let json = std::env::args().any(|a| a == "--json");
+    let json = cli.json;
     let settings = match Settings::resolve(
         &Flags {
             site: cli.site.clone(),
@@ -169,7 +175,7 @@ async fn run(cli: Cli) -> ExitCode {
         Ok(s) => s,
         Err(e) => return output::fail(&e, json),
     };
-    let ctx = Ctx { settings };
+    let ctx = Ctx { settings, json };
     let result = match cli.command {
         Command::Site(c) => site_cmd::run(&ctx, c).await,
         Command::Keys(c) => keys_cmd::run(&ctx, c).await,
@@ -193,5 +199,39 @@ async fn run(cli: Cli) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => output::fail(&e, json),
+    }
+}
+
+/// Whether the raw arguments ask for JSON: the parsed flag does not exist when
+/// parsing failed, yet a script that passed `--json` still reads the error as
+/// JSON. Anything after `--` is an operand (a connection's command), not ours.
+fn asked_for_json(args: impl IntoIterator<Item = std::ffi::OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(argv: &[&str]) -> bool {
+        asked_for_json(argv.iter().map(std::ffi::OsString::from))
+    }
+
+    #[test]
+    fn json_is_asked_before_the_operands_only() {
+        assert!(asked(&["gatehouse", "keys", "list", "--json"]));
+        assert!(asked(&["gatehouse", "--json", "keys", "--bogus"]));
+        assert!(!asked(&[
+            "gatehouse",
+            "connections",
+            "add",
+            "x",
+            "--",
+            "srv",
+            "--json"
+        ]));
     }
 }

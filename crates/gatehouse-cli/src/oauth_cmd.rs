@@ -19,11 +19,14 @@ pub enum OAuthCommand {
         /// last day and week, and how many were refused.
         #[arg(long)]
         usage: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Revoke a grant and its tokens now.
-    Revoke { id: String },
+    Revoke {
+        /// The grant's id, as `oauth grants` lists it (one made before ids
+        /// began with `gr_` may begin with `-`).
+        #[arg(allow_hyphen_values = true)]
+        id: String,
+    },
     /// Approve the pairing code a consent page shows: the application will
     /// act as this key or this user (never more than they may do).
     #[command(group(clap::ArgGroup::new("principal").required(true).args(["key_id", "as_user"])))]
@@ -35,16 +38,15 @@ pub enum OAuthCommand {
         /// Act as this user (who must exist and be enabled).
         #[arg(long = "as", value_name = "EMAIL")]
         as_user: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
 }
 
 pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
+    let json = ctx.json;
     Ok(match cmd {
-        OAuthCommand::Grants { usage: true, json } => {
+        OAuthCommand::Grants { usage: true } => {
             let list = grants::list_with_usage(store, now_ms()).await?;
             if json {
                 to_json(&list)
@@ -71,7 +73,7 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
                 )
             }
         }
-        OAuthCommand::Grants { usage: false, json } => {
+        OAuthCommand::Grants { usage: false } => {
             let list = grants::list(store).await?;
             if json {
                 to_json(&list)
@@ -111,7 +113,6 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
             code,
             key_id,
             as_user,
-            json,
         } => {
             let principal = match (key_id, as_user) {
                 (Some(id), _) => Principal::Key(id),

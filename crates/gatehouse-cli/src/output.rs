@@ -33,6 +33,28 @@ pub fn fail(err: &Error, json: bool) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// Reports a command line clap refused. Help and `--version` print as clap
+/// prints them; a usage error asked for `--json` is one `INPUT_INVALID` object
+/// like every other error, with clap's text cut into message and hint, and
+/// clap's exit code either way.
+pub fn parse_failed(err: &clap::Error, json: bool) -> ExitCode {
+    let code = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    if !json || !err.use_stderr() {
+        let _ = err.print();
+        return code;
+    }
+    let text = err.render().to_string();
+    let (first, rest) = text.trim().split_once('\n').unwrap_or((text.trim(), ""));
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    let mut e = Error::new(gatehouse_core::error::codes::INPUT_INVALID, message);
+    let rest = rest.trim();
+    if !rest.is_empty() {
+        e = e.hint(rest);
+    }
+    fail(&e, true);
+    code
+}
+
 pub fn to_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string_pretty(value).expect("results serialise")
 }

@@ -11,8 +11,6 @@ use crate::output;
 pub struct ProbeArgs {
     /// A stored connection's name.
     name: String,
-    #[arg(long)]
-    json: bool,
 }
 
 pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
@@ -20,7 +18,7 @@ pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     let report = saved::probe(&site, &args.name).await;
     site.close().await;
     let r = report?;
-    if args.json {
+    if ctx.json {
         return Ok(output::to_json(&r));
     }
     let mut text = format!(

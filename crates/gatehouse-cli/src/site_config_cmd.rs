@@ -13,18 +13,13 @@ use crate::output::{table, to_json};
 #[derive(Subcommand)]
 pub enum SiteConfigCommand {
     /// List the entries (secret values redacted).
-    List {
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Print one entry's value (a secret one only with --reveal).
     Get {
         key: String,
         /// Print a secret value in clear.
         #[arg(long)]
         reveal: bool,
-        #[arg(long)]
-        json: bool,
     },
     /// Set an entry, e.g. `set http_fetch.allowlist "wiki.internal:8080"`.
     /// Without VALUE the value is read from stdin, which keeps a secret out
@@ -44,8 +39,9 @@ pub enum SiteConfigCommand {
 pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
+    let json = ctx.json;
     let out = match cmd {
-        SiteConfigCommand::List { json } => config::list(store).await.map(|list| {
+        SiteConfigCommand::List => config::list(store).await.map(|list| {
             if json {
                 to_json(&list)
             } else {
@@ -64,7 +60,7 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
                 )
             }
         }),
-        SiteConfigCommand::Get { key, reveal, json } => config::get(store, &key, reveal)
+        SiteConfigCommand::Get { key, reveal } => config::get(store, &key, reveal)
             .await
             .map(|e| if json { to_json(&e) } else { e.value }),
         SiteConfigCommand::Set { key, value, secret } => {

@@ -24,10 +24,7 @@ pub enum UsersCommand {
         display_name: Option<String>,
     },
     /// List users.
-    List {
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Change a user's roles (takes effect on a running server's next call)
     /// or display name.
     Update {
@@ -62,6 +59,7 @@ pub enum UsersCommand {
 pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
     let site = ctx.open().await?;
     let store = &site.store;
+    let json = ctx.json;
     let out = match cmd {
         UsersCommand::Create {
             email,
@@ -82,7 +80,7 @@ pub async fn run(ctx: &Ctx, cmd: UsersCommand) -> Result<String> {
                 format_roles(&u.roles)
             )
         }
-        UsersCommand::List { json } => {
+        UsersCommand::List => {
             let list = users::list(store).await?;
             if json {
                 to_json(&list)

@@ -13,8 +13,6 @@ use crate::actor_flags::ActorArgs;
 pub struct WhoamiArgs {
     #[command(flatten)]
     actor: ActorArgs,
-    #[arg(long)]
-    json: bool,
 }
 
 pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
@@ -23,7 +21,7 @@ pub async fn run(ctx: &Ctx, args: WhoamiArgs) -> Result<String> {
     site.close().await;
     let a = resolved?;
     let reach = reach::describe(&a);
-    Ok(if args.json {
+    Ok(if ctx.json {
         let mut v = serde_json::to_value(&a).expect("actor serialises");
         // A restricted key carries its reach; everything else keeps the flat shape.
         if reach.restricted {

@@ -728,11 +728,7 @@ mod tests {
     #[tokio::test]
     async fn postgres_failures_name_their_cause_from_the_sqlstate() {
         use sqlx::Connection;
-        let Some(base) = std::env::var("GATEHOUSE_TEST_PG_URL")
-            .ok()
-            .filter(|u| !u.is_empty())
-        else {
-            eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+        let Some(base) = gatehouse_test_pg::base_url_or_skip() else {
             return;
         };
         sqlx::any::install_default_drivers();

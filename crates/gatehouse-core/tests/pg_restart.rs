@@ -7,18 +7,19 @@
 //! test (inside the `it` binary it cut off whatever PostgreSQL test ran
 //! beside it: "the database system is starting up").
 
-// Shared with the `it` binary (it allows its own dead code).
-#[path = "it/pg_util.rs"]
-mod pg_util;
-
 use std::process::Command;
 use std::time::Duration;
 
-use crate::pg_util::{fresh_database, pg_base_url, pg_script};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::access::users;
 use gatehouse_core::access::{audit, keys};
 use gatehouse_core::store::Store;
+use gatehouse_test_pg::{base_url_or_skip, fresh_database};
+
+/// `scripts/pg.sh` of this repository.
+fn pg_script() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg.sh")
+}
 
 fn pg(command: &str) -> String {
     let out = Command::new("bash")
@@ -36,7 +37,9 @@ fn pg(command: &str) -> String {
 
 #[tokio::test]
 async fn reads_retry_across_a_server_restart() {
-    let Some(base) = pg_base_url() else { return };
+    let Some(base) = base_url_or_skip() else {
+        return;
+    };
     if pg("url") != base {
         eprintln!("skipped: GATEHOUSE_TEST_PG_URL is not the server of scripts/pg.sh");
         return;

@@ -30,18 +30,12 @@ pub fn env_num(name: &str, default: u64) -> u64 {
 /// with it on a commit has written its WAL to the kernel before the answer,
 /// as SQLite's WAL with synchronous=NORMAL does (neither fsyncs each commit).
 pub fn pg_database(base: &str, what: &str) -> String {
-    let db = format!("gh_bench_{what}_{}", std::process::id());
-    let created = Command::new("psql")
-        .arg(format!("{base}/postgres"))
-        .args(["-q", "-c", &format!("CREATE DATABASE {db}")])
-        .args([
-            "-c",
-            &format!("ALTER DATABASE {db} SET synchronous_commit = on"),
-        ])
-        .status()
-        .unwrap();
-    assert!(created.success(), "could not create {db}");
-    format!("{base}/{db}")
+    let (url, db) = gatehouse_test_pg::fresh_database(base, &format!("bench_{what}"));
+    gatehouse_test_pg::psql(
+        &format!("{base}/postgres"),
+        &format!("ALTER DATABASE {db} SET synchronous_commit = on"),
+    );
+    url
 }
 
 pub fn verify(site: &Path, config: &Path) -> Value {

@@ -3,9 +3,13 @@
 //! the official Python SDK client against the real server; every decision in
 //! the audit chain.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
+use crate::mcp_util::McpSite;
 use crate::sdk::SdkClient;
+use crate::serve_util::{LEGACY, PATIENCE, Serve, try_request};
 use crate::util::TestSite;
 
 fn mint(site: &TestSite, flags: &[&str]) -> (String, String) {
@@ -175,6 +179,245 @@ fn python_sdk_over_http_waits_in_the_owners_queue() {
         !serve.stderr().contains(&key),
         "a key reached the server log"
     );
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// `[approvals]`: publishing waits for the owner's queue, for `seconds`.
+fn owner_decides(site: &TestSite, seconds: u32) {
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!(
+            "{text}\n[approvals]\neffects = [\"publish\"]\ndecide = \"owner\"\ntimeout_seconds = {seconds}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// A handshake-era `tools/call` over HTTP on a connection of its own; `None`
+/// when the server went away before answering.
+fn call(addr: &str, key: &str, tool: &str, arguments: Value) -> Option<Value> {
+    let auth = format!("Bearer {key}");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}});
+    let r = try_request(
+        addr,
+        "POST",
+        "/mcp",
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", LEGACY),
+            ("Authorization", &auth),
+        ],
+        &serde_json::to_vec(&body).unwrap(),
+    )?;
+    assert_eq!(r.status, 200, "{}", r.text());
+    Some(r.json()["result"].clone())
+}
+
+fn write_draft(serve: &Serve, key: &str, slug: &str) {
+    let r = call(
+        &serve.addr,
+        key,
+        "content_write_draft",
+        serde_json::json!({"slug": slug, "title": slug, "body": "x"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+}
+
+/// The entry's status as an admin reads it (`draft` while nothing published it).
+fn entry_status(site: &TestSite, slug: &str) -> String {
+    let serve = Serve::start(site, &[]);
+    let (admin, _) = site.mint("admin");
+    let r = call(
+        &serve.addr,
+        &admin,
+        "content_read",
+        serde_json::json!({"slug": slug}),
+    )
+    .expect("an answer");
+    r["structuredContent"]["status"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no status: {r}"))
+        .to_string()
+}
+
+/// The holds of `caller` waiting in the owner's queue, once there are `n`.
+fn waiting_holds(site: &TestSite, caller: &str, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let ids: Vec<String> = site
+            .ok_json(&["approvals", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["actor"] == caller)
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect();
+        if ids.len() >= n {
+            return ids;
+        }
+        assert!(Instant::now() < deadline, "{n} holds never showed: {ids:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn hold(site: &TestSite, id: &str) -> Value {
+    site.ok_json(&["approvals", "show", id, "--json"])
+}
+
+/// The audit entries about hold `id`, as (action, actor, detail).
+fn hold_entries(site: &TestSite, id: &str) -> Vec<(String, String, Value)> {
+    site.audit()
+        .into_iter()
+        .filter_map(|e| {
+            let detail: Value = match &e["detail"] {
+                Value::String(s) => serde_json::from_str(s).ok()?,
+                other => other.clone(),
+            };
+            (detail["hold"] == id).then(|| {
+                (
+                    e["action"].as_str().unwrap().to_string(),
+                    e["actor"].as_str().unwrap().to_string(),
+                    detail,
+                )
+            })
+        })
+        .collect()
+}
+
+/// After a hold ended without running: asked once, ended once as `end`, a
+/// later yes changes nothing, the entry was never published.
+fn settled_not_run(site: &TestSite, id: &str, end: &str, slug: &str) {
+    let h = hold(site, id);
+    assert_eq!(h["status"], end, "{h}");
+    assert_eq!(h["decided_by"], "gatehouse", "{h}");
+    let entries = hold_entries(site, id);
+    let actions: Vec<&str> = entries.iter().map(|(a, _, _)| a.as_str()).collect();
+    assert_eq!(
+        actions,
+        ["approval.asked", &format!("approval.{end}")],
+        "{entries:?}"
+    );
+    let f = site.fails(&["approvals", "approve", id, "--json"]);
+    assert_eq!(f.code, "APPROVAL_ALREADY_DECIDED", "{}", f.stderr);
+    assert_eq!(hold(site, id)["status"], end);
+    assert_eq!(entry_status(site, slug), "draft", "{slug} was published");
+}
+
+/// A `gatehouse serve` killed (SIGKILL) while two calls wait for the owner:
+/// neither ever runs, the owner's yes to one finds its server gone, and the
+/// next start records the other as not run, each end in the audit chain.
+#[test]
+fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
+    let site = TestSite::new("approvals_http_kill");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let caller = format!("key:{key_id}");
+    let mut serve = Serve::start(&site, &[]);
+    for slug in ["killed-a", "killed-b"] {
+        write_draft(&serve, &key, slug);
+    }
+    let waiting: Vec<_> = ["killed-a", "killed-b"]
+        .into_iter()
+        .map(|slug| {
+            let (addr, key) = (serve.addr.clone(), key.clone());
+            std::thread::spawn(move || {
+                call(
+                    &addr,
+                    &key,
+                    "content_publish",
+                    serde_json::json!({"slug": slug}),
+                )
+            })
+        })
+        .collect();
+    let holds = waiting_holds(&site, &caller, 2);
+    let by_slug = |slug: &str| {
+        holds
+            .iter()
+            .find(|id| hold(&site, id)["arguments"]["slug"] == slug)
+            .unwrap_or_else(|| panic!("no hold for {slug}"))
+            .clone()
+    };
+    let (a, b) = (by_slug("killed-a"), by_slug("killed-b"));
+
+    serve.child.kill().unwrap();
+    serve.child.wait().unwrap();
+    for t in waiting {
+        assert_eq!(t.join().unwrap(), None, "a killed server answered");
+    }
+    // Nothing can tell a killed server from a slow one until its renewals stop.
+    assert_eq!(hold(&site, &a)["status"], "waiting");
+    std::thread::sleep(Duration::from_millis(
+        (gatehouse_core::access::approvals::STALE_AFTER_MS + 1_000) as u64,
+    ));
+    let f = site.fails(&["approvals", "approve", &a, "--json"]);
+    assert_eq!(f.code, "APPROVAL_HOLDER_GONE", "{}", f.stderr);
+    // The restarted server's start records the other one.
+    let restarted = Serve::start(&site, &[]);
+    assert_eq!(hold(&site, &b)["status"], "abandoned");
+    drop(restarted);
+    settled_not_run(&site, &a, "abandoned", "killed-a");
+    settled_not_run(&site, &b, "abandoned", "killed-b");
+    assert_eq!(
+        hold_entries(&site, &b)[1].2["found_by"],
+        "server start",
+        "{:?}",
+        hold_entries(&site, &b)
+    );
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// SIGTERM while a call waits for the owner: the server stops within its
+/// drain bound (not the hold's timeout) and records the hold as not run
+/// itself, so nothing waits in the queue for a server that is gone.
+#[cfg(unix)]
+#[test]
+fn sigterm_ends_a_held_http_call_within_the_drain_and_records_it_not_run() {
+    let site = TestSite::new("approvals_http_term");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let serve = Serve::start(&site, &["--drain", "2"]);
+    write_draft(&serve, &key, "stopped");
+    let (addr, k) = (serve.addr.clone(), key.clone());
+    let waiting = std::thread::spawn(move || {
+        call(
+            &addr,
+            &k,
+            "content_publish",
+            serde_json::json!({"slug": "stopped"}),
+        )
+    });
+    let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+    let stopping = Instant::now();
+    let status = serve.terminate();
+    let took = stopping.elapsed();
+    eprintln!("SIGTERM with a held call: stopped in {took:?} ({status})");
+    assert!(status.success(), "{status}");
+    let answer = waiting.join().unwrap();
+    eprintln!("the held call's client got: {answer:?}");
+    // Settled by the stopping server: no sweep, no wait for renewals to stop.
+    settled_not_run(&site, &id, "abandoned", "stopped");
+    assert_eq!(hold_entries(&site, &id)[1].2["found_by"], "call cut short");
+    // The call itself is in the chain as cut short by the server.
+    let publish: Vec<Value> = site
+        .audit()
+        .into_iter()
+        .filter(|e| {
+            e["action"] == "mcp.tool_call"
+                && e["actor"] == format!("key:{key_id}")
+                && e["subject"] == "content_publish"
+        })
+        .collect();
+    assert_eq!(publish.len(), 1, "{publish:?}");
+    let detail: Value = serde_json::from_str(publish[0]["detail"].as_str().unwrap()).unwrap();
+    assert_eq!(detail["outcome"], "interrupted", "{detail}");
     let verified = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verified["ok"], true, "{verified}");
 }

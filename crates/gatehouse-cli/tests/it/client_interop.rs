@@ -43,7 +43,7 @@ async fn core_client_drives_gatehouse_mcp() {
     // The server serves the site: the admin lists it in the profile.
     o.profile.read_write = vec![site.path().to_path_buf()];
     // On a PostgreSQL site it also needs TCP to the database (denied by default).
-    o.profile.network = std::env::var("GATEHOUSE_TEST_PG_URL").is_ok_and(|u| !u.is_empty());
+    o.profile.network = gatehouse_test_pg::base_url().is_some();
     o.limits.grace = Grace {
         after_stdin_close: Duration::from_secs(5),
         after_term: Duration::from_secs(2),

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::mcp_util::{McpSite, tool_error};
-use crate::util::{BIN, TestSite, closed_port, failure, fresh_pg_database, pg_base_url};
+use crate::util::{BIN, TestSite, closed_port, failure};
+use gatehouse_test_pg::{base_url_or_skip, fresh_database};
 
 /// `gatehouse` with the database URL in the environment (not in argv);
 /// `site init` gets the site folder as its argument.
@@ -117,24 +118,14 @@ fn password_database(base: &str, password: &str) -> String {
         "ALTER ROLE gatehouse_pw LOGIN PASSWORD '{password}'; DROP DATABASE IF EXISTS {db}; CREATE DATABASE {db} OWNER gatehouse_pw;"
     );
     for statement in sql.split_inclusive(';') {
-        let out = Command::new("psql")
-            .arg(format!("{base}/postgres"))
-            .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
-            .output()
-            .expect("psql runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        gatehouse_test_pg::psql(&format!("{base}/postgres"), statement);
     }
     db
 }
 
 #[test]
 fn a_wrong_password_is_an_authentication_error_and_the_right_one_never_leaks() {
-    let Some(base) = pg_base_url() else {
-        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+    let Some(base) = base_url_or_skip() else {
         return;
     };
     let password = "pw-right-Kd93x";
@@ -292,11 +283,10 @@ impl Relay {
 /// answers again.
 #[test]
 fn with_postgresql_not_answering_a_call_waits_one_bound_not_two() {
-    let Some(base) = pg_base_url() else {
-        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL (scripts/pg.sh start) to run");
+    let Some(base) = base_url_or_skip() else {
         return;
     };
-    let direct = fresh_pg_database(&base, "pg_hung");
+    let direct = fresh_database(&base, "pg_hung").0;
     let (user, rest) = direct.rsplit_once('@').unwrap();
     let (host, db) = rest.split_once('/').unwrap();
     let relay = Relay::start(host.to_string());

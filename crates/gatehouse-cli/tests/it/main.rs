@@ -20,6 +20,7 @@ mod database_errors;
 mod desk_connections;
 mod fetch_guard;
 mod import_tamper;
+mod json_flag;
 mod key_networks;
 mod key_restrictions;
 mod keys;

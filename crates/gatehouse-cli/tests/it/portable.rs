@@ -6,9 +6,10 @@
 
 use crate::util;
 
-use crate::util::{TestSite, fresh_pg_database, pg_base_url};
+use crate::util::TestSite;
 use gatehouse_core::access::actor::Actor;
 use gatehouse_core::site::{self, Settings};
+use gatehouse_test_pg::{base_url_or_skip, fresh_database};
 
 /// A populated source site: the scratch sample data, a redirect, an active and
 /// a revoked key, an extra user, an MCP connection definition. Returns the active raw key and the revoked one.
@@ -150,20 +151,18 @@ fn sqlite_to_sqlite() {
 
 #[test]
 fn sqlite_to_postgres() {
-    let Some(base) = pg_base_url() else {
-        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL to run");
+    let Some(base) = base_url_or_skip() else {
         return;
     };
-    round_trip("port_sp", None, Some(fresh_pg_database(&base, "port_sp")));
+    round_trip("port_sp", None, Some(fresh_database(&base, "port_sp").0));
 }
 
 #[test]
 fn postgres_to_sqlite() {
-    let Some(base) = pg_base_url() else {
-        eprintln!("skipped: set GATEHOUSE_TEST_PG_URL to run");
+    let Some(base) = base_url_or_skip() else {
         return;
     };
-    round_trip("port_ps", Some(fresh_pg_database(&base, "port_ps")), None);
+    round_trip("port_ps", Some(fresh_database(&base, "port_ps").0), None);
 }
 
 #[test]

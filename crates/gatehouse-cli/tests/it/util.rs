@@ -8,49 +8,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_gatehouse");
-
-static COUNTER: AtomicUsize = AtomicUsize::new(0);
 
 pub struct TestSite {
     pub dir: PathBuf,
     _tmp: tempfile::TempDir,
     pub database_url: Option<String>,
-}
-
-/// The PostgreSQL server tests should use, if any.
-pub fn pg_base_url() -> Option<String> {
-    std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-}
-
-/// Creates a fresh, empty PostgreSQL database for one test and returns its URL.
-pub fn fresh_pg_database(base: &str, name: &str) -> String {
-    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-    let db = format!(
-        "gh_{}_{}_{}",
-        name.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        std::process::id(),
-        n
-    )
-    .to_lowercase();
-    let status = Command::new("psql")
-        .arg(format!("{base}/postgres"))
-        .args([
-            "-q",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-c",
-            &format!("CREATE DATABASE {db}"),
-        ])
-        .stdout(Stdio::null())
-        .status()
-        .expect("psql runs");
-    assert!(status.success(), "could not create database {db}");
-    format!("{base}/{db}")
 }
 
 impl TestSite {
@@ -65,7 +29,8 @@ impl TestSite {
     }
 
     fn create(name: &str, scratch: bool) -> TestSite {
-        let database_url = pg_base_url().map(|base| fresh_pg_database(&base, name));
+        let database_url = gatehouse_test_pg::base_url()
+            .map(|base| gatehouse_test_pg::fresh_database(&base, name).0);
         Self::with_database(name, scratch, database_url)
     }
 
@@ -177,19 +142,7 @@ impl TestSite {
     /// that program is absent (Windows, under Wine).
     pub fn sql(&self, statement: &str) -> String {
         match &self.database_url {
-            Some(url) => {
-                let out = Command::new("psql")
-                    .arg(url)
-                    .args(["-qAt", "-v", "ON_ERROR_STOP=1", "-c", statement])
-                    .output()
-                    .expect("psql runs");
-                assert!(
-                    out.status.success(),
-                    "sql failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                String::from_utf8_lossy(&out.stdout).trim().to_string()
-            }
+            Some(url) => gatehouse_test_pg::psql(url, statement),
             None => sqlite_sql(&self.dir.join("gatehouse.db"), statement)
                 .unwrap_or_else(|e| panic!("sql failed: {e}")),
         }

@@ -52,32 +52,8 @@ pub fn scratch_entries(root: &ScratchRoot) -> Vec<String> {
 pub async fn fresh_site(name: &str) -> (tempfile::TempDir, gatehouse_core::site::Site) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("site");
-    let url = match std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        Some(base) => {
-            use sqlx::Connection;
-            let db = format!("ghcore_{name}_{}", std::process::id());
-            let mut admin = sqlx::PgConnection::connect(&format!("{base}/postgres"))
-                .await
-                .unwrap();
-            sqlx::Executor::execute(
-                &mut admin,
-                sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {db}")),
-            )
-            .await
-            .unwrap();
-            sqlx::Executor::execute(
-                &mut admin,
-                sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}")),
-            )
-            .await
-            .unwrap();
-            Some(format!("{base}/{db}"))
-        }
-        None => None,
-    };
+    let url =
+        gatehouse_test_pg::base_url().map(|base| gatehouse_test_pg::fresh_database(&base, name).0);
     let site = gatehouse_core::site::init(&dir, Some(name), true, url.as_deref())
         .await
         .unwrap();

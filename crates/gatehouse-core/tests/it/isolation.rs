@@ -11,10 +11,7 @@ use gatehouse_core::sandbox::{Backend, Profile};
 use gatehouse_core::site::Site;
 
 fn on_sqlite() -> bool {
-    std::env::var("GATEHOUSE_TEST_PG_URL")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .is_none()
+    gatehouse_test_pg::base_url().is_none()
 }
 
 async fn add_hostile(site: &Site, name: &str, limits: SavedLimits) {

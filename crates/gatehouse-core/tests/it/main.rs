@@ -1,6 +1,7 @@
 //! gatehouse-core's end-to-end tests: real child processes, real SQLite and
 //! PostgreSQL (when `GATEHOUSE_TEST_PG_URL` is set), real SDK servers. One
-//! binary, one module per area; [`common`] and [`pg_util`] are the shared harness.
+//! binary, one module per area; [`common`] is the shared harness (PostgreSQL's is
+//! the `gatehouse-test-pg` crate, shared with the CLI's tests).
 
 mod admin;
 mod client;
@@ -15,7 +16,6 @@ mod key_report;
 mod key_scope;
 mod oauth;
 mod pg_dropped_connection;
-mod pg_util;
 mod sandbox;
 mod stderr;
 mod store;

@@ -3,15 +3,17 @@
 //! and never replayed. (The pool does not ping before use, so without the
 //! retry the first read after a drop would fail.)
 
-use crate::pg_util::{drop_connections, fresh_database, pg_base_url, psql};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::access::users;
 use gatehouse_core::access::{audit, keys};
 use gatehouse_core::store::Store;
+use gatehouse_test_pg::{base_url_or_skip, drop_connections, fresh_database, psql};
 
 #[tokio::test]
 async fn reads_survive_a_dropped_connection() {
-    let Some(base) = pg_base_url() else { return };
+    let Some(base) = base_url_or_skip() else {
+        return;
+    };
     let (url, db) = fresh_database(&base, "drop_read");
     let store = Store::open(&url).await.unwrap();
     users::create(&store, "test", "a@example.com", &[Role::Editor])
@@ -41,7 +43,9 @@ async fn reads_survive_a_dropped_connection() {
 
 #[tokio::test]
 async fn a_write_cut_off_before_commit_is_not_applied_or_replayed() {
-    let Some(base) = pg_base_url() else { return };
+    let Some(base) = base_url_or_skip() else {
+        return;
+    };
     let (url, db) = fresh_database(&base, "drop_write");
     let store = Store::open(&url).await.unwrap();
     users::create(&store, "test", "first@example.com", &[Role::Viewer])

@@ -289,7 +289,7 @@ async fn concurrent_appends_from_two_pools_form_one_chain() {
 #[tokio::test]
 async fn the_backend_is_the_one_asked_for() {
     let db = fresh("backend").await;
-    let expected = if std::env::var("GATEHOUSE_TEST_PG_URL").is_ok_and(|s| !s.is_empty()) {
+    let expected = if gatehouse_test_pg::base_url().is_some() {
         DatabaseKind::Postgres
     } else {
         DatabaseKind::Sqlite

@@ -411,7 +411,7 @@ async fn issue_code(
     let scopes = ScopeSet::new(usable);
     let code = Secret::generate(CODE_PREFIX);
     let now = now_ms();
-    let grant_id = super::random_id();
+    let grant_id = super::new_grant_id();
     sql::insert_code(
         &mut tx,
         &CodeRow {

@@ -222,10 +222,18 @@ pub fn hash(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
 }
 
-/// A random identifier (grant and request ids): 16 bytes, base64url.
+/// A random identifier (request ids, and the tail of client and grant
+/// ids): 16 bytes, base64url.
 pub fn random_id() -> String {
     let bytes: [u8; 16] = UnwrapErr(SysRng).random();
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// A new grant's id. An admin passes it to `gatehouse oauth revoke`, and one
+/// bare base64url id in 64 begins with `-`, which a command line takes for an
+/// option: the prefix keeps it an argument.
+pub fn new_grant_id() -> String {
+    format!("gr_{}", random_id())
 }
 
 /// Prefixes of what this module hands out, so a token is told from an API

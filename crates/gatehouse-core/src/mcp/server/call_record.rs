@@ -113,6 +113,17 @@ impl CallAudit {
         self
     }
 
+    /// Starts the call's bound again: a held call's wait for a yes is not its work.
+    pub fn bound_from_now(&mut self) {
+        self.deadline = Instant::now() + CALL_BOUND;
+    }
+
+    /// No entry now: the call comes back (a 2026-07-28 client's retry with its
+    /// user's answer) and gets its entry then; the ask is audited already.
+    pub fn deferred(mut self) {
+        self.written = true;
+    }
+
     /// When the call's work must be done by.
     pub fn deadline(&self) -> Instant {
         self.deadline

@@ -501,7 +501,10 @@ impl State {
                 jsonrpc::shorten(name, 64)
             )));
         };
-        // From here on the call gets its entry however it ends (see call_record).
+        // From here on the call gets its entry however it ends (see call_record),
+        // cut short while held included.
+        let mut record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
+            .from(self.origin(), actor.as_ref().ok().and_then(Actor::grant));
         // A call the approval policy holds waits here, before its bound starts.
         let approval = match &actor {
             Ok(actor) => {
@@ -518,12 +521,14 @@ impl State {
         // Asked of the client's user (2026-07-28): the call ends for now and
         // gets its entry when the answer brings it back (the ask is audited).
         let approval = match approval {
-            Ok(super::hold::Pass::AskClient(result)) => return Ok(result),
+            Ok(super::hold::Pass::AskClient(result)) => {
+                record.deferred();
+                return Ok(result);
+            }
             Ok(super::hold::Pass::Run) => Ok(()),
             Err(e) => Err(e),
         };
-        let record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
-            .from(self.origin(), actor.as_ref().ok().and_then(Actor::grant));
+        record.bound_from_now();
         let work = async {
             match (&actor, &approval) {
                 (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,

@@ -44,6 +44,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 use super::guard::{Exposure, Refused};
 use super::oauth::OAuth;
 use super::rate::Buckets;
+use super::request_body::{self, RequestBody};
 use super::{HttpLimits, Options};
 use crate::access::actor::{Actor, Refresher};
 use crate::access::keys::{RawKey, VerifyCache};
@@ -149,9 +150,18 @@ pub fn service(
     Error = Infallible,
     Future = impl Future<Output = Result<Response<Body>, Infallible>> + Send,
 > + Clone {
-    hyper::service::service_fn(move |req| {
+    hyper::service::service_fn(move |req: Request<Incoming>| {
         let server = server.clone();
-        async move { Ok(server.handle(req, peer).await) }
+        async move {
+            let (parts, body) = req.into_parts();
+            let (body, ended) = RequestBody::new(body);
+            let mut r = server.handle(Request::from_parts(parts, body), peer).await;
+            if request_body::unread(&ended) {
+                r.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            Ok(r)
+        }
     })
 }
 
@@ -296,7 +306,11 @@ fn accepts_events(headers: &HeaderMap) -> bool {
 }
 
 impl Server {
-    async fn handle(self: Arc<Self>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    async fn handle(
+        self: Arc<Self>,
+        req: Request<RequestBody>,
+        peer: SocketAddr,
+    ) -> Response<Body> {
         match req.uri().path() {
             "/mcp" => {
                 let started = Instant::now();
@@ -324,7 +338,7 @@ impl Server {
         }
     }
 
-    async fn oauth_route(&self, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    async fn oauth_route(&self, req: Request<RequestBody>, peer: SocketAddr) -> Response<Body> {
         let oauth = self.oauth.as_ref().expect("checked by the caller");
         // Host as for /mcp; browser origins are the routes' own business
         // (CORS for discovery and /token, the issuer's own for the form).
@@ -515,7 +529,7 @@ impl Server {
         }
     }
 
-    async fn mcp(self: &Arc<Self>, req: Request<Incoming>, peer: SocketAddr) -> Response<Body> {
+    async fn mcp(self: &Arc<Self>, req: Request<RequestBody>, peer: SocketAddr) -> Response<Body> {
         let (parts, body) = req.into_parts();
         let headers = &parts.headers;
         match self.exposure.check(peer, headers) {

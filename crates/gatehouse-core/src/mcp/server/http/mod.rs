@@ -6,7 +6,9 @@
 //! [`super::handler::State`] per request) and the health routes; [`guard`]
 //! checks `Host` and `Origin` and finds the client's address; [`rate`] holds
 //! the token buckets; `oauth` serves the OAuth routes (discovery, consent,
-//! `/token`, `/register`) when `--public-url` names the issuer.
+//! `/token`, `/register`) when `--public-url` names the issuer;
+//! `request_body` closes the connection after an answer sent before the
+//! request's body was read.
 //!
 //! Nothing of the protocol is kept between requests: each request is admitted,
 //! authenticated and served on its own, so any number of instances can stand
@@ -19,6 +21,7 @@ mod endpoint;
 pub mod guard;
 mod oauth;
 pub mod rate;
+mod request_body;
 mod tls;
 
 use std::future::Future;

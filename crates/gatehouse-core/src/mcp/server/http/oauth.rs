@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use base64::Engine;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::endpoint::{Body, full, json_response, plain};
 use super::rate::{Buckets, Rate};
+use super::request_body::RequestBody;
 use crate::access::keys::RawKey;
 use crate::access::oauth::client::{self, Client, Known};
 use crate::access::oauth::flow::{self, AuthorizeParams, Issuer, Refused, TokenRequest};
@@ -118,7 +118,7 @@ impl OAuth {
     pub async fn route(
         &self,
         site: &Site,
-        req: Request<Incoming>,
+        req: Request<RequestBody>,
         client: IpAddr,
     ) -> Option<Response<Body>> {
         let path = req.uri().path().to_string();
@@ -211,7 +211,7 @@ impl OAuth {
     async fn register(
         &self,
         site: &Site,
-        req: Request<Incoming>,
+        req: Request<RequestBody>,
         client: IpAddr,
     ) -> Response<Body> {
         if let Err(wait) = self.registrations.take(&client.to_string()) {
@@ -251,7 +251,12 @@ impl OAuth {
         }
     }
 
-    async fn token(&self, site: &Site, req: Request<Incoming>, client: IpAddr) -> Response<Body> {
+    async fn token(
+        &self,
+        site: &Site,
+        req: Request<RequestBody>,
+        client: IpAddr,
+    ) -> Response<Body> {
         let (parts, body) = req.into_parts();
         let Some(bytes) = read_body(body).await else {
             return oauth_json(
@@ -307,7 +312,7 @@ impl OAuth {
         }
     }
 
-    async fn authorize(&self, site: &Site, req: Request<Incoming>) -> Response<Body> {
+    async fn authorize(&self, site: &Site, req: Request<RequestBody>) -> Response<Body> {
         let q = Form::parse(req.uri().query().unwrap_or("").as_bytes());
         let p = AuthorizeParams {
             response_type: q.get("response_type"),
@@ -371,7 +376,12 @@ impl OAuth {
         }
     }
 
-    async fn consent(&self, site: &Site, req: Request<Incoming>, client: IpAddr) -> Response<Body> {
+    async fn consent(
+        &self,
+        site: &Site,
+        req: Request<RequestBody>,
+        client: IpAddr,
+    ) -> Response<Body> {
         let (parts, body) = req.into_parts();
         // A form posted from another site: refused before anything is read.
         if let Some(origin) = parts.headers.get(header::ORIGIN)
@@ -795,7 +805,7 @@ fn status_of(e: &Error) -> StatusCode {
     }
 }
 
-async fn read_body(body: Incoming) -> Option<Vec<u8>> {
+async fn read_body(body: RequestBody) -> Option<Vec<u8>> {
     let collected = tokio::time::timeout(
         Duration::from_secs(30),
         Limited::new(body, MAX_FORM_BYTES).collect(),
