@@ -14,7 +14,9 @@
 //! - the TypeScript SDK (`tests/interop/echo_http_server.mjs`), the Python
 //!   SDK (`tests/interop/echo_http_server.py`) and rmcp
 //!   (`tests/interop/rmcp_echo_http`, its binary given as `BENCH_RMCP_ECHO`),
-//!   each with an `echo` tool.
+//!   each with an `echo` tool; rmcp's also as two instances with the
+//!   connections split between them, what a second instance of a server that
+//!   shares nothing gives on this machine (the floor for gatehouse's two).
 //!
 //! The load generator ([`drive`]) holds one keep-alive HTTP/1.1 connection
 //! per client on one thread and sends each client's next request as soon as
@@ -524,12 +526,23 @@ fn gatehouse_target(
 }
 
 fn peer(name: &str, program: PathBuf, args: Vec<String>) -> Target {
+    peers(name, program, args, 1)
+}
+
+/// `instances` copies of a peer, the connections split between them as for
+/// gatehouse's two instances: what this machine gives a second instance of a
+/// server that shares nothing.
+fn peers(name: &str, program: PathBuf, args: Vec<String>, instances: usize) -> Target {
     Target {
         name: name.into(),
         start: Box::new(move || {
-            let mut cmd = Command::new(&program);
-            cmd.args(&args).arg(free_port().to_string());
-            vec![Instance::start(&mut cmd, None)]
+            (0..instances)
+                .map(|_| {
+                    let mut cmd = Command::new(&program);
+                    cmd.args(&args).arg(free_port().to_string());
+                    Instance::start(&mut cmd, None)
+                })
+                .collect()
         }),
         params: echo,
         bearer: None,
@@ -607,7 +620,10 @@ fn main() {
         println!("(Python SDK echo skipped: run scripts/interop-setup.sh)");
     }
     match std::env::var_os("BENCH_RMCP_ECHO") {
-        Some(bin) => targets.push(peer("rmcp echo", bin.into(), Vec::new())),
+        Some(bin) => {
+            targets.push(peer("rmcp echo", bin.clone().into(), Vec::new()));
+            targets.push(peers("rmcp echo, 2 instances", bin.into(), Vec::new(), 2));
+        }
         None => println!(
             "(rmcp echo skipped: BENCH_RMCP_ECHO names its binary; scripts/bench-http.sh builds it)"
         ),

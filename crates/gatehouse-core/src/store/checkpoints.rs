@@ -25,25 +25,30 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     let sql = "INSERT INTO audit_checkpoints (seq, hash, ts, public_key, signature)
                VALUES ($1, $2, $3, $4, $5) ON CONFLICT (seq, public_key) DO NOTHING";
     let context = "storing an audit checkpoint";
-    let row = row.clone();
     // On a SQLite file, on the direct writer's connection, which never copies
     // the WAL into the database inside a commit: a pool connection did (an
-    // fsync) while holding the gate every call's audit entry waits for.
+    // fsync) while holding the gate every call's audit entry waits for. In
+    // place, as the group commit does: a hand-off to a blocking thread here
+    // kept the gate shut for as long as that thread took to be scheduled.
     if let Some(direct) = store.direct_shared() {
-        return tokio::task::spawn_blocking(move || {
-            direct.write(context, |tx| {
-                tx.prepare_cached(sql)?.execute(rusqlite::params![
-                    row.seq,
-                    row.hash,
-                    row.ts,
-                    row.public_key,
-                    row.signature
-                ])
-            })
-        })
-        .await
-        .map_err(|e| Error::new(codes::IO_ERROR, format!("{context}: {e}")))?
-        .map(drop);
+        let insert = move |tx: &rusqlite::Transaction<'_>, row: &CheckpointRow| {
+            tx.prepare_cached(sql)?.execute(rusqlite::params![
+                row.seq,
+                row.hash,
+                row.ts,
+                row.public_key,
+                row.signature
+            ])
+        };
+        if direct.try_write(context, |tx| insert(tx, row))?.is_some() {
+            return Ok(());
+        }
+        // Another process holds the write lock: wait for it off the runtime.
+        let row = row.clone();
+        return tokio::task::spawn_blocking(move || direct.write(context, |tx| insert(tx, &row)))
+            .await
+            .map_err(|e| Error::new(codes::IO_ERROR, format!("{context}: {e}")))?
+            .map(drop);
     }
     sqlx::query(sql)
         .bind(row.seq)

@@ -283,6 +283,39 @@ impl Direct {
         run(conn).map_err(|e| storage(context, e))
     }
 
+    /// Runs `write` in one transaction on the writer's connection, in place,
+    /// for a caller that holds the write gate on the async runtime: `None`
+    /// without writing when another process holds the write lock (the caller
+    /// then waits for it with [`Direct::write`] on a blocking thread).
+    pub(crate) fn try_write<T>(
+        &self,
+        context: &str,
+        write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>> {
+        let mut slot = lock(&self.writer);
+        let conn = opened(&mut slot, &self.path, context)?;
+        conn.busy_timeout(Duration::ZERO)
+            .map_err(|e| storage(context, e))?;
+        let run = |conn: &mut Connection| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let out = write(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        };
+        let written = run(conn);
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| storage(context, e))?;
+        match written {
+            Ok(out) => Ok(Some(out)),
+            Err(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(storage(context, e)),
+        }
+    }
+
     /// Appends `entries` in one transaction and returns their seqs once it
     /// committed. The caller holds the process's writer (see the module doc).
     /// Returns `None` without writing when another process holds the write

@@ -75,7 +75,17 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
     if seq == 0 {
         return Ok(None);
     }
-    if let Some(old) = read_anchor(&anchor)
+    // The key and the anchor are files (or the system's credential store, a
+    // D-Bus round trip): read and signed on a blocking thread, never on the
+    // runtime thread a server's calls are answered on.
+    let (path, head) = (anchor.clone(), hash.clone());
+    let (old, row) = blocking(move || {
+        let old = read_anchor(&path);
+        let row = Signer::load_or_create(&config)?.sign(seq, &head);
+        Ok((old, row))
+    })
+    .await?;
+    if let Some(old) = old
         && sql::entry_hash(&site.store, old.seq).await?.as_deref() != Some(old.hash.as_str())
     {
         return Err(Error::new(
@@ -87,21 +97,19 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
         )
         .hint("run `gatehouse audit verify` and restore the database from a backup"));
     }
-    let signer = Signer::load_or_create(&config)?;
-    let row = signer.sign(seq, &hash);
     sql::insert(&site.store, &row).await?;
     // A blocking thread: the write ends in an fsync, which must not stall a
-    // single-threaded server's other calls.
+    // server's other calls; nor does it hold the write gate.
     let (path, copy) = (anchor.clone(), row.clone());
-    tokio::task::spawn_blocking(move || write_anchor(&path, &copy))
-        .await
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
-        .map_err(|e| {
+    blocking(move || {
+        write_anchor(&path, &copy).map_err(|e| {
             Error::new(
                 codes::IO_ERROR,
-                format!("cannot write the audit anchor {}: {e}", anchor.display()),
+                format!("cannot write the audit anchor {}: {e}", path.display()),
             )
-        })?;
+        })
+    })
+    .await?;
     set_last_seq(&anchor, seq);
     tracing::debug!(seq, "signed an audit checkpoint");
     Ok(Some(row))
@@ -262,6 +270,18 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
     report.anchored_at = trusted.last().map(|(row, _)| row.seq);
     report.unverified_checkpoints = (others > 0).then_some(others);
     Ok(report)
+}
+
+/// Runs `work` on a blocking thread.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|e| {
+        Err(Error::new(
+            codes::IO_ERROR,
+            format!("a checkpoint task failed: {e}"),
+        ))
+    })
 }
 
 fn broken(mut report: Report, seq: i64, problem: String) -> Report {
