@@ -21,5 +21,6 @@ fi
 rmcp_target=${RMCP_ECHO_TARGET:-${CARGO_TARGET_DIR:-target}/rmcp-echo-http}
 CARGO_TARGET_DIR="$rmcp_target" cargo build -q --release \
   --manifest-path tests/interop/rmcp_echo_http/Cargo.toml
-export BENCH_RMCP_ECHO="$rmcp_target/release/rmcp-echo-http"
+# Absolute: cargo bench runs the bench in the package directory.
+export BENCH_RMCP_ECHO="$(realpath "$rmcp_target")/release/rmcp-echo-http"
 cargo bench -q -p gatehouse-cli --bench http
