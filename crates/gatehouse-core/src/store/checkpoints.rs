@@ -40,15 +40,20 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
                 row.signature
             ])
         };
-        if direct.try_write(context, |tx| insert(tx, row))?.is_some() {
+        if direct
+            .write(context, false, |tx| insert(tx, row))?
+            .is_some()
+        {
             return Ok(());
         }
         // Another process holds the write lock: wait for it off the runtime.
         let row = row.clone();
-        return tokio::task::spawn_blocking(move || direct.write(context, |tx| insert(tx, &row)))
-            .await
-            .map_err(|e| Error::new(codes::IO_ERROR, format!("{context}: {e}")))?
-            .map(drop);
+        return tokio::task::spawn_blocking(move || {
+            direct.write(context, true, |tx| insert(tx, &row))
+        })
+        .await
+        .map_err(|e| Error::new(codes::IO_ERROR, format!("{context}: {e}")))?
+        .map(drop);
     }
     sqlx::query(sql)
         .bind(row.seq)

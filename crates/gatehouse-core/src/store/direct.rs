@@ -264,37 +264,21 @@ impl Direct {
         })
     }
 
-    /// Runs `write` in one transaction on the writer's connection, for a
-    /// caller that holds the write gate on a thread that may block (another
-    /// process may hold the lock: the usual busy timeout applies).
+    /// Runs `write` in one transaction on the writer's connection. The caller
+    /// holds the process's write gate (see the module doc). With `wait`,
+    /// another process's write lock is waited for with the usual busy timeout
+    /// (a caller on a thread that may block); without it, `None` comes back at
+    /// once without writing, and a caller on the async runtime then waits on a
+    /// blocking thread.
     pub(crate) fn write<T>(
         &self,
         context: &str,
-        write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T> {
-        let mut slot = lock(&self.writer);
-        let conn = opened(&mut slot, &self.path, context)?;
-        let run = |conn: &mut Connection| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let out = write(&tx)?;
-            tx.commit()?;
-            Ok(out)
-        };
-        run(conn).map_err(|e| storage(context, e))
-    }
-
-    /// Runs `write` in one transaction on the writer's connection, in place,
-    /// for a caller that holds the write gate on the async runtime: `None`
-    /// without writing when another process holds the write lock (the caller
-    /// then waits for it with [`Direct::write`] on a blocking thread).
-    pub(crate) fn try_write<T>(
-        &self,
-        context: &str,
+        wait: bool,
         write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
         let mut slot = lock(&self.writer);
         let conn = opened(&mut slot, &self.path, context)?;
-        conn.busy_timeout(Duration::ZERO)
+        conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;
         let run = |conn: &mut Connection| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -303,12 +287,13 @@ impl Direct {
             Ok(out)
         };
         let written = run(conn);
+        // Reads share this connection: they get the usual timeout back.
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| storage(context, e))?;
         match written {
             Ok(out) => Ok(Some(out)),
             Err(rusqlite::Error::SqliteFailure(f, _))
-                if f.code == rusqlite::ErrorCode::DatabaseBusy =>
+                if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
             {
                 Ok(None)
             }
@@ -317,33 +302,16 @@ impl Direct {
     }
 
     /// Appends `entries` in one transaction and returns their seqs once it
-    /// committed. The caller holds the process's writer (see the module doc).
-    /// Returns `None` without writing when another process holds the write
-    /// lock and `wait` is false.
+    /// committed, as [`Direct::write`] does with `wait`.
     pub(crate) fn append(
         &self,
         entries: &[NewAuditRow],
         ts: i64,
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
-        let context = "committing audit entries";
-        let mut slot = lock(&self.writer);
-        let conn = opened(&mut slot, &self.path, context)?;
-        conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
-            .map_err(|e| storage(context, e))?;
-        let appended = append_in(conn, entries, ts);
-        // Reads share this connection: they get the usual timeout back.
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| storage(context, e))?;
-        match appended {
-            Ok(seqs) => Ok(Some(seqs)),
-            Err(rusqlite::Error::SqliteFailure(f, _))
-                if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(storage(context, e)),
-        }
+        self.write("committing audit entries", wait, |tx| {
+            append_in(tx, entries, ts)
+        })
     }
 }
 
@@ -412,11 +380,10 @@ impl Direct {
 /// rows chained onto it, the head moved, committed. Dropped uncommitted on
 /// any error, so nothing of it stays.
 fn append_in(
-    conn: &mut Connection,
+    tx: &rusqlite::Transaction<'_>,
     entries: &[NewAuditRow],
     ts: i64,
 ) -> rusqlite::Result<Vec<i64>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let (mut seq, mut prev): (i64, String) = tx
         .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -438,6 +405,5 @@ fn append_in(
     }
     tx.prepare_cached("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")?
         .execute(rusqlite::params![seq, prev])?;
-    tx.commit()?;
     Ok(seqs)
 }
