@@ -1241,10 +1241,6 @@ url: string, listen: string, pid?: number,
  */
 started_at: number, 
 /**
- * The names added to the loopback ones, as given.
- */
-added_hosts: Array<string>, added_origins: Array<string>, 
-/**
  * Every `Host` value served and every origin accepted (loopback included).
  */
 hosts: Array<string>, origins: Array<string>, 

@@ -293,8 +293,6 @@ impl Supervised {
             listen: self.spec.listen.to_string(),
             pid: self.pid,
             started_at: self.started_at,
-            added_hosts: self.spec.hosts.clone(),
-            added_origins: self.spec.origins.clone(),
             hosts: all.hosts,
             origins: all.origins,
             oauth_issuer: self.spec.oauth.as_ref().map(|i| i.issuer.clone()),

@@ -339,9 +339,6 @@ pub struct ServeStatus {
     pub pid: Option<u32>,
     /// When it was started (epoch ms).
     pub started_at: i64,
-    /// The names added to the loopback ones, as given.
-    pub added_hosts: Vec<String>,
-    pub added_origins: Vec<String>,
     /// Every `Host` value served and every origin accepted (loopback included).
     pub hosts: Vec<String>,
     pub origins: Vec<String>,
