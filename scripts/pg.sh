@@ -7,6 +7,7 @@
 #   scripts/pg.sh restart [DIR] stop and start (tests of dropped connections)
 #   scripts/pg.sh status [DIR]  exit 0 when running
 #   scripts/pg.sh reset [DIR]   stop and delete the cluster (tests leave databases)
+#   scripts/pg.sh drop-test-dbs [DIR]  drop the databases tests left (gh_*; ~8 MB each)
 #
 # Usage: GATEHOUSE_TEST_PG_URL=$(scripts/pg.sh start) cargo test
 #
@@ -189,6 +190,21 @@ start() {
 	url
 }
 
+# Every test gets its own database and leaves it for a failure to be inspected; a
+# full run leaves a few hundred (about 8 MB each), so test runs drop them.
+drop_test_dbs() {
+	running || die "not running; run: scripts/pg.sh start"
+	local n
+	n=$(psql "$(url)/postgres" -qAt -v ON_ERROR_STOP=1 -c \
+		"SELECT count(*) FROM pg_database WHERE datname LIKE 'gh\\_%'")
+	# One psql for all (\gexec runs each generated statement on its own).
+	psql "$(url)/postgres" -qAt -v ON_ERROR_STOP=1 >&2 <<'SQL'
+SELECT format('DROP DATABASE %I WITH (FORCE)', datname) FROM pg_database
+WHERE datname LIKE 'gh\_%' \gexec
+SQL
+	say "dropped $n test databases"
+}
+
 stop() {
 	if running; then
 		say "stopping PostgreSQL ($DATA)"
@@ -212,9 +228,10 @@ restart)
 	start
 	;;
 status) running ;;
+drop-test-dbs) drop_test_dbs ;;
 reset)
 	stop
 	rm -rf "$DIR"
 	;;
-*) die "usage: scripts/pg.sh start|stop|restart|url|status|reset [DIR]" ;;
+*) die "usage: scripts/pg.sh start|stop|restart|url|status|reset|drop-test-dbs [DIR]" ;;
 esac
