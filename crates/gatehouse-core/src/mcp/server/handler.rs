@@ -557,7 +557,7 @@ impl State {
             Ok(()) => outcome.result,
             Err(e) => tools::Outcome::err(&e).result,
         };
-        serde_json::to_value(result).map_err(|e| internal_error(e.to_string()))
+        Ok(tools::result_value(result))
     }
 
     /// `subscriptions/listen`: acknowledge, then hold the request open until the

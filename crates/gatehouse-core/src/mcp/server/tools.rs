@@ -10,7 +10,7 @@
 //! arguments and the outcome, never the arguments themselves: a URL or a
 //! media upload may carry something the caller would not want in a log.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ContentBlock, TextContent};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -51,6 +51,52 @@ impl Outcome {
             code: Some(e.code),
         }
     }
+}
+
+/// A tool's result as its response carries it, built by moving its parts in.
+/// Equal to `serde_json::to_value(&result)`, which would copy every string in
+/// it (an entry's body twice: as structured content and as its text block).
+pub fn result_value(result: CallToolResult) -> Value {
+    let CallToolResult {
+        result_type,
+        content,
+        structured_content,
+        is_error,
+        meta,
+        ..
+    } = result;
+    let mut out = Map::new();
+    if let Some(t) = result_type {
+        out.insert("resultType".into(), json!(t));
+    }
+    let blocks = content
+        .into_iter()
+        .map(|block| match block {
+            ContentBlock::Text(TextContent {
+                text,
+                meta: None,
+                annotations: None,
+                ..
+            }) => {
+                let mut b = Map::new();
+                b.insert("type".into(), Value::from("text"));
+                b.insert("text".into(), Value::String(text));
+                Value::Object(b)
+            }
+            other => json!(other),
+        })
+        .collect();
+    out.insert("content".into(), Value::Array(blocks));
+    if let Some(v) = structured_content {
+        out.insert("structuredContent".into(), v);
+    }
+    if let Some(e) = is_error {
+        out.insert("isError".into(), Value::Bool(e));
+    }
+    if let Some(m) = meta {
+        out.insert("_meta".into(), json!(m));
+    }
+    Value::Object(out)
 }
 
 /// Runs `spec` for `actor` (already refreshed from the store).
@@ -95,7 +141,7 @@ pub fn admissible(actor: &Actor, spec: &ToolSpec, args: &Map<String, Value>) -> 
 }
 
 fn args<T: DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T> {
-    serde_json::from_value(Value::Object(args.clone())).map_err(|e| {
+    T::deserialize(args).map_err(|e| {
         Error::invalid(
             codes::TOOL_ARGUMENTS_INVALID,
             format!("invalid arguments for {tool}: {e}"),
@@ -406,7 +452,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
 
 pub fn args_digest(args: &Map<String, Value>) -> String {
     hex::encode(Sha256::digest(
-        crate::json::canonical(&Value::Object(args.clone())).as_bytes(),
+        crate::json::canonical_object(args).as_bytes(),
     ))
 }
 
@@ -439,6 +485,33 @@ pub async fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `result_value` moves what `to_value` would copy: the same JSON for
+    /// every shape of result a tool returns.
+    #[test]
+    fn a_result_value_is_its_serde_form() {
+        let mut with_image = CallToolResult::structured(json!({"a": "x\"y", "n": [1, 2.5, null]}));
+        with_image
+            .content
+            .push(ContentBlock::image("aGk=", "image/png"));
+        let mut with_meta = CallToolResult::structured(json!({"b": true}));
+        with_meta.content.push(ContentBlock::Text(
+            TextContent::new("annotated")
+                .with_meta(serde_json::from_value(json!({"k": 1})).unwrap()),
+        ));
+        with_meta.meta = Some(serde_json::from_value(json!({"m": "v"})).unwrap());
+        with_meta.result_type = None;
+        let results = [
+            CallToolResult::structured(json!({"slug": "welcome", "body": "line\nline"})),
+            Outcome::err(&Error::new(codes::CONTENT_NOT_FOUND, "no entry")).result,
+            with_image,
+            with_meta,
+        ];
+        for r in results {
+            let expected = serde_json::to_value(&r).unwrap();
+            assert_eq!(result_value(r), expected);
+        }
+    }
 
     #[test]
     fn equal_arguments_digest_equally() {

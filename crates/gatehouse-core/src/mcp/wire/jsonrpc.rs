@@ -173,9 +173,14 @@ pub fn parse_line(line: &[u8]) -> Option<Message> {
     Some(Message::Response { id, outcome })
 }
 
-/// A success response.
+/// A success response. Built by moving `result` in: `json!` would copy the
+/// whole result (a tool's answer, its body twice) value by value.
 pub fn response(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+    let mut m = Map::new();
+    m.insert("jsonrpc".into(), Value::from("2.0"));
+    m.insert("id".into(), id.clone());
+    m.insert("result".into(), result);
+    Value::Object(m)
 }
 
 /// An error response.
@@ -185,7 +190,13 @@ pub fn error_response(id: &Value, error: &ErrorData) -> Value {
 
 pub fn notification(method: &str, params: Option<Value>) -> Value {
     match params {
-        Some(p) => json!({"jsonrpc": "2.0", "method": method, "params": p}),
+        Some(p) => {
+            let mut m = Map::new();
+            m.insert("jsonrpc".into(), Value::from("2.0"));
+            m.insert("method".into(), Value::from(method));
+            m.insert("params".into(), p);
+            Value::Object(m)
+        }
         None => json!({"jsonrpc": "2.0", "method": method}),
     }
 }
