@@ -31,7 +31,7 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     // place, as the group commit does: a hand-off to a blocking thread here
     // kept the gate shut for as long as that thread took to be scheduled.
     if let Some(direct) = store.direct_shared() {
-        let insert = move |tx: &rusqlite::Transaction<'_>, row: &CheckpointRow| {
+        let insert = move |tx: &rusqlite::Connection, row: &CheckpointRow| {
             tx.prepare_cached(sql)?.execute(rusqlite::params![
                 row.seq,
                 row.hash,

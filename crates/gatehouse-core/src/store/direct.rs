@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use super::audit::{NewAuditRow, entry_hash};
 use super::content::Entry;
@@ -274,19 +274,13 @@ impl Direct {
         &self,
         context: &str,
         wait: bool,
-        write: impl FnOnce(&rusqlite::Transaction<'_>) -> rusqlite::Result<T>,
+        write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
         let mut slot = lock(&self.writer);
         let conn = opened(&mut slot, &self.path, context)?;
         conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;
-        let run = |conn: &mut Connection| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let out = write(&tx)?;
-            tx.commit()?;
-            Ok(out)
-        };
-        let written = run(conn);
+        let written = immediate(conn, write);
         // Reads share this connection: they get the usual timeout back.
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| storage(context, e))?;
@@ -376,14 +370,37 @@ impl Direct {
     }
 }
 
+/// Runs `write` in one `BEGIN IMMEDIATE` transaction on `conn`, committed
+/// when it succeeds and rolled back when anything fails, as rusqlite's
+/// `Transaction` does; but `BEGIN` and `COMMIT` are cached statements here,
+/// where `Transaction` parses both again for every commit.
+fn immediate<T>(
+    conn: &Connection,
+    write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
+    let _rollback = RollbackUnlessCommitted(conn);
+    let out = write(conn)?;
+    conn.prepare_cached("COMMIT")?.execute([])?;
+    Ok(out)
+}
+
+/// Rolls back what is left of a transaction (an error, a failed `COMMIT`, a
+/// panic), so the connection never keeps the write lock.
+struct RollbackUnlessCommitted<'a>(&'a Connection);
+
+impl Drop for RollbackUnlessCommitted<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit() {
+            let _ = self.0.execute_batch("ROLLBACK");
+        }
+    }
+}
+
 /// [`Direct::append`]'s transaction: the head read under the write lock, the
 /// rows chained onto it, the head moved, committed. Dropped uncommitted on
 /// any error, so nothing of it stays.
-fn append_in(
-    tx: &rusqlite::Transaction<'_>,
-    entries: &[NewAuditRow],
-    ts: i64,
-) -> rusqlite::Result<Vec<i64>> {
+fn append_in(tx: &Connection, entries: &[NewAuditRow], ts: i64) -> rusqlite::Result<Vec<i64>> {
     let (mut seq, mut prev): (i64, String) = tx
         .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
