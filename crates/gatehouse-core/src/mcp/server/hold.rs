@@ -145,8 +145,8 @@ pub async fn gate(
     let approved = tokio::select! {
         approved = waited => approved,
         () = late.cut_short() => {
-            guard.abandon(SERVER_STOPPING).await;
-            return Ok(Pass::Stopped(stopped_while_held(&held)));
+            let decided_first = !guard.abandon(SERVER_STOPPING).await;
+            return Ok(Pass::Stopped(stopped_while_held(&held, decided_first)));
         }
     };
     let outcome = match approved {
@@ -551,12 +551,18 @@ fn timed_out(held: &HeldCall) -> Error {
     ))
 }
 
-/// The answer for a call whose server stopped while it was held.
-fn stopped_while_held(held: &HeldCall) -> Error {
+/// The answer for a call whose server stopped while it was held; a decision
+/// that ended the hold in the same instant changes nothing but the wording.
+fn stopped_while_held(held: &HeldCall, decided_first: bool) -> Error {
+    let how = if decided_first {
+        "was decided as the server stopped, too late to run"
+    } else {
+        "was abandoned before anyone approved it"
+    };
     Error::new(
         Code::APPROVAL_HOLDER_GONE,
         format!(
-            "the server is shutting down: held call {} ({}) was abandoned before anyone approved it; nothing was run",
+            "the server is shutting down: held call {} ({}) {how}; nothing was run",
             held.id, held.tool
         ),
     )
@@ -636,10 +642,10 @@ impl Guard {
 
     /// Ends the hold `abandoned` now, so the answer follows its end; when that
     /// cannot be written in time, the end is left to `Drop` (written while
-    /// the server stops).
-    async fn abandon(self, found_by: &str) {
+    /// the server stops). `false` when a decision ended the hold first.
+    async fn abandon(self, found_by: &str) -> bool {
         let Some(held) = self.held.clone() else {
-            return;
+            return true;
         };
         let ended = approvals::conclude(
             &self.site.store,
@@ -650,12 +656,17 @@ impl Guard {
         );
         match tokio::time::timeout(ABANDON_GRACE, ended).await {
             // Ended now, or by someone else first: either way not ours to end again.
-            Ok(Ok(_)) => self.disarm(),
+            Ok(Ok(won)) => {
+                self.disarm();
+                won
+            }
             Ok(Err(e)) => {
-                tracing::error!(code = %e.code, hold = %held.id, "could not record an abandoned hold; retrying")
+                tracing::error!(code = %e.code, hold = %held.id, "could not record an abandoned hold; retrying");
+                true
             }
             Err(_) => {
-                tracing::warn!(hold = %held.id, "recording an abandoned hold after the answer")
+                tracing::warn!(hold = %held.id, "recording an abandoned hold after the answer");
+                true
             }
         }
     }
