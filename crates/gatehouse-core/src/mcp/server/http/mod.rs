@@ -36,7 +36,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
 use super::Limits;
-use super::call_record::{CALL_BOUND, Late};
+use super::call_record::{ANSWER_GRACE, CALL_BOUND, Late};
 use crate::error::{Error, Result, codes};
 use crate::site::Site;
 use crate::site::serve::{self, ServeConfig};
@@ -227,8 +227,9 @@ pub fn check_exposure(opts: &Options) -> Result<()> {
 
 /// Serves MCP over HTTP on `opts.listen` until `stop` resolves; `ready` gets
 /// the bound address (port 0 picks a free one) once requests are accepted.
-/// In-flight requests then get [`HttpLimits::drain`] to finish; calls cut
-/// short after that are recorded `interrupted` before this returns.
+/// In-flight requests then get [`HttpLimits::drain`] to finish; calls still
+/// running after that are answered with the shutdown error and recorded
+/// `interrupted` (a held call's hold `abandoned`) before this returns.
 pub async fn run(
     site: Site,
     opts: Options,
@@ -345,10 +346,16 @@ pub async fn run(
         .await
         .is_err()
     {
-        tracing::warn!("in-flight requests did not finish in time; abandoning them");
-        // Calls dropped from now on are recorded `interrupted`.
+        tracing::warn!("in-flight requests did not finish in time; answering them as cut short");
+        // Each call records itself `interrupted` and answers with the shutdown
+        // error (as JSON or as its stream's last event); the connections,
+        // already told to close, then end after their answers.
         late.interrupting();
-        tasks.abort_all();
+        let answered = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(ANSWER_GRACE, answered).await.is_err() {
+            tracing::warn!("in-flight requests could not be answered in time; abandoning them");
+            tasks.abort_all();
+        }
     }
     while tasks.join_next().await.is_some() {}
     late.wait(CALL_BOUND).await;
