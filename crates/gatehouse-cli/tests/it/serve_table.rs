@@ -131,3 +131,43 @@ fn an_unknown_or_bad_serve_key_is_a_clear_error_naming_it() {
     assert!(f.stderr.contains("[serve] behind_proxy"), "{}", f.stderr);
     assert!(f.stderr.contains("not an IP address"), "{}", f.stderr);
 }
+
+/// The log lines before serve listens, with `extra` flags.
+fn first_log_lines(site: &TestSite, extra: &[&str]) -> Vec<String> {
+    use std::io::BufRead as _;
+    let mut child = site
+        .command()
+        .env("GATEHOUSE_LOG", "debug")
+        .arg("serve")
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.starts_with("gatehouse serve: listening on ") {
+            break;
+        }
+        lines.push(line);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    lines
+}
+
+/// Logging starts before the site is opened, yet follows `[serve]
+/// log_format`; `--log-format` wins over it.
+#[test]
+fn the_log_format_comes_from_the_table_unless_the_flag_says() {
+    let site = TestSite::new("serve-table-log");
+    with_table(&site, "listen = \"127.0.0.1:0\"\nlog_format = \"json\"");
+    let json = first_log_lines(&site, &[]);
+    assert!(!json.is_empty());
+    assert!(json.iter().all(|l| l.starts_with('{')), "{json:?}");
+    let text = first_log_lines(&site, &["--log-format", "text"]);
+    assert!(!text.is_empty());
+    assert!(text.iter().all(|l| !l.starts_with('{')), "{text:?}");
+}
