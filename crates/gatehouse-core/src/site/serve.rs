@@ -861,8 +861,20 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// `p` (written Unix-absolute) as an absolute path here: Windows, where
+    /// these tests also run (under Wine), wants a drive in front.
+    fn abs(p: &str) -> String {
+        if cfg!(windows) {
+            format!("C:{p}")
+        } else {
+            p.to_string()
+        }
+    }
+
+    /// Reads `[serve]` of `text`, whose quoted absolute paths go through [`abs`].
     fn parse(text: &str) -> Result<ServeTable> {
-        let value: toml::Value = toml::from_str(text).unwrap();
+        let text = text.replace("\"/", &format!("\"{}", abs("/")));
+        let value: toml::Value = toml::from_str(&text).unwrap();
         let serve = value
             .get("serve")
             .cloned()
@@ -922,7 +934,10 @@ log_format = "json"
         assert_eq!(t.public_url, Some(Some("https://mcp.example.org".into())));
         let c = t.resolve().unwrap();
         assert_eq!(c.listen.to_string(), "0.0.0.0:8808");
-        assert_eq!(c.tls.unwrap().key, PathBuf::from("/etc/gatehouse/key.pem"));
+        assert_eq!(
+            c.tls.unwrap().key,
+            PathBuf::from(abs("/etc/gatehouse/key.pem"))
+        );
         assert!(c.require_key);
         assert_eq!(c.rate_per_key, Some(2.5));
         assert_eq!(c.max_body_bytes, Some(65536));
@@ -1083,8 +1098,8 @@ log_format = "json"
             (Key::AllowHosts, Raw::List(&["Other.example".to_string()])),
             (Key::PublicUrl, Raw::Text("")),
             (Key::OauthDocumentHosts, Raw::List(&[String::new()])),
-            (Key::TlsCert, Raw::Text("/other/cert.pem")),
-            (Key::TlsKey, Raw::Text("/other/key.pem")),
+            (Key::TlsCert, Raw::Text(&abs("/other/cert.pem"))),
+            (Key::TlsKey, Raw::Text(&abs("/other/key.pem"))),
             (Key::RequireKey, Raw::Bool(false)),
             (Key::RatePerKey, Raw::Number(7.0)),
         ])
@@ -1093,7 +1108,7 @@ log_format = "json"
         assert_eq!(c.listen.to_string(), "127.0.0.1:9000");
         assert_eq!(c.hosts, ["other.example"]);
         assert!(c.oauth.is_none());
-        assert_eq!(c.tls.unwrap().cert, PathBuf::from("/other/cert.pem"));
+        assert_eq!(c.tls.unwrap().cert, PathBuf::from(abs("/other/cert.pem")));
         assert!(!c.require_key);
         assert_eq!(c.rate_per_key, Some(7.0));
         // What the flags leave alone comes from the table.
