@@ -723,7 +723,7 @@ impl Server {
             if !era::supported().contains(&v.as_str()) {
                 return unsupported(&id, v);
             }
-            if let Err(why) = check_headers(headers, version_header, v, &method, params) {
+            if let Err(why) = check_headers(headers, version_header, v, method, params) {
                 return header_mismatch(&id, why);
             }
             None
