@@ -437,6 +437,9 @@ pub enum Code {
     LISTEN_UNSAFE,
     /// The TLS certificate or key cannot be read or used.
     TLS_INVALID,
+    /// A setting of `gatehouse serve` (a flag, `[serve]` in gatehouse.toml,
+    /// the Serve form) looks like a secret; these settings are kept in clear text.
+    SERVE_SETTING_SECRET,
     /// The desktop's `gatehouse serve` is running already.
     SERVE_ALREADY_RUNNING,
     /// The desktop's `gatehouse serve` is not running.
