@@ -580,3 +580,91 @@ fn a_held_stdio_call_at_eof_or_sigterm_is_answered_with_a_shutdown_error() {
     let verified = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verified["ok"], true, "{verified}");
 }
+
+/// `gatehouse mcp` asking the client's user (form elicitation) when SIGTERM
+/// comes: the question is withdrawn (`notifications/cancelled` for it), then
+/// the call is answered with the shutdown error, and the hold ends
+/// `abandoned`, recorded by the stopping server.
+#[cfg(unix)]
+#[test]
+fn a_call_waiting_on_the_clients_user_at_sigterm_withdraws_the_question_and_is_answered() {
+    let site = TestSite::new("approvals_stdio_ask_stop");
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{text}\n[approvals]\neffects = [\"publish\"]\ndecide = \"client\"\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let (key, key_id) = site.mint("editor");
+    let caller = format!("key:{key_id}");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);
+    let init = mcp.request(
+        0,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "asker", "version": "1"},
+            "capabilities": {"elicitation": {"form": {}}}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let draft = mcp.call(
+        1,
+        "content_write_draft",
+        serde_json::json!({"slug": "asked", "title": "asked", "body": "x"}),
+        None,
+    );
+    assert_eq!(draft["result"]["isError"], false, "{draft}");
+    mcp.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "content_publish", "arguments": {"slug": "asked"}}}),
+    );
+    let question = mcp.recv();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let text = question["params"]["message"].as_str().unwrap();
+    let held: String = text[text.find("hold_").expect("the hold's id")..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+        .collect();
+    assert_eq!(hold(&site, &held)["status"], "waiting");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(mcp.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let reply = mcp.response(&serde_json::json!(2));
+    let withdrawn = mcp
+        .notifications
+        .iter()
+        .find(|n| n["method"] == "notifications/cancelled")
+        .unwrap_or_else(|| panic!("the question was not withdrawn: {:?}", mcp.notifications));
+    assert_eq!(
+        withdrawn["params"]["requestId"], question["id"],
+        "{withdrawn}"
+    );
+    stopped_while_held(&reply, serde_json::json!(2), &held);
+    let status = crate::mcp_util::wait_exit(&mut mcp.child);
+    assert!(status.success(), "{status}; {}", mcp.stderr());
+    let h = hold(&site, &held);
+    assert_eq!(
+        (&h["status"], &h["decided_by"]),
+        (&"abandoned".into(), &"gatehouse".into()),
+        "{h}"
+    );
+    let ends: Vec<_> = hold_entries(&site, &held)
+        .into_iter()
+        .map(|(a, _, d)| (a, d["found_by"].clone()))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("approval.asked".to_string(), Value::Null),
+            ("approval.abandoned".to_string(), "server stopping".into())
+        ],
+        "{ends:?}"
+    );
+    let publish = call_entries(&site, &caller, "content_publish");
+    assert_eq!(publish.len(), 1, "{publish:?}");
+    assert_eq!(publish[0]["outcome"], "interrupted", "{publish:?}");
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}

@@ -265,12 +265,12 @@ impl State {
         lock(&self.pending).remove(&id.to_string());
     }
 
-    /// Gives up on a request sent to the client and tells it so.
-    pub async fn cancel_client_request(&self, id: &Value) {
+    /// Gives up on a request sent to the client and tells it why.
+    pub async fn cancel_client_request(&self, id: &Value, reason: &str) {
         lock(&self.pending).remove(&id.to_string());
         self.send(jsonrpc::notification(
             "notifications/cancelled",
-            Some(json!({"requestId": id, "reason": "no answer in time"})),
+            Some(json!({"requestId": id, "reason": reason})),
         ))
         .await;
     }

@@ -136,15 +136,24 @@ pub async fn gate(
     }
     let late = state.late_records();
     let guard = Guard::new(site, &held, late.clone());
+    // The question sent to the client's user, while it waits for an answer.
+    let asked = std::sync::Mutex::new(None);
     let waited = async {
         match decider {
-            Decide::Client => ask_client(state, &held, &label, client.as_deref()).await,
+            Decide::Client => ask_client(state, &held, &label, client.as_deref(), &asked).await,
             Decide::Owner => wait_for_owner(state, &held, progress).await,
         }
     };
+    let mut waited = std::pin::pin!(waited);
     let approved = tokio::select! {
-        approved = waited => approved,
+        approved = &mut waited => approved,
         () = late.cut_short() => {
+            // The question is withdrawn (the wait, kept until here, has not
+            // forgotten it yet), so the client's user is not left asked.
+            let question = crate::sync::lock(&asked).take();
+            if let Some(id) = question {
+                state.cancel_client_request(&id, "the server is shutting down").await;
+            }
             let decided_first = !guard.abandon(SERVER_STOPPING).await;
             return Ok(Pass::Stopped(stopped_while_held(&held, decided_first)));
         }
@@ -382,17 +391,20 @@ pub fn shown_arguments(args: &Map<String, Value>) -> Value {
 }
 
 /// Asks the client's user through `elicitation/create` and waits for the
-/// answer until the hold's timeout, renewing the hold meanwhile.
+/// answer until the hold's timeout, renewing the hold meanwhile; `asked`
+/// gets the request's id (a stopping server withdraws the question).
 async fn ask_client(
     state: &State,
     held: &HeldCall,
     caller: &str,
     client: Option<&str>,
+    asked: &std::sync::Mutex<Option<Value>>,
 ) -> Result<()> {
     let store = &state.site().store;
     let params = question(held);
     let left = Duration::from_millis(u64::try_from(held.expires_at - now_ms()).unwrap_or(0));
     let (id, answer) = state.request_client("elicitation/create", params).await;
+    *crate::sync::lock(asked) = Some(id.clone());
     // However this ends (a cancelled call drops it here), the request is forgotten.
     let _forget = Forget { state, id: &id };
     // The hold is renewed while the answer is awaited (renewing never ends by itself).
@@ -429,7 +441,7 @@ async fn ask_client(
             )),
         ),
         Err(_) => {
-            state.cancel_client_request(&id).await;
+            state.cancel_client_request(&id, "no answer in time").await;
             (Status::TimedOut, Some(timed_out(held)))
         }
     };
