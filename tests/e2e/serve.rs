@@ -14,8 +14,8 @@ use anyhow::{Context, Result, bail, ensure};
 use fantoccini::Client;
 
 use super::webdriver::{
-    Cli, Driver, PATIENCE, click, open_site, scratch_site, screenshot, select, text_of, type_into,
-    wait_for, wait_for_text,
+    Cli, Driver, PATIENCE, click, eval, open_site, scratch_site, screenshot, select, text_of,
+    type_into, wait_for, wait_for_text,
 };
 
 /// A JSON-RPC POST to `url` with curl; returns the HTTP status.
@@ -183,6 +183,33 @@ async fn panel(client: &Client, site: &Path, home: &Path) -> Result<()> {
             .await?,
         "the allowlist is editable again"
     );
+
+    // What was started is kept in [serve] of gatehouse.toml, beside what the
+    // admin wrote there, and the panel opens on it again.
+    let kept = std::fs::read_to_string(site.join("gatehouse.toml"))?;
+    ensure!(
+        kept.contains("rate_per_key = 1")
+            && kept.contains(&format!("listen = \"127.0.0.1:{port}\""))
+            && kept.contains("allow_hosts = [\"gatehouse.test\"]"),
+        "{kept}"
+    );
+    click(client, "#nav-keys").await?;
+    click(client, "#nav-serve").await?;
+    wait_for(client, "#serve-none").await?;
+    let shown: String = eval(
+        client,
+        "return document.getElementById('serve-listen').value",
+        vec![],
+    )
+    .await?;
+    ensure!(shown == format!("127.0.0.1:{port}"), "{shown}");
+    let hosts: String = eval(
+        client,
+        "return document.getElementById('serve-hosts').value",
+        vec![],
+    )
+    .await?;
+    ensure!(hosts == "gatehouse.test", "{hosts}");
     Ok(())
 }
 

@@ -113,7 +113,9 @@ impl Ctx {
     }
 }
 
-fn init_tracing() {
+/// Logging starts once the arguments are parsed: `gatehouse serve` logs JSON
+/// when `--log-format json` or `[serve] log_format` says so.
+fn init_tracing(json: bool) {
     // stdout is for results (and the MCP protocol): diagnostics go to stderr, no ANSI.
     let filter = tracing_subscriber::EnvFilter::try_from_env("GATEHOUSE_LOG")
         .unwrap_or_else(|_| "warn".into());
@@ -121,12 +123,6 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(false);
-    // Read before clap: logging starts before the arguments are parsed.
-    let args: Vec<String> = std::env::args().collect();
-    let json = args
-        .windows(2)
-        .any(|w| w[0] == "--log-format" && w[1] == "json")
-        || args.iter().any(|a| a == "--log-format=json");
     if json {
         builder.json().init();
     } else {
@@ -134,18 +130,39 @@ fn init_tracing() {
     }
 }
 
+/// The site folder as [`run`] will resolve it, for the choice of log format.
+fn site_dir(cli: &Cli) -> Option<PathBuf> {
+    let flags = Flags {
+        site: cli.site.clone(),
+        database_url: None,
+    };
+    Settings::resolve(&flags, gatehouse_core::host_env::host_var)
+        .ok()
+        .map(|s| s.dir)
+}
+
 #[allow(unsafe_code)]
 fn main() -> ExitCode {
     // SAFETY: no other thread exists yet (tracing starts none, the runtime
     // is built below).
     unsafe { gatehouse_core::host_env::take_host_secrets() };
-    init_tracing();
+    let cli = Cli::try_parse();
+    let json_logs = match &cli {
+        Ok(
+            parsed @ Cli {
+                command: Command::Serve(args),
+                ..
+            },
+        ) => args.json_logs(site_dir(parsed).as_deref()),
+        _ => false,
+    };
+    init_tracing(json_logs);
     // Non-dumpable (children cannot read our environment or memory through
     // /proc) and the subreaper of escaped descendants.
     if let Err(e) = gatehouse_core::sandbox::harden_host() {
         tracing::warn!(error = %e, "host hardening failed");
     }
-    let cli = match Cli::try_parse() {
+    let cli = match cli {
         Ok(cli) => cli,
         Err(e) => return output::parse_failed(&e, asked_for_json(std::env::args_os())),
     };

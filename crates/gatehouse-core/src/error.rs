@@ -395,7 +395,9 @@ pub enum Code {
     APPROVAL_ALREADY_DECIDED,
     /// The held call's timeout passed before this decision.
     APPROVAL_EXPIRED,
-    /// The server holding the call is gone: the call was recorded as not run.
+    /// The server holding the call is gone, or is shutting down (then its
+    /// caller is answered with this, `detail.reason` `server_stopping`): the
+    /// call was recorded as not run.
     APPROVAL_HOLDER_GONE,
     /// The actor whose call is held cannot decide it.
     APPROVAL_SELF_DECISION,
@@ -435,6 +437,9 @@ pub enum Code {
     LISTEN_UNSAFE,
     /// The TLS certificate or key cannot be read or used.
     TLS_INVALID,
+    /// A setting of `gatehouse serve` (a flag, `[serve]` in gatehouse.toml,
+    /// the Serve form) looks like a secret; these settings are kept in clear text.
+    SERVE_SETTING_SECRET,
     /// The desktop's `gatehouse serve` is running already.
     SERVE_ALREADY_RUNNING,
     /// The desktop's `gatehouse serve` is not running.
@@ -484,6 +489,10 @@ pub enum Code {
     CALL_INVALID,
     CALL_TIMEOUT,
     CALL_CANCELLED,
+    /// The server exited under a call. `gatehouse mcp` and `serve` answer a
+    /// call they cut short when they stop with it too (`detail.reason`
+    /// `server_stopping`; `detail.outcome` `failed` for a read, else
+    /// `outcome_unknown`).
     SERVER_EXITED,
     RESOURCE_LIMIT,
     HOST_KILLED,

@@ -86,4 +86,6 @@ commands! {
     serve::serve_status(ServeStatusArgs) -> Option<ServeStatus>,
     serve::stop_serve(StopServeArgs) -> ServeStatus,
     serve::serve_client_configs(ServeClientConfigsArgs) -> Vec<RemoteConfig>,
+    serve::serve_saved_settings(ServeSavedSettingsArgs) -> ServeSettings,
+    serve::save_serve_settings(SaveServeSettingsArgs) -> ServeSettings,
 }

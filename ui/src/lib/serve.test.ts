@@ -28,6 +28,7 @@ describe("settingsOf and formOf", () => {
     tlsCert: " /etc/gh/cert.pem",
     tlsKey: "/etc/gh/key.pem ",
     proxies: "10.0.0.1\n\n10.0.0.2",
+    requireKey: true,
   };
 
   it("sends every field as text, trimmed, lists split, for Rust to check", () => {
@@ -39,6 +40,7 @@ describe("settingsOf and formOf", () => {
       tls_cert: "/etc/gh/cert.pem",
       tls_key: "/etc/gh/key.pem",
       behind_proxy: ["10.0.0.1", "10.0.0.2"],
+      require_key: true,
     });
   });
 
@@ -46,9 +48,11 @@ describe("settingsOf and formOf", () => {
     expect(settingsOf({ ...form, publicUrl: "http://mcp.example.org" }).public_url).toBe("http://mcp.example.org");
   });
 
-  it("fills the form back from a running server's settings", () => {
+  it("fills the form back from a running server's or the saved settings", () => {
     const settings = settingsOf(form);
     expect(settingsOf(formOf(settings))).toEqual(settings);
+    const off = settingsOf({ ...form, requireKey: false });
+    expect(formOf(off).requireKey).toBe(false);
   });
 });
 

@@ -29,6 +29,7 @@ export interface ServeForm {
   tlsCert: string;
   tlsKey: string;
   proxies: string;
+  requireKey: boolean;
 }
 
 /**
@@ -44,10 +45,14 @@ export function settingsOf(form: ServeForm): ServeSettings {
     tls_cert: form.tlsCert.trim(),
     tls_key: form.tlsKey.trim(),
     behind_proxy: listEntries(form.proxies),
+    require_key: form.requireKey,
   };
 }
 
-/** The form that shows `settings` (a running server's, to start it again). */
+/**
+ * The form that shows `settings`: a running server's (to start it again), or
+ * the ones kept in `[serve]` of the site's gatehouse.toml.
+ */
 export function formOf(settings: ServeSettings): ServeForm {
   return {
     listen: settings.listen,
@@ -57,6 +62,7 @@ export function formOf(settings: ServeSettings): ServeForm {
     tlsCert: settings.tls_cert,
     tlsKey: settings.tls_key,
     proxies: settings.behind_proxy.join("\n"),
+    requireKey: settings.require_key,
   };
 }
 

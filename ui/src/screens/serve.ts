@@ -125,6 +125,7 @@ export const serve: Screen = {
     const tlsCert = input("serve-tls-cert", "/etc/gatehouse/cert.pem");
     const tlsKey = input("serve-tls-key", "/etc/gatehouse/key.pem");
     const proxies = h("textarea", { id: "serve-proxies", class: "input mono", rows: 1, spellcheck: false, placeholder: "127.0.0.1" });
+    const requireKey = h("input", { id: "serve-require-key", type: "checkbox" });
     const fields = { listen, hosts, origins, publicUrl, tlsCert, tlsKey, proxies };
     const readForm = (): ServeForm => ({
       listen: listen.value,
@@ -134,13 +135,29 @@ export const serve: Screen = {
       tlsCert: tlsCert.value,
       tlsKey: tlsKey.value,
       proxies: proxies.value,
+      requireKey: requireKey.checked,
     });
+    const fillForm = (form: ServeForm): void => {
+      for (const [name, field] of Object.entries(fields)) field.value = form[name as keyof typeof fields];
+      requireKey.checked = form.requireKey;
+    };
     /** Whether the form was filled from a running server (once, when the panel opens). */
     let filled = false;
+    /** Whether the admin has touched the form: the saved settings then arrive too late to replace it. */
+    let touched = false;
+    for (const field of [...Object.values(fields), requireKey]) {
+      for (const event of ["focus", "input", "change"]) {
+        field.addEventListener(event, () => {
+          touched = true;
+        });
+      }
+    }
     const start = h("button", { id: "serve-start", type: "button", class: "button button-primary" }, "Start");
+    const save = h("button", { id: "serve-save", type: "button", class: "button" }, "Save");
     const stop = h("button", { id: "serve-stop", type: "button", class: "button button-danger" }, "Stop");
     const result = h("div", { id: "serve-result", class: "result", "aria-live": "polite" });
-    const live = h("div", { id: "serve-live" }, h("p", { id: "serve-none", class: "muted" }, "Not running."));
+    // "Not running." appears once the saved settings and the server's state are read.
+    const live = h("div", { id: "serve-live" });
     const keySelect = h("select", { id: "serve-key", class: "input" }, h("option", { value: "" }, "public (no key)"));
     const configs = h("div", { id: "serve-configs" });
     const guide = h("div", { id: "serve-guide" }, connectGuide(null));
@@ -149,7 +166,9 @@ export const serve: Screen = {
 
     const setRunning = (running: boolean): void => {
       for (const field of Object.values(fields)) field.disabled = running;
+      requireKey.disabled = running;
       start.disabled = running;
+      save.disabled = running;
       stop.disabled = !running;
     };
     setRunning(false);
@@ -171,8 +190,7 @@ export const serve: Screen = {
       const running = status?.running ?? false;
       if (running && status && !filled) {
         // The panel opened on a server already running: show its settings.
-        const form = formOf(status.settings);
-        for (const [name, field] of Object.entries(fields)) field.value = form[name as keyof ServeForm];
+        fillForm(formOf(status.settings));
       }
       filled = true;
       setRunning(running);
@@ -194,21 +212,49 @@ export const serve: Screen = {
         const status = await call("serve_status", {});
         if (!signal.aborted) show(status);
       } catch (raw) {
+        if (signal.aborted) return;
+        result.replaceChildren(errorView(toGatehouseError(raw)));
+        if (live.childElementCount === 0) live.replaceChildren(h("p", { id: "serve-none", class: "muted" }, "Not running."));
+      }
+    };
+
+    /** Opens on the settings kept in gatehouse.toml, unless a server runs (then its own) or the admin typed first. */
+    const opening = async (): Promise<void> => {
+      try {
+        const saved = await call("serve_saved_settings", {});
+        if (!signal.aborted && !touched) fillForm(formOf(saved));
+      } catch (raw) {
         if (!signal.aborted) result.replaceChildren(errorView(toGatehouseError(raw)));
       }
+      await refresh();
     };
 
     start.addEventListener("click", () => {
       start.disabled = true;
+      save.disabled = true;
       result.replaceChildren(h("p", { class: "muted" }, "Starting…"));
       call("start_serve", { settings: settingsOf(readForm()) })
         .then((status) => {
-          result.replaceChildren(successView("Serving", status.url));
+          result.replaceChildren(successView("Serving, settings saved", status.url));
           show(status);
         })
         .catch((raw: unknown) => {
           result.replaceChildren(errorView(toGatehouseError(raw)));
           setRunning(false);
+        });
+    });
+    save.addEventListener("click", () => {
+      save.disabled = true;
+      call("save_serve_settings", { settings: settingsOf(readForm()) })
+        .then((saved) => {
+          fillForm(formOf(saved));
+          result.replaceChildren(successView("Saved", "[serve] in gatehouse.toml: the defaults of this panel and of gatehouse serve"));
+        })
+        .catch((raw: unknown) => {
+          result.replaceChildren(errorView(toGatehouseError(raw)));
+        })
+        .finally(() => {
+          save.disabled = start.disabled;
         });
     });
     stop.addEventListener("click", () => {
@@ -236,7 +282,7 @@ export const serve: Screen = {
     signal.addEventListener("abort", () => {
       clearInterval(timer);
     });
-    void refresh();
+    void opening();
     void showConfigs();
     return frame(
       panel(
@@ -259,12 +305,14 @@ export const serve: Screen = {
           tlsKey,
           h("label", { for: "serve-proxies", class: "field-label" }, "Proxies in front (--behind-proxy)"),
           proxies,
+          h("span", { class: "field-label" }, "Keys (--require-key)"),
+          h("label", { class: "check" }, requireKey, " Refuse requests without a key"),
           h(
             "p",
             { class: "muted form-note" },
-            "A public URL turns on OAuth, so claude.ai, Claude Desktop and ChatGPT can connect; it is https, or http for a loopback address only. Beyond loopback, serve needs TLS files or the address of the TLS-terminating proxy in front.",
+            "A public URL turns on OAuth, so claude.ai, Claude Desktop and ChatGPT can connect; it is https, or http for a loopback address only. Beyond loopback, serve needs TLS files or the address of the TLS-terminating proxy in front. Start and Save keep these settings in [serve] of the site's gatehouse.toml, where gatehouse serve reads them too.",
           ),
-          h("div", { class: "toolbar" }, start, stop),
+          h("div", { class: "toolbar" }, start, save, stop),
         ),
         result,
         live,

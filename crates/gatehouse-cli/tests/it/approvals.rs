@@ -374,50 +374,297 @@ fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
     assert_eq!(verified["ok"], true, "{verified}");
 }
 
+/// The answer a client gets for a call cut short by a stopping server: a
+/// JSON-RPC error (the server error `-32000`) whose data carries the stable
+/// code and says so; returns the data.
+#[cfg(unix)]
+fn stopping_error(reply: &Value, id: Value, code: &str) -> Value {
+    assert_eq!(reply["id"], id, "{reply}");
+    assert!(reply.get("result").is_none(), "{reply}");
+    let error = &reply["error"];
+    assert_eq!(error["code"], -32000, "{reply}");
+    let data = error["data"].clone();
+    assert_eq!(data["code"], code, "{reply}");
+    assert_eq!(data["detail"]["reason"], "server_stopping", "{reply}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("shutting down"), "{reply}");
+    assert_eq!(data["message"], message, "{reply}");
+    data
+}
+
+/// A held call's answer when its server stops: the approval was abandoned,
+/// nothing ran.
+#[cfg(unix)]
+fn stopped_while_held(reply: &Value, id: Value, hold: &str) {
+    let data = stopping_error(reply, id, "APPROVAL_HOLDER_GONE");
+    assert!(
+        data["message"].as_str().unwrap().contains("abandoned"),
+        "{reply}"
+    );
+    assert_eq!(data["detail"]["hold"], hold, "{reply}");
+    assert_eq!(data["detail"]["ran"], false, "{reply}");
+}
+
+/// The `mcp.tool_call` entries of `caller`'s `tool`, as their details.
+#[cfg(unix)]
+fn call_entries(site: &TestSite, caller: &str, tool: &str) -> Vec<Value> {
+    site.audit()
+        .into_iter()
+        .filter(|e| e["action"] == "mcp.tool_call" && e["actor"] == caller && e["subject"] == tool)
+        .map(|e| serde_json::from_str(e["detail"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+/// After a held call was cut short by its server stopping: the hold ended
+/// `abandoned` by the stopping server itself, the call has one entry
+/// (`interrupted`, with the code its client was answered), the chain holds.
+#[cfg(unix)]
+fn held_call_settled_by_the_stop(site: &TestSite, hold: &str, caller: &str, slug: &str) {
+    settled_not_run(site, hold, "abandoned", slug);
+    assert_eq!(hold_entries(site, hold)[1].2["found_by"], "server stopping");
+    let publish = call_entries(site, caller, "content_publish");
+    assert_eq!(publish.len(), 1, "{publish:?}");
+    assert_eq!(publish[0]["outcome"], "interrupted", "{publish:?}");
+    assert_eq!(publish[0]["code"], "APPROVAL_HOLDER_GONE", "{publish:?}");
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
 /// SIGTERM while a call waits for the owner: the server stops within its
-/// drain bound (not the hold's timeout) and records the hold as not run
-/// itself, so nothing waits in the queue for a server that is gone.
+/// drain bound (not the hold's timeout), and the client that sent the call
+/// over JSON is answered with a JSON-RPC error saying the server is shutting
+/// down and the approval was abandoned, never left with a connection cut
+/// under it. The stopping server ends the hold itself, so nothing waits in
+/// the queue for a server that is gone.
 #[cfg(unix)]
 #[test]
-fn sigterm_ends_a_held_http_call_within_the_drain_and_records_it_not_run() {
-    let site = TestSite::new("approvals_http_term");
+fn a_held_json_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cut_connection() {
+    let site = TestSite::new("approvals_http_term_json");
     owner_decides(&site, 120);
     let (key, key_id) = site.mint("editor");
-    let serve = Serve::start(&site, &["--drain", "2"]);
-    write_draft(&serve, &key, "stopped");
+    let caller = format!("key:{key_id}");
+    let serve = Serve::start(&site, &["--drain", "1"]);
+    write_draft(&serve, &key, "json-cut");
     let (addr, k) = (serve.addr.clone(), key.clone());
     let waiting = std::thread::spawn(move || {
-        call(
+        let auth = format!("Bearer {k}");
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+            "params": {"name": "content_publish", "arguments": {"slug": "json-cut"}}});
+        try_request(
             &addr,
-            &k,
-            "content_publish",
-            serde_json::json!({"slug": "stopped"}),
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", LEGACY),
+                ("Authorization", &auth),
+            ],
+            &serde_json::to_vec(&body).unwrap(),
         )
     });
-    let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+    let hold = waiting_holds(&site, &caller, 1).remove(0);
     let stopping = Instant::now();
     let status = serve.terminate();
-    let took = stopping.elapsed();
-    eprintln!("SIGTERM with a held call: stopped in {took:?} ({status})");
+    eprintln!(
+        "SIGTERM with a held call: stopped in {:?} ({status})",
+        stopping.elapsed()
+    );
     assert!(status.success(), "{status}");
-    let answer = waiting.join().unwrap();
-    eprintln!("the held call's client got: {answer:?}");
-    // Settled by the stopping server: no sweep, no wait for renewals to stop.
-    settled_not_run(&site, &id, "abandoned", "stopped");
-    assert_eq!(hold_entries(&site, &id)[1].2["found_by"], "call cut short");
-    // The call itself is in the chain as cut short by the server.
-    let publish: Vec<Value> = site
-        .audit()
-        .into_iter()
-        .filter(|e| {
-            e["action"] == "mcp.tool_call"
-                && e["actor"] == format!("key:{key_id}")
-                && e["subject"] == "content_publish"
-        })
+    let reply = waiting
+        .join()
+        .unwrap()
+        .expect("the held call's client got an answer, not a cut connection");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    stopped_while_held(&reply.json(), serde_json::json!(41), &hold);
+    held_call_settled_by_the_stop(&site, &hold, &caller, "json-cut");
+}
+
+/// The same over an event stream (a 2026-07-28 call with a progress token):
+/// the stream carries the progress notifications, then the shutdown error as
+/// its last message, and ends.
+#[cfg(unix)]
+#[test]
+fn a_held_streamed_call_cut_by_sigterm_ends_its_stream_with_a_shutdown_error() {
+    let site = TestSite::new("approvals_http_term_sse");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let caller = format!("key:{key_id}");
+    let serve = Serve::start(&site, &["--drain", "1"]);
+    write_draft(&serve, &key, "sse-cut");
+    let mut events = serve.modern_stream(
+        Some(&key),
+        42,
+        "tools/call",
+        serde_json::json!({"name": "content_publish", "arguments": {"slug": "sse-cut"},
+            "_meta": {"progressToken": "p-42"}}),
+    );
+    let hold = waiting_holds(&site, &caller, 1).remove(0);
+    let first = events
+        .next_message(PATIENCE)
+        .expect("a progress notification");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let status = serve.terminate();
+    assert!(status.success(), "{status}");
+    let mut last = None;
+    while let Some(m) = events.next_message(PATIENCE) {
+        if m.get("id").is_some() {
+            last = Some(m);
+            break;
+        }
+        assert_eq!(m["method"], "notifications/progress", "{m}");
+    }
+    let last = last.expect("the stream ended with an answer, not a cut");
+    stopped_while_held(&last, serde_json::json!(42), &hold);
+    assert_eq!(
+        events.next_message(Duration::from_secs(5)),
+        None,
+        "the stream ended"
+    );
+    held_call_settled_by_the_stop(&site, &hold, &caller, "sse-cut");
+}
+
+/// `gatehouse mcp` (stdio) with a call waiting for the owner, at the end of
+/// input and at SIGTERM: past its drain bound the call is answered on stdout
+/// with the shutdown error before the server exits.
+#[cfg(unix)]
+#[test]
+fn a_held_stdio_call_at_eof_or_sigterm_is_answered_with_a_shutdown_error() {
+    let site = TestSite::new("approvals_stdio_stop");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let caller = format!("key:{key_id}");
+    for end in ["eof", "sigterm"] {
+        let slug = format!("stdio-{end}");
+        let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);
+        mcp.initialize("2025-11-25");
+        let draft = mcp.call(
+            1,
+            "content_write_draft",
+            serde_json::json!({"slug": slug, "title": slug, "body": "x"}),
+            None,
+        );
+        assert_eq!(draft["result"]["isError"], false, "{draft}");
+        mcp.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "content_publish", "arguments": {"slug": slug}}}),
+        );
+        // The earlier round's hold ended: only this one waits.
+        let held = waiting_holds(&site, &caller, 1).remove(0);
+        assert_eq!(hold(&site, &held)["arguments"]["slug"], slug.as_str());
+        match end {
+            "eof" => mcp.close_stdin(),
+            _ => nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(mcp.child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            )
+            .unwrap(),
+        }
+        let reply = mcp.response(&serde_json::json!(2));
+        stopped_while_held(&reply, serde_json::json!(2), &held);
+        let status = crate::mcp_util::wait_exit(&mut mcp.child);
+        assert!(status.success(), "{end}: {status}; {}", mcp.stderr());
+        settled_not_run(&site, &held, "abandoned", &slug);
+        assert_eq!(
+            hold_entries(&site, &held)[1].2["found_by"],
+            "server stopping"
+        );
+    }
+    let publish = call_entries(&site, &caller, "content_publish");
+    assert_eq!(publish.len(), 2, "{publish:?}");
+    for p in &publish {
+        assert_eq!(p["outcome"], "interrupted", "{publish:?}");
+        assert_eq!(p["code"], "APPROVAL_HOLDER_GONE", "{publish:?}");
+    }
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
+/// `gatehouse mcp` asking the client's user (form elicitation) when SIGTERM
+/// comes: the question is withdrawn (`notifications/cancelled` for it), then
+/// the call is answered with the shutdown error, and the hold ends
+/// `abandoned`, recorded by the stopping server.
+#[cfg(unix)]
+#[test]
+fn a_call_waiting_on_the_clients_user_at_sigterm_withdraws_the_question_and_is_answered() {
+    let site = TestSite::new("approvals_stdio_ask_stop");
+    let toml = site.path().join("gatehouse.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{text}\n[approvals]\neffects = [\"publish\"]\ndecide = \"client\"\ntimeout_seconds = 120\n"),
+    )
+    .unwrap();
+    let (key, key_id) = site.mint("editor");
+    let caller = format!("key:{key_id}");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);
+    let init = mcp.request(
+        0,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "asker", "version": "1"},
+            "capabilities": {"elicitation": {"form": {}}}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let draft = mcp.call(
+        1,
+        "content_write_draft",
+        serde_json::json!({"slug": "asked", "title": "asked", "body": "x"}),
+        None,
+    );
+    assert_eq!(draft["result"]["isError"], false, "{draft}");
+    mcp.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "content_publish", "arguments": {"slug": "asked"}}}),
+    );
+    let question = mcp.recv();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+    let text = question["params"]["message"].as_str().unwrap();
+    let held: String = text[text.find("hold_").expect("the hold's id")..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
         .collect();
+    assert_eq!(hold(&site, &held)["status"], "waiting");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(mcp.child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let reply = mcp.response(&serde_json::json!(2));
+    let withdrawn = mcp
+        .notifications
+        .iter()
+        .find(|n| n["method"] == "notifications/cancelled")
+        .unwrap_or_else(|| panic!("the question was not withdrawn: {:?}", mcp.notifications));
+    assert_eq!(
+        withdrawn["params"]["requestId"], question["id"],
+        "{withdrawn}"
+    );
+    stopped_while_held(&reply, serde_json::json!(2), &held);
+    let status = crate::mcp_util::wait_exit(&mut mcp.child);
+    assert!(status.success(), "{status}; {}", mcp.stderr());
+    let h = hold(&site, &held);
+    assert_eq!(
+        (&h["status"], &h["decided_by"]),
+        (&"abandoned".into(), &"gatehouse".into()),
+        "{h}"
+    );
+    let ends: Vec<_> = hold_entries(&site, &held)
+        .into_iter()
+        .map(|(a, _, d)| (a, d["found_by"].clone()))
+        .collect();
+    assert_eq!(
+        ends,
+        [
+            ("approval.asked".to_string(), Value::Null),
+            ("approval.abandoned".to_string(), "server stopping".into())
+        ],
+        "{ends:?}"
+    );
+    let publish = call_entries(&site, &caller, "content_publish");
     assert_eq!(publish.len(), 1, "{publish:?}");
-    let detail: Value = serde_json::from_str(publish[0]["detail"].as_str().unwrap()).unwrap();
-    assert_eq!(detail["outcome"], "interrupted", "{detail}");
+    assert_eq!(publish[0]["outcome"], "interrupted", "{publish:?}");
     let verified = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verified["ok"], true, "{verified}");
 }

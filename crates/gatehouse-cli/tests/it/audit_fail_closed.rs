@@ -86,6 +86,9 @@ fn a_call_interrupted_by_the_end_of_input_is_audited() {
         .recv_timeout(std::time::Duration::from_secs(60))
         .expect("the fetch reached its target");
     mcp.close_stdin();
+    // Past the drain bound the call is answered, not left without a reply.
+    let reply = mcp.response(&json!(7));
+    cut_by_the_stop(&reply, json!(7));
     let status = wait_exit(&mut mcp.child);
     assert!(status.success(), "{}", mcp.stderr());
     let calls = tool_calls(&site);
@@ -94,6 +97,79 @@ fn a_call_interrupted_by_the_end_of_input_is_audited() {
         .find(|e| e["subject"] == "http_fetch")
         .unwrap_or_else(|| panic!("no audit entry for the interrupted fetch: {calls:?}"));
     assert_eq!(detail(fetch)["outcome"], "interrupted", "{fetch}");
+    assert_eq!(detail(fetch)["code"], "SERVER_EXITED", "{fetch}");
+}
+
+/// The answer to a running read-only call cut short by a stopping server:
+/// a JSON-RPC error with the stable code, saying the server is shutting down
+/// and that the call, a read, failed rather than left an unknown outcome.
+fn cut_by_the_stop(reply: &Value, id: Value) {
+    assert_eq!(reply["id"], id, "{reply}");
+    let error = &reply["error"];
+    assert_eq!(error["code"], -32000, "{reply}");
+    assert_eq!(error["data"]["code"], "SERVER_EXITED", "{reply}");
+    assert_eq!(
+        error["data"]["detail"]["reason"], "server_stopping",
+        "{reply}"
+    );
+    assert_eq!(error["data"]["detail"]["outcome"], "failed", "{reply}");
+    assert!(
+        error["message"].as_str().unwrap().contains("shutting down"),
+        "{reply}"
+    );
+}
+
+/// `gatehouse serve`, SIGTERM while a call (not held) is still running past
+/// `--drain`: its client gets the shutdown error as a JSON answer instead of
+/// a cut connection, and the call's entry says `interrupted`.
+#[cfg(unix)]
+#[test]
+fn a_running_http_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cut_connection() {
+    use crate::serve_util::{LEGACY, Serve, try_request};
+    let site = TestSite::new("fail_closed_serve_term");
+    let (port, reached) = black_hole();
+    site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
+    let (key, key_id) = site.mint("viewer");
+    let serve = Serve::start(&site, &["--drain", "1"]);
+    let (addr, k) = (serve.addr.clone(), key.clone());
+    let waiting = std::thread::spawn(move || {
+        let auth = format!("Bearer {k}");
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/x")}}});
+        try_request(
+            &addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", LEGACY),
+                ("Authorization", &auth),
+            ],
+            &serde_json::to_vec(&body).unwrap(),
+        )
+    });
+    reached
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the fetch reached its target");
+    let status = serve.terminate();
+    assert!(status.success(), "{status}");
+    let reply = waiting
+        .join()
+        .unwrap()
+        .expect("the running call's client got an answer, not a cut connection");
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    cut_by_the_stop(&reply.json(), json!(9));
+    let calls = tool_calls(&site);
+    let fetch: Vec<&Value> = calls
+        .iter()
+        .filter(|e| e["subject"] == "http_fetch" && e["actor"] == format!("key:{key_id}"))
+        .collect();
+    assert_eq!(fetch.len(), 1, "{calls:?}");
+    assert_eq!(detail(fetch[0])["outcome"], "interrupted", "{fetch:?}");
+    assert_eq!(detail(fetch[0])["code"], "SERVER_EXITED", "{fetch:?}");
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
 }
 
 #[test]

@@ -52,6 +52,7 @@ mod sdk;
 mod serve_interop;
 mod serve_oauth;
 mod serve_resilience;
+mod serve_table;
 mod serve_util;
 mod site_config;
 mod storage_failures;

@@ -783,5 +783,11 @@ fn the_default_key_rate_comes_from_gatehouse_toml() {
     drop(s);
     std::fs::write(&toml, format!("{text}\n[serve]\nrate_per_key = -1\n")).unwrap();
     let f = site.fails(&["serve", "--listen", "127.0.0.1:0"]);
+    assert_eq!(f.code, "SITE_CONFIG_INVALID");
+    assert!(f.stderr.contains("rate_per_key"), "{}", f.stderr);
+    // The flag is checked by the same rule.
+    std::fs::write(&toml, &text).unwrap();
+    let f = site.fails(&["serve", "--listen", "127.0.0.1:0", "--rate=-1"]);
     assert_eq!(f.code, "INPUT_INVALID");
+    assert!(f.stderr.contains("--rate"), "{}", f.stderr);
 }

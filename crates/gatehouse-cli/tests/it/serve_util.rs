@@ -224,7 +224,14 @@ impl Serve {
         Serve::start_with_env(site, listen, args, &[])
     }
 
-    /// [`Serve::start_on`] with `env` added (a CA file the server trusts).
+    /// `gatehouse serve ARGS` without `--listen`: where it listens is
+    /// `[serve]`'s to say (or a flag in `args`).
+    pub fn start_from_table(site: &TestSite, args: &[&str]) -> Serve {
+        Serve::start_with_env(site, "", args, &[])
+    }
+
+    /// [`Serve::start_on`] with `env` added (a CA file the server trusts);
+    /// an empty `listen` passes no `--listen`.
     pub fn start_with_env(
         site: &TestSite,
         listen: &str,
@@ -235,7 +242,11 @@ impl Serve {
         cmd.envs(env.iter().copied());
         cmd.env("GATEHOUSE_LOG", "warn")
             .arg("serve")
-            .args(["--listen", listen])
+            .args(if listen.is_empty() {
+                vec![]
+            } else {
+                vec!["--listen", listen]
+            })
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

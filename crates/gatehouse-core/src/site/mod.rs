@@ -7,7 +7,9 @@
 //! Map: this file finds, creates and opens the folder; [`content`], [`media`]
 //! and [`config`] are the permission-checked APIs over what the site holds;
 //! [`checkpoint`] signs the head of its audit log with a key kept outside the
-//! database (on this machine, per site folder); [`seed`] fills scratch sites with sample data; [`portable`] exports
+//! database (on this machine, per site folder); [`serve`] is the `[serve]`
+//! table (the settings of `gatehouse serve`, their rules, and saving them
+//! without disturbing the rest of the file); [`seed`] fills scratch sites with sample data; [`portable`] exports
 //! and imports a whole site, refusing one whose keys or users differ from
 //! what its audit log says ([`replay`]); [`remembered`] is what the desktop
 //! app keeps between runs (recent sites, last screen) and how it names a
@@ -21,6 +23,7 @@ pub mod portable;
 pub mod remembered;
 pub mod replay;
 pub mod seed;
+pub mod serve;
 
 use std::path::{Path, PathBuf};
 
@@ -48,9 +51,12 @@ pub struct SiteFile {
     /// Ceilings of every connection that sets none of its own.
     #[serde(default, skip_serializing_if = "SiteLimits::is_unset")]
     pub limits: SiteLimits,
-    /// Defaults for `gatehouse serve` (flags override them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub serve: Option<ServeDefaults>,
+    /// `[serve]`: the settings of `gatehouse serve` (flags override them).
+    /// Read by [`serve::ServeTable::from_toml`], which names the key of a bad
+    /// value, and written only by [`serve::save`], which keeps the file's
+    /// comments: never through this struct.
+    #[serde(skip)]
+    pub serve: Option<serve::ServeTable>,
     /// Which calls wait for a person's yes (`[approvals]`; default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<crate::access::approvals::ApprovalPolicy>,
@@ -104,17 +110,6 @@ impl SiteLimits {
         Ok(())
     }
 }
-
-/// `[serve]` in `gatehouse.toml`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ServeDefaults {
-    /// Requests per second per key (per client address for keyless requests).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate_per_key: Option<f64>,
-}
-
-impl Eq for ServeDefaults {}
 
 /// What the caller asked for on the command line (or the UI).
 #[derive(Debug, Clone, Default)]
@@ -178,22 +173,38 @@ impl Site {
 
 /// Reads and checks `gatehouse.toml` (without opening the database).
 pub fn read_site_file(dir: &Path) -> Result<SiteFile> {
+    let text = read_site_text(dir)?;
+    parse_site_file(&text, &dir.join(SITE_FILE))
+}
+
+/// The text of `dir`'s `gatehouse.toml`.
+fn read_site_text(dir: &Path) -> Result<String> {
     let path = dir.join(SITE_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    std::fs::read_to_string(&path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::new(codes::SITE_NOT_FOUND, format!("{} is not a Gatehouse site (no {SITE_FILE})", dir.display()))
                 .hint("pass --site DIR or set GATEHOUSE_SITE, or create one with `gatehouse site init DIR`")
         } else {
             Error::new(codes::IO_ERROR, format!("cannot read {}: {e}", path.display()))
         }
-    })?;
-    let file: SiteFile = toml::from_str(&text).map_err(|e| {
+    })
+}
+
+/// Parses and checks the text of `gatehouse.toml` (found at `path`).
+fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
+    let invalid = |e: toml::de::Error| {
         Error::new(
             codes::SITE_CONFIG_INVALID,
             format!("{} is not valid: {}", path.display(), e.message()),
         )
-        .hint("the file holds `name`, `scratch`, optionally `database_url`, and a `[limits]` table with `max_rss_mib` and `max_cpu_seconds`")
-    })?;
+        .hint("the file holds `name`, `scratch`, optionally `database_url`, and the tables [limits], [serve] and [approvals]")
+    };
+    let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
+    let serve = table.remove("serve");
+    let mut file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
+    file.serve = serve
+        .map(|v| serve::ServeTable::from_toml(&v, path))
+        .transpose()?;
     if let Some(policy) = &file.approvals {
         policy.validate().map_err(|why| {
             Error::new(

@@ -115,25 +115,34 @@ impl Supervised {
             .arg(format!("--metrics-listen={metrics_addr}"))
             .arg(format!("--drain={}", DRAIN.as_secs()))
             .arg("--stop-on-stdin-close");
-        for host in &spec.hosts {
-            cmd.arg(format!("--allow-host={host}"));
-        }
-        for origin in &spec.origins {
-            cmd.arg(format!("--allow-origin={origin}"));
-        }
-        for proxy in &spec.behind_proxy {
-            cmd.arg(format!("--behind-proxy={proxy}"));
-        }
-        if let Some(issuer) = &spec.oauth {
-            cmd.arg(format!("--public-url={}", issuer.issuer));
-        }
+        // Every setting of the form is passed, an empty one as `--flag=`:
+        // the form wins over `[serve]` in gatehouse.toml, which serve reads
+        // for the rest (the rate, the body bound, ...).
+        let list = |flag: &str, items: Vec<String>| {
+            if items.is_empty() {
+                vec![format!("{flag}=")]
+            } else {
+                items.into_iter().map(|i| format!("{flag}={i}")).collect()
+            }
+        };
+        cmd.args(list("--allow-host", spec.hosts.clone()))
+            .args(list("--allow-origin", spec.origins.clone()))
+            .args(list(
+                "--behind-proxy",
+                spec.behind_proxy.iter().map(IpAddr::to_string).collect(),
+            ))
+            .arg(format!(
+                "--public-url={}",
+                spec.oauth.as_ref().map_or("", |i| i.issuer.as_str())
+            ))
+            .arg(format!("--require-key={}", spec.require_key));
+        // `--flag=value`: a path is never read as another flag.
+        let (mut cert, mut key) = (OsString::from("--tls-cert="), OsString::from("--tls-key="));
         if let Some(tls) = &spec.tls {
-            // `--flag=value`: a path is never read as another flag.
-            let (mut cert, mut key) = (OsString::from("--tls-cert="), OsString::from("--tls-key="));
             cert.push(&tls.cert);
             key.push(&tls.key);
-            cmd.arg(cert).arg(key);
         }
+        cmd.arg(cert).arg(key);
         cmd.env_clear().envs(spec.env.iter().map(|(k, v)| (k, v)));
         cmd.current_dir(&spec.site_dir)
             .stdin(Stdio::piped())

@@ -4,8 +4,9 @@
 //!
 //! Map:
 //! - this file: [`ServeSettings`] (the panel's form, one field per serve
-//!   flag), [`ServeSpec`] (what to start; checked by serve's own rules
-//!   before anything runs),
+//!   flag, kept in `[serve]` of gatehouse.toml by [`save_settings`] and read
+//!   back by [`saved_settings`]), [`ServeSpec`] (what to start; checked by
+//!   serve's own rules, [`crate::site::serve`], before anything runs),
 //!   [`ServeSlot`] (the one server of a window: start, status, stop) and the
 //!   views the page gets ([`ServeStatus`], [`ServeStats`]);
 //! - [`child`]: the process itself: spawn (no secret in argv, a cleared
@@ -24,7 +25,7 @@ pub mod metrics;
 pub mod remote;
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -34,13 +35,17 @@ use crate::error::{Error, Result, codes};
 use crate::mcp::server::http::guard::Exposure;
 use crate::mcp::server::http::{self, Options, TlsFiles};
 use crate::sandbox::stderr::StderrCounters;
+use crate::site;
+use crate::site::serve::{DEFAULT_LISTEN, Key, Raw, ServeTable};
 
 pub use child::Supervised;
 pub use metrics::LimitedKey;
 
 /// The Serve panel's settings as the page gives them: text, checked by
 /// [`ServeSpec::new`]. Each field is the `gatehouse serve` flag of the same
-/// name; empty text means the flag is left out.
+/// name (and the `[serve]` key of gatehouse.toml); empty text means none,
+/// which the child is told explicitly, so `[serve]` never fills a field the
+/// form left empty.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default, deny_unknown_fields)]
 pub struct ServeSettings {
@@ -58,6 +63,86 @@ pub struct ServeSettings {
     pub tls_key: String,
     /// `--behind-proxy`: the addresses of the TLS-terminating proxies in front.
     pub behind_proxy: Vec<String>,
+    /// `--require-key`: refuse requests without a key instead of serving
+    /// them as `public`.
+    pub require_key: bool,
+}
+
+impl ServeSettings {
+    /// The form as serve's settings, each checked by serve's own rules
+    /// ([`site::serve`]). Every field counts as given: an empty one means
+    /// "none" and wins over `[serve]` in gatehouse.toml.
+    pub fn table(&self) -> Result<ServeTable> {
+        let mut t = ServeTable::default();
+        t.set(Key::Listen, Raw::Text(&self.listen))?;
+        t.set(Key::AllowHosts, Raw::List(&self.hosts))?;
+        t.set(Key::AllowOrigins, Raw::List(&self.origins))?;
+        t.set(Key::PublicUrl, Raw::Text(&self.public_url))?;
+        t.set(Key::TlsCert, Raw::Text(&self.tls_cert))?;
+        t.set(Key::TlsKey, Raw::Text(&self.tls_key))?;
+        t.set(Key::BehindProxy, Raw::List(&self.behind_proxy))?;
+        t.set(Key::RequireKey, Raw::Bool(self.require_key))?;
+        Ok(t)
+    }
+
+    /// The form that shows `table` (a saved `[serve]`): serve's defaults
+    /// where it says nothing.
+    pub fn from_table(table: &ServeTable) -> ServeSettings {
+        let path = |p: &Option<Option<PathBuf>>| {
+            p.clone()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        ServeSettings {
+            listen: table.listen.unwrap_or(DEFAULT_LISTEN).to_string(),
+            hosts: table.allow_hosts.clone().unwrap_or_default(),
+            origins: table.allow_origins.clone().unwrap_or_default(),
+            public_url: table.public_url.clone().flatten().unwrap_or_default(),
+            tls_cert: path(&table.tls_cert),
+            tls_key: path(&table.tls_key),
+            behind_proxy: table
+                .behind_proxy
+                .iter()
+                .flatten()
+                .map(IpAddr::to_string)
+                .collect(),
+            require_key: table.require_key.unwrap_or(false),
+        }
+    }
+}
+
+/// The Serve form as `[serve]` in `site_dir`'s gatehouse.toml has it now
+/// (read from disk: the admin may have edited the file since the site was
+/// opened).
+pub fn saved_settings(site_dir: &Path) -> Result<ServeSettings> {
+    let table = site::read_site_file(site_dir)?.serve.unwrap_or_default();
+    Ok(ServeSettings::from_table(&table))
+}
+
+/// Saves the form into `[serve]` of `site_dir`'s gatehouse.toml, checked as
+/// a start checks it (the TLS files read as serve reads them). Only the
+/// form's keys change; the rest of the table (`rate_per_key`, …), the other
+/// tables and every comment stay. Returns the form as saved.
+pub fn save_settings(site_dir: &Path, settings: &ServeSettings) -> Result<ServeSettings> {
+    let form = settings.table()?;
+    if let Some(tls) = form.resolve()?.tls {
+        http::check_tls(&TlsFiles {
+            cert: tls.cert,
+            key: tls.key,
+        })?;
+    }
+    let saved = site::serve::save(site_dir, |t| {
+        t.listen = form.listen;
+        t.allow_hosts = form.allow_hosts;
+        t.allow_origins = form.allow_origins;
+        t.public_url = form.public_url;
+        t.tls_cert = form.tls_cert;
+        t.tls_key = form.tls_key;
+        t.behind_proxy = form.behind_proxy;
+        t.require_key = form.require_key;
+    })?;
+    Ok(ServeSettings::from_table(&saved))
 }
 
 /// What to start: the CLI, the site, where to listen, whom to let in.
@@ -77,6 +162,7 @@ pub struct ServeSpec {
     pub oauth: Option<Issuer>,
     pub tls: Option<TlsFiles>,
     pub behind_proxy: Vec<IpAddr>,
+    pub require_key: bool,
     /// serve's whole environment: by default [`child::PASS_ENV`] as this
     /// process has them (never a key, a token or a database URL).
     pub env: Vec<(String, std::ffi::OsString)>,
@@ -89,42 +175,22 @@ impl ServeSpec {
     /// before anything runs: bare host names, origins as
     /// `scheme://host[:port]`, absolute TLS paths.
     pub fn new(cli: PathBuf, site_dir: PathBuf, settings: &ServeSettings) -> Result<Self> {
-        let listen = settings.listen.trim();
-        let listen: SocketAddr = listen.parse().map_err(|_| {
-            Error::invalid(
-                codes::INPUT_INVALID,
-                format!("{listen:?} is not an address and port"),
-                "give an address and a port, such as 127.0.0.1:8808",
-            )
-        })?;
-        let hosts = clean(&settings.hosts)
-            .map(check_host)
-            .collect::<Result<Vec<_>>>()?;
-        let origins = clean(&settings.origins)
-            .map(check_origin)
-            .collect::<Result<Vec<_>>>()?;
-        let behind_proxy = clean(&settings.behind_proxy)
-            .map(check_proxy)
-            .collect::<Result<Vec<_>>>()?;
-        let behind_proxy = dedup(behind_proxy);
-        let public_url = settings.public_url.trim();
-        let oauth = match public_url {
-            "" => None,
-            url => Some(Issuer::new(url)?),
-        };
-        let tls = tls_files(settings.tls_cert.trim(), settings.tls_key.trim())?;
+        let config = settings.table()?.resolve()?;
         let spec = ServeSpec {
             cli,
             site_dir,
-            listen,
-            hosts: dedup(hosts),
-            origins: dedup(origins),
-            oauth,
-            tls,
-            behind_proxy,
+            listen: config.listen,
+            hosts: config.hosts,
+            origins: config.origins,
+            oauth: config.oauth,
+            tls: config.tls.map(|t| TlsFiles {
+                cert: t.cert,
+                key: t.key,
+            }),
+            behind_proxy: config.behind_proxy,
+            require_key: config.require_key,
             env: child::passed_env(),
         };
-        http::check_exposure(&spec.options())?;
         if let Some(files) = &spec.tls {
             http::check_tls(files)?;
         }
@@ -139,6 +205,7 @@ impl ServeSpec {
         opts.behind_proxy = self.behind_proxy.clone();
         opts.tls = self.tls.clone();
         opts.oauth = self.oauth.clone();
+        opts.require_key = self.require_key;
         opts
     }
 
@@ -163,6 +230,7 @@ impl ServeSpec {
             tls_cert: path(&|t| &t.cert),
             tls_key: path(&|t| &t.key),
             behind_proxy: text(&self.behind_proxy),
+            require_key: self.require_key,
         }
     }
 
@@ -186,90 +254,6 @@ fn reachable(listen: SocketAddr) -> SocketAddr {
         ip => ip,
     };
     SocketAddr::new(ip, listen.port())
-}
-
-/// A proxy's address, as `--behind-proxy` takes it.
-fn check_proxy(proxy: &str) -> Result<IpAddr> {
-    proxy.parse().map_err(|_| {
-        Error::invalid(
-            codes::INPUT_INVALID,
-            format!("{proxy:?} is not an IP address"),
-            "give the address the TLS-terminating proxy connects from, such as 127.0.0.1 (no port, no name)",
-        )
-    })
-}
-
-/// Both TLS files or neither, each an absolute path (serve runs in the
-/// site's folder, so a relative path would name another file there).
-fn tls_files(cert: &str, key: &str) -> Result<Option<TlsFiles>> {
-    let hint = "give both the certificate chain and its private key as absolute paths to PEM files, or neither";
-    match (cert, key) {
-        ("", "") => Ok(None),
-        ("", _) | (_, "") => Err(Error::invalid(
-            codes::INPUT_INVALID,
-            "TLS needs both a certificate and a key",
-            hint,
-        )),
-        (cert, key) => {
-            for path in [cert, key] {
-                if !std::path::Path::new(path).is_absolute() {
-                    return Err(Error::invalid(
-                        codes::INPUT_INVALID,
-                        format!("{path:?} is not an absolute path"),
-                        hint,
-                    ));
-                }
-            }
-            Ok(Some(TlsFiles {
-                cert: cert.into(),
-                key: key.into(),
-            }))
-        }
-    }
-}
-
-fn clean(list: &[String]) -> impl Iterator<Item = &str> {
-    list.iter().map(|s| s.trim()).filter(|s| !s.is_empty())
-}
-
-fn dedup<T: Clone + Eq + std::hash::Hash>(mut list: Vec<T>) -> Vec<T> {
-    let mut seen = std::collections::HashSet::new();
-    list.retain(|s| seen.insert(s.clone()));
-    list
-}
-
-/// A `Host` value: `name` or `name:port`, nothing else (no scheme, path or
-/// space, and never a leading `-` that argv could read as a flag).
-fn check_host(host: &str) -> Result<String> {
-    let ok = !host.starts_with('-')
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-    if !ok {
-        return Err(Error::invalid(
-            codes::INPUT_INVALID,
-            format!("{host:?} is not a host name"),
-            "give the name clients use, such as gatehouse.example.org or gatehouse.example.org:8808 (no scheme, no path)",
-        ));
-    }
-    Ok(host.to_ascii_lowercase())
-}
-
-/// A browser origin, as `scheme://host[:port]`.
-fn check_origin(origin: &str) -> Result<String> {
-    let bad = || {
-        Error::invalid(
-            codes::INPUT_INVALID,
-            format!("{origin:?} is not an origin"),
-            "give scheme, host and optional port, such as https://app.example.org",
-        )
-    };
-    let url = url::Url::parse(origin).map_err(|_| bad())?;
-    let bare = url.path() == "/" && url.query().is_none() && url.fragment().is_none();
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() || !bare {
-        return Err(bad());
-    }
-    Ok(url.origin().ascii_serialization())
 }
 
 /// The server of one window, if any: at most one at a time. Cloning shares
@@ -577,5 +561,76 @@ mod tests {
             reachable("10.1.2.3:8808".parse().unwrap()).to_string(),
             "10.1.2.3:8808"
         );
+    }
+    /// The form is kept in `[serve]`: saved without touching the rest of
+    /// the file (the table's other keys included), loaded back as it was
+    /// typed, normalised; a secret or an unsafe exposure is never written.
+    #[test]
+    fn the_form_is_saved_into_serve_and_loaded_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(site::SITE_FILE);
+        let original = "name = \"s\"\n\n[serve]\nrate_per_key = 3 # slow clients\n";
+        std::fs::write(&file, original).unwrap();
+        assert_eq!(
+            saved_settings(dir.path()).unwrap(),
+            ServeSettings {
+                listen: "127.0.0.1:8808".into(),
+                ..ServeSettings::default()
+            }
+        );
+        let form = ServeSettings {
+            listen: "0.0.0.0:8808".into(),
+            hosts: v(&["MCP.example.org"]),
+            public_url: "https://mcp.example.org".into(),
+            behind_proxy: v(&["127.0.0.1"]),
+            require_key: true,
+            ..ServeSettings::default()
+        };
+        let saved = save_settings(dir.path(), &form).unwrap();
+        assert_eq!(saved.hosts, ["mcp.example.org"]);
+        assert_eq!(saved_settings(dir.path()).unwrap(), saved);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.starts_with(original), "{text}");
+        assert_eq!(
+            site::read_site_file(dir.path())
+                .unwrap()
+                .serve
+                .unwrap()
+                .rate_per_key,
+            Some(3.0)
+        );
+        // A spec from the saved form is the one the form gave.
+        let spec = ServeSpec::new("/usr/bin/gatehouse".into(), dir.path().into(), &saved).unwrap();
+        assert_eq!(spec.settings(), saved);
+        // Emptied fields are removed from the table, not kept.
+        let cleared = save_settings(
+            dir.path(),
+            &ServeSettings {
+                listen: "127.0.0.1:8808".into(),
+                ..ServeSettings::default()
+            },
+        )
+        .unwrap();
+        assert!(cleared.hosts.is_empty() && cleared.public_url.is_empty() && !cleared.require_key);
+        let before = std::fs::read_to_string(&file).unwrap();
+        for hostile in [
+            ServeSettings {
+                listen: "0.0.0.0:8808".into(),
+                ..ServeSettings::default()
+            },
+            ServeSettings {
+                listen: "127.0.0.1:8808".into(),
+                public_url: "https://admin:s3cretPassw0rd@mcp.example.org".into(),
+                ..ServeSettings::default()
+            },
+        ] {
+            let e = save_settings(dir.path(), &hostile).unwrap_err();
+            assert!(
+                [codes::LISTEN_UNSAFE, codes::SERVE_SETTING_SECRET].contains(&e.code),
+                "{e:?}"
+            );
+            assert!(!e.message.contains("s3cret"), "{}", e.message);
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+        }
     }
 }

@@ -8,6 +8,13 @@
 //! `interrupted`, and the tool's code if it had finished) on a task of its
 //! own, which the server waits for before it exits ([`Late::wait`]).
 //!
+//! A server whose drain bound passed does not drop its calls first: it tells
+//! them ([`Late::interrupting`], seen through [`Late::cut_short`]), and each
+//! records itself `interrupted` ([`CallAudit::interrupted`]) and answers its
+//! client with the shutdown error, so an accepted request is answered rather
+//! than left with a closed connection. Only a call that cannot even do that
+//! within [`ANSWER_GRACE`] is dropped.
+//!
 //! One bound per call: the work and its entry share [`CALL_BOUND`]; when the
 //! work already found the database unreachable its entry gets only
 //! [`RETRY_AFTER_UNREACHABLE`], so a call never waits twice for a dead server.
@@ -17,8 +24,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::tools;
 use crate::error::{Code, Error, Result, codes};
@@ -31,6 +40,12 @@ use crate::sync::lock;
 pub const CALL_BOUND: Duration = Duration::from_secs(30);
 /// What an entry gets after the work itself found the database unreachable.
 pub const RETRY_AFTER_UNREACHABLE: Duration = Duration::from_secs(1);
+/// How long calls told to stop get to record themselves and answer before
+/// the server drops them.
+pub const ANSWER_GRACE: Duration = Duration::from_secs(5);
+/// How long a call told to stop waits for its entry before it answers anyway
+/// (the entry is still written; the server waits for it before it exits).
+const ENTRY_GRACE: Duration = Duration::from_secs(2);
 
 /// Entries being written for calls that were cut short, and whether the
 /// server is abandoning its calls (then they are `interrupted`, not `cancelled`).
@@ -38,12 +53,22 @@ pub const RETRY_AFTER_UNREACHABLE: Duration = Duration::from_secs(1);
 pub struct Late {
     handles: Arc<Mutex<Vec<JoinHandle<()>>>>,
     interrupting: Arc<AtomicBool>,
+    cut: CancellationToken,
 }
 
 impl Late {
-    /// Marks every call dropped from now on as interrupted by the server.
+    /// Marks every call dropped from now on as interrupted by the server, and
+    /// tells every call in flight to end now with its answer ([`Late::cut_short`]).
     pub fn interrupting(&self) {
         self.interrupting.store(true, Ordering::SeqCst);
+        self.cut.cancel();
+    }
+
+    /// Resolves once the server stops waiting for its calls (its drain bound
+    /// passed): a call racing its work against this ends with the shutdown
+    /// error instead of being dropped without an answer.
+    pub async fn cut_short(&self) {
+        self.cut.cancelled().await;
     }
 
     /// Adds an entry being written (a cut-short call's, an abandoned hold's).
@@ -174,6 +199,67 @@ impl CallAudit {
         checkpoint::maybe_checkpoint(&self.site, seq, checkpoint::EVERY);
         Ok(())
     }
+
+    /// Records a call the stopping server cut short (`interrupted`, with the
+    /// code its client is answered with), waiting a little for the entry so
+    /// the answer normally follows it; past that the entry is still written
+    /// while the server stops ([`Late::wait`]).
+    pub async fn interrupted(mut self, code: Code) {
+        self.reached = Some(Some(code));
+        let written = self.write_late("interrupted");
+        self.written = true;
+        if let Some(written) = written
+            && tokio::time::timeout(ENTRY_GRACE, written).await.is_err()
+        {
+            tracing::warn!(
+                tool = self.tool,
+                "answering a cut-short call before its entry is written"
+            );
+        }
+    }
+
+    /// Writes the entry with `outcome` on a task of its own, which the server
+    /// waits for before it exits; the receiver hears when it is done.
+    fn write_late(&mut self, outcome: &'static str) -> Option<oneshot::Receiver<()>> {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            tracing::error!(
+                tool = self.tool,
+                outcome,
+                "no runtime left to record a cut-short call"
+            );
+            return None;
+        };
+        let (site, label, tool, args, from, grant) = (
+            self.site.clone(),
+            std::mem::take(&mut self.label),
+            self.tool,
+            std::mem::take(&mut self.args),
+            std::mem::take(&mut self.from),
+            self.grant.take(),
+        );
+        let code = self.reached.flatten();
+        tracing::debug!(tool, outcome, "recording a call cut short");
+        let (done, written) = oneshot::channel();
+        self.late.push(rt.spawn(async move {
+            let write = tools::record(
+                &site,
+                &label,
+                tool,
+                &args,
+                (outcome, code),
+                (&from, grant.as_deref()),
+            );
+            match tokio::time::timeout(CALL_BOUND, write).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    tracing::error!(tool, code = %e.code, "could not record a cut-short call")
+                }
+                Err(_) => tracing::error!(tool, "could not record a cut-short call in time"),
+            }
+            let _ = done.send(());
+        }));
+        Some(written)
+    }
 }
 
 /// The error a caller gets when its call's entry could not be written.
@@ -200,40 +286,6 @@ impl Drop for CallAudit {
         } else {
             "cancelled"
         };
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            tracing::error!(
-                tool = self.tool,
-                outcome,
-                "no runtime left to record a cut-short call"
-            );
-            return;
-        };
-        let (site, label, tool, args, from, grant) = (
-            self.site.clone(),
-            std::mem::take(&mut self.label),
-            self.tool,
-            std::mem::take(&mut self.args),
-            std::mem::take(&mut self.from),
-            self.grant.take(),
-        );
-        let code = self.reached.flatten();
-        tracing::debug!(tool, outcome, "recording a call cut short");
-        self.late.push(rt.spawn(async move {
-            let write = tools::record(
-                &site,
-                &label,
-                tool,
-                &args,
-                (outcome, code),
-                (&from, grant.as_deref()),
-            );
-            match tokio::time::timeout(CALL_BOUND, write).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => {
-                    tracing::error!(tool, code = %e.code, "could not record a cut-short call")
-                }
-                Err(_) => tracing::error!(tool, "could not record a cut-short call in time"),
-            }
-        }));
+        let _ = self.write_late(outcome);
     }
 }

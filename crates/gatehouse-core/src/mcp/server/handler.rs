@@ -265,12 +265,12 @@ impl State {
         lock(&self.pending).remove(&id.to_string());
     }
 
-    /// Gives up on a request sent to the client and tells it so.
-    pub async fn cancel_client_request(&self, id: &Value) {
+    /// Gives up on a request sent to the client and tells it why.
+    pub async fn cancel_client_request(&self, id: &Value, reason: &str) {
         lock(&self.pending).remove(&id.to_string());
         self.send(jsonrpc::notification(
             "notifications/cancelled",
-            Some(json!({"requestId": id, "reason": "no answer in time"})),
+            Some(json!({"requestId": id, "reason": reason})),
         ))
         .await;
     }
@@ -525,6 +525,11 @@ impl State {
                 record.deferred();
                 return Ok(result);
             }
+            // The server stopped while the call was held: answered, never run.
+            Ok(super::hold::Pass::Stopped(e)) => {
+                record.interrupted(e.code).await;
+                return Err(stopping(&e));
+            }
             Ok(super::hold::Pass::Run) => Ok(()),
             Err(e) => Err(e),
         };
@@ -535,7 +540,17 @@ impl State {
                 (Err(e), _) | (_, Err(e)) => tools::Outcome::err(e),
             }
         };
-        let outcome = match tokio::time::timeout_at(record.deadline(), work).await {
+        let bounded = tokio::time::timeout_at(record.deadline(), work);
+        let finished = tokio::select! {
+            finished = bounded => finished,
+            // Past the server's drain bound: the call ends now, with an answer.
+            () = self.late.cut_short() => {
+                let e = cut_by_the_stop(spec);
+                record.interrupted(e.code).await;
+                return Err(stopping(&e));
+            }
+        };
+        let outcome = match finished {
             Ok(outcome) => outcome,
             Err(_) => tools::Outcome::err(
                 &Error::new(
@@ -602,6 +617,43 @@ impl State {
         result["_meta"][era::META_SUBSCRIPTION_ID] = id.clone();
         Ok(Some(result))
     }
+}
+
+/// The answer for a call still running when the server stopped waiting for
+/// it: whether it may have acted follows from its tool, as for a call whose
+/// connection died (a read failed; anything else may have written).
+fn cut_by_the_stop(spec: &manifest::ToolSpec) -> Error {
+    let (outcome, what, hint) = if spec.read_only() {
+        (
+            "failed",
+            "nothing was changed",
+            "call again once the server is back, or on another instance",
+        )
+    } else {
+        (
+            "outcome_unknown",
+            "it may or may not have acted",
+            "check what the call would have changed before calling again",
+        )
+    };
+    Error::new(
+        codes::SERVER_EXITED,
+        format!(
+            "the server is shutting down: {} was cut short before it finished; {what}",
+            spec.name
+        ),
+    )
+    .hint(hint)
+    .detail(json!({"reason": "server_stopping", "outcome": outcome}))
+}
+
+/// A call cut short by the server stopping is answered with a JSON-RPC error,
+/// not a tool result: it is no outcome of the tool the model could correct.
+/// The server error code (`-32000`, as for "busy": try again later), with
+/// Gatehouse's code, hint and detail as its data.
+fn stopping(e: &Error) -> jsonrpc::ErrorData {
+    let data = serde_json::to_value(e.body()).expect("an error body serialises");
+    jsonrpc::ErrorData::new(super::budget::BUSY, e.message.clone(), Some(data))
 }
 
 /// Removes a subscription when its request ends, however it ends.

@@ -11,7 +11,9 @@
 //! polled here while `gatehouse approvals approve|deny` (or the desktop app)
 //! decides from another process, with progress notifications to the client
 //! when it sent a progress token. The hold is renewed while it waits; a call
-//! cut short leaves its hold `abandoned` (see [`Guard`]).
+//! cut short leaves its hold `abandoned` (see [`Guard`]), and a server that
+//! stops ends its holds `abandoned` itself before it answers their callers
+//! ([`Pass::Stopped`]).
 //!
 //! What runs is what was shown: the decision covers the arguments' digest and,
 //! for content, the entry as it was when held; a changed entry refuses the
@@ -61,6 +63,9 @@ pub enum Pass {
     /// The call ends for now with this `input_required` result; the client
     /// asks its user and calls again with the answer.
     AskClient(Value),
+    /// The server is stopping: the hold was ended `abandoned` and the call
+    /// ends with this error, nothing run.
+    Stopped(Error),
 }
 
 /// Holds `spec`'s call when the policy says so and returns once it may run;
@@ -129,10 +134,29 @@ pub async fn gate(
     if detached {
         return Ok(Pass::AskClient(input_required(&held)));
     }
-    let guard = Guard::new(site, &held, state.late_records());
-    let approved = match decider {
-        Decide::Client => ask_client(state, &held, &label, client.as_deref()).await,
-        Decide::Owner => wait_for_owner(state, &held, progress).await,
+    let late = state.late_records();
+    let guard = Guard::new(site, &held, late.clone());
+    // The question sent to the client's user, while it waits for an answer.
+    let asked = std::sync::Mutex::new(None);
+    let waited = async {
+        match decider {
+            Decide::Client => ask_client(state, &held, &label, client.as_deref(), &asked).await,
+            Decide::Owner => wait_for_owner(state, &held, progress).await,
+        }
+    };
+    let mut waited = std::pin::pin!(waited);
+    let approved = tokio::select! {
+        approved = &mut waited => approved,
+        () = late.cut_short() => {
+            // The question is withdrawn (the wait, kept until here, has not
+            // forgotten it yet), so the client's user is not left asked.
+            let question = crate::sync::lock(&asked).take();
+            if let Some(id) = question {
+                state.cancel_client_request(&id, "the server is shutting down").await;
+            }
+            let decided_first = !guard.abandon(SERVER_STOPPING).await;
+            return Ok(Pass::Stopped(stopped_while_held(&held, decided_first)));
+        }
     };
     let outcome = match approved {
         Ok(()) => verify(site, actor, spec.name, args, &held).await,
@@ -367,17 +391,20 @@ pub fn shown_arguments(args: &Map<String, Value>) -> Value {
 }
 
 /// Asks the client's user through `elicitation/create` and waits for the
-/// answer until the hold's timeout, renewing the hold meanwhile.
+/// answer until the hold's timeout, renewing the hold meanwhile; `asked`
+/// gets the request's id (a stopping server withdraws the question).
 async fn ask_client(
     state: &State,
     held: &HeldCall,
     caller: &str,
     client: Option<&str>,
+    asked: &std::sync::Mutex<Option<Value>>,
 ) -> Result<()> {
     let store = &state.site().store;
     let params = question(held);
     let left = Duration::from_millis(u64::try_from(held.expires_at - now_ms()).unwrap_or(0));
     let (id, answer) = state.request_client("elicitation/create", params).await;
+    *crate::sync::lock(asked) = Some(id.clone());
     // However this ends (a cancelled call drops it here), the request is forgotten.
     let _forget = Forget { state, id: &id };
     // The hold is renewed while the answer is awaited (renewing never ends by itself).
@@ -414,7 +441,7 @@ async fn ask_client(
             )),
         ),
         Err(_) => {
-            state.cancel_client_request(&id).await;
+            state.cancel_client_request(&id, "no answer in time").await;
             (Status::TimedOut, Some(timed_out(held)))
         }
     };
@@ -536,6 +563,25 @@ fn timed_out(held: &HeldCall) -> Error {
     ))
 }
 
+/// The answer for a call whose server stopped while it was held; a decision
+/// that ended the hold in the same instant changes nothing but the wording.
+fn stopped_while_held(held: &HeldCall, decided_first: bool) -> Error {
+    let how = if decided_first {
+        "was decided as the server stopped, too late to run"
+    } else {
+        "was abandoned before anyone approved it"
+    };
+    Error::new(
+        Code::APPROVAL_HOLDER_GONE,
+        format!(
+            "the server is shutting down: held call {} ({}) {how}; nothing was run",
+            held.id, held.tool
+        ),
+    )
+    .hint("call again once the server is back, or on another instance: the call is held and asked again")
+    .detail(json!({"reason": "server_stopping", "hold": held.id, "ran": false}))
+}
+
 /// The refusal for a hold someone else ended.
 fn ended_elsewhere(held: &HeldCall) -> Error {
     let who = held.decided_by.as_deref().unwrap_or("someone");
@@ -582,6 +628,9 @@ async fn verify(
     Ok(())
 }
 
+/// How a hold ended by its stopping server says so (`found_by`).
+const SERVER_STOPPING: &str = "server stopping";
+
 /// Ends a hold as `abandoned` when its call is cut short while it waits
 /// (cancelled, or the server stops): recorded as not run, never run later.
 struct Guard {
@@ -602,7 +651,41 @@ impl Guard {
     fn disarm(mut self) {
         self.held = None;
     }
+
+    /// Ends the hold `abandoned` now, so the answer follows its end; when that
+    /// cannot be written in time, the end is left to `Drop` (written while
+    /// the server stops). `false` when a decision ended the hold first.
+    async fn abandon(self, found_by: &str) -> bool {
+        let Some(held) = self.held.clone() else {
+            return true;
+        };
+        let ended = approvals::conclude(
+            &self.site.store,
+            &held,
+            Status::Abandoned,
+            approvals::SERVER_ACTOR,
+            json!({"found_by": found_by}),
+        );
+        match tokio::time::timeout(ABANDON_GRACE, ended).await {
+            // Ended now, or by someone else first: either way not ours to end again.
+            Ok(Ok(won)) => {
+                self.disarm();
+                won
+            }
+            Ok(Err(e)) => {
+                tracing::error!(code = %e.code, hold = %held.id, "could not record an abandoned hold; retrying");
+                true
+            }
+            Err(_) => {
+                tracing::warn!(hold = %held.id, "recording an abandoned hold after the answer");
+                true
+            }
+        }
+    }
 }
+
+/// How long a stopping server waits to end a hold before it answers anyway.
+const ABANDON_GRACE: Duration = Duration::from_secs(2);
 
 impl Drop for Guard {
     fn drop(&mut self) {

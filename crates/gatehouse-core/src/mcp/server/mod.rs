@@ -247,11 +247,19 @@ where
     watcher.abort();
     let drain = async { while tasks.join_next().await.is_some() {} };
     if tokio::time::timeout(limits.drain, drain).await.is_err() {
-        tracing::warn!("in-flight requests did not finish in time; abandoning them");
+        tracing::warn!("in-flight requests did not finish in time; answering them as cut short");
+        // Each call records itself `interrupted` and sends the shutdown error.
         state.late_records().interrupting();
-        tasks.abort_all();
-        // Dropping an aborted call queues its audit entry (`interrupted`).
-        while tasks.join_next().await.is_some() {}
+        let answered = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(call_record::ANSWER_GRACE, answered)
+            .await
+            .is_err()
+        {
+            tracing::warn!("in-flight requests could not be answered in time; abandoning them");
+            tasks.abort_all();
+            // Dropping an aborted call queues its audit entry (`interrupted`).
+            while tasks.join_next().await.is_some() {}
+        }
     }
     state.late_records().wait(call_record::CALL_BOUND).await;
     drop(state);

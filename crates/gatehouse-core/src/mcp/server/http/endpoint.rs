@@ -72,7 +72,10 @@ pub struct Server {
     exposure: Exposure,
     admission: Admission,
     keys: VerifyCache,
+    /// Requests per verified key, by key id.
     key_rates: Buckets,
+    /// Keyless requests (and OAuth users) per client address.
+    address_rates: Buckets,
     failures: Buckets,
     slots: Arc<Semaphore>,
     /// KiB of request bodies being read: a body is weighed by the admission
@@ -115,6 +118,7 @@ impl Server {
             admission: Admission::new(&l.core),
             keys,
             key_rates: Buckets::new(l.key_rate, 100_000),
+            address_rates: Buckets::new(l.key_rate, 100_000),
             failures: Buckets::new(l.auth_failures, 100_000),
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
             bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
@@ -167,7 +171,11 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
 }
 
 pub(super) fn json_response(status: StatusCode, body: &Value) -> Response<Body> {
-    let mut r = Response::new(full(serde_json::to_vec(body).expect("JSON serialises")));
+    // Sized for a typical answer (a `content_read` is under 1 KiB): growing
+    // from serde_json's 128 bytes took three reallocations and copies.
+    let mut text = Vec::with_capacity(1024);
+    serde_json::to_writer(&mut text, body).expect("JSON serialises");
+    let mut r = Response::new(full(text));
     *r.status_mut() = status;
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -292,6 +300,15 @@ fn accepts_events(headers: &HeaderMap) -> bool {
         .any(|v| v.to_ascii_lowercase().contains("text/event-stream"))
 }
 
+/// Whether a `Content-Type` value is JSON (any case, parameters allowed).
+fn is_json(value: &str) -> bool {
+    const JSON: &[u8] = b"application/json";
+    value
+        .as_bytes()
+        .get(..JSON.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(JSON))
+}
+
 impl Server {
     async fn handle(
         self: Arc<Self>,
@@ -348,7 +365,7 @@ impl Server {
     async fn authenticate(
         &self,
         headers: &HeaderMap,
-        client: IpAddr,
+        who: &str,
     ) -> Result<Refresher, Response<Body>> {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             if self.require_key {
@@ -360,8 +377,7 @@ impl Server {
             }
             return Ok(Refresher::new(Actor::public()));
         };
-        let who = client.to_string();
-        if let Err(wait) = self.failures.check(&who) {
+        if let Err(wait) = self.failures.check(who) {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
             return Err(too_many(wait, "failed authentications from this address"));
         }
@@ -374,7 +390,7 @@ impl Server {
         if let (Some(t), Some(oauth)) = (token, &self.oauth)
             && crate::access::oauth::flow::is_token(t)
         {
-            return self.authenticate_token(oauth, t, &who).await;
+            return self.authenticate_token(oauth, t, who).await;
         }
         let result = match token {
             Some(t) => self.keys.verify(&self.site.store, &RawKey::new(t)).await,
@@ -395,7 +411,7 @@ impl Server {
             }
             Err(e) if e.code == codes::ACTOR_API_KEY_INVALID => {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
-                let _ = self.failures.take(&who);
+                let _ = self.failures.take(who);
                 tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
                 Err(self.unauthorized(&e))
             }
@@ -547,7 +563,9 @@ impl Server {
             );
         }
         let client = self.exposure.client(peer, headers);
-        let actor = match self.authenticate(headers, client).await {
+        // Formatted once: the failure and rate buckets' name, the audit's origin.
+        let client_text = client.to_string();
+        let actor = match self.authenticate(headers, &client_text).await {
             Ok(a) => a,
             Err(r) => return r,
         };
@@ -560,11 +578,11 @@ impl Server {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let who = match actor.identity() {
-            a @ Actor::ApiKey { .. } => a.label(),
-            _ => format!("ip:{client}"),
+        let rated = match actor.identity() {
+            Actor::ApiKey { key_id, .. } => self.key_rates.take(key_id),
+            _ => self.address_rates.take(&client_text),
         };
-        if let Err(wait) = self.key_rates.take(&who) {
+        if let Err(wait) = rated {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
             if let Actor::ApiKey { key_id, .. } = actor.identity() {
                 self.metrics.key_limited(key_id);
@@ -574,7 +592,7 @@ impl Server {
         let json = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.to_ascii_lowercase().starts_with("application/json"));
+            .is_some_and(is_json);
         if !json {
             return rpc_error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -658,7 +676,7 @@ impl Server {
             admitted,
             headers,
             version_header,
-            (actor, client),
+            (actor, client_text),
             slot,
             deadline,
         )
@@ -671,7 +689,7 @@ impl Server {
         admitted: Admitted,
         headers: &HeaderMap,
         version_header: Option<&str>,
-        (actor, client): (Refresher, IpAddr),
+        (actor, client_text): (Refresher, String),
         slot: tokio::sync::OwnedSemaphorePermit,
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
@@ -684,7 +702,7 @@ impl Server {
                 let Some(legacy) = legacy else {
                     return unsupported(&Value::Null, version_header.unwrap_or(""));
                 };
-                let (state, _out) = self.state(actor, client, Some(legacy));
+                let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
                     Ok(None) => accepted(),
@@ -692,7 +710,7 @@ impl Server {
                 };
             }
             Message::Request { id, method, params } => {
-                (id.clone(), method.clone(), params.as_ref())
+                (id.clone(), method.as_str(), params.as_ref())
             }
         };
         let meta_version = params
@@ -705,7 +723,7 @@ impl Server {
             if !era::supported().contains(&v.as_str()) {
                 return unsupported(&id, v);
             }
-            if let Err(why) = check_headers(headers, version_header, v, &method, params) {
+            if let Err(why) = check_headers(headers, version_header, v, method, params) {
                 return header_mismatch(&id, why);
             }
             None
@@ -768,7 +786,7 @@ impl Server {
                 spec.name,
                 &args,
                 ("error", Some(e.code)),
-                (&client.to_string(), identity.grant()),
+                (&client_text, identity.grant()),
             )
             .await;
             if let Err(failed) = recorded {
@@ -794,13 +812,10 @@ impl Server {
             return r;
         }
         let tool = (method == "tools/call").then(|| {
-            params
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-                .and_then(manifest::find)
-                .map_or("unknown", |s| s.name)
+            let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+            Metrics::tool_index(name)
         });
-        let (state, out) = self.state(actor, client, legacy);
+        let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
             let state = state.clone();
@@ -858,7 +873,7 @@ impl Server {
     fn state(
         &self,
         actor: Refresher,
-        client: IpAddr,
+        client: String,
         legacy: Option<&'static str>,
     ) -> (Arc<State>, mpsc::Receiver<Value>) {
         let (tx, rx) = mpsc::channel(64);
@@ -870,7 +885,7 @@ impl Server {
             self.closing.clone(),
             self.late.clone(),
         );
-        state.set_origin(client.to_string());
+        state.set_origin(client);
         (Arc::new(state), rx)
     }
 }
@@ -1048,17 +1063,26 @@ const BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
+/// Outcomes of a tool call, as the `outcome` label names them.
+const OUTCOMES: [&str; 4] = ["cancelled", "refused", "error", "ok"];
+
 /// What `--metrics-listen` shows (Prometheus text format). Labels are tool
 /// names from the manifest and fixed outcomes only: nothing a client sent.
-#[derive(Default)]
+/// Every request updates it: counters are atomics, no lock or map on the way.
 pub struct Metrics {
     pub in_flight: AtomicU64,
     pub auth_failures: AtomicU64,
     pub rate_limited: AtomicU64,
     /// Keys verified in full (argon2), shared with the verify cache.
     pub key_verifications: Arc<AtomicU64>,
-    calls: Mutex<HashMap<(&'static str, &'static str), u64>>,
-    latency: Mutex<(Vec<u64>, u64, f64)>,
+    /// Calls by tool (manifest order, then `unknown`) and outcome
+    /// ([`OUTCOMES`]): `tool * OUTCOMES.len() + outcome`.
+    calls: Box<[AtomicU64]>,
+    /// Requests at or under each of [`BUCKETS`], all requests, and the
+    /// nanoseconds they took.
+    latency: [AtomicU64; BUCKETS.len()],
+    requests: AtomicU64,
+    took_ns: AtomicU64,
     /// Requests refused for a key's rate, by key id: which client is over
     /// its budget. Only verified keys reach the bucket, so the labels are ids
     /// the site minted (public identifiers, never secrets), and at most
@@ -1069,7 +1093,34 @@ pub struct Metrics {
 /// Distinct keys the rate-limited counter names before it lumps the rest.
 const LIMITED_KEYS: usize = 1000;
 
+impl Default for Metrics {
+    fn default() -> Self {
+        let tools = manifest::all().len() + 1;
+        Metrics {
+            in_flight: AtomicU64::new(0),
+            auth_failures: AtomicU64::new(0),
+            rate_limited: AtomicU64::new(0),
+            key_verifications: Arc::default(),
+            calls: (0..tools * OUTCOMES.len())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            latency: Default::default(),
+            requests: AtomicU64::new(0),
+            took_ns: AtomicU64::new(0),
+            limited_keys: Mutex::default(),
+        }
+    }
+}
+
 impl Metrics {
+    /// The tool's row in [`Metrics::calls`]: its manifest position, or the
+    /// last row (`unknown`) for a name the manifest does not have.
+    fn tool_index(name: Option<&str>) -> usize {
+        let tools = manifest::all();
+        name.and_then(|n| tools.iter().position(|t| t.name == n))
+            .unwrap_or(tools.len())
+    }
+
     fn key_limited(&self, key_id: &str) {
         let mut keys = lock(&self.limited_keys);
         let label = if keys.contains_key(key_id) || keys.len() < LIMITED_KEYS {
@@ -1080,34 +1131,28 @@ impl Metrics {
         *keys.entry(label.to_string()).or_default() += 1;
     }
 
-    fn call(&self, tool: &'static str, reply: Option<&Value>) {
+    fn call(&self, tool: usize, reply: Option<&Value>) {
         let outcome = match reply {
-            None => "cancelled",
-            Some(r) if r.get("error").is_some() => "refused",
-            Some(r) if r["result"]["isError"] == json!(true) => "error",
-            Some(_) => "ok",
+            None => 0,
+            Some(r) if r.get("error").is_some() => 1,
+            Some(r) if r["result"]["isError"] == json!(true) => 2,
+            Some(_) => 3,
         };
-        *self
-            .calls
-            .lock()
-            .expect("lock")
-            .entry((tool, outcome))
-            .or_default() += 1;
+        if let Some(n) = self.calls.get(tool * OUTCOMES.len() + outcome) {
+            n.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     fn observe(&self, took: Duration) {
         let s = took.as_secs_f64();
-        let mut l = lock(&self.latency);
-        if l.0.is_empty() {
-            l.0 = vec![0; BUCKETS.len()];
-        }
-        for (i, b) in BUCKETS.iter().enumerate() {
+        for (n, b) in self.latency.iter().zip(BUCKETS) {
             if s <= *b {
-                l.0[i] += 1;
+                n.fetch_add(1, Ordering::Relaxed);
             }
         }
-        l.1 += 1;
-        l.2 += s;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.took_ns.fetch_add(ns, Ordering::Relaxed);
     }
 
     /// The Prometheus text exposition.
@@ -1148,12 +1193,12 @@ impl Metrics {
             self.key_verifications.load(Ordering::Relaxed)
         ));
         o.push_str("# TYPE gatehouse_tool_calls_total counter\n");
-        let mut calls: Vec<_> = self
-            .calls
-            .lock()
-            .expect("lock")
-            .iter()
-            .map(|(k, v)| (*k, *v))
+        let names = manifest::all().iter().map(|t| t.name).chain(["unknown"]);
+        let mut calls: Vec<_> = names
+            .flat_map(|tool| OUTCOMES.iter().map(move |outcome| (tool, *outcome)))
+            .zip(self.calls.iter())
+            .map(|(k, n)| (k, n.load(Ordering::Relaxed)))
+            .filter(|(_, n)| *n > 0)
             .collect();
         calls.sort();
         for ((tool, outcome), n) in calls {
@@ -1162,19 +1207,21 @@ impl Metrics {
             ));
         }
         o.push_str("# TYPE gatehouse_http_request_seconds histogram\n");
-        let l = lock(&self.latency);
-        for (i, b) in BUCKETS.iter().enumerate() {
-            let n = l.0.get(i).copied().unwrap_or(0);
+        for (n, b) in self.latency.iter().zip(BUCKETS) {
+            let n = n.load(Ordering::Relaxed);
             o.push_str(&format!(
                 "gatehouse_http_request_seconds_bucket{{le=\"{b}\"}} {n}\n"
             ));
         }
+        let requests = self.requests.load(Ordering::Relaxed);
+        let sum = self.took_ns.load(Ordering::Relaxed) as f64 / 1e9;
         o.push_str(&format!(
-            "gatehouse_http_request_seconds_bucket{{le=\"+Inf\"}} {}\n",
-            l.1
+            "gatehouse_http_request_seconds_bucket{{le=\"+Inf\"}} {requests}\n"
         ));
-        o.push_str(&format!("gatehouse_http_request_seconds_sum {}\n", l.2));
-        o.push_str(&format!("gatehouse_http_request_seconds_count {}\n", l.1));
+        o.push_str(&format!("gatehouse_http_request_seconds_sum {sum}\n"));
+        o.push_str(&format!(
+            "gatehouse_http_request_seconds_count {requests}\n"
+        ));
         o
     }
 }
@@ -1189,6 +1236,49 @@ mod tests {
         assert!(key_in_query("a=1&token=abc"));
         assert!(key_in_query("x=gatehouse_sk_abc"));
         assert!(!key_in_query("a=1&b=2"));
+    }
+
+    #[test]
+    fn json_and_event_stream_are_recognised_in_any_case() {
+        assert!(is_json("application/json"));
+        assert!(is_json("Application/JSON; charset=utf-8"));
+        assert!(!is_json("application/jso"));
+        assert!(!is_json("text/plain; application/json"));
+        let mut h = HeaderMap::new();
+        h.append(header::ACCEPT, HeaderValue::from_static("application/json"));
+        assert!(!accepts_events(&h));
+        h.append(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, Text/Event-Stream"),
+        );
+        assert!(accepts_events(&h));
+    }
+
+    #[test]
+    fn metrics_count_calls_by_tool_and_outcome_and_time_requests() {
+        let m = Metrics::default();
+        let read = Metrics::tool_index(Some("content_read"));
+        let ok = json!({"result": {"isError": false}});
+        m.call(read, Some(&ok));
+        m.call(read, Some(&ok));
+        m.call(read, Some(&json!({"error": {"code": -32602}})));
+        m.call(Metrics::tool_index(Some("no_such_tool")), None);
+        m.observe(Duration::from_millis(3));
+        m.observe(Duration::from_millis(30));
+        let text = m.render();
+        for line in [
+            "gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"ok\"} 2\n",
+            "gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"refused\"} 1\n",
+            "gatehouse_tool_calls_total{tool=\"unknown\",outcome=\"cancelled\"} 1\n",
+            "gatehouse_http_request_seconds_bucket{le=\"0.0025\"} 0\n",
+            "gatehouse_http_request_seconds_bucket{le=\"0.005\"} 1\n",
+            "gatehouse_http_request_seconds_bucket{le=\"0.05\"} 2\n",
+            "gatehouse_http_request_seconds_count 2\n",
+            "gatehouse_http_request_seconds_sum 0.033\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("outcome=\"error\""), "{text}");
     }
 
     #[test]

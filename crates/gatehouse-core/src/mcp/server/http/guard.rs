@@ -79,18 +79,22 @@ impl Exposure {
             .flatten();
         let host = forwarded
             .or_else(|| headers.get(HOST))
-            .and_then(|h| h.to_str().ok())
-            .map(str::to_ascii_lowercase);
+            .and_then(|h| h.to_str().ok());
         let Some(host) = host else {
             return Err(Refused::Host);
         };
-        let bare = strip_port(&host);
-        if !self.hosts.iter().any(|h| *h == host || *h == bare) {
+        // The lists are lowercase: compared without a lowercased copy per request.
+        let bare = strip_port(host);
+        if !self
+            .hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(bare))
+        {
             return Err(Refused::Host);
         }
         if let Some(origin) = headers.get(ORIGIN) {
-            let origin = origin.to_str().unwrap_or("").to_ascii_lowercase();
-            if !self.origins.contains(&origin) {
+            let origin = origin.to_str().unwrap_or("");
+            if !self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
                 return Err(Refused::Origin);
             }
         }

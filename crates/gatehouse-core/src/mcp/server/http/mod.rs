@@ -36,9 +36,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
 use super::Limits;
-use super::call_record::{CALL_BOUND, Late};
+use super::call_record::{ANSWER_GRACE, CALL_BOUND, Late};
 use crate::error::{Error, Result, codes};
 use crate::site::Site;
+use crate::site::serve::{self, ServeConfig};
 use rate::Rate;
 
 pub use endpoint::Metrics;
@@ -88,6 +89,41 @@ impl Options {
             oauth_document_hosts: Vec::new(),
             limits: HttpLimits::default(),
         }
+    }
+}
+
+impl Options {
+    /// serve's options for settings resolved from the flags over `[serve]`
+    /// ([`serve::ServeTable::resolve`]); unset limits keep their defaults.
+    pub fn from_config(config: &ServeConfig) -> Options {
+        let mut opts = Options::new(config.listen);
+        opts.hosts = config.hosts.clone();
+        opts.origins = config.origins.clone();
+        opts.behind_proxy = config.behind_proxy.clone();
+        opts.tls = config.tls.as_ref().map(|t| TlsFiles {
+            cert: t.cert.clone(),
+            key: t.key.clone(),
+        });
+        opts.require_key = config.require_key;
+        opts.metrics_listen = config.metrics_listen;
+        opts.oauth = config.oauth.clone();
+        opts.oauth_document_hosts = config.oauth_document_hosts.clone();
+        if let Some(r) = config.rate_per_key {
+            opts.limits.key_rate = Rate {
+                per_second: r,
+                burst: (r * 2.0).max(1.0),
+            };
+        }
+        if let Some(b) = config.max_body_bytes {
+            opts.limits.max_body_bytes = b;
+        }
+        if let Some(n) = config.max_in_flight {
+            opts.limits.max_in_flight = n;
+        }
+        if let Some(d) = config.drain {
+            opts.limits.drain = d;
+        }
+        opts
     }
 }
 
@@ -179,25 +215,21 @@ pub fn check_tls(files: &TlsFiles) -> Result<()> {
     tls::Reloading::load(files.clone()).map(|_| ())
 }
 
-/// Refuses to listen beyond loopback without TLS or a trusted proxy in front.
+/// Refuses to listen beyond loopback without TLS or a trusted proxy in front
+/// (the rule of [`serve::check_exposure`], for every source of settings).
 pub fn check_exposure(opts: &Options) -> Result<()> {
-    if opts.listen.ip().is_loopback() || opts.tls.is_some() || !opts.behind_proxy.is_empty() {
-        return Ok(());
-    }
-    Err(Error::new(
-        codes::LISTEN_UNSAFE,
-        format!(
-            "refusing to listen on {} without TLS: keys would cross the network in clear text",
-            opts.listen
-        ),
+    serve::check_exposure(
+        opts.listen,
+        opts.tls.is_some(),
+        !opts.behind_proxy.is_empty(),
     )
-    .hint("give --tls-cert and --tls-key, or --behind-proxy ADDR for the TLS-terminating proxy in front, or listen on 127.0.0.1"))
 }
 
 /// Serves MCP over HTTP on `opts.listen` until `stop` resolves; `ready` gets
 /// the bound address (port 0 picks a free one) once requests are accepted.
-/// In-flight requests then get [`HttpLimits::drain`] to finish; calls cut
-/// short after that are recorded `interrupted` before this returns.
+/// In-flight requests then get [`HttpLimits::drain`] to finish; calls still
+/// running after that are answered with the shutdown error and recorded
+/// `interrupted` (a held call's hold `abandoned`) before this returns.
 pub async fn run(
     site: Site,
     opts: Options,
@@ -314,10 +346,16 @@ pub async fn run(
         .await
         .is_err()
     {
-        tracing::warn!("in-flight requests did not finish in time; abandoning them");
-        // Calls dropped from now on are recorded `interrupted`.
+        tracing::warn!("in-flight requests did not finish in time; answering them as cut short");
+        // Each call records itself `interrupted` and answers with the shutdown
+        // error (as JSON or as its stream's last event); the connections,
+        // already told to close, then end after their answers.
         late.interrupting();
-        tasks.abort_all();
+        let answered = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(ANSWER_GRACE, answered).await.is_err() {
+            tracing::warn!("in-flight requests could not be answered in time; abandoning them");
+            tasks.abort_all();
+        }
     }
     while tasks.join_next().await.is_some() {}
     late.wait(CALL_BOUND).await;
