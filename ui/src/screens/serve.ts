@@ -163,6 +163,10 @@ export const serve: Screen = {
     const guide = h("div", { id: "serve-guide" }, connectGuide(null));
     let url: string | null = null;
     let guideUrl: string | null = null;
+    // How the server stopped from this panel ended, kept in view until the next
+    // start: the backend forgets a stopped server, and the next poll (within a
+    // second) would otherwise replace "stopped: exit status 0" with "Not running."
+    let stopped: ServeStatus | null = null;
 
     const setRunning = (running: boolean): void => {
       for (const field of Object.values(fields)) field.disabled = running;
@@ -199,7 +203,8 @@ export const serve: Screen = {
         guideUrl = connector;
         guide.replaceChildren(connectGuide(connector));
       }
-      live.replaceChildren(status ? statusView(status) : h("p", { id: "serve-none", class: "muted" }, "Not running."));
+      const shown = status ?? stopped;
+      live.replaceChildren(shown ? statusView(shown) : h("p", { id: "serve-none", class: "muted" }, "Not running."));
       const now = running && status ? status.url : null;
       if (now !== url) {
         url = now;
@@ -235,6 +240,7 @@ export const serve: Screen = {
       result.replaceChildren(h("p", { class: "muted" }, "Starting…"));
       call("start_serve", { settings: settingsOf(readForm()) })
         .then((status) => {
+          stopped = null;
           result.replaceChildren(successView("Serving, settings saved", status.url));
           show(status);
         })
@@ -261,6 +267,7 @@ export const serve: Screen = {
       stop.disabled = true;
       call("stop_serve", {})
         .then((status) => {
+          stopped = status;
           result.replaceChildren(successView("Stopped", status.exit ?? ""));
           show(status);
         })
