@@ -46,8 +46,18 @@ fn call(name: &str, id: u64) -> serde_json::Value {
         "params": {"name": name, "arguments": {"slug": "welcome"}}})
 }
 
+/// Whether `pid` still runs: a zombie has ended (its reaping is its parent's
+/// business, and an orphan's new parent may take its time).
 fn alive(pid: i32) -> bool {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+        && process_state(pid).is_none_or(|s| !s.starts_with('Z'))
+}
+
+/// The state letter and parent of `pid` from `/proc/PID/stat` ("S 1234").
+fn process_state(pid: i32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    Some(after.split(' ').take(2).collect::<Vec<_>>().join(" "))
 }
 
 fn free_port() -> Result<u16> {
@@ -242,7 +252,11 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
     let deadline = Instant::now() + PATIENCE;
     while alive(pid) || TcpStream::connect(("127.0.0.1", port)).is_ok() {
         if Instant::now() > deadline {
-            bail!("serve {pid} outlived the app (port {port})");
+            bail!(
+                "serve {pid} outlived the app (state and parent: {:?}; port {port} open: {})",
+                process_state(pid),
+                TcpStream::connect(("127.0.0.1", port)).is_ok()
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
