@@ -73,14 +73,26 @@ fn image(root: &Path, dir: &Path, name: &str) -> PathBuf {
     image
 }
 
+/// Runs `image`. A spawn may meet `ETXTBSY` ("text file busy"): another test
+/// thread's fork can still hold the image's write descriptor (inherited, not
+/// yet closed by its exec) just after `image` wrote it, so it is retried.
 fn start(image: &Path, home: &Path, args: &[&str]) -> Output {
-    Command::new(image)
-        .args(args)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", home)
-        .output()
-        .unwrap()
+    let mut tries = 0;
+    loop {
+        match Command::new(image)
+            .args(args)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("HOME", home)
+            .output()
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            result => return result.unwrap(),
+        }
+    }
 }
 
 fn text(out: &Output) -> String {
