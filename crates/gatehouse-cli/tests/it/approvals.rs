@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::mcp_util::McpSite;
 use crate::sdk::SdkClient;
-use crate::serve_util::{LEGACY, PATIENCE, Serve, try_request};
+use crate::serve_util::{PATIENCE, Serve, try_legacy};
 use crate::util::TestSite;
 
 fn mint(site: &TestSite, flags: &[&str]) -> (String, String) {
@@ -199,20 +199,12 @@ fn owner_decides(site: &TestSite, seconds: u32) {
 /// A handshake-era `tools/call` over HTTP on a connection of its own; `None`
 /// when the server went away before answering.
 fn call(addr: &str, key: &str, tool: &str, arguments: Value) -> Option<Value> {
-    let auth = format!("Bearer {key}");
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments}});
-    let r = try_request(
+    let r = try_legacy(
         addr,
-        "POST",
-        "/mcp",
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-            ("MCP-Protocol-Version", LEGACY),
-            ("Authorization", &auth),
-        ],
-        &serde_json::to_vec(&body).unwrap(),
+        Some(key),
+        1,
+        "tools/call",
+        serde_json::json!({"name": tool, "arguments": arguments}),
     )?;
     assert_eq!(r.status, 200, "{}", r.text());
     Some(r.json()["result"].clone())
@@ -447,20 +439,12 @@ fn a_held_json_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cut_c
     write_draft(&serve, &key, "json-cut");
     let (addr, k) = (serve.addr.clone(), key.clone());
     let waiting = std::thread::spawn(move || {
-        let auth = format!("Bearer {k}");
-        let body = serde_json::json!({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
-            "params": {"name": "content_publish", "arguments": {"slug": "json-cut"}}});
-        try_request(
+        try_legacy(
             &addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("MCP-Protocol-Version", LEGACY),
-                ("Authorization", &auth),
-            ],
-            &serde_json::to_vec(&body).unwrap(),
+            Some(&k),
+            41,
+            "tools/call",
+            serde_json::json!({"name": "content_publish", "arguments": {"slug": "json-cut"}}),
         )
     });
     let hold = waiting_holds(&site, &caller, 1).remove(0);

@@ -125,7 +125,7 @@ fn cut_by_the_stop(reply: &Value, id: Value) {
 #[cfg(unix)]
 #[test]
 fn a_running_http_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cut_connection() {
-    use crate::serve_util::{LEGACY, Serve, try_request};
+    use crate::serve_util::{Serve, try_legacy};
     let site = TestSite::new("fail_closed_serve_term");
     let (port, reached) = black_hole();
     site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
@@ -133,20 +133,12 @@ fn a_running_http_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cu
     let serve = Serve::start(&site, &["--drain", "1"]);
     let (addr, k) = (serve.addr.clone(), key.clone());
     let waiting = std::thread::spawn(move || {
-        let auth = format!("Bearer {k}");
-        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-            "params": {"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/x")}}});
-        try_request(
+        try_legacy(
             &addr,
-            "POST",
-            "/mcp",
-            &[
-                ("Content-Type", "application/json"),
-                ("Accept", "application/json, text/event-stream"),
-                ("MCP-Protocol-Version", LEGACY),
-                ("Authorization", &auth),
-            ],
-            &serde_json::to_vec(&body).unwrap(),
+            Some(&k),
+            9,
+            "tools/call",
+            json!({"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/x")}}),
         )
     });
     reached

@@ -62,6 +62,35 @@ pub fn request(
         .unwrap_or_else(|| panic!("no answer from {addr}"))
 }
 
+/// A handshake-era request `id` under [`LEGACY`] to `addr`'s `/mcp`, with
+/// `key` as bearer if given, on a connection of its own (a thread can hold
+/// it while the server is stopped); `None` when no whole answer came.
+pub fn try_legacy(
+    addr: &str,
+    key: Option<&str>,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> Option<Reply> {
+    let auth = key.map(|k| format!("Bearer {k}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    if let Some(a) = &auth {
+        headers.push(("Authorization", a.as_str()));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    try_request(
+        addr,
+        "POST",
+        "/mcp",
+        &headers,
+        &serde_json::to_vec(&body).unwrap(),
+    )
+}
+
 /// [`request`], or `None` when the connection fails or closes before a
 /// whole answer (a server killed under load).
 pub fn try_request(
@@ -301,15 +330,8 @@ impl Serve {
 
     /// A handshake-era request under [`LEGACY`], with `key` as bearer if given.
     pub fn legacy(&self, key: Option<&str>, method: &str, params: Value) -> Reply {
-        let auth = key.map(|k| format!("Bearer {k}"));
-        let mut headers = vec![("MCP-Protocol-Version", LEGACY)];
-        if let Some(a) = &auth {
-            headers.push(("Authorization", a.as_str()));
-        }
-        self.post(
-            &headers,
-            &json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}),
-        )
+        try_legacy(&self.addr, key, 1, method, params)
+            .unwrap_or_else(|| panic!("no answer from {}", self.addr))
     }
 
     /// A 2026-07-28 request with matching headers.
