@@ -1391,9 +1391,8 @@ fn metadata_document_over_the_size_bound_is_refused() {
     let endless = DocServer::start(|_| Doc::Endless);
     let (s, base) = serve_documents(&site, &[&big.addr, &endless.addr]);
     refused_page(&s, &base, &big.url(), "is over 16384 bytes");
-    let started = std::time::Instant::now();
+    // Cut at the size bound (its message), not at the time bound.
     refused_page(&s, &base, &endless.url(), "is over 16384 bytes");
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
 #[test]

@@ -109,10 +109,9 @@ fn closing_a_modern_event_stream_cancels_its_call_and_audits_the_cancel() {
     reached
         .recv_timeout(PATIENCE)
         .expect("the fetch reached its target");
-    let closed_at = Instant::now();
     events.close();
     // The entry says cancelled (the fetch's own timeout, 15 s, would say error).
-    let deadline = Instant::now() + Duration::from_secs(12);
+    let deadline = Instant::now() + PATIENCE;
     let entry = loop {
         if let Some(e) = calls_by(&site, &id)
             .into_iter()
@@ -127,7 +126,6 @@ fn closing_a_modern_event_stream_cancels_its_call_and_audits_the_cancel() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(outcome(&entry), "cancelled", "{entry}");
-    assert!(closed_at.elapsed() < Duration::from_secs(12));
     // The server goes on serving.
     assert_eq!(s.legacy(Some(&key), "tools/list", json!({})).status, 200);
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);

@@ -604,7 +604,13 @@ async fn dropping_the_connection_kills_the_group() {
     let conn = f.connect(&[]).await;
     let pgid = conn.pid();
     drop(conn);
-    wait_until(|| group_members(pgid).is_empty() && scratch_entries(&f.root).is_empty()).await;
+    // The record is written by the teardown the drop starts: wait for it too.
+    wait_until(|| {
+        group_members(pgid).is_empty()
+            && scratch_entries(&f.root).is_empty()
+            && !f.recorder.connections.lock().unwrap().is_empty()
+    })
+    .await;
     let rec = f.last_record();
     assert_eq!(rec.end_reason.map(|e| e.as_str()), Some("dropped"));
 }

@@ -268,16 +268,13 @@ async fn a_connection_without_ceilings_runs_under_the_site_defaults() {
     assert_eq!(ceilings.max_cpu_ms, 1000);
     assert!(ceilings.max_cpu_default);
     assert_eq!(ceilings.max_rss_bytes, 1 << 30, "the built-in 1 GiB");
-    let started = std::time::Instant::now();
+    // Stopped by the budget (its own code and ceiling), not the call timeout:
+    // no wall-clock bound, which a loaded machine would break.
     let e = saved::call(&site, "spinner", "spin", json!({"seconds": 30}))
         .await
         .expect_err("spinning past the site's CPU budget");
     assert_eq!(e.code.as_str(), "RESOURCE_LIMIT", "{e:?}");
     assert!(e.message.contains("max_cpu"), "{e:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(20),
-        "stopped by the budget, not the call timeout"
-    );
     // A connection's own budget wins, higher or lower.
     let own = SavedConnection {
         limits: saved::SavedLimits {

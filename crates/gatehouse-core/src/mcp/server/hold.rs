@@ -630,6 +630,8 @@ async fn verify(
 
 /// How a hold ended by its stopping server says so (`found_by`).
 const SERVER_STOPPING: &str = "server stopping";
+/// How a hold ended by its call dropped (a client's cancel, a cut connection) says so.
+const CALL_CUT_SHORT: &str = "call cut short";
 
 /// Ends a hold as `abandoned` when its call is cut short while it waits
 /// (cancelled, or the server stops): recorded as not run, never run later.
@@ -637,6 +639,9 @@ struct Guard {
     site: Site,
     held: Option<HeldCall>,
     late: Late,
+    /// Why the hold ends, kept for `Drop`: an end that missed the grace is
+    /// still recorded with the stop's reason, not a cut's.
+    found_by: &'static str,
 }
 
 impl Guard {
@@ -645,6 +650,7 @@ impl Guard {
             site: site.clone(),
             held: Some(held.clone()),
             late,
+            found_by: CALL_CUT_SHORT,
         }
     }
 
@@ -655,10 +661,11 @@ impl Guard {
     /// Ends the hold `abandoned` now, so the answer follows its end; when that
     /// cannot be written in time, the end is left to `Drop` (written while
     /// the server stops). `false` when a decision ended the hold first.
-    async fn abandon(self, found_by: &str) -> bool {
+    async fn abandon(mut self, found_by: &'static str) -> bool {
         let Some(held) = self.held.clone() else {
             return true;
         };
+        self.found_by = found_by;
         let ended = approvals::conclude(
             &self.site.store,
             &held,
@@ -696,17 +703,85 @@ impl Drop for Guard {
             return;
         };
         let site = self.site.clone();
+        let found_by = self.found_by;
         self.late.push(rt.spawn(async move {
             let ended = approvals::conclude(
                 &site.store,
                 &held,
                 Status::Abandoned,
                 approvals::SERVER_ACTOR,
-                json!({"found_by": "call cut short"}),
+                json!({"found_by": found_by}),
             );
             if let Err(e) = ended.await {
                 tracing::error!(code = %e.code, hold = %held.id, "could not record an abandoned hold");
             }
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::approvals::Decide;
+
+    /// A stopping server whose database is busy past the grace answers first
+    /// and ends the hold afterwards: that late end still names the stop, not a
+    /// cut, so the audit says why the call never ran.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_abandon_that_misses_its_grace_still_records_the_servers_stop() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = crate::site::init(&tmp.path().join("s"), Some("t"), false, None)
+            .await
+            .unwrap();
+        let held = approvals::hold(
+            &site.store,
+            NewHold {
+                actor: "key:k1",
+                tool: "content_publish",
+                summary: "Publish 'a'?".into(),
+                arguments: json!({"slug": "a"}),
+                args_sha256: "d".into(),
+                diff: None,
+                base_sha256: None,
+                decider: Decide::Owner,
+                timeout_ms: 60_000,
+                via: json!({}),
+                detached: false,
+            },
+        )
+        .await
+        .unwrap();
+        // Another process holds the write lock longer than the grace.
+        let db = site.dir.join(crate::site::DB_FILE);
+        let (locked, is_locked) = std::sync::mpsc::channel();
+        let blocker = std::thread::spawn(move || {
+            let conn = rusqlite::Connection::open(db).unwrap();
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            locked.send(()).unwrap();
+            std::thread::sleep(ABANDON_GRACE + Duration::from_secs(1));
+            conn.execute_batch("ROLLBACK").unwrap();
+        });
+        is_locked.recv().unwrap();
+        let late = Late::default();
+        let guard = Guard::new(&site, &held, late.clone());
+        assert!(
+            guard.abandon(SERVER_STOPPING).await,
+            "no decision came first"
+        );
+        assert_eq!(
+            approvals::get(&site.store, &held.id).await.unwrap().status,
+            Status::Waiting,
+            "the grace passed while the database was locked"
+        );
+        late.wait(Duration::from_secs(30)).await;
+        blocker.join().unwrap();
+        assert_eq!(
+            approvals::get(&site.store, &held.id).await.unwrap().status,
+            Status::Abandoned
+        );
+        let rows = crate::store::audit::latest(&site.store, 1).await.unwrap();
+        let detail: Value = serde_json::from_str(&rows[0].detail).unwrap();
+        assert_eq!(rows[0].action, "approval.abandoned", "{rows:?}");
+        assert_eq!(detail["found_by"], SERVER_STOPPING, "{detail}");
     }
 }
