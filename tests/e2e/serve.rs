@@ -53,6 +53,23 @@ fn alive(pid: i32) -> bool {
         && process_state(pid).is_none_or(|s| !s.starts_with('Z'))
 }
 
+/// The parent of `pid`.
+fn parent_of(pid: i32) -> Option<i32> {
+    process_state(pid)?.split(' ').nth(1)?.parse().ok()
+}
+
+/// Whether `pid` ends within `patience`.
+async fn gone_within(pid: i32, patience: Duration) -> bool {
+    let deadline = Instant::now() + patience;
+    while alive(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    true
+}
+
 /// The state letter and parent of `pid` from `/proc/PID/stat` ("S 1234").
 fn process_state(pid: i32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -245,10 +262,26 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
         }
         Err(e) => Err(e),
     };
+    // The app is serve's parent, read while both run.
+    let app = left.as_ref().ok().and_then(|&(_, pid)| parent_of(pid));
+    // Ending the session ends the app: WebKitWebDriver kills the process it
+    // launched, so no exit handler runs and serve must stop by its lifeline
+    // (its stdin) alone, the harder case.
     let closed = client.close().await;
+    // The driver stays until the app has exited: stopping it right after the
+    // session's end could leave the app running (seen under load), and
+    // serve with it, a failure of the test rather than of the app.
+    let app_exited = match app {
+        Some(app) => gone_within(app, PATIENCE).await,
+        None => true,
+    };
     drop(driver);
     let (port, pid) = left?;
     ensure!(closed.is_ok(), "closing the WebDriver session: {closed:?}");
+    ensure!(
+        app_exited,
+        "the app ({app:?}) was still running after its WebDriver session closed"
+    );
     let deadline = Instant::now() + PATIENCE;
     while alive(pid) || TcpStream::connect(("127.0.0.1", port)).is_ok() {
         if Instant::now() > deadline {

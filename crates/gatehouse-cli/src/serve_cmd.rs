@@ -177,7 +177,7 @@ impl ServeArgs {
         if self.no_serve_table {
             return Ok(ServeTable::default());
         }
-        Ok(site::read_site_file(dir)?.serve.unwrap_or_default())
+        site::serve::read(dir)
     }
 
     /// Whether serve logs JSON: the flag, else `[serve] log_format`. Asked

@@ -132,6 +132,25 @@ fn an_unknown_or_bad_serve_key_is_a_clear_error_naming_it() {
     assert!(f.stderr.contains("not an IP address"), "{}", f.stderr);
 }
 
+/// A typo in `[serve]` stops serving only: a leaked key can still be
+/// revoked, and the site's other commands still work.
+#[test]
+fn a_bad_serve_table_stops_only_serve_never_revocation() {
+    let site = TestSite::new("serve-table-scoped");
+    let (_, id) = site.mint("viewer");
+    with_table(&site, "rate_per_key = -1");
+    let f = site.fails(&["serve"]);
+    assert_eq!(f.code, "SITE_CONFIG_INVALID");
+    assert!(f.stderr.contains("rate_per_key"), "{}", f.stderr);
+    site.ok(&["whoami", "--key-id", &id]);
+    site.ok(&["keys", "revoke", &id]);
+    let revoked = site.fails(&["whoami", "--key-id", &id]);
+    assert_eq!(revoked.code, "ACTOR_API_KEY_INVALID", "{}", revoked.stderr);
+    assert!(revoked.stderr.contains("revoked"), "{}", revoked.stderr);
+    let verified = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(verified["ok"], true, "{verified}");
+}
+
 /// The log lines before serve listens, with `extra` flags.
 fn first_log_lines(site: &TestSite, extra: &[&str]) -> Vec<String> {
     use std::io::BufRead as _;

@@ -51,12 +51,6 @@ pub struct SiteFile {
     /// Ceilings of every connection that sets none of its own.
     #[serde(default, skip_serializing_if = "SiteLimits::is_unset")]
     pub limits: SiteLimits,
-    /// `[serve]`: the settings of `gatehouse serve` (flags override them).
-    /// Read by [`serve::ServeTable::from_toml`], which names the key of a bad
-    /// value, and written only by [`serve::save`], which keeps the file's
-    /// comments: never through this struct.
-    #[serde(skip)]
-    pub serve: Option<serve::ServeTable>,
     /// Which calls wait for a person's yes (`[approvals]`; default: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approvals: Option<crate::access::approvals::ApprovalPolicy>,
@@ -200,11 +194,10 @@ fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
         .hint("the file holds `name`, `scratch`, optionally `database_url`, and the tables [limits], [serve] and [approvals]")
     };
     let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
-    let serve = table.remove("serve");
-    let mut file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
-    file.serve = serve
-        .map(|v| serve::ServeTable::from_toml(&v, path))
-        .transpose()?;
+    // `[serve]` is read by [`serve::read`] alone: a bad value there stops only
+    // what serves, never revoking a key or reading the audit.
+    table.remove("serve");
+    let file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
     if let Some(policy) = &file.approvals {
         policy.validate().map_err(|why| {
             Error::new(
@@ -300,7 +293,6 @@ pub async fn init(
         // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
         database_url: database_url_flag.map(|u| without_password(u).0),
         limits: SiteLimits::default(),
-        serve: None,
         approvals: None,
     };
     let db_existed = dir.join(DB_FILE).exists();

@@ -734,6 +734,29 @@ pub fn check_exposure(listen: SocketAddr, tls: bool, proxied: bool) -> Result<()
     .hint("give --tls-cert and --tls-key, or --behind-proxy ADDR for the TLS-terminating proxy in front, or listen on 127.0.0.1 (in gatehouse.toml: tls_cert and tls_key, behind_proxy or listen under [serve])"))
 }
 
+/// `[serve]` of `dir`'s gatehouse.toml, checked by serve's rules (empty when
+/// there is none). Read apart from the rest of the site: a bad value here
+/// stops only what serves (`gatehouse serve`, the Serve panel).
+pub fn read(dir: &Path) -> Result<ServeTable> {
+    parse(&super::read_site_text(dir)?, &dir.join(SITE_FILE))
+}
+
+/// `[serve]` of the gatehouse.toml text found at `path`, once the whole file
+/// is valid.
+fn parse(text: &str, path: &Path) -> Result<ServeTable> {
+    super::parse_site_file(text, path)?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| {
+        Error::new(
+            codes::SITE_CONFIG_INVALID,
+            format!("{} is not valid: {}", path.display(), e.message()),
+        )
+    })?;
+    match table.get("serve") {
+        Some(v) => ServeTable::from_toml(v, path),
+        None => Ok(ServeTable::default()),
+    }
+}
+
 /// Writes serve's settings into `[serve]` of the site's `gatehouse.toml`:
 /// `edit` changes the table as it is on disk now, the result is checked as
 /// serve would check it alone (a table that would listen in clear text
@@ -745,9 +768,7 @@ pub fn check_exposure(listen: SocketAddr, tls: bool, proxied: bool) -> Result<()
 pub fn save(dir: &Path, edit: impl FnOnce(&mut ServeTable)) -> Result<ServeTable> {
     let path = dir.join(SITE_FILE);
     let old_text = super::read_site_text(dir)?;
-    let old = super::parse_site_file(&old_text, &path)?
-        .serve
-        .unwrap_or_default();
+    let old = parse(&old_text, &path)?;
     let mut new = old.clone();
     edit(&mut new);
     new.resolve()?;
@@ -802,9 +823,7 @@ pub fn save(dir: &Path, edit: impl FnOnce(&mut ServeTable)) -> Result<ServeTable
     if text == old_text {
         return Ok(old);
     }
-    let written = super::parse_site_file(&text, &path)?
-        .serve
-        .unwrap_or_default();
+    let written = parse(&text, &path)?;
     if written.resolve().is_err() || !same_settings(&written, &new) {
         return Err(Error::new(
             codes::IO_ERROR,
@@ -1164,8 +1183,8 @@ tools = ["publish"]
             );
         assert_eq!(text, expected);
         // The file reads back as what was saved, and the rest as before.
+        assert_eq!(read(dir.path()).unwrap(), saved);
         let file = super::super::read_site_file(dir.path()).unwrap();
-        assert_eq!(file.serve.unwrap(), saved);
         assert_eq!(file.limits.max_rss_mib, Some(2048));
         assert!(file.approvals.is_some());
         // Saving the same again writes nothing new.

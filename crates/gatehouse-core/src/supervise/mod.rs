@@ -116,7 +116,7 @@ impl ServeSettings {
 /// (read from disk: the admin may have edited the file since the site was
 /// opened).
 pub fn saved_settings(site_dir: &Path) -> Result<ServeSettings> {
-    let table = site::read_site_file(site_dir)?.serve.unwrap_or_default();
+    let table = site::serve::read(site_dir)?;
     Ok(ServeSettings::from_table(&table))
 }
 
@@ -592,11 +592,7 @@ mod tests {
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.starts_with(original), "{text}");
         assert_eq!(
-            site::read_site_file(dir.path())
-                .unwrap()
-                .serve
-                .unwrap()
-                .rate_per_key,
+            site::serve::read(dir.path()).unwrap().rate_per_key,
             Some(3.0)
         );
         // A spec from the saved form is the one the form gave.

@@ -691,8 +691,11 @@ impl Guard {
     }
 }
 
-/// How long a stopping server waits to end a hold before it answers anyway.
-const ABANDON_GRACE: Duration = Duration::from_secs(2);
+/// How long a stopping server waits to end a hold before it answers anyway
+/// (the end is written later with the same reason). With the call's own entry
+/// (`ENTRY_GRACE`) it stays well inside `ANSWER_GRACE`, past which a call is
+/// dropped unanswered.
+const ABANDON_GRACE: Duration = Duration::from_secs(1);
 
 impl Drop for Guard {
     fn drop(&mut self) {
