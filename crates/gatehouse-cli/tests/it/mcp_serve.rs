@@ -1,7 +1,7 @@
 //! `gatehouse serve` end to end: the same server core over HTTP, the exposure
 //! and auth rules, both eras on one endpoint, the limits and the drain.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -738,10 +738,10 @@ fn tls_serves_with_the_given_certificate_and_rereads_it_on_sighup() {
     self_signed(tmp.path(), "second");
     s.signal(nix::sys::signal::Signal::SIGHUP);
     let second = tmp.path().join("second.pem");
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while curl_status(&second, &format!("{base}/healthz"), None) != Some(200) {
         assert!(
-            Instant::now() < deadline,
+            std::time::Instant::now() < deadline,
             "the certificate was not reread: {}",
             s.stderr()
         );
