@@ -14,8 +14,8 @@ use anyhow::{Context, Result, bail, ensure};
 use fantoccini::Client;
 
 use super::webdriver::{
-    Cli, Driver, PATIENCE, click, eval, open_site, scratch_site, screenshot, select, text_of,
-    type_into, wait_for, wait_for_text,
+    Cli, Driver, PATIENCE, click, eval, open_site, scratch_site, screenshot, select, stat_of,
+    text_of, type_into, wait_for, wait_for_text,
 };
 
 /// A JSON-RPC POST to `url` with curl; returns the HTTP status.
@@ -50,12 +50,7 @@ fn call(name: &str, id: u64) -> serde_json::Value {
 /// business, and an orphan's new parent may take its time).
 fn alive(pid: i32) -> bool {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-        && process_state(pid).is_none_or(|s| !s.starts_with('Z'))
-}
-
-/// The parent of `pid`.
-fn parent_of(pid: i32) -> Option<i32> {
-    process_state(pid)?.split(' ').nth(1)?.parse().ok()
+        && stat_of(pid).is_none_or(|p| p.state != 'Z')
 }
 
 /// Whether `pid` ends within `patience`.
@@ -68,13 +63,6 @@ async fn gone_within(pid: i32, patience: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     true
-}
-
-/// The state letter and parent of `pid` from `/proc/PID/stat` ("S 1234").
-fn process_state(pid: i32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    Some(after.split(' ').take(2).collect::<Vec<_>>().join(" "))
 }
 
 fn free_port() -> Result<u16> {
@@ -263,7 +251,11 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
         Err(e) => Err(e),
     };
     // The app is serve's parent, read while both run.
-    let app = left.as_ref().ok().and_then(|&(_, pid)| parent_of(pid));
+    let app = left
+        .as_ref()
+        .ok()
+        .and_then(|&(_, pid)| stat_of(pid))
+        .map(|p| p.parent);
     // Ending the session ends the app: WebKitWebDriver kills the process it
     // launched, so no exit handler runs and serve must stop by its lifeline
     // (its stdin) alone, the harder case.
@@ -286,8 +278,8 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
     while alive(pid) || TcpStream::connect(("127.0.0.1", port)).is_ok() {
         if Instant::now() > deadline {
             bail!(
-                "serve {pid} outlived the app (state and parent: {:?}; port {port} open: {})",
-                process_state(pid),
+                "serve {pid} outlived the app ({:?}; port {port} open: {})",
+                stat_of(pid),
                 TcpStream::connect(("127.0.0.1", port)).is_ok()
             );
         }

@@ -111,13 +111,69 @@ impl Driver {
         }
     }
 
-    /// Stops the driver (and with it the app it launched).
+    /// Stops the driver, and with it the app it launched: an app still
+    /// running once the driver has gone (stopped before it ended its
+    /// browser) is killed, so no scenario leaves one behind for the next.
+    /// The app's own children are left to it: how they end is tested.
     fn stop(&mut self) {
         let pid = Pid::from_raw(self.child.id() as i32);
+        let launched = launched_by(self.child.id() as i32);
         if self.child.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
             let _ = self.child.wait();
         }
+        for p in launched {
+            // Still the same process (a pid is reused once its process ends).
+            if stat_of(p.pid).is_some_and(|s| s.started == p.started) {
+                let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+            }
+        }
     }
+}
+
+/// A process as `/proc/PID/stat` tells it.
+#[derive(Debug, Clone, Copy)]
+pub struct Proc {
+    pub pid: i32,
+    /// `R`, `S`, … `Z` for a zombie (ended, not yet reaped).
+    pub state: char,
+    pub parent: i32,
+    /// Clock ticks after boot: tells a process from a later one with its pid.
+    pub started: u64,
+}
+
+/// `pid` now; `None` once it is gone.
+pub fn stat_of(pid: i32) -> Option<Proc> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command's closing parenthesis: state, parent, … start time (the 20th).
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some(Proc {
+        pid,
+        state: fields.first()?.chars().next()?,
+        parent: fields.get(1)?.parse().ok()?,
+        started: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The processes `driver` started and theirs (WebKitWebDriver, then the app
+/// and WebKit's helpers); not the app's children.
+fn launched_by(driver: i32) -> Vec<Proc> {
+    let all: Vec<Proc> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| stat_of(e.file_name().to_str()?.parse().ok()?))
+        .collect();
+    let children = |of: &[i32]| -> Vec<Proc> {
+        all.iter()
+            .filter(|p| of.contains(&p.parent))
+            .copied()
+            .collect()
+    };
+    let webdriver = children(&[driver]);
+    let pids: Vec<i32> = webdriver.iter().map(|p| p.pid).collect();
+    let mut launched = children(&pids);
+    launched.extend(webdriver);
+    launched
 }
 
 fn spawn_driver(default_site: &Path, home: &Path, env: &[(String, String)]) -> Result<Child> {
