@@ -23,6 +23,9 @@ fn mint(site: &TestSite, flags: &[&str]) -> (String, String) {
     )
 }
 
+/// A bad `[approvals]` stops what would run calls under it (`gatehouse mcp`
+/// and `serve` refuse to start: a policy never fails open) and nothing else:
+/// keys can still be minted and revoked, and the queue read.
 #[test]
 fn approval_policy_refuses_unknown_effects_at_start() {
     let site = TestSite::new("approvals_bad_policy");
@@ -33,9 +36,14 @@ fn approval_policy_refuses_unknown_effects_at_start() {
         format!("{text}\n[approvals]\neffects = [\"publsh\"]\n"),
     )
     .unwrap();
-    let f = site.fails(&["approvals", "list"]);
-    assert_eq!(f.code, "SITE_CONFIG_INVALID", "{}", f.stderr);
-    assert!(f.stderr.contains("publsh"), "{}", f.stderr);
+    for start in [&["mcp"][..], &["serve", "--listen", "127.0.0.1:0"]] {
+        let f = site.fails(start);
+        assert_eq!(f.code, "SITE_CONFIG_INVALID", "{start:?}: {}", f.stderr);
+        assert!(f.stderr.contains("publsh"), "{}", f.stderr);
+    }
+    site.ok(&["approvals", "list"]);
+    let (_, id) = site.mint("viewer");
+    site.ok(&["keys", "revoke", &id]);
 }
 
 #[test]

@@ -324,13 +324,15 @@ fn strip_verbatim(path: PathBuf) -> PathBuf {
 }
 
 /// Checks `dir` is a site a generated config can point at, and returns it as
-/// [`client_path`] names it. Refuses `--role` on a non-scratch site up front,
-/// since the server would refuse it at every start.
+/// [`client_path`] names it. Refuses `--role` on a non-scratch site and a bad
+/// `[limits]` or `[approvals]` up front, since the server would refuse them at
+/// every start.
 ///
 /// Only `gatehouse.toml` is read: a config can be generated while the site's
 /// database is unreachable.
 pub fn check_site(dir: &Path, actor: &ConfigActor) -> Result<PathBuf> {
     let file = crate::site::read_site_file(dir)?;
+    file.check_policies()?;
     if matches!(actor, ConfigActor::Roles(_)) && !file.scratch {
         return Err(Error::invalid(
             codes::ACTOR_ROLE_NOT_SCRATCH,

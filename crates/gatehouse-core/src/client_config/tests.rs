@@ -420,6 +420,11 @@ fn check_site_reads_only_gatehouse_toml() {
     let broken = site_with("name = ");
     let err = check_site(broken.path(), &ConfigActor::Public).unwrap_err();
     assert_eq!(err.code, codes::SITE_CONFIG_INVALID);
+    // A policy the server would refuse at every start.
+    let bad_policy = site_with("name = \"blog\"\n[approvals]\neffects = [\"publsh\"]\n");
+    let err = check_site(bad_policy.path(), &ConfigActor::Public).unwrap_err();
+    assert_eq!(err.code, codes::SITE_CONFIG_INVALID);
+    assert!(err.message.contains("publsh"), "{}", err.message);
 
     let empty = tempfile::tempdir().unwrap();
     let err = check_site(empty.path(), &ConfigActor::Public).unwrap_err();

@@ -82,7 +82,7 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
     let stored = store::consents::get(&site.store, &conn.name).await?;
     let hash = spec_and_limits_hash(conn);
     let defaults = ClientLimits::default();
-    let ceilings = saved::Ceilings::of(site, conn);
+    let ceilings = saved::Ceilings::of(site, conn)?;
     let path = match conn.spec.env.get("PATH") {
         Some(EnvValue::Plain { value }) => value.clone(),
         _ => crate::sandbox::DEFAULT_PATH.to_string(),

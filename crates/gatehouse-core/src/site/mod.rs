@@ -48,12 +48,66 @@ pub struct SiteFile {
     /// Where the site's data lives when not in the embedded SQLite file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_url: Option<String>,
-    /// Ceilings of every connection that sets none of its own.
-    #[serde(default, skip_serializing_if = "SiteLimits::is_unset")]
-    pub limits: SiteLimits,
-    /// Which calls wait for a person's yes (`[approvals]`; default: none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approvals: Option<crate::access::approvals::ApprovalPolicy>,
+    /// `[limits]` and `[approvals]`, each checked on its own when the file is
+    /// read: a bad one is refused by what uses it (a connection, a server, a
+    /// call), never by revoking a key or reading the audit. Read through
+    /// [`SiteFile::limits`] and [`SiteFile::approvals`].
+    #[serde(skip)]
+    policies: Policies,
+}
+
+/// A table of gatehouse.toml as read: its value, or why it was refused.
+type Checked<T> = std::result::Result<T, Refused>;
+
+/// Why a table was refused, kept to be raised where the table is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Refused {
+    message: String,
+    hint: &'static str,
+}
+
+impl Refused {
+    fn error(&self) -> Error {
+        Error::new(codes::SITE_CONFIG_INVALID, self.message.clone()).hint(self.hint)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Policies {
+    limits: Checked<SiteLimits>,
+    approvals: Checked<Option<crate::access::approvals::ApprovalPolicy>>,
+}
+
+impl Default for Policies {
+    fn default() -> Policies {
+        Policies {
+            limits: Ok(SiteLimits::default()),
+            approvals: Ok(None),
+        }
+    }
+}
+
+impl SiteFile {
+    /// `[limits]`: the ceilings of every connection that sets none of its own.
+    pub fn limits(&self) -> Result<SiteLimits> {
+        self.policies.limits.clone().map_err(|r| r.error())
+    }
+
+    /// `[approvals]`: which calls wait for a person's yes (`None`: none do).
+    pub fn approvals(&self) -> Result<Option<&crate::access::approvals::ApprovalPolicy>> {
+        match &self.policies.approvals {
+            Ok(policy) => Ok(policy.as_ref()),
+            Err(r) => Err(r.error()),
+        }
+    }
+
+    /// Both tables, checked before a server starts, so a bad policy stops it
+    /// at once instead of at its first call.
+    pub fn check_policies(&self) -> Result<()> {
+        self.limits()?;
+        self.approvals()?;
+        Ok(())
+    }
 }
 
 /// Memory ceiling of a connection that sets none (`--max-rss`): 1 GiB.
@@ -75,10 +129,6 @@ pub struct SiteLimits {
 }
 
 impl SiteLimits {
-    fn is_unset(&self) -> bool {
-        *self == SiteLimits::default()
-    }
-
     /// The default memory ceiling, in bytes.
     pub fn max_rss_bytes(&self) -> u64 {
         self.max_rss_mib.unwrap_or(DEFAULT_MAX_RSS_MIB) << 20
@@ -194,26 +244,33 @@ fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
         .hint("the file holds `name`, `scratch`, optionally `database_url`, and the tables [limits], [serve] and [approvals]")
     };
     let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
-    // `[serve]` is read by [`serve::read`] alone: a bad value there stops only
-    // what serves, never revoking a key or reading the audit.
+    // `[serve]` is read by [`serve::read`] alone, `[limits]` and `[approvals]`
+    // here but apart: a bad value there stops only what uses it.
     table.remove("serve");
-    let file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
-    if let Some(policy) = &file.approvals {
-        policy.validate().map_err(|why| {
-            Error::new(
-                codes::SITE_CONFIG_INVALID,
-                format!("{} is not valid: {why}", path.display()),
-            )
-            .hint("[approvals] holds tools, effects (read, write, publish, delete), roles, decide (client or owner) and timeout_seconds")
-        })?;
-    }
-    file.limits.validate().map_err(|why| {
-        Error::new(
-            codes::SITE_CONFIG_INVALID,
-            format!("{} is not valid: {why}", path.display()),
-        )
-        .hint("give limits.max_rss_mib of at least 16 and limits.max_cpu_seconds of at least 1, or leave them out for 1 GiB and 10 minutes")
-    })?;
+    let limits = table.remove("limits");
+    let approvals = table.remove("approvals");
+    let mut file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
+    let refused = |hint: &'static str| {
+        move |why: String| Refused {
+            message: format!("{} is not valid: {why}", path.display()),
+            hint,
+        }
+    };
+    file.policies.limits = limits
+        .map(|v| {
+            let limits: SiteLimits = v.try_into().map_err(|e: toml::de::Error| format!("[limits]: {}", e.message()))?;
+            limits.validate().map(|()| limits)
+        })
+        .transpose()
+        .map(Option::unwrap_or_default)
+        .map_err(refused("give limits.max_rss_mib of at least 16 and limits.max_cpu_seconds of at least 1, or leave them out for 1 GiB and 10 minutes"));
+    file.policies.approvals = approvals
+        .map(|v| {
+            let policy: crate::access::approvals::ApprovalPolicy = v.try_into().map_err(|e: toml::de::Error| format!("[approvals]: {}", e.message()))?;
+            policy.validate().map(|()| policy)
+        })
+        .transpose()
+        .map_err(refused("[approvals] holds tools, effects (read, write, publish, delete), roles, decide (client or owner) and timeout_seconds"));
     Ok(file)
 }
 
@@ -292,8 +349,7 @@ pub async fn init(
         // A password never goes into gatehouse.toml: later runs take it from
         // PGPASSWORD, ~/.pgpass, --database-url or GATEHOUSE_DATABASE_URL.
         database_url: database_url_flag.map(|u| without_password(u).0),
-        limits: SiteLimits::default(),
-        approvals: None,
+        policies: Policies::default(),
     };
     let db_existed = dir.join(DB_FILE).exists();
     let result = async {
@@ -391,29 +447,33 @@ mod tests {
     }
 
     /// `[limits]` in gatehouse.toml sets the defaults; absent, they are 1 GiB
-    /// and 10 minutes; nonsense is refused when the site is read.
+    /// and 10 minutes; nonsense is refused where the limits are used, while
+    /// the rest of the file reads as usual.
     #[test]
     fn site_limits_default_and_are_read_from_gatehouse_toml() {
         let tmp = tempfile::tempdir().unwrap();
         std::fs::write(tmp.path().join(SITE_FILE), "name = \"s\"\n").unwrap();
         let file = read_site_file(tmp.path()).unwrap();
-        assert_eq!(file.limits.max_rss_bytes(), 1 << 30);
-        assert_eq!(file.limits.max_cpu_ms(), 600_000);
+        assert_eq!(file.limits().unwrap().max_rss_bytes(), 1 << 30);
+        assert_eq!(file.limits().unwrap().max_cpu_ms(), 600_000);
         std::fs::write(
             tmp.path().join(SITE_FILE),
             "name = \"s\"\n[limits]\nmax_rss_mib = 2048\nmax_cpu_seconds = 30\n",
         )
         .unwrap();
         let file = read_site_file(tmp.path()).unwrap();
-        assert_eq!(file.limits.max_rss_bytes(), 2 << 30);
-        assert_eq!(file.limits.max_cpu_ms(), 30_000);
+        assert_eq!(file.limits().unwrap().max_rss_bytes(), 2 << 30);
+        assert_eq!(file.limits().unwrap().max_cpu_ms(), 30_000);
         for bad in ["max_rss_mib = 8", "max_cpu_seconds = 0", "max_rss = 1"] {
             std::fs::write(
                 tmp.path().join(SITE_FILE),
                 format!("name = \"s\"\n[limits]\n{bad}\n"),
             )
             .unwrap();
-            let e = read_site_file(tmp.path()).unwrap_err();
+            let file = read_site_file(tmp.path()).unwrap();
+            assert_eq!(file.name, "s");
+            let e = file.check_policies().unwrap_err();
+            assert_eq!(e.message, file.limits().unwrap_err().message, "{bad}");
             assert_eq!(e.code, codes::SITE_CONFIG_INVALID, "{bad}");
             assert!(e.hint.is_some(), "{bad}");
         }

@@ -1185,8 +1185,8 @@ tools = ["publish"]
         // The file reads back as what was saved, and the rest as before.
         assert_eq!(read(dir.path()).unwrap(), saved);
         let file = super::super::read_site_file(dir.path()).unwrap();
-        assert_eq!(file.limits.max_rss_mib, Some(2048));
-        assert!(file.approvals.is_some());
+        assert_eq!(file.limits().unwrap().max_rss_mib, Some(2048));
+        assert!(file.approvals().unwrap().is_some());
         // Saving the same again writes nothing new.
         save(dir.path(), |t| {
             t.listen = Some("127.0.0.1:9000".parse().unwrap())

@@ -264,7 +264,7 @@ async fn a_connection_without_ceilings_runs_under_the_site_defaults() {
         created_at: 0,
     };
     saved::add(&site.store, "test", &conn).await.unwrap();
-    let ceilings = saved::Ceilings::of(&site, &conn);
+    let ceilings = saved::Ceilings::of(&site, &conn).unwrap();
     assert_eq!(ceilings.max_cpu_ms, 1000);
     assert!(ceilings.max_cpu_default);
     assert_eq!(ceilings.max_rss_bytes, 1 << 30, "the built-in 1 GiB");
@@ -283,7 +283,7 @@ async fn a_connection_without_ceilings_runs_under_the_site_defaults() {
         },
         ..conn
     };
-    let ceilings = saved::Ceilings::of(&site, &own);
+    let ceilings = saved::Ceilings::of(&site, &own).unwrap();
     assert_eq!(
         (ceilings.max_cpu_ms, ceilings.max_cpu_default),
         (90_000, false)

@@ -145,9 +145,11 @@ impl Ceilings {
         )
     }
 
-    pub fn of(site: &Site, saved: &SavedConnection) -> Ceilings {
-        let defaults = &site.file.limits;
-        Ceilings {
+    /// `saved`'s own ceilings, the site's `[limits]` where it sets none
+    /// (refused when that table is).
+    pub fn of(site: &Site, saved: &SavedConnection) -> Result<Ceilings> {
+        let defaults = site.file.limits()?;
+        Ok(Ceilings {
             max_rss_bytes: saved
                 .limits
                 .max_rss_bytes
@@ -158,7 +160,7 @@ impl Ceilings {
                 .max_cpu_ms
                 .unwrap_or_else(|| defaults.max_cpu_ms()),
             max_cpu_default: saved.limits.max_cpu_ms.is_none(),
-        }
+        })
     }
 }
 
@@ -176,7 +178,7 @@ pub fn connect_options(site: &Site, saved: &SavedConnection) -> Result<ConnectOp
         o.limits.call_timeout = Duration::from_millis(ms);
     }
     o.limits.inactivity_timeout = saved.limits.inactivity_ms.map(Duration::from_millis);
-    let ceilings = Ceilings::of(site, saved);
+    let ceilings = Ceilings::of(site, saved)?;
     o.limits.max_rss_bytes = Some(ceilings.max_rss_bytes);
     o.limits.max_cpu = Some(Duration::from_millis(ceilings.max_cpu_ms));
     o.limits.ceilings_site_default = (ceilings.max_rss_default, ceilings.max_cpu_default);
@@ -312,7 +314,7 @@ pub struct ConnectionView {
 pub async fn show(site: &Site, name: &str) -> Result<ConnectionView> {
     let connection = get(&site.store, name).await?;
     let pin = pin::status(&site.store, name).await?;
-    let ceilings = Ceilings::of(site, &connection);
+    let ceilings = Ceilings::of(site, &connection)?;
     let isolation = ceilings.isolation(&connection.limits.sandbox);
     Ok(ConnectionView {
         connection,

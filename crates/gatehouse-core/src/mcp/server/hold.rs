@@ -83,7 +83,7 @@ pub async fn gate(
     let site = state.site();
     // Every call passes here: borrow the policy, allocate nothing until a hold.
     let none = approvals::ApprovalPolicy::default();
-    let policy = site.file.approvals.as_ref().unwrap_or(&none);
+    let policy = site.file.approvals()?.unwrap_or(&none);
     if !policy.holds(actor, spec.name, spec.effect.into()) {
         return Ok(Pass::Run);
     }

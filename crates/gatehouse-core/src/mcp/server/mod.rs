@@ -100,6 +100,7 @@ impl Default for Limits {
 /// Serves MCP on this process's stdin and stdout until stdin closes, a
 /// signal arrives or the parent dies.
 pub async fn run_stdio(site: Site, actor: Actor) -> Result<Reason> {
+    site.file.check_policies()?;
     let limits = Limits::default();
     http::sweep_holds(&site).await;
     let input = stdio::input(limits.max_message_bytes);

@@ -237,6 +237,7 @@ pub async fn run(
     ready: impl FnOnce(SocketAddr),
 ) -> Result<Stopped> {
     check_exposure(&opts)?;
+    site.file.check_policies()?;
     sweep_holds(&site).await;
     let acceptor = match &opts.tls {
         Some(files) => Some(tls::Reloading::load(files.clone())?),
