@@ -257,6 +257,17 @@ pub async fn wait_for(client: &Client, css: &str) -> Result<fantoccini::elements
         .with_context(|| format!("{css} never appeared"))
 }
 
+/// Waits for `css` to be gone (a closing dialog, say: while a modal dialog
+/// is open the rest of the page is inert, and a click there does nothing).
+pub async fn wait_gone(client: &Client, css: &str) -> Result<()> {
+    let deadline = Instant::now() + PATIENCE;
+    while !client.find_all(Locator::Css(css)).await?.is_empty() {
+        ensure!(Instant::now() < deadline, "{css} never went away");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 /// Runs `attempt` on the element `css` until it succeeds, within
 /// [`PATIENCE`]: the element may not be there yet, or the page may re-render
 /// it between the lookup and the use (then it is found again).
