@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use fantoccini::Client;
 
 use super::webdriver::{
@@ -53,10 +53,10 @@ fn alive(pid: i32) -> bool {
         && stat_of(pid).is_none_or(|p| p.state != 'Z')
 }
 
-/// Whether `pid` ends within `patience`.
-async fn gone_within(pid: i32, patience: Duration) -> bool {
-    let deadline = Instant::now() + patience;
-    while alive(pid) {
+/// Whether `done` holds within [`PATIENCE`], asked every 100 ms.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
         if Instant::now() > deadline {
             return false;
         }
@@ -264,7 +264,7 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
     // session's end could leave the app running (seen under load), and
     // serve with it, a failure of the test rather than of the app.
     let app_exited = match app {
-        Some(app) => gone_within(app, PATIENCE).await,
+        Some(app) => eventually(|| !alive(app)).await,
         None => true,
     };
     drop(driver);
@@ -274,16 +274,12 @@ async fn serve_panel_serves_counts_configs_and_stops_with_the_app() -> Result<()
         app_exited,
         "the app ({app:?}) was still running after its WebDriver session closed"
     );
-    let deadline = Instant::now() + PATIENCE;
-    while alive(pid) || TcpStream::connect(("127.0.0.1", port)).is_ok() {
-        if Instant::now() > deadline {
-            bail!(
-                "serve {pid} outlived the app ({:?}; port {port} open: {})",
-                stat_of(pid),
-                TcpStream::connect(("127.0.0.1", port)).is_ok()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let open = || TcpStream::connect(("127.0.0.1", port)).is_ok();
+    ensure!(
+        eventually(|| !alive(pid) && !open()).await,
+        "serve {pid} outlived the app ({:?}; port {port} open: {})",
+        stat_of(pid),
+        open()
+    );
     Ok(())
 }

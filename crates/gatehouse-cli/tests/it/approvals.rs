@@ -29,13 +29,7 @@ fn mint(site: &TestSite, flags: &[&str]) -> (String, String) {
 #[test]
 fn approval_policy_refuses_unknown_effects_at_start() {
     let site = TestSite::new("approvals_bad_policy");
-    let toml = site.path().join("gatehouse.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(
-        &toml,
-        format!("{text}\n[approvals]\neffects = [\"publsh\"]\n"),
-    )
-    .unwrap();
+    site.append_to_site_file("[approvals]\neffects = [\"publsh\"]");
     for start in [&["mcp"][..], &["serve", "--listen", "127.0.0.1:0"]] {
         let f = site.fails(start);
         assert_eq!(f.code, "SITE_CONFIG_INVALID", "{start:?}: {}", f.stderr);
@@ -169,13 +163,7 @@ fn python_sdk_over_http_waits_in_the_owners_queue() {
     let Some(client) = SdkClient::python("python_approvals_http.py", &site) else {
         return;
     };
-    let toml = site.path().join("gatehouse.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(
-        &toml,
-        format!("{text}\n[approvals]\neffects = [\"publish\"]\ntimeout_seconds = 30\n"),
-    )
-    .unwrap();
+    site.append_to_site_file("[approvals]\neffects = [\"publish\"]\ntimeout_seconds = 30");
     let (key, id) = mint(&site, &[]);
     let serve = crate::serve_util::Serve::start(&site, &[]);
     client
@@ -193,15 +181,9 @@ fn python_sdk_over_http_waits_in_the_owners_queue() {
 
 /// `[approvals]`: publishing waits for the owner's queue, for `seconds`.
 fn owner_decides(site: &TestSite, seconds: u32) {
-    let toml = site.path().join("gatehouse.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(
-        &toml,
-        format!(
-            "{text}\n[approvals]\neffects = [\"publish\"]\ndecide = \"owner\"\ntimeout_seconds = {seconds}\n"
-        ),
-    )
-    .unwrap();
+    site.append_to_site_file(&format!(
+        "[approvals]\neffects = [\"publish\"]\ndecide = \"owner\"\ntimeout_seconds = {seconds}"
+    ));
 }
 
 /// A handshake-era `tools/call` over HTTP on a connection of its own; `None`
@@ -581,13 +563,9 @@ fn a_held_stdio_call_at_eof_or_sigterm_is_answered_with_a_shutdown_error() {
 #[test]
 fn a_call_waiting_on_the_clients_user_at_sigterm_withdraws_the_question_and_is_answered() {
     let site = TestSite::new("approvals_stdio_ask_stop");
-    let toml = site.path().join("gatehouse.toml");
-    let text = std::fs::read_to_string(&toml).unwrap();
-    std::fs::write(
-        &toml,
-        format!("{text}\n[approvals]\neffects = [\"publish\"]\ndecide = \"client\"\ntimeout_seconds = 120\n"),
-    )
-    .unwrap();
+    site.append_to_site_file(
+        "[approvals]\neffects = [\"publish\"]\ndecide = \"client\"\ntimeout_seconds = 120",
+    );
     let (key, key_id) = site.mint("editor");
     let caller = format!("key:{key_id}");
     let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);

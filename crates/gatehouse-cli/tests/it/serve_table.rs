@@ -21,9 +21,7 @@ fn list_at(s: &Serve, host: &str, key: Option<&str>) -> Reply {
 
 /// Appends `table` to the site's gatehouse.toml.
 fn with_table(site: &TestSite, table: &str) {
-    let path = site.path().join("gatehouse.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, format!("{text}\n[serve]\n{table}\n")).unwrap();
+    site.append_to_site_file(&format!("[serve]\n{table}"));
 }
 
 #[test]

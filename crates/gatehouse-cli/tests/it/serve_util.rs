@@ -72,6 +72,18 @@ pub fn try_legacy(
     method: &str,
     params: Value,
 ) -> Option<Reply> {
+    try_legacy_with(addr, key, &[], id, method, params)
+}
+
+/// [`try_legacy`] with `extra` headers (a `Host`, say).
+pub fn try_legacy_with(
+    addr: &str,
+    key: Option<&str>,
+    extra: &[(&str, &str)],
+    id: u64,
+    method: &str,
+    params: Value,
+) -> Option<Reply> {
     let auth = key.map(|k| format!("Bearer {k}"));
     let mut headers = vec![
         ("Content-Type", "application/json"),
@@ -81,6 +93,7 @@ pub fn try_legacy(
     if let Some(a) = &auth {
         headers.push(("Authorization", a.as_str()));
     }
+    headers.extend_from_slice(extra);
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     try_request(
         addr,

@@ -17,7 +17,7 @@ use gatehouse_core::supervise::{ServeSettings, ServeSlot, ServeSpec};
 use serde_json::json;
 
 #[cfg(unix)]
-use crate::serve_util::{LEGACY, request};
+use crate::serve_util::try_legacy_with;
 use crate::util::{BIN, TestSite};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -67,27 +67,10 @@ fn with(site: &TestSite, settings: ServeSettings) -> ServeSpec {
 
 #[cfg(unix)]
 fn list_tools(addr: &str, key: Option<&str>, host: Option<&str>) -> u16 {
-    let auth = key.map(|k| format!("Bearer {k}"));
-    let mut headers = vec![
-        ("Content-Type", "application/json"),
-        ("Accept", "application/json, text/event-stream"),
-        ("MCP-Protocol-Version", LEGACY),
-    ];
-    if let Some(a) = &auth {
-        headers.push(("Authorization", a.as_str()));
-    }
-    if let Some(h) = host {
-        headers.push(("Host", h));
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
-    request(
-        addr,
-        "POST",
-        "/mcp",
-        &headers,
-        &serde_json::to_vec(&body).unwrap(),
-    )
-    .status
+    let host: Vec<(&str, &str)> = host.map(|h| ("Host", h)).into_iter().collect();
+    try_legacy_with(addr, key, &host, 1, "tools/list", json!({}))
+        .unwrap_or_else(|| panic!("no answer from {addr}"))
+        .status
 }
 
 #[cfg(unix)]

@@ -151,6 +151,13 @@ impl TestSite {
     pub fn path(&self) -> &Path {
         &self.dir
     }
+
+    /// Appends `tables` (`[approvals]`, `[serve]`, …) to the site's gatehouse.toml.
+    pub fn append_to_site_file(&self, tables: &str) {
+        let path = self.dir.join("gatehouse.toml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{text}\n{tables}\n")).unwrap();
+    }
 }
 
 /// Every statement of `sql` on the SQLite file `db`, the rows printed as the

@@ -236,6 +236,13 @@ fn read_site_text(dir: &Path) -> Result<String> {
 
 /// Parses and checks the text of `gatehouse.toml` (found at `path`).
 fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
+    parse_site_parts(text, path).map(|(file, _)| file)
+}
+
+/// [`parse_site_file`], and the `[serve]` table it leaves unread for
+/// [`serve::read`]: a bad value there stops only what serves, as a bad
+/// `[limits]` or `[approvals]` stops only what uses it.
+fn parse_site_parts(text: &str, path: &Path) -> Result<(SiteFile, Option<toml::Value>)> {
     let invalid = |e: toml::de::Error| {
         Error::new(
             codes::SITE_CONFIG_INVALID,
@@ -244,9 +251,7 @@ fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
         .hint("the file holds `name`, `scratch`, optionally `database_url`, and the tables [limits], [serve] and [approvals]")
     };
     let mut table: toml::Table = toml::from_str(text).map_err(invalid)?;
-    // `[serve]` is read by [`serve::read`] alone, `[limits]` and `[approvals]`
-    // here but apart: a bad value there stops only what uses it.
-    table.remove("serve");
+    let serve = table.remove("serve");
     let limits = table.remove("limits");
     let approvals = table.remove("approvals");
     let mut file: SiteFile = toml::Value::Table(table).try_into().map_err(invalid)?;
@@ -256,22 +261,29 @@ fn parse_site_file(text: &str, path: &Path) -> Result<SiteFile> {
             hint,
         }
     };
-    file.policies.limits = limits
-        .map(|v| {
-            let limits: SiteLimits = v.try_into().map_err(|e: toml::de::Error| format!("[limits]: {}", e.message()))?;
-            limits.validate().map(|()| limits)
-        })
-        .transpose()
+    file.policies.limits = checked_table(limits, "limits", SiteLimits::validate)
         .map(Option::unwrap_or_default)
         .map_err(refused("give limits.max_rss_mib of at least 16 and limits.max_cpu_seconds of at least 1, or leave them out for 1 GiB and 10 minutes"));
-    file.policies.approvals = approvals
-        .map(|v| {
-            let policy: crate::access::approvals::ApprovalPolicy = v.try_into().map_err(|e: toml::de::Error| format!("[approvals]: {}", e.message()))?;
-            policy.validate().map(|()| policy)
-        })
-        .transpose()
+    file.policies.approvals = checked_table(approvals, "approvals", crate::access::approvals::ApprovalPolicy::validate)
         .map_err(refused("[approvals] holds tools, effects (read, write, publish, delete), roles, decide (client or owner) and timeout_seconds"));
-    Ok(file)
+    Ok((file, serve))
+}
+
+/// The table `[name]` when there is one, read and then checked by `validate`;
+/// why not, when it is refused.
+fn checked_table<T: serde::de::DeserializeOwned>(
+    value: Option<toml::Value>,
+    name: &str,
+    validate: impl FnOnce(&T) -> std::result::Result<(), String>,
+) -> std::result::Result<Option<T>, String> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let table: T = value
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("[{name}]: {}", e.message()))?;
+    validate(&table)?;
+    Ok(Some(table))
 }
 
 fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Result<String> {

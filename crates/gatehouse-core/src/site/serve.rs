@@ -744,15 +744,8 @@ pub fn read(dir: &Path) -> Result<ServeTable> {
 /// `[serve]` of the gatehouse.toml text found at `path`, once the whole file
 /// is valid.
 fn parse(text: &str, path: &Path) -> Result<ServeTable> {
-    super::parse_site_file(text, path)?;
-    let table: toml::Table = toml::from_str(text).map_err(|e| {
-        Error::new(
-            codes::SITE_CONFIG_INVALID,
-            format!("{} is not valid: {}", path.display(), e.message()),
-        )
-    })?;
-    match table.get("serve") {
-        Some(v) => ServeTable::from_toml(v, path),
+    match super::parse_site_parts(text, path)?.1 {
+        Some(v) => ServeTable::from_toml(&v, path),
         None => Ok(ServeTable::default()),
     }
 }
