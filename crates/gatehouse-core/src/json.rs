@@ -2,56 +2,60 @@
 //! in, for digests and signatures (tool-call arguments in the audit log, a
 //! pinned tool list, a signed site export).
 
+use std::io;
+
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 /// JSON with object keys sorted at every level and no whitespace.
 pub fn canonical(value: &Value) -> String {
     let mut out = Vec::new();
-    write(&mut out, value);
+    write(&mut out, value).expect("a Vec takes every write");
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
-/// [`canonical`] of an object held as its map (a tool call's arguments),
-/// without copying it into a [`Value`] first.
-pub fn canonical_object(map: &Map<String, Value>) -> String {
-    let mut out = Vec::new();
-    write_object(&mut out, map);
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+/// The SHA-256 of [`canonical`]'s text, in hex, with the text written
+/// straight into the hash: a call's megabyte argument is digested without
+/// a second megabyte (and a growing buffer's third) held while it waits.
+pub fn canonical_sha256(value: &Value) -> String {
+    let mut hash = Sha256::new();
+    write(&mut hash, value).expect("a hash takes every write");
+    hex::encode(hash.finalize())
 }
 
 /// Written in place, without a sorted copy of the value: keys and scalars
 /// as serde_json writes them.
-fn write(out: &mut Vec<u8>, value: &Value) {
+fn write(out: &mut impl io::Write, value: &Value) -> io::Result<()> {
     match value {
         Value::Object(m) => write_object(out, m),
         Value::Array(a) => {
-            out.push(b'[');
+            out.write_all(b"[")?;
             for (i, v) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.write_all(b",")?;
                 }
-                write(out, v);
+                write(out, v)?;
             }
-            out.push(b']');
+            out.write_all(b"]")
         }
-        scalar => serde_json::to_writer(&mut *out, scalar).expect("a scalar serialises"),
+        scalar => Ok(serde_json::to_writer(out, scalar)?),
     }
 }
 
-fn write_object(out: &mut Vec<u8>, map: &Map<String, Value>) {
+fn write_object(out: &mut impl io::Write, map: &Map<String, Value>) -> io::Result<()> {
     // serde_json's map may keep insertion order (preserve_order): sort.
     let mut entries: Vec<(&String, &Value)> = map.iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    out.push(b'{');
+    out.write_all(b"{")?;
     for (i, (k, v)) in entries.into_iter().enumerate() {
         if i > 0 {
-            out.push(b',');
+            out.write_all(b",")?;
         }
-        serde_json::to_writer(&mut *out, k).expect("a key serialises");
-        out.push(b':');
-        write(out, v);
+        serde_json::to_writer(&mut *out, k)?;
+        out.write_all(b":")?;
+        write(out, v)?;
     }
-    out.push(b'}');
+    out.write_all(b"}")
 }
 
 #[cfg(test)]
@@ -86,7 +90,9 @@ mod tests {
         let v = json!({"z\"q": [true, null, -1.5e300, 18446744073709551615u64, "é\u{1}\n\\"],
             "": {}, "B": [], "a": {"é": 0, "e": -0}});
         assert_eq!(canonical(&v), sorted(&v).to_string());
-        let Value::Object(m) = &v else { unreachable!() };
-        assert_eq!(canonical_object(m), canonical(&v));
+        assert_eq!(
+            canonical_sha256(&v),
+            hex::encode(Sha256::digest(canonical(&v).as_bytes()))
+        );
     }
 }

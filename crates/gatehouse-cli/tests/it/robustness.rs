@@ -92,29 +92,49 @@ fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
 /// The memory bound over all requests together (256 MiB of parse cost):
 /// calls each costing ~30 MiB once parsed (a large `_meta` beside valid
 /// arguments, so each passes every check and is held by its audit write
-/// behind another process's write lock) are taken until the budget is full;
+/// behind another process's lock) are taken until the budget is full;
 /// the next is told "busy" at once instead of being parsed, and every held
 /// call is answered once the lock goes.
 #[test]
 fn requests_in_flight_together_stay_within_the_total_memory_budget() {
-    let site = TestSite::new("total_budget");
-    let Some(db) = site.db_file() else {
-        return; // the lock that holds the calls is SQLite's
-    };
+    held_calls_stay_within_the_budget("total_budget", Pad::Meta);
+}
+
+/// The same flood with the weight in the arguments, which a call's checks
+/// and its pending audit entry read: a call waiting for its entry holds one
+/// parsed copy of them, the one the budget counts, not a second for the
+/// entry or the schema check (with those copies, eight held calls took
+/// ~700 MiB where the budget is 256).
+#[test]
+fn a_call_waiting_for_its_audit_entry_holds_no_second_copy_of_its_arguments() {
+    held_calls_stay_within_the_budget("budget_in_arguments", Pad::Arguments);
+}
+
+enum Pad {
+    Meta,
+    Arguments,
+}
+
+fn held_calls_stay_within_the_budget(name: &str, at: Pad) {
+    let site = TestSite::new(name);
     let mut m = site.mcp(&["--role", "editor"], &[]);
     m.initialize("2025-11-25");
     let before = peak_rss_kib(m.child.id());
-    let mut sqlite3 = Command::new("sqlite3");
-    sqlite3.arg(&db);
-    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
+    let locker = site.hold_audit_writes();
 
     // ~462,000 one-letter strings: 1.8 MiB of text, ~30 MiB by the server's
     // estimate (under the 32 MiB bound for one message).
-    let pad = "\"a\",".repeat(462_000);
+    let pad = format!("[{}\"a\"]", "\"a\",".repeat(462_000));
+    let params = match at {
+        Pad::Meta => format!(
+            r#"{{"name":"content_read","arguments":{{"slug":"welcome"}},"_meta":{{"pad":{pad}}}}}"#
+        ),
+        Pad::Arguments => {
+            format!(r#"{{"name":"content_read","arguments":{{"slug":"welcome","pad":{pad}}}}}"#)
+        }
+    };
     let line = |id: i64| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"content_read","arguments":{{"slug":"welcome"}},"_meta":{{"pad":[{pad}"a"]}}}}}}"#
-        )
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
     };
     // Eight fit in 256 MiB; the rest must be refused without being held.
     for id in 100..116 {
@@ -133,12 +153,17 @@ fn requests_in_flight_together_stay_within_the_total_memory_budget() {
     let held: Vec<i64> = (100..116).filter(|id| !busy.contains(id)).collect();
     for id in &held {
         let r = m.response(&json!(id));
-        assert_eq!(r["result"]["isError"], false, "{r}");
+        match at {
+            Pad::Meta => assert_eq!(r["result"]["isError"], false, "{r}"),
+            // An argument the schema does not know: refused, after its entry.
+            Pad::Arguments => assert_eq!(tool_error(&r)["code"], "TOOL_ARGUMENTS_INVALID"),
+        }
     }
     assert_eq!(held.len(), 8, "held {held:?}, busy {busy:?}");
     // Eight parsed calls take ~235 MiB here; all sixteen would take twice
     // that. One message's bound of slack for the reader's own buffers.
     let grown = peak_rss_kib(m.child.id()) - before;
+    println!("{name}: peak memory grew by {grown} KiB with eight calls held");
     assert!(
         grown < (256 + 32) * 1024,
         "peak memory grew by {grown} KiB, past the budget"
@@ -146,6 +171,10 @@ fn requests_in_flight_together_stay_within_the_total_memory_budget() {
     assert!(m.finish().success());
     let verify = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verify["ok"], true, "{verify}");
+    let calls = site.ok_json(&["audit", "list", "--limit", "5000", "--json"]);
+    let entries = calls.as_array().unwrap().iter();
+    let held_entries = entries.filter(|e| e["action"] == "mcp.tool_call").count();
+    assert_eq!(held_entries, 8, "{calls}");
 }
 
 #[test]

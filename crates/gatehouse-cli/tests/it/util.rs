@@ -135,6 +135,27 @@ impl TestSite {
             .then(|| self.dir.join("gatehouse.db"))
     }
 
+    /// Another process takes the lock every audit entry needs (SQLite's write
+    /// lock; PostgreSQL's audit head), so calls wait for their entries until
+    /// [`Locker::release`].
+    pub fn hold_audit_writes(&self) -> Locker {
+        match &self.database_url {
+            Some(url) => {
+                let mut psql = Command::new("psql");
+                psql.arg(url).args(["-qAt", "-v", "ON_ERROR_STOP=1"]);
+                Locker::hold(
+                    psql,
+                    "BEGIN; LOCK TABLE audit_head IN ACCESS EXCLUSIVE MODE; SELECT 'locked';",
+                )
+            }
+            None => {
+                let mut sqlite3 = Command::new("sqlite3");
+                sqlite3.arg(self.dir.join("gatehouse.db"));
+                Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';")
+            }
+        }
+    }
+
     /// Runs SQL against the site's database directly (psql, or SQLite in this
     /// process), printed as the `sqlite3` shell prints it: columns joined by `|`,
     /// one row a line, NULL empty. SQLite is opened here rather than through the

@@ -106,8 +106,8 @@ fn signed_message(dump: &Dump) -> Vec<u8> {
     if let Some(fields) = value.as_object_mut() {
         fields.remove("signature");
     }
-    let digest = Sha256::digest(crate::json::canonical(&value).as_bytes());
-    format!("{SIGNED_AS}\n{}", hex::encode(digest)).into_bytes()
+    let digest = crate::json::canonical_sha256(&value);
+    format!("{SIGNED_AS}\n{digest}").into_bytes()
 }
 
 fn tampered(message: impl Into<String>, hint: &str) -> Error {

@@ -51,7 +51,7 @@ async fn key_rows_carry_reach_form_and_calls_by_tool_and_day() {
     .unwrap();
 
     let label = format!("key:{id}");
-    let args = serde_json::Map::new();
+    let args = serde_json::json!({});
     for (tool, code) in [
         ("content_read", None),
         ("content_read", Some(Code::CONTENT_NOT_FOUND)),

@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::json::canonical;
+use crate::json::{canonical, canonical_sha256};
 use crate::mcp::client::ToolInfo;
 use crate::sandbox::ChildSpec;
 
@@ -45,26 +44,18 @@ pub fn snapshot(tools: &[ToolInfo]) -> Vec<PinnedTool> {
     out
 }
 
-fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
-}
-
 /// The canonical hash of a tool list (sorted by name first).
 pub fn tools_hash(tools: &[PinnedTool]) -> String {
     let mut sorted = tools.to_vec();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
-    sha256_hex(&canonical(
-        &serde_json::to_value(&sorted).expect("tools serialise"),
-    ))
+    canonical_sha256(&serde_json::to_value(&sorted).expect("tools serialise"))
 }
 
 /// The hash of a connection's spec alone (program, arguments, environment
 /// names and kinds; stored definitions hold no secret value), as canonical
 /// JSON: a pin is tied to what runs, not to its limits.
 pub fn spec_hash(spec: &ChildSpec) -> String {
-    sha256_hex(&canonical(
-        &serde_json::to_value(spec).expect("spec serialises"),
-    ))
+    canonical_sha256(&serde_json::to_value(spec).expect("spec serialises"))
 }
 
 /// One field of a tool that changed, with both texts.

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -97,7 +97,10 @@ pub struct CallAudit {
     site: Site,
     label: String,
     tool: &'static str,
-    args: Map<String, Value>,
+    /// The arguments' digest, all the entry keeps of them: a call waiting for
+    /// its entry holds no copy beside the request's own, which the memory
+    /// budget counts.
+    args_sha256: String,
     late: Late,
     deadline: Instant,
     /// The tool's code once it finished (`Some(None)`: it succeeded).
@@ -114,14 +117,14 @@ impl CallAudit {
         site: &Site,
         label: &str,
         tool: &'static str,
-        args: &Map<String, Value>,
+        args: &Value,
         late: Late,
     ) -> CallAudit {
         CallAudit {
             site: site.clone(),
             label: label.to_string(),
             tool,
-            args: args.clone(),
+            args_sha256: tools::args_digest(args),
             late,
             deadline: Instant::now() + CALL_BOUND,
             reached: None,
@@ -170,7 +173,7 @@ impl CallAudit {
                 &self.site,
                 &self.label,
                 self.tool,
-                &self.args,
+                &self.args_sha256,
                 (verdict, code),
                 (&self.from, self.grant.as_deref()),
             ),
@@ -229,11 +232,11 @@ impl CallAudit {
             );
             return None;
         };
-        let (site, label, tool, args, from, grant) = (
+        let (site, label, tool, args_sha256, from, grant) = (
             self.site.clone(),
             std::mem::take(&mut self.label),
             self.tool,
-            std::mem::take(&mut self.args),
+            std::mem::take(&mut self.args_sha256),
             std::mem::take(&mut self.from),
             self.grant.take(),
         );
@@ -245,7 +248,7 @@ impl CallAudit {
                 &site,
                 &label,
                 tool,
-                &args,
+                &args_sha256,
                 (outcome, code),
                 (&from, grant.as_deref()),
             );

@@ -468,10 +468,10 @@ impl State {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| invalid_params("Invalid params: tools/call needs a string \"name\""))?;
-        let empty = Map::new();
+        let empty = Value::Object(Map::new());
         let args = match params.get("arguments") {
             None | Some(Value::Null) => &empty,
-            Some(Value::Object(a)) => a,
+            Some(a @ Value::Object(_)) => a,
             Some(_) => {
                 return Err(invalid_params(
                     "Invalid params: \"arguments\" must be an object",
@@ -488,7 +488,7 @@ impl State {
                 &self.site,
                 &label,
                 "<unknown>",
-                args,
+                &tools::args_digest(args),
                 ("unknown_tool", None),
                 (&self.origin(), actor.as_ref().ok().and_then(Actor::grant)),
             )

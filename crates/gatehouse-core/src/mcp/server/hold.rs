@@ -76,7 +76,7 @@ pub async fn gate(
     state: &State,
     actor: &Actor,
     spec: &'static ToolSpec,
-    args: &Map<String, Value>,
+    args: &Value,
     progress: Option<&Value>,
     modern: Option<Ask<'_>>,
 ) -> Result<Pass> {
@@ -195,7 +195,7 @@ async fn answered(
     site: &Site,
     actor: &Actor,
     spec: &'static ToolSpec,
-    args: &Map<String, Value>,
+    args: &Value,
     request_state: &Value,
     ask: &Ask<'_>,
 ) -> Result<()> {
@@ -273,7 +273,7 @@ struct Base {
 }
 
 impl Base {
-    async fn read(site: &Site, actor: &Actor, tool: &str, args: &Map<String, Value>) -> Base {
+    async fn read(site: &Site, actor: &Actor, tool: &str, args: &Value) -> Base {
         let slug = args.get("slug").and_then(Value::as_str);
         let entry = match (tool.starts_with("content_"), slug) {
             (true, Some(slug)) => content::read(&site.store, actor, slug).await.ok(),
@@ -286,13 +286,11 @@ impl Base {
                 "pending": p.as_ref().map(|p| json!({"title": p.title, "body": p.body, "updated_at": p.updated_at})),
             })
         });
-        let digest = hex::encode(Sha256::digest(
-            crate::json::canonical(&shape.unwrap_or(Value::Null)).as_bytes(),
-        ));
+        let digest = crate::json::canonical_sha256(&shape.unwrap_or(Value::Null));
         Base { entry, digest }
     }
 
-    fn title(&self, args: &Map<String, Value>) -> String {
+    fn title(&self, args: &Value) -> String {
         let t = self
             .entry
             .as_ref()
@@ -304,7 +302,7 @@ impl Base {
     }
 
     /// One line a person can say yes or no to.
-    fn summary(&self, tool: &str, args: &Map<String, Value>) -> String {
+    fn summary(&self, tool: &str, args: &Value) -> String {
         let arg = |k: &str| {
             let v = args.get(k).and_then(Value::as_str).unwrap_or("?");
             crate::text::escape_controls(&v.chars().take(120).collect::<String>()).into_owned()
@@ -326,7 +324,7 @@ impl Base {
     }
 
     /// The change, as a unified diff of title and body, against the entry now.
-    fn diff(&self, tool: &str, args: &Map<String, Value>) -> Option<String> {
+    fn diff(&self, tool: &str, args: &Value) -> Option<String> {
         let text = |title: &str, body: &str| format!("# {title}\n\n{body}\n");
         let (live, draft) = match &self.entry {
             Some((e, p)) => {
@@ -371,9 +369,11 @@ impl Base {
 
 /// The arguments as a decider sees them: keys and URLs' secrets hidden,
 /// uploads and long text replaced by their size and digest.
-pub fn shown_arguments(args: &Map<String, Value>) -> Value {
+pub fn shown_arguments(args: &Value) -> Value {
     let shown = args
-        .iter()
+        .as_object()
+        .into_iter()
+        .flatten()
         .map(|(k, v)| {
             let v = match v {
                 Value::String(s) if k == "data_base64" || s.len() > SHOWN_TEXT => json!(format!(
@@ -606,7 +606,7 @@ async fn verify(
     site: &Site,
     actor: &Actor,
     tool: &str,
-    args: &Map<String, Value>,
+    args: &Value,
     held: &HeldCall,
 ) -> Result<()> {
     let stored = approvals::get(&site.store, &held.id).await?;

@@ -14,7 +14,6 @@ use rmcp::model::{CallToolResult, ContentBlock, TextContent};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use sha2::{Digest, Sha256};
 
 use super::http_fetch;
 use crate::access::actor::Actor;
@@ -100,12 +99,7 @@ pub fn result_value(result: CallToolResult) -> Value {
 }
 
 /// Runs `spec` for `actor` (already refreshed from the store).
-pub async fn call(
-    site: &Site,
-    actor: &Actor,
-    spec: &ToolSpec,
-    args: &Map<String, Value>,
-) -> Outcome {
+pub async fn call(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> Outcome {
     if let Err(e) = gate(actor, spec).and_then(|()| super::arguments::check(spec, args)) {
         return Outcome::err(&e);
     }
@@ -134,13 +128,13 @@ fn gate(actor: &Actor, spec: &ToolSpec) -> Result<()> {
 /// Whether a call would pass its checks (roles, restrictions, arguments),
 /// without counting it against the key's rate: the approval step holds only
 /// calls that would run.
-pub fn admissible(actor: &Actor, spec: &ToolSpec, args: &Map<String, Value>) -> Result<()> {
+pub fn admissible(actor: &Actor, spec: &ToolSpec, args: &Value) -> Result<()> {
     actor.check(spec.action)?;
     super::reach::restrictions_allow(actor, spec)?;
     super::arguments::check(spec, args)
 }
 
-fn args<T: DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T> {
+fn args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T> {
     T::deserialize(args).map_err(|e| {
         Error::invalid(
             codes::TOOL_ARGUMENTS_INVALID,
@@ -329,7 +323,7 @@ fn media_json(m: &MediaInfo) -> Value {
     })
 }
 
-async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -> Result<Outcome> {
+async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outcome> {
     let store = &site.store;
     let mut authors = Authors::new(site, actor);
     let out = match tool {
@@ -450,10 +444,10 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Map<String, Value>) -
     Ok(out)
 }
 
-pub fn args_digest(args: &Map<String, Value>) -> String {
-    hex::encode(Sha256::digest(
-        crate::json::canonical_object(args).as_bytes(),
-    ))
+/// The digest of a call's arguments the audit entry and an approval keep
+/// (the arguments themselves are never stored with the call).
+pub fn args_digest(args: &Value) -> String {
+    crate::json::canonical_sha256(args)
 }
 
 /// Appends the `mcp.tool_call` audit entry (with where the call came from:
@@ -464,12 +458,12 @@ pub async fn record(
     site: &Site,
     actor_label: &str,
     tool: &str,
-    args: &Map<String, Value>,
+    args_sha256: &str,
     (outcome, code): (&str, Option<Code>),
     (from, grant): (&str, Option<&str>),
 ) -> Result<i64> {
     let mut detail =
-        json!({"args_sha256": args_digest(args), "outcome": outcome, "code": code, "from": from});
+        json!({"args_sha256": args_sha256, "outcome": outcome, "code": code, "from": from});
     if let Some(g) = grant {
         detail["grant"] = json!(g);
     }
@@ -515,8 +509,10 @@ mod tests {
 
     #[test]
     fn equal_arguments_digest_equally() {
-        let m1 = json!({"x": 1, "y": 2}).as_object().cloned().unwrap();
-        let m2 = json!({"y": 2, "x": 1}).as_object().cloned().unwrap();
-        assert_eq!(args_digest(&m1), args_digest(&m2));
+        assert_eq!(
+            args_digest(&json!({"x": 1, "y": [2, {"b": 3, "a": 4}]})),
+            args_digest(&json!({"y": [2, {"a": 4, "b": 3}], "x": 1}))
+        );
+        assert_ne!(args_digest(&json!({"x": 1})), args_digest(&json!({"x": 2})));
     }
 }

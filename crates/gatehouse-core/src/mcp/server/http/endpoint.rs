@@ -774,17 +774,17 @@ impl Server {
             let e = crate::access::oauth::insufficient_scope(held, spec.action);
             // Refused before the core sees it, yet a call all the same: it
             // gets its entry (the grant's usage counts it as a refusal).
+            let empty = Value::Object(serde_json::Map::new());
             let args = params
                 .and_then(|p| p.get("arguments"))
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
+                .filter(|a| a.is_object())
+                .unwrap_or(&empty);
             let identity = actor.identity();
             let recorded = crate::mcp::server::tools::record(
                 &self.site,
                 &identity.label(),
                 spec.name,
-                &args,
+                &crate::mcp::server::tools::args_digest(args),
                 ("error", Some(e.code)),
                 (&client_text, identity.grant()),
             )
