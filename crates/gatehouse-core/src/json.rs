@@ -18,8 +18,10 @@ pub fn canonical(value: &Value) -> String {
 /// straight into the hash: a call's megabyte argument is digested without
 /// a second megabyte (and a growing buffer's third) held while it waits.
 pub fn canonical_sha256(value: &Value) -> String {
-    let mut hash = Sha256::new();
-    write(&mut hash, value).expect("a hash takes every write");
+    // Buffered: a value's text comes in writes of a few bytes each.
+    let mut out = io::BufWriter::with_capacity(16 * 1024, Sha256::new());
+    write(&mut out, value).expect("a hash takes every write");
+    let hash = out.into_inner().expect("a hash takes every write");
     hex::encode(hash.finalize())
 }
 

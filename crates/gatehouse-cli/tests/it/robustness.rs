@@ -103,8 +103,8 @@ fn requests_in_flight_together_stay_within_the_total_memory_budget() {
 /// The same flood with the weight in the arguments, which a call's checks
 /// and its pending audit entry read: a call waiting for its entry holds one
 /// parsed copy of them, the one the budget counts, not a second for the
-/// entry or the schema check (with those copies, eight held calls took
-/// ~700 MiB where the budget is 256).
+/// entry or the schema check (with those copies, eight held calls grew the
+/// server by 499 MB where the budget is 256 MiB).
 #[test]
 fn a_call_waiting_for_its_audit_entry_holds_no_second_copy_of_its_arguments() {
     held_calls_stay_within_the_budget("budget_in_arguments", Pad::Arguments);
@@ -115,7 +115,15 @@ enum Pad {
     Arguments,
 }
 
+/// The two floods take turns: each parses ~4 million values on the server's
+/// one reader, which must be done before SQLite's 15 s lock wait runs out
+/// for the first held call, and two at once on a loaded machine came near it.
+static ONE_FLOOD_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn held_calls_stay_within_the_budget(name: &str, at: Pad) {
+    let _turn = ONE_FLOOD_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let site = TestSite::new(name);
     let mut m = site.mcp(&["--role", "editor"], &[]);
     m.initialize("2025-11-25");
@@ -137,20 +145,25 @@ fn held_calls_stay_within_the_budget(name: &str, at: Pad) {
         format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
     };
     // Eight fit in 256 MiB; the rest must be refused without being held.
-    for id in 100..116 {
+    let sent = std::time::Instant::now();
+    for id in 100..110 {
         m.send_raw(line(id).as_bytes());
     }
     // The refusals come at once, while the held calls still wait.
     let mut busy = Vec::new();
-    for _ in 0..8 {
+    for _ in 0..2 {
         let r = m.recv();
         assert_eq!(r["error"]["code"], -32000, "{r}");
         let message = r["error"]["message"].as_str().unwrap();
         assert!(message.contains("memory budget"), "{message}");
         busy.push(r["id"].as_i64().unwrap());
     }
+    println!(
+        "{name}: eight held and two refused {:?} after the first line",
+        sent.elapsed()
+    );
     locker.release("");
-    let held: Vec<i64> = (100..116).filter(|id| !busy.contains(id)).collect();
+    let held: Vec<i64> = (100..110).filter(|id| !busy.contains(id)).collect();
     for id in &held {
         let r = m.response(&json!(id));
         match at {
@@ -160,8 +173,8 @@ fn held_calls_stay_within_the_budget(name: &str, at: Pad) {
         }
     }
     assert_eq!(held.len(), 8, "held {held:?}, busy {busy:?}");
-    // Eight parsed calls take ~235 MiB here; all sixteen would take twice
-    // that. One message's bound of slack for the reader's own buffers.
+    // Eight parsed calls take ~235 MiB here; all ten would take 60 MiB more.
+    // One message's bound of slack for the reader's own buffers.
     let grown = peak_rss_kib(m.child.id()) - before;
     println!("{name}: peak memory grew by {grown} KiB with eight calls held");
     assert!(
