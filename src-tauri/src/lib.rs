@@ -52,6 +52,8 @@ pub fn run() -> tauri::Result<()> {
             let dir = app.path().app_config_dir().ok();
             app.manage(prefs::Prefs::load(dir));
             menu::install(app.handle())?;
+            #[cfg(unix)]
+            exit_on_session_signals(app.handle().clone());
             Ok(())
         })
         .invoke_handler(include!("commands/list.rs"))
@@ -71,6 +73,35 @@ pub fn run() -> tauri::Result<()> {
             }
         });
     Ok(())
+}
+
+/// Ends the app as closing its window does when the session asks it to stop
+/// (SIGTERM at logout or shutdown, SIGHUP when its terminal goes, Ctrl-C):
+/// the exit handler in [`run`] then stops serve and signs the open site's
+/// audit checkpoint, which a signal's default action skipped. Windows ends
+/// a windowed app through its window messages instead.
+#[cfg(unix)]
+fn exit_on_session_signals(app: tauri::AppHandle) {
+    use tokio::signal::unix::{SignalKind, signal};
+    tauri::async_runtime::spawn(async move {
+        let (Ok(mut term), Ok(mut hup), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::hangup()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            tracing::warn!(
+                "cannot listen for SIGTERM, SIGHUP and SIGINT: a signal will end the app without its exit steps"
+            );
+            return;
+        };
+        let name = tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = hup.recv() => "SIGHUP",
+            _ = int.recv() => "SIGINT",
+        };
+        tracing::info!(signal = name, "ending the app");
+        app.exit(0);
+    });
 }
 
 /// The window's reach, checked from the files that set it: what it is

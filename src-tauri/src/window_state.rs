@@ -1,10 +1,10 @@
 //! Writes the window's size and position to disk soon after they change.
 //!
 //! The window-state plugin writes its file only when the app exits cleanly
-//! (`RunEvent::Exit`): an app that is killed instead (a session logout that
-//! ends it with a signal, a crash, the E2E driver closing its session) forgot
-//! where its window was. Saving shortly after each move or resize, once the
-//! window has settled, keeps the last rect whatever way the app ends.
+//! (`RunEvent::Exit`): an app that is killed instead (SIGKILL, a crash, the
+//! E2E driver closing its session) forgot where its window was. Saving
+//! shortly after each move or resize, once the window has settled, keeps
+//! the last rect whatever way the app ends.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -77,14 +77,6 @@ async fn page_reach(client: &Client, id: &str) -> Result<Vec<String>> {
     .await
 }
 
-async fn tick(client: &Client, css: &str, on: bool) -> Result<()> {
-    let checked = wait_for(client, css).await?.prop("checked").await?;
-    if (checked.as_deref() == Some("true")) != on {
-        click(client, css).await?;
-    }
-    Ok(())
-}
-
 /// Mint from the form with a tool allowlist, a content scope and a rate;
 /// the CLI reads the same restrictions and the same reach in words.
 async fn mint_restricted(client: &Client, cli: &Cli) -> Result<(String, String)> {

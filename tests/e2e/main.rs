@@ -17,6 +17,7 @@ mod admin;
 mod approvals;
 mod client_config;
 mod desk;
+mod exit;
 mod grants;
 mod keys_reach;
 mod load;

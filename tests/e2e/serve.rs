@@ -8,14 +8,13 @@
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use fantoccini::Client;
 
 use super::webdriver::{
-    Cli, Driver, PATIENCE, click, eval, open_site, scratch_site, screenshot, select, stat_of,
-    text_of, type_into, wait_for, wait_for_text,
+    Cli, Driver, alive, click, eval, eventually, open_site, scratch_site, screenshot, select,
+    stat_of, text_of, type_into, wait_for, wait_for_text,
 };
 
 /// A JSON-RPC POST to `url` with curl; returns the HTTP status.
@@ -44,25 +43,6 @@ fn post(url: &str, key: Option<&str>, dir: &Path, body: &serde_json::Value) -> R
 fn call(name: &str, id: u64) -> serde_json::Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
         "params": {"name": name, "arguments": {"slug": "welcome"}}})
-}
-
-/// Whether `pid` still runs: a zombie has ended (its reaping is its parent's
-/// business, and an orphan's new parent may take its time).
-fn alive(pid: i32) -> bool {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
-        && stat_of(pid).is_none_or(|p| p.state != 'Z')
-}
-
-/// Whether `done` holds within [`PATIENCE`], asked every 100 ms.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + PATIENCE;
-    while !done() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    true
 }
 
 fn free_port() -> Result<u16> {

@@ -130,6 +130,24 @@ impl Driver {
     }
 }
 
+/// Whether `pid` still runs: a zombie has ended (its reaping is its parent's
+/// business, and an orphan's new parent may take its time).
+pub fn alive(pid: i32) -> bool {
+    kill(Pid::from_raw(pid), None).is_ok() && stat_of(pid).is_none_or(|p| p.state != 'Z')
+}
+
+/// Whether `done` holds within [`PATIENCE`], asked every 100 ms.
+pub async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    true
+}
+
 /// A process as `/proc/PID/stat` tells it.
 #[derive(Debug, Clone, Copy)]
 pub struct Proc {
@@ -499,6 +517,15 @@ pub fn python3() -> Result<PathBuf> {
         .map(|dir| dir.join("python3"))
         .find(|candidate| candidate.is_file())
         .context("python3 not found on PATH (the MCP fixture server needs it)")
+}
+
+/// Sets the checkbox `css` to `on`, clicking it only when it differs.
+pub async fn tick(client: &Client, css: &str, on: bool) -> Result<()> {
+    let checked = wait_for(client, css).await?.prop("checked").await?;
+    if (checked.as_deref() == Some("true")) != on {
+        click(client, css).await?;
+    }
+    Ok(())
 }
 
 /// Opens the site in `path` from the Overview screen; returns the code shown.
