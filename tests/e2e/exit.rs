@@ -2,28 +2,13 @@
 //! ends the app as closing its window does, so its exit steps run and the
 //! audit checkpoint of what the window wrote is signed.
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Result, ensure};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
 use super::webdriver::{
-    Cli, Driver, alive, click, eventually, open_site, scratch_site, stat_of, tick, type_into,
-    wait_for,
+    Cli, Driver, alive, click, eventually, open_site, scratch_site, tick, type_into, wait_for,
 };
-
-/// The app: the process the driver launched whose parent is WebKitWebDriver
-/// and whose command is this build's desktop binary.
-fn app_pid() -> Result<i32> {
-    let exe = super::webdriver::app().canonicalize()?;
-    std::fs::read_dir("/proc")?
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .find(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|p| p == exe)
-                && stat_of(*pid).is_some_and(|p| p.state != 'Z')
-        })
-        .context("the app's process")
-}
 
 #[tokio::test]
 #[ignore = "needs tauri-driver, WebKitWebDriver and a display: run under xvfb-run with --include-ignored"]
@@ -41,7 +26,7 @@ async fn sigterm_ends_the_app_with_its_audit_checkpoint_signed() -> Result<()> {
         tick(&client, "#mint-role-viewer", true).await?;
         click(&client, "#mint-submit").await?;
         wait_for(&client, "#minted-key").await?;
-        app_pid()
+        driver.app_pid()
     }
     .await;
     let signalled = minted.and_then(|app| {

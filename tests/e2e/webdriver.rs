@@ -111,6 +111,19 @@ impl Driver {
         }
     }
 
+    /// The app this driver launched, while it runs.
+    pub fn app_pid(&self) -> Result<i32> {
+        let exe = app().canonicalize()?;
+        launched_by(self.child.id() as i32)
+            .into_iter()
+            .find(|p| {
+                p.state != 'Z'
+                    && std::fs::read_link(format!("/proc/{}/exe", p.pid)).is_ok_and(|e| e == exe)
+            })
+            .map(|p| p.pid)
+            .context("the app the driver launched is not running")
+    }
+
     /// Stops the driver, and with it the app it launched: an app still
     /// running once the driver has gone (stopped before it ended its
     /// browser) is killed, so no scenario leaves one behind for the next.

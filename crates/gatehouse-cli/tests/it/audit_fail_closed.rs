@@ -5,13 +5,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::process::Command;
 use std::sync::mpsc;
 
 use serde_json::{Value, json};
 
 use crate::mcp_util::{McpSite, tool_error, wait_exit};
-use crate::util::{Locker, TestSite};
+use crate::util::TestSite;
 
 /// An HTTP server that reads one request, reports it on the channel, and
 /// never answers (the connection stays open until the test ends).
@@ -167,11 +166,11 @@ fn a_running_http_call_cut_by_sigterm_is_answered_with_a_shutdown_error_not_a_cu
 #[test]
 fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() {
     let site = TestSite::new("fail_closed_locked");
-    let Some(db) = site.db_file() else {
+    if site.db_file().is_none() {
         // PostgreSQL waits for a row lock without a busy timeout; the bound
         // per call is tested in database_errors.
         return;
-    };
+    }
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");
     let before = mcp.call(1, "content_read", json!({"slug": "welcome"}), None);
@@ -181,9 +180,7 @@ fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() 
     );
 
     // Another process holds the write lock (WAL readers still read).
-    let mut sqlite3 = Command::new("sqlite3");
-    sqlite3.arg(&db);
-    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
+    let locker = site.hold_audit_writes();
 
     let during = mcp.call(2, "content_read", json!({"slug": "welcome"}), None);
     let err = tool_error(&during);

@@ -3,12 +3,10 @@
 //! labels that lie about their text, terminal-safe output, media that is only
 //! dressed as its type.
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 
 use crate::mcp_util::{McpSite, modern, tool_error, wait_exit};
-use crate::util::{Locker, TestSite};
+use crate::util::TestSite;
 
 /// Peak resident memory of a process, from /proc (VmHWM), in KiB.
 fn peak_rss_kib(pid: u32) -> u64 {
@@ -50,14 +48,12 @@ fn listens_cannot_take_the_request_slots_and_end_of_input_still_ends_the_server(
 #[test]
 fn a_full_request_slot_table_answers_busy_at_once_and_keeps_reading() {
     let site = TestSite::new("request_slots");
-    let Some(db) = site.db_file() else {
+    if site.db_file().is_none() {
         return; // the lock that holds the calls is SQLite's
-    };
+    }
     let mut m = site.mcp(&["--role", "editor"], &[]);
     m.initialize("2025-11-25");
-    let mut sqlite3 = Command::new("sqlite3");
-    sqlite3.arg(&db);
-    let locker = Locker::hold(sqlite3, "BEGIN IMMEDIATE; SELECT 'locked';");
+    let locker = site.hold_audit_writes();
 
     let draft = |n: i64| {
         json!({"name": "content_write_draft",

@@ -152,6 +152,11 @@ impl CallAudit {
         self.written = true;
     }
 
+    /// The digest of the call's arguments its entry will hold.
+    pub fn args_sha256(&self) -> &str {
+        &self.args_sha256
+    }
+
     /// When the call's work must be done by.
     pub fn deadline(&self) -> Instant {
         self.deadline

@@ -514,6 +514,7 @@ impl State {
                     request_state: params.get("requestState").filter(|v| !v.is_null()),
                     input_responses: params.get("inputResponses"),
                 });
+                let args = (args, record.args_sha256());
                 super::hold::gate(self, actor, spec, args, progress, modern).await
             }
             Err(_) => Ok(super::hold::Pass::Run),

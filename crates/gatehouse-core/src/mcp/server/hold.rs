@@ -72,11 +72,12 @@ pub enum Pass {
 /// `Err` is the refusal the call ends with. Calls the policy does not hold
 /// (and calls that would be refused anyway) pass at once. `modern` is the
 /// request's own say under 2026-07-28 (`None` under a handshake revision).
+/// `args_sha256` is the arguments' digest the call's audit record already took.
 pub async fn gate(
     state: &State,
     actor: &Actor,
     spec: &'static ToolSpec,
-    args: &Value,
+    (args, args_sha256): (&Value, &str),
     progress: Option<&Value>,
     modern: Option<Ask<'_>>,
 ) -> Result<Pass> {
@@ -95,7 +96,7 @@ pub async fn gate(
     if let Some(ask) = &modern
         && let Some(request_state) = ask.request_state
     {
-        return answered(site, actor, spec, args, request_state, ask)
+        return answered(site, actor, spec, (args, args_sha256), request_state, ask)
             .await
             .map(|()| Pass::Run);
     }
@@ -118,7 +119,7 @@ pub async fn gate(
             tool: spec.name,
             summary: base.summary(spec.name, args),
             arguments: shown_arguments(args),
-            args_sha256: tools::args_digest(args),
+            args_sha256: args_sha256.to_string(),
             diff: base.diff(spec.name, args),
             base_sha256: Some(base.digest.clone()),
             decider,
@@ -159,7 +160,7 @@ pub async fn gate(
         }
     };
     let outcome = match approved {
-        Ok(()) => verify(site, actor, spec.name, args, &held).await,
+        Ok(()) => verify(site, actor, spec.name, (args, args_sha256), &held).await,
         Err(e) => Err(e),
     };
     guard.disarm();
@@ -195,7 +196,7 @@ async fn answered(
     site: &Site,
     actor: &Actor,
     spec: &'static ToolSpec,
-    args: &Value,
+    (args, args_sha256): (&Value, &str),
     request_state: &Value,
     ask: &Ask<'_>,
 ) -> Result<()> {
@@ -219,7 +220,7 @@ async fn answered(
         }
         Ok(_) | Err(_) => return Err(unknown()),
     };
-    if held.tool != spec.name || held.args_sha256 != tools::args_digest(args) {
+    if held.tool != spec.name || held.args_sha256 != args_sha256 {
         return Err(Error::new(
             Code::APPROVAL_STALE,
             format!(
@@ -263,7 +264,7 @@ async fn answered(
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
-    verify(site, actor, spec.name, args, &held).await
+    verify(site, actor, spec.name, (args, args_sha256), &held).await
 }
 
 /// The entry a content call acts on, as the caller sees it now.
@@ -606,11 +607,11 @@ async fn verify(
     site: &Site,
     actor: &Actor,
     tool: &str,
-    args: &Value,
+    (args, args_sha256): (&Value, &str),
     held: &HeldCall,
 ) -> Result<()> {
     let stored = approvals::get(&site.store, &held.id).await?;
-    if stored.args_sha256 != tools::args_digest(args) {
+    if stored.args_sha256 != args_sha256 {
         return Err(Error::new(
             Code::APPROVAL_STALE,
             format!("the approved arguments of {tool} differ from the call's"),
