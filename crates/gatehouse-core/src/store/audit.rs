@@ -193,7 +193,8 @@ pub async fn record(store: &Store, entry: NewAuditRow) -> Result<i64> {
             ))
         }),
         // The committer's runtime is gone: commit this entry alone.
-        Err(mpsc::error::SendError((entry, _))) => Ok(commit(store, &[entry]).await?[0]),
+        // Boxed, so the sqlx path's state is not part of every caller's future.
+        Err(mpsc::error::SendError((entry, _))) => Ok(Box::pin(commit(store, &[entry])).await?[0]),
     }
 }
 

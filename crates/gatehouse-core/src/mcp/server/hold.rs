@@ -92,6 +92,31 @@ pub async fn gate(
     if tools::admissible(actor, spec, args).is_err() {
         return Ok(Pass::Run);
     }
+    // Boxed: the hold's state is most of a call's future, which every call
+    // would otherwise carry (and copy as its task is spawned and finished).
+    Box::pin(hold(
+        state,
+        actor,
+        spec,
+        (args, args_sha256),
+        progress,
+        modern,
+        policy,
+    ))
+    .await
+}
+
+/// [`gate`] for a call the policy holds.
+async fn hold(
+    state: &State,
+    actor: &Actor,
+    spec: &'static ToolSpec,
+    (args, args_sha256): (&Value, &str),
+    progress: Option<&Value>,
+    modern: Option<Ask<'_>>,
+    policy: &approvals::ApprovalPolicy,
+) -> Result<Pass> {
+    let site = state.site();
     // A retried 2026-07-28 call brings its user's answer to the hold it names.
     if let Some(ask) = &modern
         && let Some(request_state) = ask.request_state

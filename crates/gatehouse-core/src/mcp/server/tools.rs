@@ -323,6 +323,8 @@ fn media_json(m: &MediaInfo) -> Value {
     })
 }
 
+/// The writes and the fetch are boxed: their state (transactions, an HTTP
+/// client) would otherwise size every call's future, reads included.
 async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outcome> {
     let store = &site.store;
     let mut authors = Authors::new(site, actor);
@@ -361,7 +363,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
         }
         "content_write_draft" => {
             let a: WriteArgs = args(tool, raw)?;
-            let entry = content::write_draft(
+            let entry = Box::pin(content::write_draft(
                 store,
                 actor,
                 &DraftWrite {
@@ -370,18 +372,18 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
                     body: &a.body,
                     new_slug: a.new_slug.as_deref(),
                 },
-            )
+            ))
             .await?;
             Outcome::ok(authors.entry(actor, &entry).await?)
         }
         "content_publish" => {
             let a: SlugArgs = args(tool, raw)?;
-            let entry = content::publish(store, actor, &a.slug).await?;
+            let entry = Box::pin(content::publish(store, actor, &a.slug)).await?;
             Outcome::ok(authors.entry(actor, &entry).await?)
         }
         "content_delete" => {
             let a: SlugArgs = args(tool, raw)?;
-            content::delete(store, actor, &a.slug).await?;
+            Box::pin(content::delete(store, actor, &a.slug)).await?;
             Outcome::ok(json!({"deleted": a.slug}))
         }
         "media_list" => {
@@ -411,7 +413,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
             // Permission first, so a refused caller is not told about its file.
             actor.check(crate::access::permissions::Action::MediaWrite)?;
             let bytes = media::decode_base64(&a.data_base64)?;
-            let info = media::write(
+            let info = Box::pin(media::write(
                 store,
                 actor,
                 &Upload {
@@ -419,7 +421,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
                     mime_type: &a.mime_type,
                     bytes: &bytes,
                 },
-            )
+            ))
             .await?;
             Outcome::ok(media_json(&info))
         }
@@ -431,7 +433,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
             let a: FetchArgs = args(tool, raw)?;
             actor.check(crate::access::permissions::Action::HttpFetch)?;
             let allowlist = site_config::http_fetch_allowlist(store).await?;
-            let fetched = http_fetch::fetch(&a.url, &allowlist).await?;
+            let fetched = Box::pin(http_fetch::fetch(&a.url, &allowlist)).await?;
             Outcome::ok(serde_json::to_value(fetched).expect("fetch results serialise"))
         }
         other => {
