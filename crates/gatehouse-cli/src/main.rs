@@ -25,6 +25,12 @@ mod tail_cmd;
 mod users_cmd;
 mod whoami_cmd;
 
+/// mimalloc instead of glibc's allocator: the server's calls allocate and free
+/// many small JSON values across runtime threads (docs/decisions.md).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
