@@ -90,6 +90,12 @@ pub async fn tool_calls(
         .await
 }
 
+/// [`last_calls`]'s statement: `$1` the actors' pattern, `$2` since when, `$3` the action.
+const LAST_CALLS_SQL: &str = "SELECT a.actor, a.detail FROM audit_log a
+     JOIN (SELECT actor, MAX(seq) AS seq FROM audit_log
+           WHERE action = $3 AND actor LIKE $1 AND ts >= $2
+           GROUP BY actor) m ON a.seq = m.seq";
+
 /// The detail of each actor's newest `action` entry since `since` (actors
 /// starting with `prefix`, which holds no `%` or `_`): where it came from is in it.
 pub async fn last_calls(
@@ -102,17 +108,12 @@ pub async fn last_calls(
     let like = &like;
     store
         .read("reading the last call of each key", |pool| async move {
-            sqlx::query_as(
-                "SELECT a.actor, a.detail FROM audit_log a
-                 JOIN (SELECT actor, MAX(seq) AS seq FROM audit_log
-                       WHERE action = $3 AND actor LIKE $1 AND ts >= $2
-                       GROUP BY actor) m ON a.seq = m.seq",
-            )
-            .bind(like)
-            .bind(since)
-            .bind(action)
-            .fetch_all(&pool)
-            .await
+            sqlx::query_as(LAST_CALLS_SQL)
+                .bind(like)
+                .bind(since)
+                .bind(action)
+                .fetch_all(&pool)
+                .await
         })
         .await
 }
@@ -151,6 +152,11 @@ pub async fn grant_tool_calls(
         .await
 }
 
+/// [`grant_last_call`]'s statement: `$1` the grant's pattern, `$2` since when, `$3` the action.
+const GRANT_LAST_CALL_SQL: &str = "SELECT a.detail FROM audit_log a
+     WHERE a.action = $3 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
+     ORDER BY a.seq DESC LIMIT 1";
+
 /// The detail of the newest `action` entry through OAuth grant `grant_id`
 /// since `since`.
 pub async fn grant_last_call(
@@ -164,16 +170,12 @@ pub async fn grant_last_call(
         .read(
             "reading the last call of an OAuth grant",
             |pool| async move {
-                sqlx::query_scalar(
-                    "SELECT a.detail FROM audit_log a
-                 WHERE a.action = $3 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
-                 ORDER BY a.seq DESC LIMIT 1",
-                )
-                .bind(like)
-                .bind(since)
-                .bind(action)
-                .fetch_optional(&pool)
-                .await
+                sqlx::query_scalar(GRANT_LAST_CALL_SQL)
+                    .bind(like)
+                    .bind(since)
+                    .bind(action)
+                    .fetch_optional(&pool)
+                    .await
             },
         )
         .await
@@ -189,6 +191,21 @@ pub struct DayCalls {
     pub refused: i64,
 }
 
+/// [`calls_by_day`]'s statement: `$1` the actors' pattern, `$2` the first
+/// bucket's start, `$3` a bucket's length, `$4` the action.
+fn by_day_sql() -> String {
+    let refused = refused();
+    format!(
+        "SELECT a.actor AS actor, (a.ts - $2) / $3 AS bucket,
+                COUNT(*) AS calls,
+                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused
+         FROM audit_log a
+         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
+         GROUP BY a.actor, bucket
+         ORDER BY a.actor, bucket"
+    )
+}
+
 /// Calls by actor (those starting with `prefix`, which holds no `%` or `_`)
 /// in day-long buckets counted from `start`.
 pub async fn calls_by_day(
@@ -198,16 +215,7 @@ pub async fn calls_by_day(
     start: i64,
     day_ms: i64,
 ) -> Result<Vec<DayCalls>> {
-    let refused = refused();
-    let sql = &format!(
-        "SELECT a.actor AS actor, (a.ts - $2) / $3 AS bucket,
-                COUNT(*) AS calls,
-                SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused
-         FROM audit_log a
-         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
-         GROUP BY a.actor, bucket
-         ORDER BY a.actor, bucket"
-    );
+    let sql = &by_day_sql();
     let like = format!("{prefix}%");
     let like = &like;
     store
@@ -226,6 +234,113 @@ pub async fn calls_by_day(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs `sql` with `params` on `conn` to its last row; returns the rows
+    /// and how many virtual machine steps SQLite took for them.
+    fn run_counted(
+        conn: &rusqlite::Connection,
+        sql: &str,
+        params: &[(&str, &dyn rusqlite::ToSql)],
+    ) -> (usize, i32) {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let mut n = 0;
+        let mut rows = stmt.query(params).unwrap();
+        while rows.next().unwrap().is_some() {
+            n += 1;
+        }
+        drop(rows);
+        (n, stmt.get_status(rusqlite::StatementStatus::VmStep))
+    }
+
+    /// A month of old tool calls must not be read to count the last hour:
+    /// on the former (action, seq) index every statement here stepped through
+    /// all 20,000 old entries (over 100,000 steps each); on (action, ts) they
+    /// read the window.
+    #[tokio::test]
+    async fn the_usage_views_read_only_their_window() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("s");
+        let site = crate::site::init(&dir, Some("t"), false, None)
+            .await
+            .unwrap();
+        site.store.close().await;
+        let mut conn = rusqlite::Connection::open(dir.join(crate::site::DB_FILE)).unwrap();
+        let hour_ago = 1_000_000_000_000_i64;
+        let month_ago = hour_ago - 30 * 86_400_000;
+        let tx = conn.transaction().unwrap();
+        {
+            let mut insert = tx
+                .prepare(
+                    "INSERT INTO audit_log (ts, actor, action, subject, detail, prev_hash, hash)
+                     VALUES (?1, 'key:abc', 'mcp.tool_call', 'content_read',
+                             '{\"grant\":\"g1\"}', '', '')",
+                )
+                .unwrap();
+            for i in 0..20_000 {
+                insert.execute([month_ago + i]).unwrap();
+            }
+            for i in 0..10 {
+                insert.execute([hour_ago + 1 + i]).unwrap();
+            }
+        }
+        tx.commit().unwrap();
+
+        let action: &dyn rusqlite::ToSql = &"mcp.tool_call";
+        let (keys, grant, since, day) =
+            (&"key:%", &grant_pattern("g1"), &hour_ago, &86_400_000_i64);
+        let counts = counts_sql("a.actor", "a.actor LIKE $1", "a.actor, a.subject");
+        let grant_counts = counts_sql("MIN(a.actor)", "a.detail LIKE $1 ESCAPE '\\'", "a.subject");
+        let by_day = by_day_sql();
+        let statements: [(&str, &str, Vec<(&str, &dyn rusqlite::ToSql)>); 5] = [
+            (
+                "tool_calls",
+                &counts,
+                vec![("$1", keys), ("$2", since), ("$3", since), ("$4", action)],
+            ),
+            (
+                "grant_tool_calls",
+                &grant_counts,
+                vec![("$1", grant), ("$2", since), ("$3", since), ("$4", action)],
+            ),
+            (
+                "last_calls",
+                LAST_CALLS_SQL,
+                vec![("$1", keys), ("$2", since), ("$3", action)],
+            ),
+            (
+                "grant_last_call",
+                GRANT_LAST_CALL_SQL,
+                vec![("$1", grant), ("$2", since), ("$3", action)],
+            ),
+            (
+                "calls_by_day",
+                &by_day,
+                vec![("$1", keys), ("$2", since), ("$3", day), ("$4", action)],
+            ),
+        ];
+        for (name, sql, params) in &statements {
+            let (rows, steps) = run_counted(&conn, sql, params);
+            assert_eq!(rows, 1, "{name} found the window's calls");
+            assert!(
+                steps < 2_000,
+                "{name} took {steps} steps to count 10 calls among 20,000 older ones"
+            );
+        }
+        let (_, steps) = run_counted(
+            &conn,
+            &counts,
+            &[
+                ("$1", keys),
+                ("$2", &month_ago),
+                ("$3", since),
+                ("$4", action),
+            ],
+        );
+        assert!(
+            steps > 20_000,
+            "the month's count reads the month ({steps} steps)"
+        );
+    }
 
     #[test]
     fn grant_pattern_escapes_like_wildcards() {
