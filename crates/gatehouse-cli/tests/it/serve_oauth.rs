@@ -315,23 +315,67 @@ fn expired_or_unknown_token_is_401_invalid_token() {
     );
 }
 
+/// Anyone may register a client with any https redirect URI: an error sent
+/// there before anyone approved the client would make this server an open
+/// redirector (a link on the site's own address bouncing to the attacker's).
+/// Every such refusal is a page here, and says what was wrong.
 #[test]
-fn pkce_plain_is_refused_back_to_the_client() {
-    let site = TestSite::new("serve_oauth_plain");
+fn authorize_is_no_open_redirector_for_a_self_registered_client() {
+    let site = TestSite::new("serve_oauth_no_open_redirect");
     let (s, base) = serve_oauth(&site);
-    let id = register(&s.addr);
+    let evil = "https://evil.example/login?next=bank";
     let r = request(
         &s.addr,
-        "GET",
-        &authorize_target(&base, &id, "content:read", "plain"),
-        &[],
-        b"",
+        "POST",
+        "/register",
+        &[("Content-Type", "application/json")],
+        json!({"redirect_uris": [evil], "token_endpoint_auth_method": "none"})
+            .to_string()
+            .as_bytes(),
     );
-    assert_eq!(r.status, 303);
-    let to = r.header("location").unwrap();
-    assert_eq!(query_of(to, "error").as_deref(), Some("invalid_request"));
-    assert_eq!(query_of(to, "state").as_deref(), Some("xyz"));
-    assert_eq!(query_of(to, "iss").as_deref(), Some(base.as_str()));
+    assert_eq!(r.status, 201, "{}", r.text());
+    let id = r.json()["client_id"].as_str().unwrap().to_string();
+    // The request of a well-behaved client, with `changes` made (an empty
+    // value leaves the parameter out).
+    let target = |changes: &[(&str, &str)]| {
+        let resource = format!("{base}/mcp");
+        let mut pairs = vec![
+            ("response_type", "code"),
+            ("client_id", id.as_str()),
+            ("redirect_uri", evil),
+            ("code_challenge", CHALLENGE),
+            ("code_challenge_method", "S256"),
+            ("state", "xyz"),
+            ("scope", "content:read"),
+            ("resource", resource.as_str()),
+        ];
+        for (k, v) in changes {
+            pairs.retain(|(name, _)| name != k);
+            if !v.is_empty() {
+                pairs.push((*k, *v));
+            }
+        }
+        format!("/authorize?{}", enc(&pairs))
+    };
+    let long_state = "s".repeat(2048);
+    for (bad, why) in [
+        (vec![], "nothing"),
+        (vec![("response_type", "token")], "response_type=code"),
+        (vec![("code_challenge_method", "plain")], "S256"),
+        (vec![("code_challenge", "")], "code_challenge is required"),
+        (vec![("resource", "https://other.example/mcp")], "resource"),
+        (vec![("scope", "everything")], "scope"),
+        (vec![("state", long_state.as_str())], "state is over"),
+    ] {
+        let r = request(&s.addr, "GET", &target(&bad), &[], b"");
+        assert!(r.header("location").is_none(), "{bad:?} redirected");
+        if bad.is_empty() {
+            assert_eq!(r.status, 200, "the consent page: {}", r.text());
+            continue;
+        }
+        assert_eq!(r.status, 400, "{bad:?}: {}", r.text());
+        assert!(r.text().contains(why), "{bad:?}: {}", r.text());
+    }
 }
 
 #[test]
@@ -487,7 +531,7 @@ fn registration_flood_is_limited_per_address() {
 }
 
 #[test]
-fn metadata_document_at_a_private_address_is_refused() {
+fn metadata_document_at_a_private_address_is_refused_without_naming_what_it_resolved_to() {
     let site = TestSite::new("serve_oauth_cimd_private");
     let (s, base) = serve_oauth(&site);
     for doc in [
@@ -499,6 +543,24 @@ fn metadata_document_at_a_private_address_is_refused() {
         assert_eq!(r.status, 400, "{}", r.text());
         assert!(r.header("location").is_none());
         assert!(r.text().contains("cannot be fetched"), "{}", r.text());
+    }
+    // Anyone may ask: the page says why in general terms, never what a name
+    // resolved to here or what the resolver answered.
+    for (doc, why) in [
+        ("https://localhost/client.json", "internal address"),
+        (
+            "https://no-such-host.invalid/client.json",
+            "cannot be resolved",
+        ),
+    ] {
+        let target = authorize_target(&base, doc, "content:read", "S256");
+        let r = request(&s.addr, "GET", &target, &[], b"");
+        assert_eq!(r.status, 400, "{}", r.text());
+        let page = r.text();
+        assert!(page.contains(why), "{page}");
+        for leak in ["127.0.0.1", "::1", "lookup", "resolve no-such"] {
+            assert!(!page.contains(leak), "{leak} in {page}");
+        }
     }
 }
 

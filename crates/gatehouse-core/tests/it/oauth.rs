@@ -6,10 +6,8 @@
 use crate::common::fresh_site;
 use gatehouse_core::access::keys::{self, RawKey};
 use gatehouse_core::access::oauth::client::{self, Client, Known};
-use gatehouse_core::access::oauth::flow::{
-    self, AuthorizeParams, Issuer, Refused, TokenRequest, Tokens,
-};
-use gatehouse_core::access::oauth::{Secret, grants};
+use gatehouse_core::access::oauth::flow::{self, AuthorizeParams, Issuer, TokenRequest, Tokens};
+use gatehouse_core::access::oauth::{self, Secret, grants};
 use gatehouse_core::access::permissions::{Action, Role};
 use gatehouse_core::error::Code;
 use gatehouse_core::site::Site;
@@ -128,7 +126,7 @@ async fn code_flow_yields_the_keys_actor_narrowed_to_the_scopes() {
 }
 
 #[tokio::test]
-async fn pkce_missing_or_plain_is_refused_back_to_the_client() {
+async fn pkce_missing_or_plain_is_refused_on_a_page_never_sent_back() {
     let (_tmp, site) = fresh_site("oauth_pkce").await;
     let client = public_client(&site).await;
     let mut missing = params(&client, "content:read");
@@ -139,13 +137,9 @@ async fn pkce_missing_or_plain_is_refused_back_to_the_client() {
     let mut absent_method = params(&client, "content:read");
     absent_method.code_challenge_method = None;
     for p in [missing, plain, absent_method] {
-        match flow::check_authorize(&issuer(), &client, &p) {
-            Err(Refused::Redirect(to)) => {
-                assert_eq!(query(&to, "error").as_deref(), Some("invalid_request"));
-                assert_eq!(query(&to, "state").as_deref(), Some("st4te"));
-            }
-            other => panic!("{other:?}"),
-        }
+        let e = flow::check_authorize(&issuer(), &client, &p).unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_REQUEST_INVALID);
+        assert_eq!(oauth::error_name(&e), "invalid_request");
     }
 }
 
@@ -155,10 +149,8 @@ async fn redirect_uri_not_registered_is_shown_not_followed() {
     let client = public_client(&site).await;
     let mut p = params(&client, "content:read");
     p.redirect_uri = Some("http://127.0.0.1:9/callback/other".into());
-    match flow::check_authorize(&issuer(), &client, &p) {
-        Err(Refused::Page(e)) => assert_eq!(e.code, Code::OAUTH_REDIRECT_INVALID),
-        other => panic!("{other:?}"),
-    }
+    let e = flow::check_authorize(&issuer(), &client, &p).unwrap_err();
+    assert_eq!(e.code, Code::OAUTH_REDIRECT_INVALID);
 }
 
 #[tokio::test]
@@ -168,12 +160,8 @@ async fn resource_missing_or_foreign_is_refused() {
     for r in [None, Some("https://other.example/mcp".to_string())] {
         let mut p = params(&client, "content:read");
         p.resource = r;
-        match flow::check_authorize(&issuer(), &client, &p) {
-            Err(Refused::Redirect(to)) => {
-                assert_eq!(query(&to, "error").as_deref(), Some("invalid_target"))
-            }
-            other => panic!("{other:?}"),
-        }
+        let e = flow::check_authorize(&issuer(), &client, &p).unwrap_err();
+        assert_eq!(oauth::error_name(&e), "invalid_target");
     }
 }
 
@@ -295,7 +283,7 @@ async fn token_for_another_resource_is_refused() {
 }
 
 #[tokio::test]
-async fn revoking_the_key_ends_the_grant() {
+async fn revoking_the_key_ends_the_grant_and_its_refresh_is_invalid_grant() {
     let (_tmp, site) = fresh_site("oauth_key_revoked").await;
     let client = public_client(&site).await;
     let (code, key) = approved(&site, &client, &[Role::Viewer], "content:read").await;
@@ -316,7 +304,11 @@ async fn revoking_the_key_ends_the_grant() {
     )
     .await
     .unwrap_err();
-    assert_eq!(e.code, Code::ACTOR_API_KEY_INVALID);
+    // `invalid_grant`, not `server_error`: the client must ask again, not
+    // retry; and the key is not named to it.
+    assert_eq!(e.code, Code::OAUTH_GRANT_INVALID);
+    assert_eq!(oauth::error_name(&e), "invalid_grant");
+    assert!(!e.message.contains(&id), "{}", e.message);
 }
 
 #[tokio::test]
@@ -553,4 +545,57 @@ async fn expired_code_and_refresh_token_are_audited_and_a_retried_expired_refres
     );
     let live = grants::list(&site.store).await.unwrap();
     assert!(live.iter().all(|g| g.revoked_at.is_none()), "{live:?}");
+}
+
+/// A flood of registrations from many addresses (the HTTP limit is per
+/// network) must not lock new clients out until the flood's entries lapse:
+/// at the bound, the oldest unused registrations make room.
+#[tokio::test]
+async fn a_registration_flood_pushes_out_its_own_entries_not_new_clients() {
+    let (_tmp, site) = fresh_site("oauth_registration_flood").await;
+    let body =
+        json!({"redirect_uris": ["https://evil.example/cb"], "token_endpoint_auth_method": "none"});
+    let mut flood = Vec::new();
+    for i in 0..oauth::MAX_UNUSED_REGISTRATIONS {
+        let from = format!("198.51.{}.{}", i / 250, i % 250);
+        flood.push(
+            client::register(&site.store, &body, &from)
+                .await
+                .unwrap()
+                .client_id,
+        );
+    }
+    // The bound is reached; a new client still registers and works.
+    let newcomer = public_client(&site).await;
+    let checked = flow::check_authorize(&issuer(), &newcomer, &params(&newcomer, "content:read"));
+    assert!(checked.is_ok(), "{checked:?}");
+    // The flood's oldest entry made room; its newest is still there.
+    let oldest = client::find(&site.store, &flood[0]).await;
+    assert!(oldest.is_err(), "the oldest unused registration is gone");
+    assert!(matches!(
+        client::find(&site.store, flood.last().unwrap())
+            .await
+            .unwrap(),
+        Known::Client(_)
+    ));
+}
+
+/// RFC 7591 makes `grant_types` and `response_types` arrays: a bare string
+/// is refused, not read as a list of one.
+#[tokio::test]
+async fn registration_types_given_as_strings_are_refused() {
+    let (_tmp, site) = fresh_site("oauth_registration_types").await;
+    for (field, value) in [
+        ("grant_types", "client_credentials"),
+        ("grant_types", "authorization_code"),
+        ("response_types", "token"),
+        ("response_types", "code"),
+    ] {
+        let mut body = json!({"redirect_uris": [REDIRECT], "token_endpoint_auth_method": "none"});
+        body[field] = json!(value);
+        let e = client::register(&site.store, &body, "127.0.0.1")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_CLIENT_INVALID, "{field}: {value}");
+    }
 }

@@ -181,8 +181,9 @@ pub struct Registered {
 }
 
 /// Registers a client from an RFC 7591 request body. `from` is the address
-/// it came from (kept for the admin). Refused when too many registrations
-/// are waiting unused (the per-address rate is the HTTP adapter's).
+/// it came from (kept for the admin). At most
+/// [`super::MAX_UNUSED_REGISTRATIONS`] wait unused: the oldest make room (the
+/// per-network rate is the HTTP adapter's).
 pub async fn register(store: &Store, body: &Value, from: &str) -> Result<Registered> {
     if !body.is_object() {
         return Err(invalid_metadata("the registration must be a JSON object"));
@@ -196,20 +197,26 @@ pub async fn register(store: &Store, body: &Value, from: &str) -> Result<Registe
             )
         })?,
     };
-    if let Some(types) = body.get("grant_types").and_then(Value::as_array) {
-        let ok = types
-            .iter()
-            .all(|t| matches!(t.as_str(), Some("authorization_code" | "refresh_token")));
-        if !ok {
-            return Err(invalid_metadata(
-                "grant_types may hold only authorization_code and refresh_token",
-            ));
-        }
-    }
-    if let Some(types) = body.get("response_types").and_then(Value::as_array)
-        && !types.iter().all(|t| t.as_str() == Some("code"))
+    // RFC 7591 makes both arrays; a bare string is refused, not read as one.
+    if let Some(types) = body.get("grant_types")
+        && !types.as_array().is_some_and(|types| {
+            types
+                .iter()
+                .all(|t| matches!(t.as_str(), Some("authorization_code" | "refresh_token")))
+        })
     {
-        return Err(invalid_metadata("response_types may hold only code"));
+        return Err(invalid_metadata(
+            "grant_types must be an array holding only authorization_code and refresh_token",
+        ));
+    }
+    if let Some(types) = body.get("response_types")
+        && !types
+            .as_array()
+            .is_some_and(|types| types.iter().all(|t| t.as_str() == Some("code")))
+    {
+        return Err(invalid_metadata(
+            "response_types must be an array holding only code",
+        ));
     }
     let now = now_ms();
     let id = format!("gh_{}", super::random_id());
@@ -229,13 +236,17 @@ pub async fn register(store: &Store, body: &Value, from: &str) -> Result<Registe
     };
     let mut tx = store.begin_write().await?;
     sql::delete_lapsed_registrations(&mut tx, now).await?;
-    if sql::count_unused_registrations(&mut tx, now).await? >= super::MAX_UNUSED_REGISTRATIONS {
-        return Err(oauth_error(
-            Code::OAUTH_REGISTRATION_LIMITED,
-            "temporarily_unavailable",
-            "too many client registrations are waiting unused",
-        )
-        .hint("unused registrations lapse after a day; try again later"));
+    // At the bound, the oldest registrations nobody has used make room: a
+    // flood from many addresses then pushes out its own entries, where a
+    // refusal would lock every new client out until they lapsed.
+    let over =
+        sql::count_unused_registrations(&mut tx, now).await? + 1 - super::MAX_UNUSED_REGISTRATIONS;
+    if over > 0 {
+        let gone = sql::delete_oldest_unused_registrations(&mut tx, over).await?;
+        tracing::warn!(
+            gone,
+            "unused OAuth registrations at their bound; the oldest made room"
+        );
     }
     sql::insert_client(&mut tx, &row).await?;
     tx.commit()
@@ -366,6 +377,9 @@ pub async fn cache_document(store: &Store, client: &Client) -> Result<()> {
         registered_from: None,
     };
     let mut tx = store.begin_write().await?;
+    // Documents that lapsed with no grant ever made go as new ones come, so
+    // requests naming ever new document URLs cannot grow the table for good.
+    sql::delete_lapsed_documents(&mut tx, now).await?;
     sql::upsert_document_client(&mut tx, &row).await?;
     tx.commit()
         .await

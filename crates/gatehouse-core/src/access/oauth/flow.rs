@@ -3,8 +3,8 @@
 //!
 //! 1. [`check_authorize`]: an authorization request is checked against its
 //!    client (exact redirect URI, PKCE S256 only, `resource` naming this
-//!    server, known scopes). Errors about the client or its redirect URI are
-//!    shown to the person, never sent to an unchecked redirect.
+//!    server, known scopes). Its errors are shown to the person, never sent
+//!    to the redirect URI of a client nobody has approved yet.
 //! 2. [`begin_consent`] keeps the request, with a CSRF token, for the consent
 //!    page; [`approve`] (an API key pasted) or [`deny`] answers it once.
 //! 3. [`exchange`]: a code (single use, [`super::CODE_TTL_MS`]) becomes a
@@ -110,16 +110,6 @@ pub struct Checked {
     pub scopes: ScopeSet,
 }
 
-/// Why an authorization request is refused.
-#[derive(Debug)]
-pub enum Refused {
-    /// Shown on a page: the client or its redirect URI cannot be trusted
-    /// with an answer.
-    Page(Error),
-    /// Sent back to the (checked) redirect URI.
-    Redirect(String),
-}
-
 /// The redirect URI with `params` and `iss` (RFC 9207) added.
 pub fn redirect_with(uri: &str, params: &[(&str, &str)], issuer: &Issuer) -> String {
     let mut url = Url::parse(uri).expect("redirect URIs were checked");
@@ -133,6 +123,8 @@ pub fn redirect_with(uri: &str, params: &[(&str, &str)], issuer: &Issuer) -> Str
     url.to_string()
 }
 
+/// The redirect URI with an error, for a person who saw the client's
+/// consent page and declined it.
 fn error_redirect(
     uri: &str,
     state: Option<&str>,
@@ -160,82 +152,86 @@ pub fn s256(verifier: &str) -> String {
 }
 
 /// Checks an authorization request against its client; see the module doc.
-pub fn check_authorize(
-    issuer: &Issuer,
-    client: &Client,
-    p: &AuthorizeParams,
-) -> std::result::Result<Checked, Refused> {
+///
+/// Every refusal is shown to the person, never sent to the redirect URI: a
+/// client registers itself (or names a metadata document its author wrote),
+/// so before anyone approved it, an error sent back to its redirect URI would
+/// make this server an open redirector for any URI (RFC 9700, 4.11.2).
+pub fn check_authorize(issuer: &Issuer, client: &Client, p: &AuthorizeParams) -> Result<Checked> {
     let redirect_uri = match &p.redirect_uri {
         Some(r) => r.clone(),
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         None => {
-            return Err(Refused::Page(oauth_error(
+            return Err(oauth_error(
                 Code::OAUTH_REDIRECT_INVALID,
                 "invalid_request",
                 "redirect_uri is missing and the client registered more than one",
-            )));
+            ));
         }
     };
     if !client.redirect_uris.contains(&redirect_uri) {
-        return Err(Refused::Page(
-            oauth_error(
-                Code::OAUTH_REDIRECT_INVALID,
-                "invalid_request",
-                format!("the redirect URI {redirect_uri:?} is not registered for this client"),
-            )
-            .hint("redirect URIs must match one the client registered, exactly"),
-        ));
+        return Err(oauth_error(
+            Code::OAUTH_REDIRECT_INVALID,
+            "invalid_request",
+            format!("the redirect URI {redirect_uri:?} is not registered for this client"),
+        )
+        .hint("redirect URIs must match one the client registered, exactly"));
     }
-    let state = p.state.clone();
-    let back = |error: &str, why: &str| {
-        Refused::Redirect(error_redirect(
-            &redirect_uri,
-            state.as_deref(),
+    let refused = |error: &str, why: &str| {
+        oauth_error(
+            Code::OAUTH_REQUEST_INVALID,
             error,
-            why,
-            issuer,
-        ))
+            format!("the application's request cannot be answered: {why} ({error})"),
+        )
+        .hint("tell the application's developer; nothing was sent back to the application")
     };
     if p.response_type.as_deref() != Some("code") {
-        return Err(back(
+        return Err(refused(
             "unsupported_response_type",
             "only response_type=code is supported",
         ));
     }
     let Some(challenge) = p.code_challenge.clone() else {
-        return Err(back(
+        return Err(refused(
             "invalid_request",
             "code_challenge is required (PKCE S256)",
         ));
     };
     if p.code_challenge_method.as_deref() != Some("S256") {
-        return Err(back(
+        return Err(refused(
             "invalid_request",
             "code_challenge_method must be S256 (plain is refused)",
         ));
     }
     if !pkce_shape(&challenge) || challenge.len() != 43 {
-        return Err(back(
+        return Err(refused(
             "invalid_request",
             "code_challenge is not an S256 challenge",
         ));
     }
+    if p.state.as_ref().is_some_and(|s| s.len() > MAX_STATE_BYTES) {
+        return Err(refused(
+            "invalid_request",
+            &format!("state is over {MAX_STATE_BYTES} bytes"),
+        ));
+    }
     let Some(resource) = p.resource.clone() else {
-        return Err(back(
+        return Err(refused(
             "invalid_target",
             "resource is required and must name this MCP server",
         ));
     };
     if !issuer.is_resource(&resource) {
-        return Err(back(
+        return Err(refused(
             "invalid_target",
             "resource does not name this MCP server",
         ));
     }
     let scopes = match ScopeSet::parse(p.scope.as_deref().unwrap_or("")) {
         Ok(s) => s,
-        Err(e) => return Err(back("invalid_scope", &e.message)),
+        Err(e) => return Err(refused("invalid_scope", &e.message)),
     };
+    let state = p.state.clone();
     Ok(Checked {
         client: client.clone(),
         redirect_uri,
@@ -252,6 +248,10 @@ pub struct Pending {
     pub id: String,
     pub csrf: Secret,
 }
+
+/// The longest `state` kept with a request: clients send an opaque value of
+/// tens of bytes; a bound keeps a stored request small.
+pub const MAX_STATE_BYTES: usize = 1024;
 
 /// Keeps a checked request for the consent page.
 pub async fn begin_consent(store: &Store, c: &Checked) -> Result<Pending> {
@@ -863,7 +863,7 @@ pub async fn exchange(
     // The principal must still stand (key revoked, user disabled between
     // consent and exchange?).
     let principal = Principal::from_columns(row.key_id.clone(), row.user_email.clone())?;
-    stand(store, &principal).await?;
+    still_stands(store, &principal).await?;
     sql::insert_grant(
         &mut tx,
         &GrantRow {
@@ -952,7 +952,7 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
             "resource differs from the grant's",
         ));
     }
-    stand(
+    still_stands(
         store,
         &Principal::from_columns(row.key_id.clone(), row.user_email.clone())?,
     )
@@ -966,6 +966,25 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
         refresh_token: refresh,
         expires_in: ACCESS_TTL_MS,
         scope: ScopeSet::parse(&row.scopes)?,
+    })
+}
+
+/// [`stand`] at the token endpoint: a principal that can no longer act (a
+/// key revoked or expired, a user disabled or removed) makes the code or
+/// refresh token `invalid_grant` (RFC 6749, 5.2), so the client asks for a
+/// new authorization instead of retrying a `server_error`; the key or user
+/// is not named to the client.
+async fn still_stands(store: &Store, principal: &Principal) -> Result<Standing> {
+    stand(store, principal).await.map_err(|e| {
+        if matches!(
+            e.code,
+            Code::ACTOR_API_KEY_INVALID | Code::USER_DISABLED | Code::ACTOR_EMAIL_UNKNOWN
+        ) {
+            tracing::info!(code = %e.code, message = %e.message, "a grant's principal no longer stands");
+            invalid_grant("the key or user this grant acts as can no longer act (revoked, expired or disabled)")
+        } else {
+            e
+        }
     })
 }
 

@@ -179,7 +179,7 @@ pub const CODE_TTL_MS: i64 = 60_000;
 pub const REQUEST_TTL_MS: i64 = 10 * 60_000;
 /// How long a dynamic registration lives if no grant ever uses it.
 pub const REGISTRATION_TTL_MS: i64 = 86_400_000;
-/// Unused registrations held at once; more are refused until some lapse.
+/// Unused registrations held at once; a new one past this pushes out the oldest.
 pub const MAX_UNUSED_REGISTRATIONS: i64 = 1_000;
 
 /// A secret handed out once (token, code, client secret); never printed.

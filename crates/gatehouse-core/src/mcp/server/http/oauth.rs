@@ -27,7 +27,7 @@ use super::rate::{Buckets, Rate};
 use super::request_body::RequestBody;
 use crate::access::keys::RawKey;
 use crate::access::oauth::client::{self, Client, Known};
-use crate::access::oauth::flow::{self, AuthorizeParams, Issuer, Refused, TokenRequest};
+use crate::access::oauth::flow::{self, AuthorizeParams, Issuer, TokenRequest};
 use crate::access::oauth::{Scope, ScopeSet, Secret, error_name};
 use crate::error::{Code, Error};
 use crate::mcp::server::http_fetch;
@@ -42,6 +42,7 @@ const MAX_FORM_BYTES: usize = 64 * 1024;
 pub struct OAuth {
     pub issuer: Issuer,
     registrations: Buckets,
+    authorizations: Buckets,
     key_failures: Buckets,
     secure: bool,
     /// Document hosts allowed at internal addresses (`--oauth-document-host`).
@@ -53,11 +54,20 @@ impl OAuth {
         let secure = issuer.issuer.starts_with("https://");
         OAuth {
             issuer,
-            // Ten registrations, then one every six minutes, per address.
+            // Ten registrations, then one every six minutes, per network.
             registrations: Buckets::new(
                 Rate {
                     per_second: 1.0 / 360.0,
                     burst: 10.0,
+                },
+                100_000,
+            ),
+            // Thirty authorization requests, then one every two seconds, per
+            // network: each stores a request and may fetch a document.
+            authorizations: Buckets::new(
+                Rate {
+                    per_second: 0.5,
+                    burst: 30.0,
                 },
                 100_000,
             ),
@@ -152,7 +162,20 @@ impl OAuth {
             ) => json_response(StatusCode::OK, &self.server_metadata()),
             (Method::POST, "/register") => self.register(site, req, client).await,
             (Method::POST, "/token") => self.token(site, req, client).await,
-            (Method::GET, "/authorize") => self.authorize(site, req).await,
+            (Method::GET, "/authorize") => match self.authorizations.take(&network(client)) {
+                Ok(()) => self.authorize(site, req).await,
+                Err(wait) => {
+                    let mut r = error_page(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "Too many authorization requests came from your network. Wait a little and start again.",
+                    );
+                    r.headers_mut().insert(
+                        header::RETRY_AFTER,
+                        HeaderValue::from(wait.as_secs().max(1)),
+                    );
+                    r
+                }
+            },
             (Method::POST, "/authorize") => self.consent(site, req, client).await,
             (Method::GET, "/oauth/consent.css") => {
                 let mut r = plain(StatusCode::OK, CSS);
@@ -214,15 +237,18 @@ impl OAuth {
         req: Request<RequestBody>,
         client: IpAddr,
     ) -> Response<Body> {
-        if let Err(wait) = self.registrations.take(&client.to_string()) {
-            let mut r = oauth_json(
-                StatusCode::TOO_MANY_REQUESTS,
+        if let Err(wait) = self.registrations.take(&network(client)) {
+            let e = crate::access::oauth::oauth_error(
+                Code::OAUTH_REGISTRATION_LIMITED,
                 "temporarily_unavailable",
-                "too many client registrations from this address",
+                "too many client registrations from this network",
+            )
+            .hint("try again after the time Retry-After gives");
+            let mut r = oauth_error_response(StatusCode::TOO_MANY_REQUESTS, &e);
+            r.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(wait.as_secs().max(1)),
             );
-            let secs = wait.as_secs().max(1);
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
             return r;
         }
         let Some(bytes) = read_body(req.into_body()).await else {
@@ -243,9 +269,6 @@ impl OAuth {
             Ok(reg) => {
                 tracing::info!(client_id = %reg.client_id, "registered an OAuth client");
                 no_store(json_response(StatusCode::CREATED, &reg.body))
-            }
-            Err(e) if e.code == Code::OAUTH_REGISTRATION_LIMITED => {
-                oauth_error_response(StatusCode::TOO_MANY_REQUESTS, &e)
             }
             Err(e) => oauth_error_response(status_of(&e), &e),
         }
@@ -339,8 +362,10 @@ impl OAuth {
         };
         let checked = match flow::check_authorize(&self.issuer, &client, &p) {
             Ok(c) => c,
-            Err(Refused::Page(e)) => return error_page(StatusCode::BAD_REQUEST, &e.message),
-            Err(Refused::Redirect(to)) => return redirect(&to),
+            Err(e) => {
+                tracing::info!(code = %e.code, error = error_name(&e), "refused an authorization request");
+                return error_page(StatusCode::BAD_REQUEST, &e.message);
+            }
         };
         let pending = match flow::begin_consent(&site.store, &checked).await {
             Ok(p) => p,
@@ -684,6 +709,25 @@ input[type=password]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit
 button.deny{background:#fff;color:#18181b;border-color:#a1a1aa}.problem{color:#b91c1c;font-weight:600}.small{font-size:.8rem;color:#71717a}\
 .code{font:700 2rem/1.2 ui-monospace,monospace;letter-spacing:.1em}pre{background:#f4f4f5;padding:.5rem;overflow:auto}\n";
 
+/// The network a client address is limited as: its IPv4 /24 or IPv6 /64,
+/// so that the many addresses one machine or one customer of a host can take
+/// count as one (an IPv6 /64 alone holds more addresses than any limit).
+fn network(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}.0/24")
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => network(IpAddr::V4(v4)),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
+}
+
 fn scope_names() -> Vec<&'static str> {
     Scope::ALL.iter().map(|s| s.as_str()).collect()
 }
@@ -877,9 +921,18 @@ async fn fetch_document(url: &str, allowed_hosts: &[String]) -> Result<Vec<u8>, 
     let fetched = match tokio::time::timeout(DOCUMENT_TIMEOUT, fetch).await {
         Ok(Ok(f)) => f,
         Ok(Err(e)) => {
+            // The caller is anyone: it learns why in general terms, never what
+            // a host name resolved to here or what the resolver said.
+            tracing::info!(code = %e.code, message = %e.message, "a client metadata document was not fetched");
+            let why = match e.code {
+                Code::HTTP_FETCH_BLOCKED => "its host is an internal address",
+                Code::HTTP_FETCH_URL_INVALID => "its URL cannot be fetched",
+                Code::HTTP_FETCH_TOO_MANY_REDIRECTS => "it redirects too many times",
+                Code::HTTP_FETCH_TIMEOUT => "it did not answer in time",
+                _ => "its host cannot be resolved or reached",
+            };
             return Err(refused(format!(
-                "the client metadata document at {url} cannot be fetched: {}",
-                e.message
+                "the client metadata document at {url} cannot be fetched: {why}"
             )));
         }
         Err(_) => {
@@ -921,6 +974,16 @@ mod tests {
         assert_eq!(f.get("a").as_deref(), Some("1"));
         assert_eq!(f.get("b"), None);
         assert_eq!(f.get("c"), None);
+    }
+
+    #[test]
+    fn addresses_of_one_network_share_a_limit() {
+        let n = |s: &str| network(s.parse().unwrap());
+        assert_eq!(n("127.1.0.1"), n("127.1.0.110"));
+        assert_ne!(n("127.1.0.1"), n("127.1.1.1"));
+        assert_eq!(n("2001:db8:1:2::1"), n("2001:db8:1:2:ffff::9"));
+        assert_ne!(n("2001:db8:1:2::1"), n("2001:db8:1:3::1"));
+        assert_eq!(n("::ffff:192.0.2.7"), n("192.0.2.200"));
     }
 
     #[test]
