@@ -498,6 +498,49 @@ fn a_burst_over_the_keys_rate_gets_429_with_retry_after() {
     assert_eq!(s.legacy(Some(&other), "tools/list", json!({})).status, 200);
 }
 
+/// A batch is many calls: each spends a request of the key's rate, as it
+/// would sent alone (one batch of 300 drafts went through `--rate 1`
+/// whole); and a request of a later era cannot ride in one past the header
+/// rules it must meet alone.
+#[test]
+fn a_batch_spends_the_rate_per_request_and_carries_no_later_era() {
+    let site = TestSite::new("serve-batch-rate");
+    let (key, _) = site.mint("viewer");
+    let (other, _) = site.mint("viewer");
+    let s = Serve::start(&site, &["--rate", "1"]);
+    let call = |i: u64| {
+        json!({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+               "params": {"name": "content_read", "arguments": {"slug": "welcome"}}})
+    };
+    let batch = |key: &str, items: Vec<Value>| {
+        let auth = format!("Bearer {key}");
+        s.post(
+            &[
+                ("MCP-Protocol-Version", "2025-03-26"),
+                ("Authorization", &auth),
+            ],
+            &Value::Array(items),
+        )
+    };
+    // The burst (two) covers a batch of two, not one of twenty.
+    let r = batch(&key, (1..=20).map(call).collect());
+    assert_eq!(r.status, 429, "{}", r.text());
+    assert!(r.header("retry-after").is_some());
+    assert_eq!(tool_calls(&site).len(), 0, "nothing of a refused batch ran");
+    let r = batch(&other, (1..=2).map(call).collect());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(tool_calls(&site).len(), 2);
+
+    let (third, _) = site.mint("viewer");
+    let mut modern = call(3);
+    modern["params"]["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+                                      "io.modelcontextprotocol/clientCapabilities": {}});
+    let r = batch(&third, vec![modern]);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(error_code(&r), -32020, "{}", r.text());
+    assert_eq!(tool_calls(&site).len(), 2);
+}
+
 #[test]
 fn failed_authentications_are_rate_limited_per_address() {
     let site = TestSite::new("serve-authrate");
@@ -510,6 +553,58 @@ fn failed_authentications_are_rate_limited_per_address() {
     }
     assert!(statuses[..10].iter().all(|s| *s == 401), "{statuses:?}");
     assert_eq!(statuses[11], 429, "{statuses:?}");
+}
+
+/// Made-up keys sent all at once must not each run argon2 (19 MiB and tens
+/// of milliseconds apiece): checked first and counted after, a hundred
+/// concurrent ones all passed the address's limit and took a server to
+/// 2 GB. A key the server already verified still goes through meanwhile.
+#[test]
+fn concurrent_made_up_keys_run_argon2_no_more_than_the_limit_allows() {
+    let site = TestSite::new("serve-authrate-burst");
+    let (good, _) = site.mint("viewer");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let maddr = format!("127.0.0.1:{port}");
+    let s = Serve::start(&site, &["--metrics-listen", &maddr]);
+    assert_eq!(s.legacy(Some(&good), "tools/list", json!({})).status, 200);
+    // Well-formed keys (the checksum holds) with ids nobody minted: each
+    // would be verified against the dummy hash.
+    let made_up: Vec<String> = (0..60)
+        .map(|_| {
+            gatehouse_core::access::keys::generate()
+                .1
+                .expose()
+                .to_string()
+        })
+        .collect();
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let workers: Vec<_> = made_up
+            .iter()
+            .map(|k| scope.spawn(|| s.legacy(Some(k), "tools/list", json!({})).status))
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let refused = statuses.iter().filter(|s| **s == 401).count();
+    let limited = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(refused + limited, statuses.len(), "{statuses:?}");
+    assert!(
+        refused <= 10,
+        "{refused} argon2 runs past a burst of 10: {statuses:?}"
+    );
+    let metrics = request(&maddr, "GET", "/metrics", &[], b"").text();
+    let runs: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("gatehouse_key_verifications_total "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(runs <= 11, "{runs} verifications: {metrics}");
+    // The verified key is not locked out by what others from its address did.
+    assert_eq!(s.legacy(Some(&good), "tools/list", json!({})).status, 200);
 }
 
 #[test]
@@ -602,6 +697,47 @@ fn metrics_are_served_on_their_own_listener_without_client_values() {
     );
     assert!(!text.contains("secret123"), "{text}");
     assert_eq!(request(&s.addr, "GET", "/metrics", &[], b"").status, 404);
+}
+
+/// The metrics name rate-limited keys: a page that rebinds its own name to
+/// this address must not read them (a foreign `Host`, any `Origin`), and
+/// idle connections to it are bounded, never the process's descriptors
+/// that `/mcp` needs (twenty thousand of them stopped `/mcp` before).
+#[test]
+fn the_metrics_listener_refuses_foreign_hosts_and_bounds_its_connections() {
+    let site = TestSite::new("serve-metrics-guard");
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let maddr = format!("127.0.0.1:{port}");
+    let s = Serve::start(&site, &["--metrics-listen", &maddr]);
+    let get = |headers: &[(&str, &str)]| request(&maddr, "GET", "/metrics", headers, b"").status;
+    assert_eq!(get(&[]), 200);
+    assert_eq!(get(&[("Host", &format!("localhost:{port}"))]), 200);
+    assert_eq!(
+        get(&[("Host", &format!("rebind.evil.example:{port}"))]),
+        403
+    );
+    assert_eq!(get(&[("Origin", "http://evil.example")]), 403);
+
+    use std::io::{Read, Write};
+    let idle: Vec<std::net::TcpStream> = (0..16)
+        .map(|_| std::net::TcpStream::connect(&maddr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut extra = std::net::TcpStream::connect(&maddr).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = extra.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {maddr}\r\n\r\n").as_bytes());
+    let mut got = Vec::new();
+    let _ = extra.read_to_end(&mut got);
+    assert!(got.is_empty(), "a connection past the bound was served");
+    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get(&[]), 200);
 }
 
 // --- Many instances on one database ---

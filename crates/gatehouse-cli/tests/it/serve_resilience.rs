@@ -314,3 +314,76 @@ fn memory_stays_bounded_under_a_flood_of_large_bodies_and_streams() {
         e.close();
     }
 }
+
+/// Bodies that declare the size limit and then trickle in must not hold the
+/// bodies' memory budget: it used to be reserved as declared, before a byte
+/// came, so 32 such clients made every other request "busy" for the body
+/// deadline (40 s), with no key needed. It is reserved as the bytes arrive.
+#[test]
+fn bodies_trickling_in_hold_no_budget_they_have_not_sent() {
+    use std::io::Write;
+    let site = TestSite::new("serve-slow-bodies");
+    let s = Serve::start(&site, &[]);
+    let trickling: Vec<std::net::TcpStream> = (0..40)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+                 MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 4194304\r\n\r\n{{",
+                s.addr
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let r = s.legacy(None, "tools/list", json!({}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    drop(trickling);
+}
+
+/// One client network may hold a quarter of the event stream slots and of
+/// the connection slots, not all of them: 64 keyless `subscriptions/listen`
+/// streams left open shut every other client's streams out, and 1,100 idle
+/// connections every other client's requests.
+#[test]
+fn one_network_holds_a_share_of_streams_and_connections_not_all() {
+    let site = TestSite::new("serve-shares");
+    let s = Serve::start(&site, &[]);
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    let mut streams = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..20 {
+        match s.try_modern_stream(None, 100 + i, "subscriptions/listen", listen.clone()) {
+            Ok(e) => streams.push(e),
+            Err(status) => refused.push(status),
+        }
+    }
+    assert_eq!(streams.len(), 16, "a quarter of 64: {refused:?}");
+    assert!(refused.iter().all(|s| *s == 503), "{refused:?}");
+    for e in streams {
+        e.close();
+    }
+    // A closed stream is noticed by its next keep-alive at the latest.
+    let until = Instant::now() + PATIENCE;
+    let again = loop {
+        match s.try_modern_stream(None, 200, "subscriptions/listen", listen.clone()) {
+            Ok(e) => break Some(e),
+            Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(200)),
+            Err(_) => break None,
+        }
+    };
+    again.expect("streams given back are taken again").close();
+
+    let idle: Vec<std::net::TcpStream> = (0..256)
+        .map(|_| std::net::TcpStream::connect(&s.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        try_request(&s.addr, "POST", "/mcp", &[], b"").is_none(),
+        "a connection past the network's share is closed"
+    );
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
+}

@@ -136,6 +136,18 @@ impl VerifyCache {
         Ok(checked)
     }
 
+    /// Whether `raw` would be served without argon2 (its id remembered with
+    /// this secret, within the entry's time); a malformed key is not.
+    pub fn is_cached(&self, raw: &RawKey) -> bool {
+        let Ok(parsed) = parse(raw.expose()) else {
+            return false;
+        };
+        let digest = self.digest(parsed.secret);
+        lock(&self.entries)
+            .get(parsed.id)
+            .is_some_and(|e| e.digest == digest && e.at.elapsed() < self.ttl)
+    }
+
     /// How many keys are remembered.
     pub fn len(&self) -> usize {
         lock(&self.entries).len()

@@ -65,10 +65,28 @@ pub(super) fn verify_secret(secret: &str, phc: &str) -> Result<SecretCheck> {
     }
 }
 
+/// Argon2 runs at once in this process, at most: each holds its 19 MiB of
+/// blocks, and calls beyond the cores only queue for them anyway. Without a
+/// bound, a hundred requests with made-up keys at once (each must be
+/// verified, an unknown id against the dummy hash included) took a server
+/// to 2 GB.
+const MAX_CONCURRENT_HASHES: usize = 4;
+
+/// Runs `f` (an argon2 hash or verification) on the blocking pool, once one
+/// of the [`MAX_CONCURRENT_HASHES`] slots is free.
 pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T> + Send + 'static,
 ) -> Result<T> {
-    tokio::task::spawn_blocking(f).await.map_err(|e| {
+    static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_CONCURRENT_HASHES);
+    let slot = SLOTS.acquire().await.expect("the slots are never closed");
+    // The slot goes with the work: a caller that stops waiting does not
+    // free it while argon2 still runs.
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        f()
+    })
+    .await
+    .map_err(|e| {
         Error::new(
             codes::KEY_VERIFY_FAILED,
             format!("hashing task failed: {e}"),

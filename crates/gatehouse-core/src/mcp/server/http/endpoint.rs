@@ -43,7 +43,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::guard::{Exposure, Refused};
 use super::oauth::OAuth;
-use super::rate::Buckets;
+use super::rate::{Buckets, Shares, per_network};
 use super::request_body::{self, RequestBody};
 use super::{HttpLimits, Options};
 use crate::access::actor::{Actor, Refresher};
@@ -82,6 +82,10 @@ pub struct Server {
     /// budget only once it is whole, so what is still arriving needs its own.
     bodies: Arc<Semaphore>,
     streams: Arc<Semaphore>,
+    /// Each client network's share of the bodies being read and of the
+    /// event streams (a quarter of each: see [`Shares`]).
+    body_shares: Shares,
+    stream_shares: Shares,
     limits: HttpLimits,
     late: Late,
     closing: watch::Receiver<bool>,
@@ -123,6 +127,8 @@ impl Server {
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
             bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
             streams: Arc::new(Semaphore::new(l.max_streams)),
+            body_shares: Shares::new(per_network(l.max_in_flight)),
+            stream_shares: Shares::new(per_network(l.max_streams)),
             limits: l.clone(),
             late,
             closing,
@@ -275,7 +281,17 @@ fn decode_name(raw: &str) -> Option<String> {
     }
 }
 
-/// Whether a query string carries what looks like a key.
+/// Why a request body was not read whole.
+enum BodyFailure {
+    TooLarge,
+    Unreadable,
+    OverBudget,
+}
+
+/// Whether a query string carries what looks like a key, read as a server
+/// would decode it: percent-escapes undone, `;` a separator like `&`, and
+/// `-` in a name taken as `_` (`api%5Fkey`, `a=1;key=x` and `api-key` are
+/// keys in a URL too).
 fn key_in_query(query: &str) -> bool {
     const NAMES: &[&str] = &[
         "api_key",
@@ -285,11 +301,14 @@ fn key_in_query(query: &str) -> bool {
         "access_token",
         "bearer",
     ];
-    query.contains("gatehouse_sk_")
-        || query.split('&').any(|pair| {
-            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+    query.split(['&', ';']).any(|pair| {
+        url::form_urlencoded::parse(pair.as_bytes()).any(|(name, value)| {
+            let name = name.trim().to_ascii_lowercase().replace('-', "_");
             NAMES.contains(&name.as_str())
+                || name.contains("gatehouse_sk_")
+                || value.contains("gatehouse_sk_")
         })
+    })
 }
 
 fn accepts_events(headers: &HeaderMap) -> bool {
@@ -377,10 +396,10 @@ impl Server {
             }
             return Ok(Refresher::new(Actor::public()));
         };
-        if let Err(wait) = self.failures.check(who) {
+        let limited = |wait| {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
-            return Err(too_many(wait, "failed authentications from this address"));
-        }
+            Err(too_many(wait, "failed authentications from this address"))
+        };
         let token = value
             .to_str()
             .ok()
@@ -390,10 +409,25 @@ impl Server {
         if let (Some(t), Some(oauth)) = (token, &self.oauth)
             && crate::access::oauth::flow::is_token(t)
         {
+            if let Err(wait) = self.failures.check(who) {
+                return limited(wait);
+            }
             return self.authenticate_token(oauth, t, who).await;
         }
-        let result = match token {
-            Some(t) => self.keys.verify(&self.site.store, &RawKey::new(t)).await,
+        // A key this server has verified goes on whatever others from the
+        // address did (no argon2 runs for it). Any other key pays its token
+        // before argon2 runs, not after: checked first and spent after, a
+        // hundred made-up keys sent at once all passed the check.
+        let raw = token.map(RawKey::new);
+        let paid = match &raw {
+            Some(raw) if !self.keys.is_cached(raw) => match self.failures.take(who) {
+                Ok(()) => true,
+                Err(wait) => return limited(wait),
+            },
+            _ => false,
+        };
+        let result = match &raw {
+            Some(raw) => self.keys.verify(&self.site.store, raw).await,
             None => Err(crate::access::keys::Refusal::Malformed.error(None)),
         };
         match result {
@@ -411,7 +445,9 @@ impl Server {
             }
             Err(e) if e.code == codes::ACTOR_API_KEY_INVALID => {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
-                let _ = self.failures.take(who);
+                if !paid {
+                    let _ = self.failures.take(who);
+                }
                 tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
                 Err(self.unauthorized(&e))
             }
@@ -578,16 +614,12 @@ impl Server {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        let rated = match actor.identity() {
-            Actor::ApiKey { key_id, .. } => self.key_rates.take(key_id),
-            _ => self.address_rates.take(&client_text),
-        };
-        if let Err(wait) = rated {
-            self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
-            if let Actor::ApiKey { key_id, .. } = actor.identity() {
-                self.metrics.key_limited(key_id);
-            }
-            return too_many(wait, "over this key's request rate");
+        if let Err(r) = self.spend_rate(
+            actor.identity(),
+            &client_text,
+            "over this key's request rate",
+        ) {
+            return r;
         }
         let json = headers
             .get(header::CONTENT_TYPE)
@@ -626,20 +658,21 @@ impl Server {
         if declared.is_some_and(|n| n > max as u64) {
             return too_large();
         }
-        // Room for the whole body (as declared, else the largest allowed),
-        // twice (its chunks and the one buffer they are joined into), before
-        // a byte of it is read; never waits: a full budget is "busy".
-        let reserve = declared.map_or(max, |n| n as usize).saturating_mul(2);
-        let reserve_kib = u32::try_from(reserve.div_ceil(1024)).unwrap_or(u32::MAX);
-        let Ok(body_held) = self.bodies.clone().try_acquire_many_owned(reserve_kib) else {
-            return busy("the request bodies being read already use the memory budget");
+        let Some(body_share) = self.body_shares.take(client) else {
+            return busy("this network's requests already hold their share of bodies being read");
         };
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
-        let bytes = match tokio::time::timeout_at(deadline, Limited::new(body, max).collect()).await
-        {
-            Ok(Ok(b)) => b.to_bytes(),
-            Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return too_large(),
-            Ok(Err(_)) => return plain(StatusCode::BAD_REQUEST, "the body could not be read\n"),
+        let read = tokio::time::timeout_at(deadline, self.read_body(body, max)).await;
+        drop(body_share);
+        let (bytes, body_held) = match read {
+            Ok(Ok(read)) => read,
+            Ok(Err(BodyFailure::TooLarge)) => return too_large(),
+            Ok(Err(BodyFailure::Unreadable)) => {
+                return plain(StatusCode::BAD_REQUEST, "the body could not be read\n");
+            }
+            Ok(Err(BodyFailure::OverBudget)) => {
+                return busy("the request bodies being read already use the memory budget");
+            }
             Err(_) => {
                 return plain(
                     StatusCode::REQUEST_TIMEOUT,
@@ -683,6 +716,76 @@ impl Server {
         .await
     }
 
+    /// Reads a body of at most `max` bytes, holding room in the bodies'
+    /// budget for twice what has arrived (its chunks and the one buffer they
+    /// are joined into) as it arrives; never waits: a full budget is "busy".
+    /// Reserved as bytes come, not as declared: a client that declares 4 MiB
+    /// and sends a byte every few seconds holds a byte's room, where 32 of
+    /// them used to hold the whole budget for the body deadline.
+    async fn read_body(
+        &self,
+        body: RequestBody,
+        max: usize,
+    ) -> Result<(Bytes, Option<tokio::sync::OwnedSemaphorePermit>), BodyFailure> {
+        let mut body = Limited::new(body, max);
+        let mut chunks = Vec::new();
+        let mut total = 0usize;
+        let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    BodyFailure::TooLarge
+                } else {
+                    BodyFailure::Unreadable
+                }
+            })?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            total += data.len();
+            let need = u32::try_from(total.saturating_mul(2).div_ceil(1024)).unwrap_or(u32::MAX);
+            let have = held.as_ref().map_or(0, |p| p.num_permits() as u32);
+            if need > have {
+                let more = self
+                    .bodies
+                    .clone()
+                    .try_acquire_many_owned(need - have)
+                    .map_err(|_| BodyFailure::OverBudget)?;
+                match &mut held {
+                    Some(p) => p.merge(more),
+                    None => held = Some(more),
+                }
+            }
+            chunks.push(data);
+        }
+        let bytes = match chunks.len() {
+            0 => Bytes::new(),
+            1 => chunks.pop().expect("one chunk"),
+            _ => Bytes::from(chunks.concat()),
+        };
+        Ok((bytes, held))
+    }
+
+    /// Spends one request of the actor's rate: its key's, else its address's.
+    fn spend_rate(
+        &self,
+        actor: &Actor,
+        client_text: &str,
+        what: &str,
+    ) -> Result<(), Response<Body>> {
+        let rated = match actor {
+            Actor::ApiKey { key_id, .. } => self.key_rates.take(key_id),
+            _ => self.address_rates.take(client_text),
+        };
+        rated.map_err(|wait| {
+            self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+            if let Actor::ApiKey { key_id, .. } = actor {
+                self.metrics.key_limited(key_id);
+            }
+            too_many(wait, what)
+        })
+    }
+
     /// The era rules, then the core.
     async fn serve(
         self: &Arc<Self>,
@@ -697,11 +800,41 @@ impl Server {
             Message::Notification { .. } | Message::Response { .. } => {
                 return accepted();
             }
-            Message::Batch(_) => {
+            Message::Batch(items) => {
                 let legacy = legacy_version(version_header);
                 let Some(legacy) = legacy else {
                     return unsupported(&Value::Null, version_header.unwrap_or(""));
                 };
+                // A batch is 2025-03-26's; a request of a later era inside one
+                // would skip its own header rules (those a gateway routes by).
+                if items.iter().any(|item| {
+                    item.get("params")
+                        .and_then(|p| p.get("_meta"))
+                        .is_some_and(|m| m.get(era::META_PROTOCOL_VERSION).is_some())
+                }) {
+                    return header_mismatch(
+                        &Value::Null,
+                        format!(
+                            "a batch cannot carry a request that names its version in _meta[\"{}\"]; send it alone with its headers",
+                            era::META_PROTOCOL_VERSION
+                        ),
+                    );
+                }
+                // Every request in it counts against the rate, as it would
+                // sent alone (this HTTP request paid for the first).
+                let requests = items
+                    .iter()
+                    .filter(|i| i.get("method").is_some() && i.get("id").is_some())
+                    .count();
+                for _ in 1..requests {
+                    if let Err(r) = self.spend_rate(
+                        actor.identity(),
+                        &client_text,
+                        "a batch over this key's request rate",
+                    ) {
+                        return r;
+                    }
+                }
                 let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
@@ -815,6 +948,9 @@ impl Server {
             let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
             Metrics::tool_index(name)
         });
+        let client: IpAddr = client_text
+            .parse()
+            .unwrap_or(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED));
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
@@ -834,6 +970,9 @@ impl Server {
             }
         };
         if stream {
+            let Some(stream_share) = self.stream_shares.take(client) else {
+                return busy("this network's event streams already hold their share of the slots");
+            };
             let Ok(stream_slot) = self.streams.clone().try_acquire_owned() else {
                 return busy("every event stream slot is taken");
             };
@@ -842,7 +981,7 @@ impl Server {
                 Box::pin(work),
                 out,
                 deadline,
-                (slot, stream_slot),
+                (slot, stream_slot, stream_share),
                 move |reply| {
                     if let Some(tool) = tool {
                         metrics.call(tool, reply);
@@ -1231,11 +1370,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_key_in_the_query_string_is_recognised() {
+    fn a_key_in_the_query_string_is_recognised_however_it_is_escaped() {
         assert!(key_in_query("api_key=x"));
         assert!(key_in_query("a=1&token=abc"));
         assert!(key_in_query("x=gatehouse_sk_abc"));
         assert!(!key_in_query("a=1&b=2"));
+        // Escaped or separated otherwise, as a server would decode them.
+        assert!(key_in_query("api%5Fkey=x"));
+        assert!(key_in_query("x=gatehouse%5Fsk%5Fabc"));
+        assert!(key_in_query("a=1;key=x"));
+        assert!(key_in_query("api-key=x"));
+        assert!(key_in_query("Access%2DToken=x"));
+        assert!(key_in_query("gatehouse_sk_abc"));
     }
 
     #[test]

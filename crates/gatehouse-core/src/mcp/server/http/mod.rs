@@ -266,10 +266,13 @@ pub async fn run(
         closing_rx,
     ));
     let metrics = match opts.metrics_listen {
-        Some(addr) => Some(serve_metrics(addr, server.metrics.clone()).await?),
+        Some(addr) => Some(serve_metrics(addr, server.metrics.clone(), &opts).await?),
         None => None,
     };
     let connections = Arc::new(Semaphore::new(opts.limits.max_connections));
+    // A trusted proxy carries everyone's connections: only others are held
+    // to their network's share.
+    let connection_shares = rate::Shares::new(rate::per_network(opts.limits.max_connections));
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -303,6 +306,15 @@ pub async fn run(
             tracing::debug!("every connection slot is taken; closing a new connection");
             continue;
         };
+        let share = if opts.behind_proxy.contains(&peer.ip()) {
+            None
+        } else {
+            let Some(share) = connection_shares.take(peer.ip()) else {
+                tracing::debug!("a network holds its share of connections; closing a new one");
+                continue;
+            };
+            Some(share)
+        };
         let _ = tcp.set_nodelay(true);
         let service = endpoint::service(server.clone(), peer);
         let watcher = graceful.watcher();
@@ -310,7 +322,7 @@ pub async fn run(
         let acceptor = acceptor.as_ref().map(tls::Reloading::current);
         let handshake = opts.limits.header_timeout;
         tasks.spawn(async move {
-            let _slot = slot;
+            let _held = (slot, share);
             match acceptor {
                 None => {
                     let conn = builder.serve_connection(TokioIo::new(tcp), service);
@@ -363,11 +375,18 @@ pub async fn run(
     Ok(stopped)
 }
 
+/// Connections the metrics listener holds at once (scrapers are few).
+const METRICS_CONNECTIONS: usize = 16;
+
 /// `GET /metrics` on its own listener (only there: `/mcp`'s clients never
-/// see it).
+/// see it). Held to what `/mcp`'s listener is: a `Host` it answers to (the
+/// loopback names and `--allow-host`; no browser `Origin`), the header
+/// timeout, and a bound on connections, since its figures name keys and
+/// descriptors are shared with `/mcp`.
 async fn serve_metrics(
     addr: SocketAddr,
     metrics: Arc<Metrics>,
+    opts: &Options,
 ) -> Result<tokio::task::JoinHandle<()>> {
     let listener = TcpListener::bind(addr).await.map_err(|e| {
         Error::new(
@@ -376,20 +395,36 @@ async fn serve_metrics(
         )
         .hint("pick another address with --metrics-listen")
     })?;
+    let bound = listener.local_addr().unwrap_or(addr);
+    let exposure = Arc::new(guard::Exposure::new(bound, &opts.hosts, &[], &[]));
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(opts.limits.header_timeout);
+    let builder = Arc::new(builder);
+    let connections = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
     Ok(tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else {
+            let Ok((tcp, peer)) = listener.accept().await else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
-            let metrics = metrics.clone();
+            let Ok(slot) = connections.clone().try_acquire_owned() else {
+                continue;
+            };
+            let (metrics, exposure, builder) = (metrics.clone(), exposure.clone(), builder.clone());
             tokio::spawn(async move {
+                let _slot = slot;
                 let service = hyper::service::service_fn(
                     move |req: hyper::Request<hyper::body::Incoming>| {
-                        let metrics = metrics.clone();
+                        let (metrics, exposure) = (metrics.clone(), exposure.clone());
                         async move {
                             use http_body_util::BodyExt;
-                            let (status, text) = if req.uri().path() == "/metrics" {
+                            let (status, text) = if exposure.check(peer, req.headers()).is_err()
+                                || req.headers().contains_key(hyper::header::ORIGIN)
+                            {
+                                (hyper::StatusCode::FORBIDDEN, "forbidden\n".to_string())
+                            } else if req.uri().path() == "/metrics" {
                                 (hyper::StatusCode::OK, metrics.render())
                             } else {
                                 (hyper::StatusCode::NOT_FOUND, "not found\n".to_string())
@@ -409,9 +444,7 @@ async fn serve_metrics(
                         }
                     },
                 );
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(tcp), service)
-                    .await;
+                let _ = builder.serve_connection(TokioIo::new(tcp), service).await;
             });
         }
     }))

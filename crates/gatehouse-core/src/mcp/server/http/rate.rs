@@ -1,12 +1,16 @@
 //! The HTTP server's limits: per-key request rates, failed authentications
-//! and client registrations per address. Each is a set of the process's one
+//! and client registrations per address, and each client network's share of
+//! what the server bounds for everyone ([`Shares`]). Each is a set of the process's one
 //! token bucket ([`crate::access::rate`]) at a fixed rate, on a monotonic
 //! clock, with a bounded map (docs/decisions.md, "gatehouse serve").
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::access::rate::{Buckets as Map, Refill};
+use crate::sync::lock;
 
 /// A sustained rate and the burst allowed above it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,9 +56,109 @@ impl Buckets {
     }
 }
 
+/// The network a client address is limited as: its IPv4 /24 or IPv6 /64,
+/// so that the many addresses one machine or one customer of a host can take
+/// count as one (an IPv6 /64 alone holds more addresses than any limit).
+pub fn network(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}.0/24")
+        }
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => network(IpAddr::V4(v4)),
+            None => {
+                let s = v6.segments();
+                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+            }
+        },
+    }
+}
+
+/// A client network's share of a bound the server keeps for everyone: a
+/// quarter, so one network alone never takes it all, and a load test or a
+/// team behind one address still has room.
+pub fn per_network(bound: usize) -> usize {
+    (bound / 4).max(1)
+}
+
+/// At most `max` of a bounded thing held at once per client network
+/// (connections, bodies being read, event streams): the server bounds each
+/// for everyone, and one client holding them all (idle connections, bodies
+/// trickling in, streams left open) would shut everyone else out.
+pub struct Shares {
+    max: usize,
+    held: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// One share, given back when dropped.
+pub struct Share {
+    who: String,
+    held: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Shares {
+    pub fn new(max: usize) -> Shares {
+        Shares {
+            max,
+            held: Arc::default(),
+        }
+    }
+
+    /// A share for `ip`'s network, unless it holds `max` already.
+    pub fn take(&self, ip: IpAddr) -> Option<Share> {
+        let who = network(ip);
+        let mut held = lock(&self.held);
+        let n = held.entry(who.clone()).or_insert(0);
+        if *n >= self.max {
+            return None;
+        }
+        *n += 1;
+        Some(Share {
+            who,
+            held: self.held.clone(),
+        })
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        let mut held = lock(&self.held);
+        if let Some(n) = held.get_mut(&self.who) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.who);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn addresses_of_one_network_share_a_limit() {
+        let n = |s: &str| network(s.parse().unwrap());
+        assert_eq!(n("127.1.0.1"), n("127.1.0.110"));
+        assert_ne!(n("127.1.0.1"), n("127.1.1.1"));
+        assert_eq!(n("2001:db8:1:2::1"), n("2001:db8:1:2:ffff::9"));
+        assert_ne!(n("2001:db8:1:2::1"), n("2001:db8:1:3::1"));
+        assert_eq!(n("::ffff:192.0.2.7"), n("192.0.2.200"));
+    }
+
+    #[test]
+    fn a_network_holds_at_most_its_shares_and_gets_them_back() {
+        let shares = Shares::new(2);
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.9".parse().unwrap();
+        let first = shares.take(a).unwrap();
+        let _second = shares.take(b).unwrap();
+        assert!(shares.take(a).is_none(), "a third from the same /24");
+        assert!(shares.take("198.51.100.1".parse().unwrap()).is_some());
+        drop(first);
+        assert!(shares.take(a).is_some());
+    }
 
     #[test]
     fn a_burst_passes_then_the_rate_applies() {
