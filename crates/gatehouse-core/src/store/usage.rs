@@ -235,6 +235,9 @@ pub async fn calls_by_day(
 mod tests {
     use super::*;
 
+    /// A statement's parameters by name.
+    type Named<'a> = Vec<(&'a str, &'a dyn rusqlite::ToSql)>;
+
     /// Runs `sql` with `params` on `conn` to its last row; returns the rows
     /// and how many virtual machine steps SQLite took for them.
     fn run_counted(
@@ -291,7 +294,7 @@ mod tests {
         let counts = counts_sql("a.actor", "a.actor LIKE $1", "a.actor, a.subject");
         let grant_counts = counts_sql("MIN(a.actor)", "a.detail LIKE $1 ESCAPE '\\'", "a.subject");
         let by_day = by_day_sql();
-        let statements: [(&str, &str, Vec<(&str, &dyn rusqlite::ToSql)>); 5] = [
+        let statements: [(&str, &str, Named); 5] = [
             (
                 "tool_calls",
                 &counts,

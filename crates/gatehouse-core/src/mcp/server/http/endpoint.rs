@@ -398,7 +398,7 @@ impl Server {
         };
         let limited = |wait| {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
-            Err(too_many(wait, "failed authentications from this address"))
+            too_many(wait, "failed authentications from this address")
         };
         let token = value
             .to_str()
@@ -410,7 +410,7 @@ impl Server {
             && crate::access::oauth::flow::is_token(t)
         {
             if let Err(wait) = self.failures.check(who) {
-                return limited(wait);
+                return Err(limited(wait));
             }
             return self.authenticate_token(oauth, t, who).await;
         }
@@ -422,7 +422,7 @@ impl Server {
         let paid = match &raw {
             Some(raw) if !self.keys.is_cached(raw) => match self.failures.take(who) {
                 Ok(()) => true,
-                Err(wait) => return limited(wait),
+                Err(wait) => return Err(limited(wait)),
             },
             _ => false,
         };
@@ -614,7 +614,7 @@ impl Server {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        if let Err(r) = self.spend_rate(
+        if let Some(r) = self.spend_rate(
             actor.identity(),
             &client_text,
             "over this key's request rate",
@@ -766,24 +766,19 @@ impl Server {
         Ok((bytes, held))
     }
 
-    /// Spends one request of the actor's rate: its key's, else its address's.
-    fn spend_rate(
-        &self,
-        actor: &Actor,
-        client_text: &str,
-        what: &str,
-    ) -> Result<(), Response<Body>> {
+    /// Spends one request of the actor's rate (its key's, else its
+    /// address's); the refusal to send when there is none left.
+    fn spend_rate(&self, actor: &Actor, client_text: &str, what: &str) -> Option<Response<Body>> {
         let rated = match actor {
             Actor::ApiKey { key_id, .. } => self.key_rates.take(key_id),
             _ => self.address_rates.take(client_text),
         };
-        rated.map_err(|wait| {
-            self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
-            if let Actor::ApiKey { key_id, .. } = actor {
-                self.metrics.key_limited(key_id);
-            }
-            too_many(wait, what)
-        })
+        let wait = rated.err()?;
+        self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+        if let Actor::ApiKey { key_id, .. } = actor {
+            self.metrics.key_limited(key_id);
+        }
+        Some(too_many(wait, what))
     }
 
     /// The era rules, then the core.
@@ -827,7 +822,7 @@ impl Server {
                     .filter(|i| i.get("method").is_some() && i.get("id").is_some())
                     .count();
                 for _ in 1..requests {
-                    if let Err(r) = self.spend_rate(
+                    if let Some(r) = self.spend_rate(
                         actor.identity(),
                         &client_text,
                         "a batch over this key's request rate",
