@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::mcp_util::McpSite;
 use crate::serve_util::{LEGACY, MODERN, Serve, request};
-use crate::util::TestSite;
+use crate::util::{TestSite, closed_port};
 
 const PUBLIC: &[&str] = &["content_list", "content_read", "content_search"];
 
@@ -563,10 +563,7 @@ fn failed_authentications_are_rate_limited_per_address() {
 fn concurrent_made_up_keys_run_argon2_no_more_than_the_limit_allows() {
     let site = TestSite::new("serve-authrate-burst");
     let (good, _) = site.mint("viewer");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let maddr = format!("127.0.0.1:{port}");
     let s = Serve::start(&site, &["--metrics-listen", &maddr]);
     assert_eq!(s.legacy(Some(&good), "tools/list", json!({})).status, 200);
@@ -667,10 +664,7 @@ fn sigterm_under_load_finishes_and_audits_every_accepted_call() {
 #[test]
 fn metrics_are_served_on_their_own_listener_without_client_values() {
     let site = TestSite::new("serve-metrics");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let maddr = format!("127.0.0.1:{port}");
     let s = Serve::start(&site, &["--metrics-listen", &maddr]);
     s.legacy(
@@ -706,10 +700,7 @@ fn metrics_are_served_on_their_own_listener_without_client_values() {
 #[test]
 fn the_metrics_listener_refuses_foreign_hosts_and_bounds_its_connections() {
     let site = TestSite::new("serve-metrics-guard");
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let maddr = format!("127.0.0.1:{port}");
     let s = Serve::start(&site, &["--metrics-listen", &maddr]);
     let get = |headers: &[(&str, &str)]| request(&maddr, "GET", "/metrics", headers, b"").status;

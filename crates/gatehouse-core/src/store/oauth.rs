@@ -153,18 +153,6 @@ pub async fn count_unused_registrations(tx: &mut Tx, now: i64) -> Result<i64> {
     .map_err(fail("counting OAuth registrations"))
 }
 
-/// Removes cached metadata documents that lapsed with no grant made.
-pub async fn delete_lapsed_documents(tx: &mut Tx, now: i64) -> Result<u64> {
-    let done = sqlx::query(
-        "DELETE FROM oauth_clients WHERE kind = 'document' AND last_used_at IS NULL AND expires_at <= $1",
-    )
-    .bind(now)
-    .execute(&mut **tx)
-    .await
-    .map_err(fail("removing lapsed OAuth client documents"))?;
-    Ok(done.rows_affected())
-}
-
 /// Removes the `n` oldest registrations no grant has used.
 pub async fn delete_oldest_unused_registrations(tx: &mut Tx, n: i64) -> Result<u64> {
     let done = sqlx::query(
@@ -178,15 +166,17 @@ pub async fn delete_oldest_unused_registrations(tx: &mut Tx, n: i64) -> Result<u
     Ok(done.rows_affected())
 }
 
-/// Removes registrations that lapsed unused.
-pub async fn delete_lapsed_registrations(tx: &mut Tx, now: i64) -> Result<u64> {
+/// Removes clients of `kind` (`registered`, `document`) that lapsed with
+/// no grant made.
+pub async fn delete_lapsed_unused(tx: &mut Tx, kind: &str, now: i64) -> Result<u64> {
     let done = sqlx::query(
-        "DELETE FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL AND expires_at <= $1",
+        "DELETE FROM oauth_clients WHERE kind = $1 AND last_used_at IS NULL AND expires_at <= $2",
     )
+    .bind(kind)
     .bind(now)
     .execute(&mut **tx)
     .await
-    .map_err(fail("removing lapsed OAuth registrations"))?;
+    .map_err(fail("removing lapsed OAuth clients"))?;
     Ok(done.rows_affected())
 }
 

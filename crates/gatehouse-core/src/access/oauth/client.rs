@@ -235,7 +235,7 @@ pub async fn register(store: &Store, body: &Value, from: &str) -> Result<Registe
         registered_from: Some(from.to_string()),
     };
     let mut tx = store.begin_write().await?;
-    sql::delete_lapsed_registrations(&mut tx, now).await?;
+    sql::delete_lapsed_unused(&mut tx, "registered", now).await?;
     // At the bound, the oldest registrations nobody has used make room: a
     // flood from many addresses then pushes out its own entries, where a
     // refusal would lock every new client out until they lapsed.
@@ -379,7 +379,7 @@ pub async fn cache_document(store: &Store, client: &Client) -> Result<()> {
     let mut tx = store.begin_write().await?;
     // Documents that lapsed with no grant ever made go as new ones come, so
     // requests naming ever new document URLs cannot grow the table for good.
-    sql::delete_lapsed_documents(&mut tx, now).await?;
+    sql::delete_lapsed_unused(&mut tx, "document", now).await?;
     sql::upsert_document_client(&mut tx, &row).await?;
     tx.commit()
         .await
