@@ -350,6 +350,20 @@ fn bodies_trickling_in_hold_no_budget_they_have_not_sent() {
 fn one_network_holds_a_share_of_streams_and_connections_not_all() {
     let site = TestSite::new("serve-shares");
     let s = Serve::start(&site, &[]);
+    // Connections first, while no stream of this test holds one.
+    std::thread::sleep(Duration::from_millis(300));
+    let idle: Vec<std::net::TcpStream> = (0..256)
+        .map(|_| std::net::TcpStream::connect(&s.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        try_request(&s.addr, "POST", "/mcp", &[], b"").is_none(),
+        "a connection past the network's share is closed"
+    );
+    drop(idle);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
+
     let listen = json!({"notifications": {"toolsListChanged": true}});
     let mut streams = Vec::new();
     let mut refused = Vec::new();
@@ -374,16 +388,4 @@ fn one_network_holds_a_share_of_streams_and_connections_not_all() {
         }
     };
     again.expect("streams given back are taken again").close();
-
-    let idle: Vec<std::net::TcpStream> = (0..256)
-        .map(|_| std::net::TcpStream::connect(&s.addr).unwrap())
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        try_request(&s.addr, "POST", "/mcp", &[], b"").is_none(),
-        "a connection past the network's share is closed"
-    );
-    drop(idle);
-    std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
 }
