@@ -709,7 +709,7 @@ impl Server {
             admitted,
             headers,
             version_header,
-            (actor, client_text),
+            (actor, client, client_text),
             slot,
             deadline,
         )
@@ -787,7 +787,7 @@ impl Server {
         admitted: Admitted,
         headers: &HeaderMap,
         version_header: Option<&str>,
-        (actor, client_text): (Refresher, String),
+        (actor, client, client_text): (Refresher, IpAddr, String),
         slot: tokio::sync::OwnedSemaphorePermit,
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
@@ -943,9 +943,6 @@ impl Server {
             let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
             Metrics::tool_index(name)
         });
-        let client: IpAddr = client_text
-            .parse()
-            .unwrap_or(IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED));
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {

@@ -162,20 +162,22 @@ impl OAuth {
             ) => json_response(StatusCode::OK, &self.server_metadata()),
             (Method::POST, "/register") => self.register(site, req, client).await,
             (Method::POST, "/token") => self.token(site, req, client).await,
-            (Method::GET, "/authorize") => match self.authorizations.take(&network(client)) {
-                Ok(()) => self.authorize(site, req).await,
-                Err(wait) => {
-                    let mut r = error_page(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "Too many authorization requests came from your network. Wait a little and start again.",
-                    );
-                    r.headers_mut().insert(
-                        header::RETRY_AFTER,
-                        HeaderValue::from(wait.as_secs().max(1)),
-                    );
-                    r
+            (Method::GET, "/authorize") => {
+                match self.authorizations.take(&network(client).to_string()) {
+                    Ok(()) => self.authorize(site, req).await,
+                    Err(wait) => {
+                        let mut r = error_page(
+                            StatusCode::TOO_MANY_REQUESTS,
+                            "Too many authorization requests came from your network. Wait a little and start again.",
+                        );
+                        r.headers_mut().insert(
+                            header::RETRY_AFTER,
+                            HeaderValue::from(wait.as_secs().max(1)),
+                        );
+                        r
+                    }
                 }
-            },
+            }
             (Method::POST, "/authorize") => self.consent(site, req, client).await,
             (Method::GET, "/oauth/consent.css") => {
                 let mut r = plain(StatusCode::OK, CSS);
@@ -237,7 +239,7 @@ impl OAuth {
         req: Request<RequestBody>,
         client: IpAddr,
     ) -> Response<Body> {
-        if let Err(wait) = self.registrations.take(&network(client)) {
+        if let Err(wait) = self.registrations.take(&network(client).to_string()) {
             let e = crate::access::oauth::oauth_error(
                 Code::OAUTH_REGISTRATION_LIMITED,
                 "temporarily_unavailable",

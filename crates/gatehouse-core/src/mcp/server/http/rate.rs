@@ -5,7 +5,7 @@
 //! clock, with a bounded map (docs/decisions.md, "gatehouse serve").
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
@@ -56,21 +56,19 @@ impl Buckets {
     }
 }
 
-/// The network a client address is limited as: its IPv4 /24 or IPv6 /64,
-/// so that the many addresses one machine or one customer of a host can take
-/// count as one (an IPv6 /64 alone holds more addresses than any limit).
-pub fn network(ip: IpAddr) -> String {
+/// The network a client address is limited as, named by its first address:
+/// its IPv4 /24 or IPv6 /64, so that the many addresses one machine or one
+/// customer of a host can take count as one (an IPv6 /64 alone holds more
+/// addresses than any limit).
+pub fn network(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {
             let [a, b, c, _] = v4.octets();
-            format!("{a}.{b}.{c}.0/24")
+            IpAddr::V4(Ipv4Addr::new(a, b, c, 0))
         }
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => network(IpAddr::V4(v4)),
-            None => {
-                let s = v6.segments();
-                format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
+            None => IpAddr::V6(Ipv6Addr::from_bits(v6.to_bits() & !u128::from(u64::MAX))),
         },
     }
 }
@@ -88,13 +86,13 @@ pub fn per_network(bound: usize) -> usize {
 /// trickling in, streams left open) would shut everyone else out.
 pub struct Shares {
     max: usize,
-    held: Arc<Mutex<HashMap<String, usize>>>,
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
 }
 
 /// One share, given back when dropped.
 pub struct Share {
-    who: String,
-    held: Arc<Mutex<HashMap<String, usize>>>,
+    who: IpAddr,
+    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
 }
 
 impl Shares {
@@ -109,7 +107,7 @@ impl Shares {
     pub fn take(&self, ip: IpAddr) -> Option<Share> {
         let who = network(ip);
         let mut held = lock(&self.held);
-        let n = held.entry(who.clone()).or_insert(0);
+        let n = held.entry(who).or_insert(0);
         if *n >= self.max {
             return None;
         }
