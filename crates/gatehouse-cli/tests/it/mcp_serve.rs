@@ -185,6 +185,20 @@ fn the_auth_matrix_refuses_every_bad_key_and_never_falls_back_to_public() {
         &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
     );
     assert_eq!(r.status, 401);
+    // Two credentials: neither is taken, whichever comes first.
+    for pair in [[&good, &viewer], [&viewer, &good]] {
+        let (a, b) = (format!("Bearer {}", pair[0]), format!("Bearer {}", pair[1]));
+        let r = s.post(
+            &[
+                ("Authorization", &a),
+                ("Authorization", &b),
+                ("MCP-Protocol-Version", LEGACY),
+            ],
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        );
+        assert_eq!(r.status, 401, "{}", r.text());
+        assert_eq!(gatehouse_code(&r), "ACTOR_API_KEY_INVALID");
+    }
     // No header: public. A good key: its roles.
     assert_eq!(s.tool_names(None), PUBLIC);
     let editor = s.tool_names(Some(&good));
@@ -678,11 +692,18 @@ fn metrics_are_served_on_their_own_listener_without_client_values() {
         json!({"name": "no_such_tool_secret123", "arguments": {}}),
     );
     s.legacy(Some("gatehouse_sk_bad"), "tools/list", json!({}));
+    // A batch's calls count one by one, as sent alone.
+    let read = |id: u32| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "content_read", "arguments": {"slug": "welcome"}}});
+    let r = s.post(
+        &[("MCP-Protocol-Version", "2025-03-26")],
+        &json!([read(1), read(2), {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}]),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
     let r = request(&maddr, "GET", "/metrics", &[], b"");
     assert_eq!(r.status, 200);
     let text = r.text();
     assert!(
-        text.contains("gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"ok\"} 1"),
+        text.contains("gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"ok\"} 3"),
         "{text}"
     );
     assert!(

@@ -322,10 +322,8 @@ fn accepts_events(headers: &HeaderMap) -> bool {
 /// Whether a `Content-Type` value is JSON (any case, parameters allowed).
 fn is_json(value: &str) -> bool {
     const JSON: &[u8] = b"application/json";
-    value
-        .as_bytes()
-        .get(..JSON.len())
-        .is_some_and(|p| p.eq_ignore_ascii_case(JSON))
+    let (essence, rest) = value.as_bytes().split_at(JSON.len().min(value.len()));
+    essence.eq_ignore_ascii_case(JSON) && matches!(rest.first(), None | Some(b';' | b' ' | b'\t'))
 }
 
 impl Server {
@@ -386,7 +384,8 @@ impl Server {
         headers: &HeaderMap,
         who: &str,
     ) -> Result<Refresher, Response<Body>> {
-        let Some(value) = headers.get(header::AUTHORIZATION) else {
+        let mut all = headers.get_all(header::AUTHORIZATION).iter();
+        let Some(value) = all.next() else {
             if self.require_key {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
                 return Err(self.unauthorized(
@@ -400,6 +399,17 @@ impl Server {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
             too_many(wait, "failed authentications from this address")
         };
+        if all.next().is_some() {
+            // Which of two credentials would be the caller's is a guess.
+            self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
+            return Err(self.unauthorized(
+                &Error::new(
+                    codes::ACTOR_API_KEY_INVALID,
+                    "the request carries more than one Authorization header",
+                )
+                .hint("send one Authorization: Bearer header"),
+            ));
+        }
         let token = value
             .to_str()
             .ok()
@@ -830,9 +840,25 @@ impl Server {
                         return r;
                     }
                 }
+                // Each call in it counts in the per-tool metrics, as alone.
+                let calls: Vec<(Value, usize)> = items
+                    .iter()
+                    .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
+                    .filter_map(|i| {
+                        let name = i["params"].get("name").and_then(Value::as_str);
+                        Some((i.get("id")?.clone(), Metrics::tool_index(name)))
+                    })
+                    .collect();
                 let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
-                    Ok(Some(reply)) => json_response(StatusCode::OK, &reply),
+                    Ok(Some(reply)) => {
+                        let replies = reply.as_array().map(Vec::as_slice).unwrap_or_default();
+                        for (id, tool) in &calls {
+                            let one = replies.iter().find(|r| r.get("id") == Some(id));
+                            self.metrics.call(*tool, one);
+                        }
+                        json_response(StatusCode::OK, &reply)
+                    }
                     Ok(None) => accepted(),
                     Err(_) => timed_out(&Value::Null),
                 };
@@ -1377,10 +1403,13 @@ mod tests {
     }
 
     #[test]
-    fn json_and_event_stream_are_recognised_in_any_case() {
+    fn json_is_its_exact_media_type_and_event_stream_any_case() {
         assert!(is_json("application/json"));
         assert!(is_json("Application/JSON; charset=utf-8"));
         assert!(!is_json("application/jso"));
+        assert!(!is_json("application/jsonx"));
+        assert!(!is_json("application/json-seq"));
+        assert!(is_json("application/json ;charset=utf-8"));
         assert!(!is_json("text/plain; application/json"));
         let mut h = HeaderMap::new();
         h.append(header::ACCEPT, HeaderValue::from_static("application/json"));

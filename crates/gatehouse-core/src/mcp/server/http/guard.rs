@@ -77,14 +77,19 @@ impl Exposure {
             .trusts(peer)
             .then(|| headers.get("x-forwarded-host"))
             .flatten();
-        let host = forwarded
-            .or_else(|| headers.get(HOST))
-            .and_then(|h| h.to_str().ok());
-        let Some(host) = host else {
+        // One Host, well formed: `localhost:8808:1` or `localhost:x` would
+        // otherwise match `localhost` once the text after the last colon went.
+        let host = match forwarded {
+            Some(h) => Some(h),
+            None => {
+                let mut all = headers.get_all(HOST).iter();
+                all.next().filter(|_| all.next().is_none())
+            }
+        };
+        let Some((host, bare)) = host.and_then(|h| h.to_str().ok()).and_then(split_host) else {
             return Err(Refused::Host);
         };
         // The lists are lowercase: compared without a lowercased copy per request.
-        let bare = strip_port(host);
         if !self
             .hosts
             .iter()
@@ -109,12 +114,45 @@ pub enum Refused {
     Origin,
 }
 
-fn strip_port(host: &str) -> &str {
-    if let Some(rest) = host.strip_prefix('[') {
-        // An IPv6 literal: keep the brackets, drop the port.
-        return rest.find(']').map(|i| &host[..i + 2]).unwrap_or(host);
+/// A `Host` value and its host without the port, or `None` unless it is a
+/// bracketed IPv6 literal or a name of letters, digits, `.`, `-` and `_`,
+/// followed by at most one `:` and a port of digits.
+fn split_host(value: &str) -> Option<(&str, &str)> {
+    let (bare, port) = match value.strip_prefix('[') {
+        Some(rest) => {
+            let end = rest.find(']')?;
+            let literal = &rest[..end];
+            if literal.is_empty()
+                || !literal
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+            {
+                return None;
+            }
+            (&value[..end + 2], &rest[end + 1..])
+        }
+        None => {
+            let end = value.find(':').unwrap_or(value.len());
+            let name = &value[..end];
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+            {
+                return None;
+            }
+            (name, &value[end..])
+        }
+    };
+    match port.strip_prefix(':') {
+        None if port.is_empty() => Some((value, bare)),
+        Some(digits)
+            if digits.parse::<u16>().is_ok() && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            Some((value, bare))
+        }
+        _ => None,
     }
-    host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host)
 }
 
 #[cfg(test)]
@@ -184,6 +222,50 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn a_host_with_junk_after_an_allowed_name_is_refused() {
+        let e = exposure();
+        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        for host in [
+            "localhost:8808:1",
+            "localhost:x",
+            "localhost:",
+            "localhost:+80",
+            "localhost:99999",
+            "mcp.example.org:80/evil",
+            "evil.example@localhost",
+            "[::1]x:8808",
+            "[::1]:8808:1",
+            "[]",
+            "",
+        ] {
+            assert_eq!(
+                e.check(peer, &headers(&[("host", host)])),
+                Err(Refused::Host),
+                "{host:?}"
+            );
+        }
+        assert_eq!(
+            e.check(
+                peer,
+                &headers(&[("host", "127.0.0.1:8808"), ("host", "evil.example")])
+            ),
+            Err(Refused::Host),
+            "two Host headers"
+        );
+        for host in [
+            "localhost:8808",
+            "localhost",
+            "[::1]",
+            "mcp.example.org:443",
+        ] {
+            assert!(
+                e.check(peer, &headers(&[("host", host)])).is_ok(),
+                "{host:?}"
+            );
+        }
     }
 
     #[test]
