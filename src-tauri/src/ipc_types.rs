@@ -19,7 +19,7 @@ use gatehouse_core::access::key_overview::KeyFilter;
 use gatehouse_core::access::key_usage::{KeyUsage, ToolUsage};
 use gatehouse_core::access::keys::{KeyInfo, KeyStatus};
 use gatehouse_core::access::oauth::Principal;
-use gatehouse_core::access::oauth::flow::PairingApproved;
+use gatehouse_core::access::oauth::flow::{PairingApproved, PairingRequest};
 use gatehouse_core::access::oauth::grants::{GrantInfo, GrantOverview};
 use gatehouse_core::access::permissions::Role;
 use gatehouse_core::access::restrictions::{
@@ -191,6 +191,7 @@ pub fn render() -> String {
     decl::<Principal>(&cfg, &mut out);
     decl::<GrantInfo>(&cfg, &mut out);
     decl::<GrantOverview>(&cfg, &mut out);
+    decl::<PairingRequest>(&cfg, &mut out);
     decl::<PairingApproved>(&cfg, &mut out);
     // Users and audit.
     decl::<User>(&cfg, &mut out);

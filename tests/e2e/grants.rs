@@ -319,10 +319,21 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
 
     // A code no page shows is refused with its error, and nothing is approved.
     type_into(client, "#pair-code", "ZZZZ-ZZZZ").await?;
-    click(client, "#pair-approve").await?;
+    click(client, "#pair-lookup").await?;
     wait_for(client, "#pair-result [data-code='OAUTH_CONSENT_INVALID']").await?;
 
-    // Not approved yet: the page still waits.
+    // The code typed as a person would (lower case), approved as the key.
+    // Looked up first: the window says whose application it is, and the
+    // lookup approves nothing.
+    type_into(client, "#pair-code", &pending.code.to_lowercase()).await?;
+    click(client, "#pair-lookup").await?;
+    let asked = text_of(client, "#pair-pending").await?;
+    ensure!(
+        asked.contains("E2E connector")
+            && asked.contains("http://127.0.0.1")
+            && asked.contains(&key_id),
+        "{asked}"
+    );
     let (status, _, page) = curl(
         dir.path(),
         "POST",
@@ -344,9 +355,7 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
         "{status} {page}"
     );
 
-    // The code typed as a person would (lower case), approved as the key.
-    type_into(client, "#pair-code", &pending.code.to_lowercase()).await?;
-    click(client, "#pair-approve").await?;
+    click(client, "#pair-confirm").await?;
     let said = text_of(client, "#pair-approved").await?;
     ensure!(
         said.contains("E2E connector") && said.contains(&key_id) && said.contains("content:read"),
@@ -405,7 +414,8 @@ async fn scenario(client: &Client, site: &Path, home: &Path) -> Result<()> {
     let second = ask_for_pairing(dir.path(), &base)?;
     select(client, "pair-actor", &format!("user:{USER}")).await?;
     type_into(client, "#pair-code", &second.code).await?;
-    click(client, "#pair-approve").await?;
+    click(client, "#pair-lookup").await?;
+    click(client, "#pair-confirm").await?;
     wait_for_text(client, "#pair-approved", |t| {
         t.contains(&format!("user {USER}"))
     })

@@ -143,7 +143,7 @@ async def browser(url):
             check(r.status_code == 200, "the page shows a pairing code")
             code = re.search(r'name="pair" value="([^"]+)"', r.text).group(1)
             check(f"--as EMAIL" in r.text, "the page names the command with --as")
-            approved = subprocess.run([BIN, "--site", SITE, "oauth", "approve", code, "--as", AS_USER, "--json"],
+            approved = subprocess.run([BIN, "--site", SITE, "oauth", "approve", code, "--as", AS_USER, "--yes", "--json"],
                                       capture_output=True, text=True)
             check(approved.returncode == 0, f"the admin approves as {AS_USER} ({approved.stderr.strip()})")
             check(json.loads(approved.stdout)["acts_as"] == {"kind": "user", "id": AS_USER}, "the approval names the user")

@@ -4,6 +4,7 @@
 use clap::Subcommand;
 use gatehouse_core::Result;
 use gatehouse_core::access::oauth::{Principal, flow, grants};
+use gatehouse_core::error::{Error, codes};
 use gatehouse_core::time::{now_ms, rfc3339};
 
 use crate::Ctx;
@@ -38,6 +39,10 @@ pub enum OAuthCommand {
         /// Act as this user (who must exist and be enabled).
         #[arg(long = "as", value_name = "EMAIL")]
         as_user: Option<String>,
+        /// Approve: without it the command shows which application the code
+        /// would let in and approves nothing.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -113,12 +118,29 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
             code,
             key_id,
             as_user,
+            yes,
         } => {
             let principal = match (key_id, as_user) {
                 (Some(id), _) => Principal::Key(id),
                 (None, Some(email)) => Principal::User(email),
                 (None, None) => unreachable!("clap requires --key-id or --as"),
             };
+            if !yes {
+                let r = flow::pairing_request(store, &code, &principal).await?;
+                let acts_as = match &principal {
+                    Principal::Key(id) => format!("key {id}"),
+                    Principal::User(email) => format!("user {email}"),
+                };
+                return Err(Error::new(
+                    codes::OAUTH_PAIRING_UNCONFIRMED,
+                    format!(
+                        "nothing approved: {code} would let {:?} (client {}, redirecting to {}) act as {acts_as} with {}",
+                        r.client_name, r.client_id, r.redirect_uri, r.scopes
+                    ),
+                )
+                .hint("approve only an application you expect; then run the same command with --yes")
+                .detail(serde_json::to_value(&r).unwrap_or_default()));
+            }
             let a = flow::approve_pairing(store, CLI_ACTOR, &code, &principal).await?;
             if json {
                 to_json(&a)

@@ -468,6 +468,9 @@ pub enum Code {
     OAUTH_REGISTRATION_LIMITED,
     /// A consent form without its CSRF token, or for a request that expired or was answered.
     OAUTH_CONSENT_INVALID,
+    /// `oauth approve` without a yes: it showed what the code asks for and
+    /// approved nothing.
+    OAUTH_PAIRING_UNCONFIRMED,
 
     // MCP server: built-in tools.
     TOOL_ARGUMENTS_INVALID,

@@ -35,6 +35,7 @@ commands! {
     // OAuth grants, beside the keys.
     grants::oauth_grants(OAuthGrantsArgs) -> Vec<GrantOverview>,
     grants::revoke_oauth_grant(RevokeOAuthGrantArgs) -> (),
+    grants::pairing_request(PairingRequestArgs) -> PairingRequest,
     grants::approve_pairing(ApprovePairingArgs) -> PairingApproved,
     // Users, site config and audit.
     users::list_users(ListUsersArgs) -> Vec<User>,

@@ -134,7 +134,7 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
     spellcheck: "false",
   });
   const actor = h("select", { id: "pair-actor", class: "input select" });
-  const submit = h("button", { id: "pair-approve", type: "submit", class: "button button-primary" }, "Approve");
+  const submit = h("button", { id: "pair-lookup", type: "submit", class: "button button-primary" }, "Look up");
   const result = h("div", { id: "pair-result", class: "result", "aria-live": "polite" });
   const loadActors = async (): Promise<void> => {
     try {
@@ -171,7 +171,35 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
       result.replaceChildren(h("p", { class: "muted" }, "Choose a key or a user first (mint a key or add a user if there is none)."));
       return;
     }
-    void whileBusy(submit, "Approving…", () => call("approve_pairing", { code: code.value, acts_as: actsAs }))
+    // First what the code would let in: a code is only as trustworthy as
+    // whoever passed it on, and the application's name and address say whose.
+    const asked = code.value;
+    void whileBusy(submit, "Looking up…", () => call("pairing_request", { code: asked, acts_as: actsAs }))
+      .then((r) => {
+        const confirm = h("button", { id: "pair-confirm", type: "button", class: "button button-primary" }, "Approve this application");
+        const cancel = h("button", { id: "pair-cancel", type: "button", class: "button" }, "Cancel");
+        cancel.addEventListener("click", () => {
+          result.replaceChildren();
+        });
+        confirm.addEventListener("click", () => {
+          approve(confirm, asked, actsAs);
+        });
+        result.replaceChildren(
+          h(
+            "div",
+            { id: "pair-pending", "data-client-id": r.client_id },
+            h("p", {}, `${r.client_name} (${r.client_id}), returning to ${r.redirect_uri}, asks for ${r.scopes} and would act as ${principalText(actsAs)}.`),
+            h("p", { class: "muted" }, "Approve only an application you expect to connect."),
+            h("div", { class: "toolbar" }, confirm, cancel),
+          ),
+        );
+      })
+      .catch((raw: unknown) => {
+        result.replaceChildren(errorView(toGatehouseError(raw)));
+      });
+  });
+  const approve = (button: HTMLButtonElement, asked: string, actsAs: GrantPrincipal): void => {
+    void whileBusy(button, "Approving…", () => call("approve_pairing", { code: asked, acts_as: actsAs }))
       .then((a) => {
         code.value = "";
         result.replaceChildren(
@@ -187,7 +215,7 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
       .catch((raw: unknown) => {
         result.replaceChildren(errorView(toGatehouseError(raw)));
       });
-  });
+  };
 
   // Grants appear when an application exchanges its code, not when the
   // page approves: the list is read again on demand.
@@ -207,7 +235,7 @@ export function grantsPanels(): { elements: HTMLElement[]; refresh: () => Promis
         h(
           "p",
           { class: "muted" },
-          "An application's consent page can show a short code instead of asking for a key. Type it here and choose whom the application acts as: it never gets more than that key or user may do, narrowed to the scopes it asked for.",
+          "An application's consent page can show a short code instead of asking for a key. Type it here and choose whom the application acts as; the next step shows which application it is before you approve it. It never gets more than that key or user may do, narrowed to the scopes it asked for.",
         ),
         form,
         result,

@@ -778,6 +778,19 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
     let waiting = post(fields("paired", &code));
     assert_eq!(waiting.status, 200);
     assert!(waiting.text().contains("Not approved yet"));
+    // Without --yes the admin sees whose application it is, and nothing
+    // is approved: a code passed on by someone else lets nobody in blind.
+    let shown = site.fails(&["oauth", "approve", &code, "--key-id", &key_id]);
+    assert_eq!(shown.code, "OAUTH_PAIRING_UNCONFIRMED", "{}", shown.stderr);
+    for part in [client_id.as_str(), "\"raw\"", REDIRECT, "--yes"] {
+        assert!(shown.stderr.contains(part), "{part}: {}", shown.stderr);
+    }
+    assert!(
+        post(fields("paired", &code))
+            .text()
+            .contains("Not approved yet"),
+        "a shown code stays unapproved"
+    );
     // A forged continue without the cookie is refused even after approval.
     site.ok(&[
         "oauth",
@@ -785,6 +798,7 @@ fn pairing_code_approved_through_the_cli_completes_the_flow() {
         &code.to_lowercase(),
         "--key-id",
         &key_id,
+        "--yes",
     ]);
     let forged = form_post(
         &s.addr,
@@ -1159,7 +1173,7 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
         waiting.text()
     );
 
-    site.ok(&["oauth", "approve", &code, "--as", "ok@example.com"]);
+    site.ok(&["oauth", "approve", &code, "--as", "ok@example.com", "--yes"]);
     let done = form_post(
         &s.addr,
         "/authorize",

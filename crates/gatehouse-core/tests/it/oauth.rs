@@ -267,7 +267,7 @@ async fn refresh_rotates_and_a_reused_refresh_token_revokes_the_grant() {
 }
 
 #[tokio::test]
-async fn token_for_another_resource_is_refused() {
+async fn tokens_for_another_resource_are_neither_accepted_nor_refreshed() {
     let (_tmp, site) = fresh_site("oauth_audience").await;
     let client = public_client(&site).await;
     let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
@@ -280,6 +280,26 @@ async fn token_for_another_resource_is_refused() {
         .await
         .unwrap_err();
     assert_eq!(e.code, Code::OAUTH_TOKEN_INVALID);
+    // Nor does that server rotate its refresh token, named resource or not.
+    for resource in [None, Some(elsewhere.resource.clone())] {
+        let req = TokenRequest {
+            resource,
+            ..refresh_request(&client, &tokens)
+        };
+        let e = flow::token(&site.store, &elsewhere, &req, "t")
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, Code::OAUTH_GRANT_INVALID, "{e:?}");
+    }
+    // Still unspent for the server that issued it.
+    flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &tokens),
+        "t",
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]

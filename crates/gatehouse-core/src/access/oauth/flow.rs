@@ -499,6 +499,54 @@ pub async fn begin_pairing(
     Ok(format!("{}-{}", &raw[..4], &raw[4..]))
 }
 
+/// What a pairing code asks for, shown to the admin before the approval:
+/// a code is only as trustworthy as whoever passed it on, and the client's
+/// name and redirect URI say whose application would get the grant.
+#[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
+pub struct PairingRequest {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uri: String,
+    pub scopes: String,
+}
+
+fn no_pairing(code: &str) -> Error {
+    Error::new(
+        Code::OAUTH_CONSENT_INVALID,
+        format!("no pending authorization has the pairing code {code}"),
+    )
+    .hint("check the code on the consent page; codes end when the page is answered or after ten minutes")
+}
+
+async fn client_name(store: &Store, client_id: &str) -> String {
+    match client::find(store, client_id).await {
+        Ok(client::Known::Client(c)) => c.name,
+        _ => client_id.to_string(),
+    }
+}
+
+/// The pending request behind a pairing code, changing nothing; refused as
+/// [`approve_pairing`] would be when `principal` cannot act.
+pub async fn pairing_request(
+    store: &Store,
+    code: &str,
+    principal: &Principal,
+) -> Result<PairingRequest> {
+    stand(store, principal).await?;
+    let mut tx = store.begin_write().await?;
+    let row = sql::request_by_pairing(&mut tx, &super::hash(&normal_pair_code(code)))
+        .await?
+        .filter(|r| r.expires_at > now_ms())
+        .ok_or_else(|| no_pairing(code))?;
+    drop(tx);
+    Ok(PairingRequest {
+        client_name: client_name(store, &row.client_id).await,
+        client_id: row.client_id,
+        redirect_uri: row.redirect_uri,
+        scopes: row.scopes,
+    })
+}
+
 /// What an admin approved, for the CLI and the desktop to say.
 #[derive(Debug, Clone, serde::Serialize, ts_rs::TS)]
 pub struct PairingApproved {
@@ -521,13 +569,7 @@ pub async fn approve_pairing(
 ) -> Result<PairingApproved> {
     let who = stand(store, principal).await?.principal;
     let (key_id, email) = who.columns();
-    let unknown = || {
-        Error::new(
-            Code::OAUTH_CONSENT_INVALID,
-            format!("no pending authorization has the pairing code {code}"),
-        )
-        .hint("check the code on the consent page; codes end when the page is answered or after ten minutes")
-    };
+    let unknown = || no_pairing(code);
     let mut tx = store.begin_write().await?;
     let row = sql::request_by_pairing(&mut tx, &super::hash(&normal_pair_code(code)))
         .await?
@@ -573,10 +615,7 @@ pub async fn approve_pairing(
     tx.commit()
         .await
         .map_err(|e| Error::storage("committing a pairing approval", e))?;
-    let client_name = match client::find(store, &row.client_id).await {
-        Ok(client::Known::Client(c)) => c.name,
-        _ => row.client_id.clone(),
-    };
+    let client_name = client_name(store, &row.client_id).await;
     Ok(PairingApproved {
         client_id: row.client_id,
         client_name,
@@ -925,6 +964,13 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
             "the refresh token was issued to another client",
         ));
     }
+    // Another `--public-url` on the same database is another resource: it
+    // neither spends nor rotates this one's tokens.
+    if !issuer.is_resource(&row.resource) {
+        return Err(invalid_grant(
+            "the refresh token was issued for another resource",
+        ));
+    }
     if row.revoked_at.is_some() {
         return Err(invalid_grant("the grant was revoked"));
     }
@@ -944,7 +990,7 @@ pub async fn refresh(store: &Store, issuer: &Issuer, req: &TokenRequest) -> Resu
         return Err(invalid_grant(replayed));
     }
     if let Some(r) = &req.resource
-        && (!issuer.is_resource(r) || r.trim_end_matches('/') != row.resource)
+        && !issuer.is_resource(r)
     {
         return Err(oauth_error(
             Code::OAUTH_REQUEST_INVALID,
