@@ -638,3 +638,292 @@ fn a_call_waiting_on_the_clients_user_at_sigterm_withdraws_the_question_and_is_a
     let verified = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(verified["ok"], true, "{verified}");
 }
+
+/// Publishing held for editors; an admin key sets entries up unheld.
+fn editors_publish_held(site: &TestSite) -> String {
+    site.append_to_site_file(
+        "[approvals]\neffects = [\"publish\"]\nroles = [\"editor\"]\ndecide = \"owner\"\ntimeout_seconds = 120",
+    );
+    site.mint("admin").0
+}
+
+/// `call`, on a thread of its own: the answer once the hold ends.
+fn held_call(
+    serve: &Serve,
+    key: &str,
+    tool: &'static str,
+    arguments: Value,
+) -> std::thread::JoinHandle<Option<Value>> {
+    let (addr, key) = (serve.addr.clone(), key.to_string());
+    std::thread::spawn(move || call(&addr, &key, tool, arguments))
+}
+
+/// The stable code of a tool's error result (its text block is the error).
+fn code_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .and_then(|e| e["error"]["code"].as_str().map(String::from))
+        .unwrap_or_else(|| result.to_string())
+}
+
+/// A key that may publish but reads only published entries publishes the
+/// pending revision it cannot read: the owner is shown that revision (it had
+/// been shown an empty diff, the key's view), and one swapped in after the
+/// yes is refused, never published.
+#[test]
+fn a_publish_held_for_a_key_blind_to_drafts_shows_the_revision_and_refuses_a_swapped_one() {
+    let site = TestSite::new("approvals_blind_publish");
+    let admin = editors_publish_held(&site);
+    let (blind, blind_id) = mint(&site, &["--content-status", "published"]);
+    let serve = Serve::start(&site, &[]);
+    let draft = |body: &str| {
+        let args = serde_json::json!({"slug": "swap", "title": "Swap", "body": body});
+        let r = call(&serve.addr, &admin, "content_write_draft", args).expect("an answer");
+        assert_eq!(r["isError"], false, "{r}");
+    };
+    draft("live v1");
+    let r = call(
+        &serve.addr,
+        &admin,
+        "content_publish",
+        serde_json::json!({"slug": "swap"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+    draft("pending v2");
+
+    let waiting = held_call(
+        &serve,
+        &blind,
+        "content_publish",
+        serde_json::json!({"slug": "swap"}),
+    );
+    let id = waiting_holds(&site, &format!("key:{blind_id}"), 1).remove(0);
+    let shown = hold(&site, &id);
+    let diff = shown["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains("-live v1") && diff.contains("+pending v2"),
+        "{shown}"
+    );
+    draft("pending v3, swapped in after the yes");
+    site.ok(&["approvals", "approve", &id]);
+    let r = waiting.join().unwrap().expect("an answer");
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(code_of(&r), "APPROVAL_STALE", "{r}");
+    let live = call(
+        &serve.addr,
+        &admin,
+        "content_read",
+        serde_json::json!({"slug": "swap"}),
+    )
+    .expect("an answer");
+    assert_eq!(live["structuredContent"]["body"], "live v1", "{live}");
+}
+
+/// A hold takes its call from the key's rate, once: a key of two calls a
+/// minute gets two holds, not a queue full of them, and an approved hold
+/// runs without a second call taken.
+#[test]
+fn a_held_call_takes_its_call_from_the_keys_rate_once() {
+    let site = TestSite::new("approvals_rate");
+    let admin = editors_publish_held(&site);
+    let (key, key_id) = mint(&site, &["--rate", "2/min"]);
+    let serve = Serve::start(&site, &[]);
+    for slug in ["rate-a", "rate-b", "rate-c"] {
+        write_draft(&serve, &admin, slug);
+    }
+    let publish = |slug: &str| serde_json::json!({"slug": slug});
+    let waiting: Vec<_> = ["rate-a", "rate-b"]
+        .into_iter()
+        .map(|slug| held_call(&serve, &key, "content_publish", publish(slug)))
+        .collect();
+    let holds = waiting_holds(&site, &format!("key:{key_id}"), 2);
+    let third = call(&serve.addr, &key, "content_publish", publish("rate-c")).expect("an answer");
+    assert_eq!(code_of(&third), "KEY_RATE_LIMITED", "{third}");
+    assert_eq!(waiting_holds(&site, &format!("key:{key_id}"), 2).len(), 2);
+    for id in &holds {
+        site.ok(&["approvals", "approve", id]);
+    }
+    for t in waiting {
+        let r = t.join().unwrap().expect("an answer");
+        assert_eq!(r["isError"], false, "an approved hold ran: {r}");
+    }
+}
+
+/// `keys mint --approve publish` on a site without an `[approvals]` table
+/// holds the key's publishing for the default timeout (it had been refused
+/// at once, with a timeout of zero).
+#[test]
+fn a_keys_own_approve_list_holds_without_an_approvals_table() {
+    let site = TestSite::new("approvals_key_only");
+    let (admin, _) = site.mint("admin");
+    let (key, key_id) = mint(&site, &["--approve", "publish"]);
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &admin, "own-list");
+    let waiting = held_call(
+        &serve,
+        &key,
+        "content_publish",
+        serde_json::json!({"slug": "own-list"}),
+    );
+    let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+    let h = hold(&site, &id);
+    let waits = h["expires_at"].as_i64().unwrap() - h["created_at"].as_i64().unwrap();
+    assert_eq!(waits, 300_000, "{h}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(hold(&site, &id)["status"], "waiting");
+    site.ok(&["approvals", "approve", &id]);
+    let r = waiting.join().unwrap().expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+}
+
+/// Moving a published entry to another slug changes its live address, which
+/// takes the publish permission: a policy holding publishing holds it too.
+#[test]
+fn renaming_a_published_entry_waits_as_publishing_does() {
+    let site = TestSite::new("approvals_rename");
+    let admin = editors_publish_held(&site);
+    let (editor, editor_id) = mint(&site, &[]);
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &admin, "moving");
+    let r = call(
+        &serve.addr,
+        &admin,
+        "content_publish",
+        serde_json::json!({"slug": "moving"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+    // A draft's rename changes no live address: not held.
+    write_draft(&serve, &admin, "draft-only");
+    let r = call(
+        &serve.addr,
+        &editor,
+        "content_write_draft",
+        serde_json::json!({"slug": "draft-only", "title": "d", "body": "x", "new_slug": "draft-moved"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+
+    let waiting = held_call(
+        &serve,
+        &editor,
+        "content_write_draft",
+        serde_json::json!({"slug": "moving", "title": "Moving", "body": "x", "new_slug": "moved"}),
+    );
+    let id = waiting_holds(&site, &format!("key:{editor_id}"), 1).remove(0);
+    let summary = hold(&site, &id)["summary"].as_str().unwrap().to_string();
+    assert!(
+        summary.contains("move it from moving to moved"),
+        "{summary}"
+    );
+    site.ok(&["approvals", "deny", &id]);
+    let r = waiting.join().unwrap().expect("an answer");
+    assert_eq!(code_of(&r), "APPROVAL_DENIED", "{r}");
+    let read = |slug: &str| {
+        call(
+            &serve.addr,
+            &admin,
+            "content_read",
+            serde_json::json!({"slug": slug}),
+        )
+        .expect("an answer")
+    };
+    assert_eq!(read("moving")["isError"], false);
+    assert_eq!(read("moved")["isError"], true);
+}
+
+/// Over HTTP a held call waits as long as the policy says, past the
+/// request timeout (40 s), which had ended every hold `abandoned`.
+#[test]
+fn an_http_call_held_past_the_request_timeout_still_runs_once_approved() {
+    let site = TestSite::new("approvals_http_long");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &key, "long-wait");
+    // The tests' own client gives up after 30 s: this one waits longer.
+    let waiting = {
+        use std::io::{Read, Write};
+        let (addr, key) = (serve.addr.clone(), key.clone());
+        std::thread::spawn(move || {
+            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "content_publish", "arguments": {"slug": "long-wait"}}})
+            .to_string();
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+            write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nAuthorization: Bearer {key}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+            let mut raw = String::new();
+            let _ = s.read_to_string(&mut raw);
+            raw
+        })
+    };
+    let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+    std::thread::sleep(Duration::from_secs(45));
+    assert_eq!(hold(&site, &id)["status"], "waiting");
+    site.ok(&["approvals", "approve", &id]);
+    let raw = waiting.join().unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+    assert!(raw.contains("\"isError\":false"), "{raw}");
+    assert_eq!(entry_status(&site, "long-wait"), "published");
+}
+
+/// Calls waiting for the owner hold their request slots: one client network
+/// may hold a quarter of them, never all (256 held calls from one network had
+/// left everyone else "every request slot is taken"). Client addresses come
+/// through a trusted proxy here, as they would from many machines.
+#[test]
+fn one_network_of_held_calls_keeps_a_share_of_the_request_slots_not_all() {
+    let site = TestSite::new("approvals_slot_share");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let serve = Serve::start(
+        &site,
+        &["--max-in-flight", "8", "--behind-proxy", "127.0.0.1"],
+    );
+    let post = |from: &str, method: &str, params: Value| {
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let auth = format!("Bearer {key}");
+        crate::serve_util::request(
+            &serve.addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("MCP-Protocol-Version", crate::serve_util::LEGACY),
+                ("Authorization", &auth),
+                ("X-Forwarded-For", from),
+            ],
+            body.to_string().as_bytes(),
+        )
+    };
+    for slug in ["share-a", "share-b"] {
+        write_draft(&serve, &key, slug);
+    }
+    std::thread::scope(|scope| {
+        for (i, slug) in ["share-a", "share-b"].into_iter().enumerate() {
+            let post = &post;
+            scope.spawn(move || {
+                let args =
+                    serde_json::json!({"name": "content_publish", "arguments": {"slug": slug}});
+                post(&format!("192.0.2.{}", i + 1), "tools/call", args)
+            });
+        }
+        let holds = waiting_holds(&site, &format!("key:{key_id}"), 2);
+        let same = post("192.0.2.3", "tools/list", serde_json::json!({}));
+        assert_eq!(same.status, 503, "{}", same.text());
+        assert!(same.text().contains("share"), "{}", same.text());
+        let other = post("198.51.100.1", "tools/list", serde_json::json!({}));
+        assert_eq!(other.status, 200, "another network: {}", other.text());
+        for id in &holds {
+            site.ok(&["approvals", "deny", id]);
+        }
+    });
+    assert_eq!(
+        post("192.0.2.3", "tools/list", serde_json::json!({})).status,
+        200,
+        "the slots came back with the answers"
+    );
+}

@@ -555,18 +555,41 @@ fn a_batch_spends_the_rate_per_request_and_carries_no_later_era() {
     assert_eq!(tool_calls(&site).len(), 2);
 }
 
+/// Failed authentications are limited per client network (an IPv4 /24, an
+/// IPv6 /64), not per address: one address each for 250 made-up keys had
+/// run 2,500 argon2 checks without a 429. Addresses come through a trusted
+/// proxy here, as they would from many machines.
 #[test]
-fn failed_authentications_are_rate_limited_per_address() {
+fn failed_authentications_are_rate_limited_per_network() {
     let site = TestSite::new("serve-authrate");
     let (good, _) = site.mint("viewer");
-    let s = Serve::start(&site, &[]);
+    let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1"]);
     let bad = format!("{}x", &good[..good.len() - 1]);
-    let mut statuses = Vec::new();
-    for _ in 0..12 {
-        statuses.push(s.legacy(Some(&bad), "tools/list", json!({})).status);
-    }
+    let auth = format!("Bearer {bad}");
+    let from = |addr: &str| {
+        s.post(
+            &[
+                ("Authorization", &auth),
+                ("MCP-Protocol-Version", LEGACY),
+                ("X-Forwarded-For", addr),
+            ],
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .status
+    };
+    let statuses: Vec<u16> = (1..=12).map(|i| from(&format!("192.0.2.{i}"))).collect();
     assert!(statuses[..10].iter().all(|s| *s == 401), "{statuses:?}");
     assert_eq!(statuses[11], 429, "{statuses:?}");
+    assert_eq!(
+        from("198.51.100.1"),
+        401,
+        "another network has its own limit"
+    );
+    assert_eq!(from("2001:db8::1"), 401);
+    for i in 2..=11 {
+        from(&format!("2001:db8::{i:x}"));
+    }
+    assert_eq!(from("2001:db8::ffff:1"), 429, "one /64 is one network");
 }
 
 /// Made-up keys sent all at once must not each run argon2 (19 MiB and tens

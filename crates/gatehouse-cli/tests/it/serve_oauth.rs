@@ -1443,15 +1443,17 @@ fn metadata_document_at_a_loopback_address_not_allowed_is_never_fetched() {
     assert_eq!(docs.hits(), 0, "the guard refused before connecting");
 }
 
+/// A document is never fetched through a redirect, even to an allowed host:
+/// an open redirect on a trusted host had lent its URL, shown as the client's
+/// identity, to a document elsewhere naming the trusted URL as its client_id.
 #[test]
-fn metadata_document_redirecting_to_a_private_address_is_refused_before_the_second_hop() {
+fn metadata_document_behind_a_redirect_is_refused_and_the_redirect_never_followed() {
     let site = TestSite::new("serve_oauth_cimd_redirect");
     let inner = DocServer::start(|url| Doc::Body(document(url)));
     let inner_url = inner.url();
     let outer = DocServer::start(|_| Doc::Redirect(inner_url));
-    // Only the first host is allowed; the hop it redirects to is not.
-    let (s, base) = serve_documents(&site, &[&outer.addr]);
-    refused_page(&s, &base, &outer.url(), "internal address");
+    let (s, base) = serve_documents(&site, &[&outer.addr, &inner.addr]);
+    refused_page(&s, &base, &outer.url(), "redirect");
     assert_eq!(outer.hits(), 1);
     assert_eq!(inner.hits(), 0, "the redirect's target was never reached");
 }
@@ -1494,4 +1496,49 @@ fn metadata_document_naming_another_client_id_is_refused_and_not_cached() {
         "0",
         "nothing was cached"
     );
+}
+
+/// Keys pasted on the consent form pay before argon2 checks them, per client
+/// network: a hundred addresses pasting ten wrong keys each had all been
+/// checked (the limit was per address, and spent only after a refusal).
+#[test]
+fn keys_pasted_on_the_consent_form_are_limited_per_network_before_they_are_checked() {
+    let site = TestSite::new("serve_oauth_pasted");
+    let (good, _) = site.mint("viewer");
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    let s = Serve::start_on(
+        &site,
+        &addr,
+        &["--public-url", &base, "--behind-proxy", "127.0.0.1"],
+    );
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let bad = format!("{}x", &good[..good.len() - 1]);
+    let paste = |key: &str, from: &str| {
+        form_post(
+            &s.addr,
+            "/authorize",
+            &[
+                ("Cookie", &c.cookie),
+                ("Origin", &base),
+                ("X-Forwarded-For", from),
+            ],
+            &[
+                ("request", &c.request),
+                ("csrf", &c.csrf),
+                ("api_key", key),
+                ("decision", "approve"),
+            ],
+        )
+        .status
+    };
+    let statuses: Vec<u16> = (1..=11)
+        .map(|i| paste(&bad, &format!("192.0.2.{i}")))
+        .collect();
+    assert!(statuses[..10].iter().all(|s| *s == 400), "{statuses:?}");
+    assert_eq!(statuses[10], 429, "{statuses:?}");
+    // Refused before the check: even the right key, from that network.
+    assert_eq!(paste(&good, "192.0.2.99"), 429);
+    assert_eq!(paste(&good, "198.51.100.7"), 303, "another network");
 }

@@ -315,6 +315,58 @@ fn memory_stays_bounded_under_a_flood_of_large_bodies_and_streams() {
     }
 }
 
+/// A request's headers may take about 32 KiB (431 above it), not hyper's default
+/// of ~400 KB a connection: 1,024 connections each sending ~387 KB of
+/// headers and then nothing had taken the server from 68 to 609 MB, counted
+/// in no budget, until the header timeout. Printed: the resident memory
+/// before and after 256 such connections.
+#[cfg(target_os = "linux")]
+#[test]
+fn oversized_headers_get_431_and_idle_senders_of_them_pin_little_memory() {
+    use std::io::Write;
+    let site = TestSite::new("serve-big-headers");
+    let s = Serve::start(&site, &[]);
+    let pid = s.child.id();
+    let filler = format!("X-Filler: {}\r\n", "a".repeat(3_900));
+    let big = filler.repeat(12);
+    // hyper checks the bound between reads, so a little more may land first.
+    let r = try_request(
+        &s.addr,
+        "GET",
+        "/healthz",
+        &[("X-Big", &"b".repeat(100_000))],
+        b"",
+    )
+    .expect("an answer");
+    assert_eq!(r.status, 431, "{}", r.text());
+    let before = rss_kib(pid, false);
+    let senders: Vec<std::net::TcpStream> = (0..256)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(&s.addr).unwrap();
+            let _ = c.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\n", s.addr).as_bytes());
+            for _ in 0..8 {
+                if c.write_all(big.as_bytes()).is_err() {
+                    break;
+                }
+            }
+            c
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let after = rss_kib(pid, false);
+    println!(
+        "256 connections sending ~375 KB of headers each: RSS {before} KiB before, {after} KiB after"
+    );
+    assert!(
+        after.saturating_sub(before) < 40 * 1024,
+        "headers pinned {} KiB",
+        after - before
+    );
+    drop(senders);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.legacy(None, "tools/list", json!({})).status, 200);
+}
+
 /// Bodies that declare the size limit and then trickle in must not hold the
 /// bodies' memory budget: it used to be reserved as declared, before a byte
 /// came, so 32 such clients made every other request "busy" for the body
@@ -388,4 +440,55 @@ fn one_network_holds_a_share_of_streams_and_connections_not_all() {
         }
     };
     again.expect("streams given back are taken again").close();
+}
+
+/// One key holds a share of the event stream slots wherever it connects
+/// from: one viewer key's `subscriptions/listen` streams from four networks
+/// (a quarter each) had taken all 64, and a fifth network got none. Client
+/// addresses come through a trusted proxy here.
+#[test]
+fn one_key_holds_a_share_of_the_event_streams_from_any_number_of_networks() {
+    let site = TestSite::new("serve-key-streams");
+    let (key, _) = site.mint("viewer");
+    let (other, _) = site.mint("viewer");
+    let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1"]);
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    let mut streams = Vec::new();
+    let mut refused = Vec::new();
+    for net in 1..=4 {
+        for i in 0..17u64 {
+            let from = format!("10.0.{net}.{}", i + 1);
+            let extra = [("X-Forwarded-For", from.as_str())];
+            match s.try_modern_stream_with(
+                Some(&key),
+                &extra,
+                100 * net + i,
+                "subscriptions/listen",
+                listen.clone(),
+            ) {
+                Ok(e) => streams.push(e),
+                Err(status) => refused.push(status),
+            }
+        }
+    }
+    assert_eq!(
+        streams.len(),
+        16,
+        "a quarter of 64 for the key: {refused:?}"
+    );
+    assert!(refused.iter().all(|s| *s == 503), "{refused:?}");
+    let extra = [("X-Forwarded-For", "10.0.5.1")];
+    let theirs = s
+        .try_modern_stream_with(
+            Some(&other),
+            &extra,
+            999,
+            "subscriptions/listen",
+            listen.clone(),
+        )
+        .expect("another key from another network gets a stream");
+    theirs.close();
+    for e in streams {
+        e.close();
+    }
 }

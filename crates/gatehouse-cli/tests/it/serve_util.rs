@@ -382,6 +382,18 @@ impl Serve {
         key: Option<&str>,
         id: u64,
         method: &str,
+        params: Value,
+    ) -> Result<Events, u16> {
+        self.try_modern_stream_with(key, &[], id, method, params)
+    }
+
+    /// [`Serve::try_modern_stream`] with `extra` headers (an `X-Forwarded-For`).
+    pub fn try_modern_stream_with(
+        &self,
+        key: Option<&str>,
+        extra: &[(&str, &str)],
+        id: u64,
+        method: &str,
         mut params: Value,
     ) -> Result<Events, u16> {
         // Beside whatever `_meta` the caller gave (a progress token).
@@ -401,6 +413,9 @@ impl Serve {
         }
         if let Some(k) = key {
             head.push_str(&format!("Authorization: Bearer {k}\r\n"));
+        }
+        for (k, v) in extra {
+            head.push_str(&format!("{k}: {v}\r\n"));
         }
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         let mut stream = TcpStream::connect(&self.addr).expect("connect");

@@ -39,7 +39,7 @@ pub const SERVER_ACTOR: &str = "gatehouse";
 const EFFECTS: [&str; 4] = ["read", "write", "publish", "delete"];
 
 /// `[approvals]` in `gatehouse.toml`. The default holds nothing.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalPolicy {
     /// Tools whose calls wait for a yes, by name.
@@ -61,6 +61,21 @@ pub struct ApprovalPolicy {
 
 fn default_timeout() -> u64 {
     300
+}
+
+/// What no `[approvals]` table means, the same as an empty one: a key's own
+/// `--approve` list holds calls under it, so its timeout is the table's
+/// default, never zero (which had refused every such call at once).
+impl Default for ApprovalPolicy {
+    fn default() -> Self {
+        ApprovalPolicy {
+            tools: Vec::new(),
+            effects: Vec::new(),
+            roles: Vec::new(),
+            decide: Decide::default(),
+            timeout_seconds: default_timeout(),
+        }
+    }
 }
 
 /// Who says yes to a held call.
@@ -609,6 +624,13 @@ pub fn notice(calls: &[HeldCall]) -> Option<HeldNotice> {
 mod tests {
     use super::*;
     use crate::access::restrictions::Restrictions;
+
+    #[test]
+    fn no_approvals_table_means_what_an_empty_one_does_never_a_zero_timeout() {
+        let empty: ApprovalPolicy = toml::from_str("").unwrap();
+        assert_eq!(ApprovalPolicy::default(), empty);
+        assert_eq!(ApprovalPolicy::default().timeout_seconds, 300);
+    }
 
     fn held(id: &str, at: i64, decider: Decide, status: Status) -> HeldCall {
         HeldCall {

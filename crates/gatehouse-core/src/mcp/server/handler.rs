@@ -531,13 +531,14 @@ impl State {
                 record.interrupted(e.code).await;
                 return Err(stopping(&e));
             }
-            Ok(super::hold::Pass::Run) => Ok(()),
+            Ok(super::hold::Pass::Run) => Ok(tools::Rate::Take),
+            Ok(super::hold::Pass::RunCounted) => Ok(tools::Rate::Taken),
             Err(e) => Err(e),
         };
         record.bound_from_now();
         let work = async {
             match (&actor, &approval) {
-                (Ok(actor), Ok(())) => tools::call(&self.site, actor, spec, args).await,
+                (Ok(actor), Ok(rate)) => tools::call(&self.site, actor, spec, args, *rate).await,
                 (Err(e), _) | (_, Err(e)) => tools::Outcome::err(e),
             }
         };

@@ -60,6 +60,9 @@ const INPUT_KEY: &str = "approval";
 pub enum Pass {
     /// The call runs now.
     Run,
+    /// The call runs now; it took its call from the key's rate when it was
+    /// held, and takes none again.
+    RunCounted,
     /// The call ends for now with this `input_required` result; the client
     /// asks its user and calls again with the answer.
     AskClient(Value),
@@ -85,7 +88,9 @@ pub async fn gate(
     // Every call passes here: borrow the policy, allocate nothing until a hold.
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals()?.unwrap_or(&none);
-    if !policy.holds(actor, spec.name, spec.effect.into()) {
+    let held = policy.holds(actor, spec.name, spec.effect.into())
+        || (policy.holds(actor, spec.name, "publish") && moves_live(site, spec, args).await?);
+    if !held {
         return Ok(Pass::Run);
     }
     // A call its checks refuse is refused as usual, never held first.
@@ -104,6 +109,39 @@ pub async fn gate(
         policy,
     ))
     .await
+}
+
+/// How long `spec`'s call may wait for a decision before it runs: the
+/// policy's timeout when it may hold the call (a rename counted as a possible
+/// publish, unread), else nothing. The HTTP adapter adds it to the request's
+/// deadline.
+pub fn longest_wait(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> Duration {
+    let none = approvals::ApprovalPolicy::default();
+    let policy = site.file.approvals().ok().flatten().unwrap_or(&none);
+    let renames = args.get("new_slug").is_some_and(Value::is_string);
+    if policy.holds(actor, spec.name, spec.effect.into())
+        || (renames && policy.holds(actor, spec.name, "publish"))
+    {
+        Duration::from_secs(policy.timeout_seconds)
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// Whether a draft write renames a published entry: that changes its live
+/// address, which needs the publish permission, so a policy that holds
+/// publishing holds it too (its effect class alone says write).
+async fn moves_live(site: &Site, spec: &ToolSpec, args: &Value) -> Result<bool> {
+    let slug = args.get("slug").and_then(Value::as_str);
+    let new_slug = args.get("new_slug").and_then(Value::as_str);
+    let (Some(slug), Some(new_slug)) = (slug, new_slug) else {
+        return Ok(false);
+    };
+    if spec.name != "content_write_draft" || slug == new_slug {
+        return Ok(false);
+    }
+    let entry = crate::store::content::by_slug(&site.store, slug).await?;
+    Ok(entry.is_some_and(|(e, _)| e.status == "published"))
 }
 
 /// [`gate`] for a call the policy holds.
@@ -125,7 +163,10 @@ async fn hold(
             .await
             .map(|()| Pass::Run);
     }
-    let base = Base::read(site, actor, spec.name, args).await;
+    // A hold counts against the key's rate as the call would: a key of one
+    // call a minute otherwise filled the owner's queue at the speed it sent.
+    super::reach::count_call(actor)?;
+    let base = Base::read(site, spec.name, args).await?;
     let detached = modern.is_some();
     let client = match &modern {
         Some(ask) => ask.client.clone(),
@@ -185,11 +226,11 @@ async fn hold(
         }
     };
     let outcome = match approved {
-        Ok(()) => verify(site, actor, spec.name, (args, args_sha256), &held).await,
+        Ok(()) => verify(site, spec.name, (args, args_sha256), &held).await,
         Err(e) => Err(e),
     };
     guard.disarm();
-    outcome.map(|()| Pass::Run)
+    outcome.map(|()| Pass::RunCounted)
 }
 
 /// The question asked of the client's user, as `elicitation/create`'s params.
@@ -289,20 +330,25 @@ async fn answered(
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
-    verify(site, actor, spec.name, (args, args_sha256), &held).await
+    verify(site, spec.name, (args, args_sha256), &held).await
 }
 
-/// The entry a content call acts on, as the caller sees it now.
+/// The entry a content call acts on, as it is now: all of it, pending
+/// revision included, whatever the caller may read. A key that may publish
+/// but not read drafts publishes the pending revision all the same, so the
+/// diff and the digest that refuses a changed entry cover what would run,
+/// not the caller's view of it (which had shown an empty diff and let a
+/// revision swapped after the approval go live).
 struct Base {
     entry: Option<(content::ContentEntry, Option<content::PendingRevision>)>,
     digest: String,
 }
 
 impl Base {
-    async fn read(site: &Site, actor: &Actor, tool: &str, args: &Value) -> Base {
+    async fn read(site: &Site, tool: &str, args: &Value) -> Result<Base> {
         let slug = args.get("slug").and_then(Value::as_str);
         let entry = match (tool.starts_with("content_"), slug) {
-            (true, Some(slug)) => content::read(&site.store, actor, slug).await.ok(),
+            (true, Some(slug)) => crate::store::content::by_slug(&site.store, slug).await?,
             _ => None,
         };
         let shape = entry.as_ref().map(|(e, p)| {
@@ -313,7 +359,7 @@ impl Base {
             })
         });
         let digest = crate::json::canonical_sha256(&shape.unwrap_or(Value::Null));
-        Base { entry, digest }
+        Ok(Base { entry, digest })
     }
 
     fn title(&self, args: &Value) -> String {
@@ -335,9 +381,15 @@ impl Base {
         };
         match tool {
             "content_publish" => format!("Publish '{}' to the live site?", self.title(args)),
-            "content_write_draft" => {
-                format!("Save a draft of '{}' ({})?", arg("title"), arg("slug"))
-            }
+            "content_write_draft" => match args.get("new_slug").and_then(Value::as_str) {
+                Some(new) if Some(new) != args.get("slug").and_then(Value::as_str) => format!(
+                    "Save a draft of '{}' and move it from {} to {}?",
+                    arg("title"),
+                    arg("slug"),
+                    arg("new_slug")
+                ),
+                _ => format!("Save a draft of '{}' ({})?", arg("title"), arg("slug")),
+            },
             "content_delete" => format!("Delete '{}' ({})?", self.title(args), arg("slug")),
             "media_write" => format!(
                 "Upload the file {} ({})?",
@@ -630,7 +682,6 @@ fn ended_elsewhere(held: &HeldCall) -> Error {
 /// The approved call runs only with the arguments and the entry it was shown with.
 async fn verify(
     site: &Site,
-    actor: &Actor,
     tool: &str,
     (args, args_sha256): (&Value, &str),
     held: &HeldCall,
@@ -643,7 +694,7 @@ async fn verify(
         )
         .hint("nothing was run; call again to be asked again"));
     }
-    let now = Base::read(site, actor, tool, args).await;
+    let now = Base::read(site, tool, args).await?;
     if stored.base_sha256.as_deref() != Some(now.digest.as_str()) {
         return Err(Error::new(
             Code::APPROVAL_STALE,

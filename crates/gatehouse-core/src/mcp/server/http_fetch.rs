@@ -263,13 +263,20 @@ fn fetch_failed(e: reqwest::Error) -> Error {
 
 /// Fetches `url` with GET, following up to [`MAX_REDIRECTS`] vetted redirects.
 pub async fn fetch(url: &str, allowlist: &[String]) -> Result<Fetched> {
-    fetch_limited(url, allowlist, MAX_BODY_BYTES).await
+    fetch_limited(url, allowlist, MAX_BODY_BYTES, MAX_REDIRECTS).await
 }
 
-/// [`fetch`], reading at most `max_bytes` of the body (`truncated` past it).
-pub async fn fetch_limited(url: &str, allowlist: &[String], max_bytes: usize) -> Result<Fetched> {
+/// [`fetch`], reading at most `max_bytes` of the body (`truncated` past it)
+/// and following at most `max_redirects` redirects.
+pub async fn fetch_limited(
+    url: &str,
+    allowlist: &[String],
+    max_bytes: usize,
+    max_redirects: usize,
+) -> Result<Fetched> {
     let start = check_url(url)?;
-    match tokio::time::timeout(TIMEOUT, fetch_inner(start, allowlist, max_bytes)).await {
+    let inner = fetch_inner(start, allowlist, max_bytes, max_redirects);
+    match tokio::time::timeout(TIMEOUT, inner).await {
         Ok(result) => result,
         Err(_) => Err(Error::new(
             codes::HTTP_FETCH_TIMEOUT,
@@ -279,7 +286,12 @@ pub async fn fetch_limited(url: &str, allowlist: &[String], max_bytes: usize) ->
     }
 }
 
-async fn fetch_inner(start: Url, allowlist: &[String], max_bytes: usize) -> Result<Fetched> {
+async fn fetch_inner(
+    start: Url,
+    allowlist: &[String],
+    max_bytes: usize,
+    max_redirects: usize,
+) -> Result<Fetched> {
     let mut url = start.clone();
     let mut redirects = 0;
     loop {
@@ -300,10 +312,10 @@ async fn fetch_inner(start: Url, allowlist: &[String], max_bytes: usize) -> Resu
         if status.is_redirection()
             && let Some(location) = resp.headers().get(reqwest::header::LOCATION)
         {
-            if redirects == MAX_REDIRECTS {
+            if redirects == max_redirects {
                 return Err(Error::new(
                     codes::HTTP_FETCH_TOO_MANY_REDIRECTS,
-                    format!("more than {MAX_REDIRECTS} redirects"),
+                    format!("more than {max_redirects} redirects"),
                 ));
             }
             let location = location

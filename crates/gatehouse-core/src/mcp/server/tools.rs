@@ -98,9 +98,23 @@ pub fn result_value(result: CallToolResult) -> Value {
     Value::Object(out)
 }
 
+/// Whether a call still takes its call from the key's rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rate {
+    Take,
+    /// Taken already, when the approval step held it.
+    Taken,
+}
+
 /// Runs `spec` for `actor` (already refreshed from the store).
-pub async fn call(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> Outcome {
-    if let Err(e) = gate(actor, spec).and_then(|()| super::arguments::check(spec, args)) {
+pub async fn call(
+    site: &Site,
+    actor: &Actor,
+    spec: &ToolSpec,
+    args: &Value,
+    rate: Rate,
+) -> Outcome {
+    if let Err(e) = gate(actor, spec, rate).and_then(|()| super::arguments::check(spec, args)) {
         return Outcome::err(&e);
     }
     match run(site, actor, spec.name, args).await {
@@ -111,8 +125,10 @@ pub async fn call(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> 
 
 /// The call-time gate, the same rule as the manifest's: a key's rate, its
 /// roles, then its restrictions.
-fn gate(actor: &Actor, spec: &ToolSpec) -> Result<()> {
-    super::reach::count_call(actor)?;
+fn gate(actor: &Actor, spec: &ToolSpec, rate: Rate) -> Result<()> {
+    if rate == Rate::Take {
+        super::reach::count_call(actor)?;
+    }
     actor.check(spec.action)?;
     super::reach::restrictions_allow(actor, spec)?;
     if spec.authenticated_only && !actor.is_authenticated() {

@@ -82,10 +82,14 @@ pub struct Server {
     /// budget only once it is whole, so what is still arriving needs its own.
     bodies: Arc<Semaphore>,
     streams: Arc<Semaphore>,
-    /// Each client network's share of the bodies being read and of the
-    /// event streams (a quarter of each: see [`Shares`]).
-    body_shares: Shares,
+    /// Each client network's share of the request slots (held from the body
+    /// to the answer, a held call's wait included) and of the event streams
+    /// (a quarter of each: see [`Shares`]).
+    slot_shares: Shares,
     stream_shares: Shares,
+    /// Each key's share of the event streams, wherever it connects from: one
+    /// key's `subscriptions/listen` streams from four networks had taken all.
+    key_stream_shares: Shares<String>,
     limits: HttpLimits,
     late: Late,
     closing: watch::Receiver<bool>,
@@ -127,8 +131,9 @@ impl Server {
             slots: Arc::new(Semaphore::new(l.max_in_flight)),
             bodies: Arc::new(Semaphore::new(l.core.max_total_cost >> 10)),
             streams: Arc::new(Semaphore::new(l.max_streams)),
-            body_shares: Shares::new(per_network(l.max_in_flight)),
+            slot_shares: Shares::new(per_network(l.max_in_flight)),
             stream_shares: Shares::new(per_network(l.max_streams)),
+            key_stream_shares: Shares::new(per_network(l.max_streams)),
             limits: l.clone(),
             late,
             closing,
@@ -611,7 +616,12 @@ impl Server {
         let client = self.exposure.client(peer, headers);
         // Formatted once: the failure and rate buckets' name, the audit's origin.
         let client_text = client.to_string();
-        let actor = match self.authenticate(headers, &client_text).await {
+        // Failed authentications are limited per network, as every other
+        // per-client limit: an IPv6 /64 alone holds more addresses than any
+        // per-address limit (250 addresses of one /24 had run 2,500 argon2
+        // checks without a 429).
+        let who = super::rate::network(client).to_string();
+        let actor = match self.authenticate(headers, &who).await {
             Ok(a) => a,
             Err(r) => return r,
         };
@@ -646,9 +656,15 @@ impl Server {
                 .error,
             );
         }
-        let Ok(slot) = self.slots.clone().try_acquire_owned() else {
+        // The network's share first: one network holding every slot (calls
+        // waiting for an approval, bodies trickling in) shuts out the rest.
+        let Some(share) = self.slot_shares.take(client) else {
+            return busy("this network's requests already hold their share of the request slots");
+        };
+        let Ok(permit) = self.slots.clone().try_acquire_owned() else {
             return busy("every request slot is taken");
         };
+        let slot = (permit, share);
         let max = self.limits.max_body_bytes;
         let too_large = || {
             rpc_error(
@@ -668,12 +684,8 @@ impl Server {
         if declared.is_some_and(|n| n > max as u64) {
             return too_large();
         }
-        let Some(body_share) = self.body_shares.take(client) else {
-            return busy("this network's requests already hold their share of bodies being read");
-        };
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
         let read = tokio::time::timeout_at(deadline, self.read_body(body, max)).await;
-        drop(body_share);
         let (bytes, body_held) = match read {
             Ok(Ok(read)) => read,
             Ok(Err(BodyFailure::TooLarge)) => return too_large(),
@@ -798,7 +810,7 @@ impl Server {
         headers: &HeaderMap,
         version_header: Option<&str>,
         (actor, client, client_text): (Refresher, IpAddr, String),
-        slot: tokio::sync::OwnedSemaphorePermit,
+        slot: (tokio::sync::OwnedSemaphorePermit, super::rate::Share),
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
         let (id, method, params) = match &admitted.message {
@@ -969,6 +981,30 @@ impl Server {
             let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
             Metrics::tool_index(name)
         });
+        // A call the approval policy may hold waits for its decision before
+        // its own bound starts: the request's deadline grows by that wait
+        // (it had ended every hold over HTTP after the request timeout).
+        let deadline = match tool
+            .and(params.and_then(|p| p.get("name")).and_then(Value::as_str))
+            .and_then(manifest::find)
+        {
+            Some(spec) => {
+                let args = params
+                    .and_then(|p| p.get("arguments"))
+                    .unwrap_or(&Value::Null);
+                deadline
+                    + crate::mcp::server::hold::longest_wait(
+                        &self.site,
+                        actor.identity(),
+                        spec,
+                        args,
+                    )
+            }
+            None => deadline,
+        };
+        // Whose streams these are (a key or a user); keyless ones count by network.
+        let key_id = (stream && !matches!(actor.identity(), Actor::Public))
+            .then(|| actor.identity().label());
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
@@ -991,6 +1027,17 @@ impl Server {
             let Some(stream_share) = self.stream_shares.take(client) else {
                 return busy("this network's event streams already hold their share of the slots");
             };
+            let key_share = match &key_id {
+                Some(id) => match self.key_stream_shares.take_for(id.clone()) {
+                    Some(share) => Some(share),
+                    None => {
+                        return busy(
+                            "this key's event streams already hold its share of the slots",
+                        );
+                    }
+                },
+                None => None,
+            };
             let Ok(stream_slot) = self.streams.clone().try_acquire_owned() else {
                 return busy("every event stream slot is taken");
             };
@@ -999,7 +1046,7 @@ impl Server {
                 Box::pin(work),
                 out,
                 deadline,
-                (slot, stream_slot, stream_share),
+                (slot, stream_slot, stream_share, key_share),
                 move |reply| {
                     if let Some(tool) = tool {
                         metrics.call(tool, reply);

@@ -53,21 +53,27 @@ impl Exposure {
         self.proxies.contains(&peer.ip())
     }
 
-    /// The client's address: the peer, or the last `X-Forwarded-For` hop when
-    /// the peer is a trusted proxy.
+    /// The client's address: the peer, or the last `X-Forwarded-For` hop (the
+    /// one the trusted proxy appended) when the peer is a trusted proxy. A
+    /// last hop that names no address (`unknown`, an obfuscated name) is the
+    /// unspecified address, which no `--from` network of a key admits:
+    /// skipping it had believed the hop before it, which the client wrote.
     pub fn client(&self, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
-        if self.trusts(peer)
-            && let Some(ip) = headers
-                .get_all("x-forwarded-for")
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .filter_map(|h| h.trim().parse::<IpAddr>().ok())
-                .next_back()
-        {
-            return ip;
+        if !self.trusts(peer) {
+            return peer.ip();
         }
-        peer.ip()
+        let last = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .flat_map(|v| v.as_bytes().split(|b| *b == b','))
+            .next_back();
+        match last {
+            None => peer.ip(),
+            Some(hop) => std::str::from_utf8(hop)
+                .ok()
+                .and_then(|h| hop_address(h.trim()))
+                .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)),
+        }
     }
 
     /// Checks `Host` (or a trusted proxy's `X-Forwarded-Host`) and `Origin`;
@@ -105,6 +111,18 @@ impl Exposure {
         }
         Ok(())
     }
+}
+
+/// The address of one `X-Forwarded-For` hop: bare, or with a port as some
+/// proxies write it (`192.0.2.1:5000`, `[2001:db8::1]:443`).
+fn hop_address(hop: &str) -> Option<IpAddr> {
+    if let Ok(ip) = hop.parse() {
+        return Some(ip);
+    }
+    if let Some(rest) = hop.strip_prefix('[') {
+        return rest.split_once(']')?.0.parse().ok();
+    }
+    hop.parse::<SocketAddr>().ok().map(|s| s.ip())
 }
 
 /// Why a request was refused before anything else was read.
@@ -288,5 +306,41 @@ mod tests {
             e.client(proxy, &h),
             "203.0.113.7".parse::<IpAddr>().unwrap()
         );
+    }
+
+    #[test]
+    fn a_last_forwarded_hop_that_names_no_address_never_believes_the_one_before() {
+        let e = exposure();
+        let proxy: SocketAddr = "10.0.0.1:5000".parse().unwrap();
+        let client = |xff: &str| e.client(proxy, &headers(&[("x-forwarded-for", xff)]));
+        let unspecified: IpAddr = "0.0.0.0".parse().unwrap();
+        for xff in [
+            "10.1.2.3, unknown",
+            "10.1.2.3, _hidden",
+            "10.1.2.3, ",
+            "10.1.2.3,",
+        ] {
+            assert_eq!(client(xff), unspecified, "{xff:?}");
+        }
+        assert_eq!(
+            client("10.1.2.3, 203.0.113.9:51234"),
+            "203.0.113.9".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            client("10.1.2.3, [2001:db8::9]:443"),
+            "2001:db8::9".parse::<IpAddr>().unwrap()
+        );
+        assert_eq!(
+            client("[2001:db8::9]"),
+            "2001:db8::9".parse::<IpAddr>().unwrap()
+        );
+        // Two header lines are one list: the last line's last hop counts.
+        let two = headers(&[
+            ("x-forwarded-for", "203.0.113.9"),
+            ("x-forwarded-for", "10.1.2.3"),
+        ]);
+        assert_eq!(e.client(proxy, &two), "10.1.2.3".parse::<IpAddr>().unwrap());
+        // No header from the proxy: the proxy itself.
+        assert_eq!(e.client(proxy, &headers(&[])), proxy.ip());
     }
 }

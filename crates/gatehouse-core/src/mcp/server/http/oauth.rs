@@ -43,7 +43,7 @@ pub struct OAuth {
     pub issuer: Issuer,
     registrations: Buckets,
     authorizations: Buckets,
-    key_failures: Buckets,
+    pasted_keys: Buckets,
     secure: bool,
     /// Document hosts allowed at internal addresses (`--oauth-document-host`).
     document_hosts: Vec<String>,
@@ -71,7 +71,7 @@ impl OAuth {
                 },
                 100_000,
             ),
-            key_failures: Buckets::new(
+            pasted_keys: Buckets::new(
                 Rate {
                     per_second: 0.2,
                     burst: 10.0,
@@ -440,11 +440,14 @@ impl OAuth {
                 .await
             }
             Some("approve") => {
-                if let Err(wait) = self.key_failures.check(&from) {
+                // Every pasted key pays before argon2 checks it, per network
+                // (checked first and paid after a refusal, a thousand wrong
+                // keys from a hundred addresses had all been checked).
+                if let Err(wait) = self.pasted_keys.take(&network(client).to_string()) {
                     return error_page(
                         StatusCode::TOO_MANY_REQUESTS,
                         &format!(
-                            "Too many refused keys from this address; try again in {} s.",
+                            "Too many keys tried from this network; try again in {} s.",
                             wait.as_secs().max(1)
                         ),
                     );
@@ -466,7 +469,6 @@ impl OAuth {
                         Code::ACTOR_API_KEY_INVALID | Code::OAUTH_SCOPE_INSUFFICIENT
                     )
                 {
-                    let _ = self.key_failures.take(&from);
                     return self.ask_again(site, &id, &csrf, e).await;
                 }
                 result
@@ -900,7 +902,10 @@ async fn fetch_document(url: &str, allowed_hosts: &[String]) -> Result<Vec<u8>, 
     let refused = |why: String| {
         crate::access::oauth::oauth_error(Code::OAUTH_CLIENT_INVALID, "invalid_client", why)
     };
-    let fetch = http_fetch::fetch_limited(url, allowed_hosts, client::MAX_DOCUMENT_BYTES + 1);
+    // No redirect is followed (the client ID metadata draft forbids it): an
+    // open redirect on a trusted host would otherwise lend that host's URL,
+    // shown as the client's identity, to a document anywhere else.
+    let fetch = http_fetch::fetch_limited(url, allowed_hosts, client::MAX_DOCUMENT_BYTES + 1, 0);
     let fetched = match tokio::time::timeout(DOCUMENT_TIMEOUT, fetch).await {
         Ok(Ok(f)) => f,
         Ok(Err(e)) => {
@@ -910,7 +915,9 @@ async fn fetch_document(url: &str, allowed_hosts: &[String]) -> Result<Vec<u8>, 
             let why = match e.code {
                 Code::HTTP_FETCH_BLOCKED => "its host is an internal address",
                 Code::HTTP_FETCH_URL_INVALID => "its URL cannot be fetched",
-                Code::HTTP_FETCH_TOO_MANY_REDIRECTS => "it redirects too many times",
+                Code::HTTP_FETCH_TOO_MANY_REDIRECTS => {
+                    "it answers with a redirect, which is never followed for a client's document"
+                }
                 Code::HTTP_FETCH_TIMEOUT => "it did not answer in time",
                 _ => "its host cannot be resolved or reached",
             };

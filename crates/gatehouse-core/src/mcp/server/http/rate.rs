@@ -81,33 +81,33 @@ pub fn per_network(bound: usize) -> usize {
 }
 
 /// At most `max` of a bounded thing held at once per client network
-/// (connections, bodies being read, event streams): the server bounds each
-/// for everyone, and one client holding them all (idle connections, bodies
-/// trickling in, streams left open) would shut everyone else out.
-pub struct Shares {
+/// (connections, request slots, event streams) or per key (event streams):
+/// the server bounds each for everyone, and one client holding them all
+/// (idle connections, held calls, streams left open) would shut everyone
+/// else out.
+pub struct Shares<K = IpAddr> {
     max: usize,
-    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    held: Arc<Mutex<HashMap<K, usize>>>,
 }
 
 /// One share, given back when dropped.
-pub struct Share {
-    who: IpAddr,
-    held: Arc<Mutex<HashMap<IpAddr, usize>>>,
+pub struct Share<K: Eq + std::hash::Hash = IpAddr> {
+    who: K,
+    held: Arc<Mutex<HashMap<K, usize>>>,
 }
 
-impl Shares {
-    pub fn new(max: usize) -> Shares {
+impl<K: Eq + std::hash::Hash + Clone> Shares<K> {
+    pub fn new(max: usize) -> Shares<K> {
         Shares {
             max,
             held: Arc::default(),
         }
     }
 
-    /// A share for `ip`'s network, unless it holds `max` already.
-    pub fn take(&self, ip: IpAddr) -> Option<Share> {
-        let who = network(ip);
+    /// A share for `who`, unless it holds `max` already.
+    pub fn take_for(&self, who: K) -> Option<Share<K>> {
         let mut held = lock(&self.held);
-        let n = held.entry(who).or_insert(0);
+        let n = held.entry(who.clone()).or_insert(0);
         if *n >= self.max {
             return None;
         }
@@ -119,7 +119,14 @@ impl Shares {
     }
 }
 
-impl Drop for Share {
+impl Shares<IpAddr> {
+    /// A share for `ip`'s network.
+    pub fn take(&self, ip: IpAddr) -> Option<Share> {
+        self.take_for(network(ip))
+    }
+}
+
+impl<K: Eq + std::hash::Hash> Drop for Share<K> {
     fn drop(&mut self) {
         let mut held = lock(&self.held);
         if let Some(n) = held.get_mut(&self.who) {
