@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The error type of every fallible function in `gatehouse-core`.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct Error {
     /// Stable identifier scripts and the UI match on.
@@ -407,6 +407,8 @@ pub enum Code {
     APPROVAL_NOT_QUEUED,
     /// What the approval was shown (the arguments or the entry) changed since.
     APPROVAL_STALE,
+    /// Too many of the caller's calls already wait for a decision; nothing was held.
+    APPROVAL_QUEUE_FULL,
 
     // Audit chain and its checkpoints.
     AUDIT_CHAIN_BROKEN,

@@ -843,30 +843,81 @@ fn an_http_call_held_past_the_request_timeout_still_runs_once_approved() {
     let (key, key_id) = site.mint("editor");
     let serve = Serve::start(&site, &[]);
     write_draft(&serve, &key, "long-wait");
+    write_draft(&serve, &key, "long-batch");
+    let publish = |id: u32, slug: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "content_publish", "arguments": {"slug": slug}}})
+    };
     // The tests' own client gives up after 30 s: this one waits longer.
-    let waiting = {
+    let send = |body: Value| {
         use std::io::{Read, Write};
         let (addr, key) = (serve.addr.clone(), key.clone());
         std::thread::spawn(move || {
-            let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": "content_publish", "arguments": {"slug": "long-wait"}}})
-            .to_string();
+            let body = body.to_string();
             let mut s = std::net::TcpStream::connect(&addr).unwrap();
             s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
-            write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-06-18\r\nAuthorization: Bearer {key}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
+            write!(s, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json\r\nMCP-Protocol-Version: 2025-03-26\r\nAuthorization: Bearer {key}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()).unwrap();
             let mut raw = String::new();
             let _ = s.read_to_string(&mut raw);
             raw
         })
     };
-    let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+    // Alone, and inside a batch (its own deadline).
+    let alone = send(publish(1, "long-wait"));
+    let batch = send(serde_json::json!([publish(2, "long-batch")]));
+    let ids = waiting_holds(&site, &format!("key:{key_id}"), 2);
     std::thread::sleep(Duration::from_secs(45));
-    assert_eq!(hold(&site, &id)["status"], "waiting");
-    site.ok(&["approvals", "approve", &id]);
-    let raw = waiting.join().unwrap();
-    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
-    assert!(raw.contains("\"isError\":false"), "{raw}");
+    for id in &ids {
+        assert_eq!(hold(&site, id)["status"], "waiting");
+        site.ok(&["approvals", "approve", id]);
+    }
+    for raw in [alone.join().unwrap(), batch.join().unwrap()] {
+        assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+        assert!(raw.contains("\"isError\":false"), "{raw}");
+    }
     assert_eq!(entry_status(&site, "long-wait"), "published");
+    assert_eq!(entry_status(&site, "long-batch"), "published");
+}
+
+/// At most 16 of one caller's calls wait at once: each holds a request slot
+/// for the policy's timeout, and one key from four networks had held all 256
+/// (and filled the owner's queue).
+#[test]
+fn one_caller_has_at_most_sixteen_calls_waiting() {
+    let site = TestSite::new("approvals_queue_full");
+    owner_decides(&site, 120);
+    let (key, key_id) = site.mint("editor");
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &key, "many");
+    let waiting: Vec<_> = (0..16)
+        .map(|_| {
+            held_call(
+                &serve,
+                &key,
+                "content_publish",
+                serde_json::json!({"slug": "many"}),
+            )
+        })
+        .collect();
+    let ids = waiting_holds(&site, &format!("key:{key_id}"), 16);
+    let r = call(
+        &serve.addr,
+        &key,
+        "content_publish",
+        serde_json::json!({"slug": "many"}),
+    )
+    .expect("an answer");
+    assert_eq!(code_of(&r), "APPROVAL_QUEUE_FULL", "{r}");
+    assert_eq!(waiting_holds(&site, &format!("key:{key_id}"), 16).len(), 16);
+    for id in &ids {
+        site.ok(&["approvals", "deny", id]);
+    }
+    for t in waiting {
+        assert_eq!(
+            code_of(&t.join().unwrap().expect("an answer")),
+            "APPROVAL_DENIED"
+        );
+    }
 }
 
 /// Calls waiting for the owner hold their request slots: one client network

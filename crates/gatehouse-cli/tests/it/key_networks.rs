@@ -135,3 +135,39 @@ fn key_from_another_network_is_refused_and_audited() {
         "{table}"
     );
 }
+
+/// On a dual-stack listener (`[::]`) an IPv4 proxy connects as
+/// `::ffff:127.0.0.1`: it is still the trusted proxy, so the forwarded
+/// address decides (it had been taken for the client, which let a key
+/// `--from` the proxy's own network in from anywhere and refused the rest).
+#[test]
+fn a_trusted_ipv4_proxy_is_recognised_on_a_dual_stack_listener() {
+    let site = TestSite::new("key_networks_dual_stack");
+    let (far, _) = mint(&site, "10.0.0.0/8");
+    let (near, _) = mint(&site, "127.0.0.0/8");
+    let serve = Serve::start_on(&site, "[::]:0", &["--behind-proxy", "127.0.0.1"]);
+    let port = serve.addr.rsplit(':').next().unwrap();
+    let v4 = format!("127.0.0.1:{port}");
+    let status = |key: &str, forwarded: &str| {
+        let auth = format!("Bearer {key}");
+        crate::serve_util::request(
+            &v4,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("MCP-Protocol-Version", "2025-06-18"),
+                ("Authorization", &auth),
+                ("X-Forwarded-For", forwarded),
+            ],
+            br#"{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}"#,
+        )
+        .status
+    };
+    assert_eq!(
+        status(&near, "203.0.113.9"),
+        403,
+        "the proxy's network is not the client's"
+    );
+    assert_eq!(status(&far, "10.1.2.3"), 200);
+}

@@ -442,12 +442,13 @@ fn one_network_holds_a_share_of_streams_and_connections_not_all() {
     again.expect("streams given back are taken again").close();
 }
 
-/// One key holds a share of the event stream slots wherever it connects
-/// from: one viewer key's `subscriptions/listen` streams from four networks
-/// (a quarter each) had taken all 64, and a fifth network got none. Client
-/// addresses come through a trusted proxy here.
+/// One key (and every keyless client together) holds a share of the event
+/// stream slots wherever it connects from: one viewer key's, or keyless,
+/// `subscriptions/listen` streams from four networks (a quarter each) had
+/// taken all 64, and a fifth network got none. Client addresses come through
+/// a trusted proxy here.
 #[test]
-fn one_key_holds_a_share_of_the_event_streams_from_any_number_of_networks() {
+fn one_key_or_all_keyless_clients_hold_a_share_of_the_event_streams_from_any_network() {
     let site = TestSite::new("serve-key-streams");
     let (key, _) = site.mint("viewer");
     let (other, _) = site.mint("viewer");
@@ -477,6 +478,28 @@ fn one_key_holds_a_share_of_the_event_streams_from_any_number_of_networks() {
         "a quarter of 64 for the key: {refused:?}"
     );
     assert!(refused.iter().all(|s| *s == 503), "{refused:?}");
+    // Keyless clients count as one, from however many networks.
+    let mut keyless = 0;
+    for net in 6..=9 {
+        for i in 0..5u64 {
+            let from = format!("10.0.{net}.{}", i + 1);
+            let extra = [("X-Forwarded-For", from.as_str())];
+            if let Ok(e) = s.try_modern_stream_with(
+                None,
+                &extra,
+                1000 * net + i,
+                "subscriptions/listen",
+                listen.clone(),
+            ) {
+                streams.push(e);
+                keyless += 1;
+            }
+        }
+    }
+    assert_eq!(
+        keyless, 16,
+        "a quarter of 64 for every keyless client together"
+    );
     let extra = [("X-Forwarded-For", "10.0.5.1")];
     let theirs = s
         .try_modern_stream_with(

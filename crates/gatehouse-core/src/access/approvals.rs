@@ -33,6 +33,10 @@ use crate::time::now_ms;
 pub const HEARTBEAT_MS: i64 = 1_000;
 /// A hold not renewed for this long belongs to a server that is gone.
 pub const STALE_AFTER_MS: i64 = 10_000;
+/// The most calls of one caller that wait at once: each holds a request
+/// slot for the policy's timeout, so one key from a few networks had filled
+/// every slot of `gatehouse serve` with holds (and the owner's queue too).
+pub const MAX_WAITING: i64 = 16;
 /// Who ends a hold the server itself gave up on.
 pub const SERVER_ACTOR: &str = "gatehouse";
 /// The effect classes a policy may name (the manifest's `Effect`).
@@ -312,6 +316,14 @@ pub async fn hold(store: &Store, new: NewHold<'_>) -> Result<HeldCall> {
         decided_by: None,
     };
     let mut tx = store.begin_write().await?;
+    // Counted in the write transaction, so instances racing agree.
+    if sql::waiting_of_in(&mut tx, new.actor).await? >= MAX_WAITING {
+        return Err(Error::new(
+            Code::APPROVAL_QUEUE_FULL,
+            format!("{MAX_WAITING} calls of {} already wait for a decision", new.actor),
+        )
+        .hint("nothing was run or held; call again once the owner has decided those (gatehouse approvals list)"));
+    }
     sql::insert_in(&mut tx, &row).await?;
     audit::append(
         &mut tx,

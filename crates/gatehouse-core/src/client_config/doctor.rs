@@ -285,13 +285,10 @@ async fn check_entry(
         }
         Some(dir) => {
             let opened = match sites.get(dir) {
-                Some(known) => match known {
-                    Ok(site) => Ok(site.clone()),
-                    Err(e) => Err(clone_error(e)),
-                },
+                Some(known) => known.clone(),
                 None => {
                     let result = open_site(dir).await;
-                    let copy = result.as_ref().map(Clone::clone).map_err(clone_error);
+                    let copy = result.clone();
                     sites.insert(dir.clone(), result);
                     copy
                 }
@@ -574,15 +571,6 @@ fn executable(_: &std::fs::Metadata) -> bool {
 /// `${X}`, `$X`, `${env:X}`, `{env:X}`, `${input:x}`, `${{ secrets.X }}`.
 fn is_reference(value: &str) -> bool {
     value.starts_with('$') || value.starts_with("{env:")
-}
-
-fn clone_error(e: &Error) -> Error {
-    Error {
-        code: e.code,
-        message: e.message.clone(),
-        hint: e.hint.clone(),
-        detail: e.detail.clone(),
-    }
 }
 
 async fn open_site(dir: &Path) -> std::result::Result<Site, Error> {

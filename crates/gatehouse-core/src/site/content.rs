@@ -265,7 +265,9 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     let who = actor.label();
     let mut tx = store.begin_write().await?;
     let mut revised = false;
-    let (id, created) = match sql::by_slug_in(&mut tx, w.slug).await? {
+    let existing = sql::by_slug_in(&mut tx, w.slug).await?;
+    still_as_approved(&mut tx, existing.as_ref()).await?;
+    let (id, created) = match existing {
         Some(existing) => {
             check_scoped_write(actor, &existing, true)?;
             check_owner(actor, &existing)?;
@@ -335,6 +337,46 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     Ok(entry)
 }
 
+tokio::task_local! {
+    /// The digest ([`base_digest`]) of the entry an approved call was shown,
+    /// set by the approval step around the call it lets run. Each write
+    /// checks it in its own transaction, so an edit landing between the
+    /// approval step's check and the write is refused, not published.
+    pub static APPROVED_BASE: String;
+}
+
+/// The digest of an entry as an approval shows it (none: no entry).
+pub fn base_digest(entry: Option<(&Entry, Option<&Pending>)>) -> String {
+    let shape = entry.map(|(e, p)| {
+        serde_json::json!({
+            "slug": e.slug, "title": e.title, "body": e.body, "status": e.status,
+            "updated_at": e.updated_at,
+            "pending": p.map(|p| serde_json::json!({"title": p.title, "body": p.body, "updated_at": p.updated_at})),
+        })
+    });
+    crate::json::canonical_sha256(&shape.unwrap_or(serde_json::Value::Null))
+}
+
+/// Refuses a write under an approval ([`APPROVED_BASE`]) when the entry is
+/// no longer what the approval was shown.
+async fn still_as_approved(tx: &mut crate::store::Tx, entry: Option<&Entry>) -> Result<()> {
+    let Ok(approved) = APPROVED_BASE.try_with(String::clone) else {
+        return Ok(());
+    };
+    let pending = match entry {
+        Some(e) => pending_sql::get_in(tx, e.id).await?,
+        None => None,
+    };
+    if base_digest(entry.map(|e| (e, pending.as_ref()))) == approved {
+        return Ok(());
+    }
+    Err(Error::new(
+        codes::APPROVAL_STALE,
+        "the entry changed after the call was approved",
+    )
+    .hint("what was approved is no longer what would run; nothing was run: call again to be asked again"))
+}
+
 pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> {
     actor.check(Action::ContentPublish)?;
     let mut tx = store.begin_write().await?;
@@ -343,6 +385,7 @@ pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> 
         .await?
         .ok_or_else(|| not_found(slug))?;
     check_scoped_write(actor, &entry, false)?;
+    still_as_approved(&mut tx, Some(&entry)).await?;
     if let Some(scope) = actor.content_scope()
         && !scope.status.admits("published")
     {
@@ -383,6 +426,7 @@ pub async fn delete(store: &Store, actor: &Actor, slug: &str) -> Result<()> {
         .await?
         .ok_or_else(|| not_found(slug))?;
     check_scoped_write(actor, &entry, false)?;
+    still_as_approved(&mut tx, Some(&entry)).await?;
     pending_sql::delete(&mut tx, entry.id).await?;
     sql::delete(&mut tx, entry.id).await?;
     audit::append(

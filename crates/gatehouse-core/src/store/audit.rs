@@ -210,10 +210,7 @@ async fn committer(store: Store, mut rx: mpsc::UnboundedReceiver<(NewAuditRow, W
             }
             Err(e) => {
                 for w in waiters {
-                    let mut copy = Error::new(e.code, e.message.clone());
-                    copy.hint = e.hint.clone();
-                    copy.detail = e.detail.clone();
-                    let _ = w.send(Err(copy));
+                    let _ = w.send(Err(e.clone()));
                 }
             }
         }

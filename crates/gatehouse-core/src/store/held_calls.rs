@@ -29,6 +29,16 @@ pub struct HeldRow {
 
 const COLUMNS: &str = "id, actor, tool, summary, arguments, args_sha256, diff, base_sha256, decider, status, holder, created_at, expires_at, heartbeat_at, decided_at, decided_by";
 
+/// How many of `actor`'s calls wait now (the waiting rows are few: the
+/// status index finds them).
+pub async fn waiting_of_in(tx: &mut Tx, actor: &str) -> Result<i64> {
+    sqlx::query_scalar("SELECT COUNT(*) FROM held_calls WHERE status = 'waiting' AND actor = $1")
+        .bind(actor)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("counting a caller's held calls", e))
+}
+
 pub async fn insert_in(tx: &mut Tx, row: &HeldRow) -> Result<()> {
     sqlx::query(AssertSqlSafe(format!(
         "INSERT INTO held_calls ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"

@@ -493,3 +493,61 @@ async fn an_anonymous_read_names_the_author_as_the_lookup_does() {
         .unwrap();
     assert_eq!(shown("user:Ada@Example.com").await.1, "Ada Lovelace");
 }
+
+/// An approved write checks, in its own transaction, that the entry is what
+/// the approval was shown: an edit landing between the approval step's check
+/// and the write (40 approved publishes raced against edits let one swapped
+/// revision go live) is refused, and nothing is written.
+#[tokio::test]
+async fn an_approved_write_is_refused_when_the_entry_changed_since_it_was_shown() {
+    let db = fresh("approved_base").await;
+    let store = &db.site.store;
+    let editor = actor(&[Role::Admin]);
+    content::write_draft(store, &editor, &draft("raced", "Raced", "live v1"))
+        .await
+        .unwrap();
+    content::publish(store, &editor, "raced").await.unwrap();
+    content::write_draft(store, &editor, &draft("raced", "Raced", "pending v2"))
+        .await
+        .unwrap();
+    let shown = content::read(store, &editor, "raced").await.unwrap();
+    let approved = content::base_digest(Some((&shown.0, shown.1.as_ref())));
+    // The edit after the approval's check.
+    content::write_draft(store, &editor, &draft("raced", "Raced", "swapped v3"))
+        .await
+        .unwrap();
+    for write in ["publish", "delete", "write_draft"] {
+        let result = content::APPROVED_BASE
+            .scope(approved.clone(), async {
+                match write {
+                    "publish" => content::publish(store, &editor, "raced").await.map(drop),
+                    "delete" => content::delete(store, &editor, "raced").await,
+                    _ => content::write_draft(store, &editor, &draft("raced", "Raced", "v4"))
+                        .await
+                        .map(drop),
+                }
+            })
+            .await;
+        assert_eq!(
+            result.unwrap_err().code,
+            gatehouse_core::error::Code::APPROVAL_STALE,
+            "{write}"
+        );
+    }
+    let (live, pending) = content::read(store, &editor, "raced").await.unwrap();
+    assert_eq!(live.body, "live v1");
+    assert_eq!(pending.unwrap().body, "swapped v3");
+    // What was shown, unchanged, is written.
+    let now = content::base_digest(Some((
+        &live,
+        content::read(store, &editor, "raced")
+            .await
+            .unwrap()
+            .1
+            .as_ref(),
+    )));
+    content::APPROVED_BASE
+        .scope(now, content::publish(store, &editor, "raced"))
+        .await
+        .unwrap();
+}

@@ -49,6 +49,25 @@ pub struct VerifyCache {
     /// Full verifications (argon2 runs) so far: shown by `/metrics`, so an
     /// operator can see that a key costs one, not one per request.
     verifications: Arc<AtomicU64>,
+    /// Verifications running now, by key id and secret digest: requests
+    /// with the same key meanwhile wait for that one's answer instead of
+    /// running argon2 (and paying the failed-authentication limit) again.
+    in_flight: Arc<Mutex<HashMap<Flight, Answer>>>,
+}
+
+type Flight = (String, [u8; 32]);
+type Answer = tokio::sync::watch::Receiver<Option<Result<CheckedKey>>>;
+
+/// Takes a finished (or abandoned) verification out of the running ones.
+struct Landed {
+    flight: Flight,
+    in_flight: Arc<Mutex<HashMap<Flight, Answer>>>,
+}
+
+impl Drop for Landed {
+    fn drop(&mut self) {
+        lock(&self.in_flight).remove(&self.flight);
+    }
 }
 
 impl VerifyCache {
@@ -59,6 +78,7 @@ impl VerifyCache {
             capacity: capacity.max(1),
             ttl,
             verifications: Arc::default(),
+            in_flight: Arc::default(),
         }
     }
 
@@ -113,11 +133,44 @@ impl VerifyCache {
                 }
             };
         }
+        let flight: Flight = (parsed.id.to_string(), digest);
+        let running = lock(&self.in_flight).get(&flight).cloned();
+        if let Some(mut answer) = running {
+            // Another request verifies this very key: its answer is ours. If
+            // it was dropped before answering, verify anew.
+            if let Ok(done) = answer.wait_for(Option::is_some).await
+                && let Some(result) = done.clone()
+            {
+                return result;
+            }
+        }
+        let (tell, answer) = tokio::sync::watch::channel(None);
+        lock(&self.in_flight).insert(flight.clone(), answer);
+        let _landed = Landed {
+            flight,
+            in_flight: self.in_flight.clone(),
+        };
+        let result = self
+            .verify_in_full(store, raw, parsed.id, digest, generation)
+            .await;
+        tell.send_replace(Some(result.clone()));
+        result
+    }
+
+    /// argon2, then the answer remembered.
+    async fn verify_in_full(
+        &self,
+        store: &Store,
+        raw: &RawKey,
+        id: &str,
+        digest: [u8; 32],
+        generation: i64,
+    ) -> Result<CheckedKey> {
         self.verifications.fetch_add(1, Ordering::Relaxed);
         let key = verify(store, raw).await?;
         let checked = CheckedKey { key, generation };
         let mut entries = lock(&self.entries);
-        if entries.len() >= self.capacity && !entries.contains_key(parsed.id) {
+        if entries.len() >= self.capacity && !entries.contains_key(id) {
             entries.retain(|_, e| e.at.elapsed() < self.ttl);
             if entries.len() >= self.capacity
                 && let Some(victim) = entries.keys().next().cloned()
@@ -126,7 +179,7 @@ impl VerifyCache {
             }
         }
         entries.insert(
-            parsed.id.to_string(),
+            id.to_string(),
             Entry {
                 digest,
                 checked: checked.clone(),
@@ -146,6 +199,16 @@ impl VerifyCache {
         lock(&self.entries)
             .get(parsed.id)
             .is_some_and(|e| e.digest == digest && e.at.elapsed() < self.ttl)
+    }
+
+    /// Whether `raw` is being verified by another request now (which will
+    /// answer for it too).
+    pub fn is_verifying(&self, raw: &RawKey) -> bool {
+        let Ok(parsed) = parse(raw.expose()) else {
+            return false;
+        };
+        let flight = (parsed.id.to_string(), self.digest(parsed.secret));
+        lock(&self.in_flight).contains_key(&flight)
     }
 
     /// How many keys are remembered.

@@ -531,15 +531,30 @@ impl State {
                 record.interrupted(e.code).await;
                 return Err(stopping(&e));
             }
-            Ok(super::hold::Pass::Run) => Ok(tools::Rate::Take),
-            Ok(super::hold::Pass::RunCounted) => Ok(tools::Rate::Taken),
+            Ok(super::hold::Pass::Run) => Ok((tools::Rate::Take, None)),
+            Ok(super::hold::Pass::Approved { base, counted }) => {
+                let rate = if counted {
+                    tools::Rate::Taken
+                } else {
+                    tools::Rate::Take
+                };
+                Ok((rate, Some(base)))
+            }
             Err(e) => Err(e),
         };
         record.bound_from_now();
         let work = async {
-            match (&actor, &approval) {
-                (Ok(actor), Ok(rate)) => tools::call(&self.site, actor, spec, args, *rate).await,
-                (Err(e), _) | (_, Err(e)) => tools::Outcome::err(e),
+            match (&actor, approval) {
+                (Ok(actor), Ok((rate, None))) => {
+                    tools::call(&self.site, actor, spec, args, rate).await
+                }
+                // What was approved is checked again where the write happens.
+                (Ok(actor), Ok((rate, Some(base)))) => {
+                    let call = tools::call(&self.site, actor, spec, args, rate);
+                    crate::site::content::APPROVED_BASE.scope(base, call).await
+                }
+                (Err(e), _) => tools::Outcome::err(e),
+                (_, Err(e)) => tools::Outcome::err(&e),
             }
         };
         let bounded = tokio::time::timeout_at(record.deadline(), work);

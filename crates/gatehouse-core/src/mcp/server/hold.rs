@@ -60,9 +60,11 @@ const INPUT_KEY: &str = "approval";
 pub enum Pass {
     /// The call runs now.
     Run,
-    /// The call runs now; it took its call from the key's rate when it was
-    /// held, and takes none again.
-    RunCounted,
+    /// The call runs now, approved: `base` is the digest of the entry the
+    /// approval was shown, which the write checks again in its own
+    /// transaction ([`content::APPROVED_BASE`]); `counted` when the hold took
+    /// the call from the key's rate already.
+    Approved { base: String, counted: bool },
     /// The call ends for now with this `input_required` result; the client
     /// asks its user and calls again with the answer.
     AskClient(Value),
@@ -161,7 +163,10 @@ async fn hold(
     {
         return answered(site, actor, spec, (args, args_sha256), request_state, ask)
             .await
-            .map(|()| Pass::Run);
+            .map(|base| Pass::Approved {
+                base,
+                counted: false,
+            });
     }
     // A hold counts against the key's rate as the call would: a key of one
     // call a minute otherwise filled the owner's queue at the speed it sent.
@@ -230,7 +235,10 @@ async fn hold(
         Err(e) => Err(e),
     };
     guard.disarm();
-    outcome.map(|()| Pass::RunCounted)
+    outcome.map(|base| Pass::Approved {
+        base,
+        counted: true,
+    })
 }
 
 /// The question asked of the client's user, as `elicitation/create`'s params.
@@ -265,7 +273,7 @@ async fn answered(
     (args, args_sha256): (&Value, &str),
     request_state: &Value,
     ask: &Ask<'_>,
-) -> Result<()> {
+) -> Result<String> {
     let store = &site.store;
     let label = actor.label();
     let unknown = || {
@@ -351,14 +359,7 @@ impl Base {
             (true, Some(slug)) => crate::store::content::by_slug(&site.store, slug).await?,
             _ => None,
         };
-        let shape = entry.as_ref().map(|(e, p)| {
-            json!({
-                "slug": e.slug, "title": e.title, "body": e.body, "status": e.status,
-                "updated_at": e.updated_at,
-                "pending": p.as_ref().map(|p| json!({"title": p.title, "body": p.body, "updated_at": p.updated_at})),
-            })
-        });
-        let digest = crate::json::canonical_sha256(&shape.unwrap_or(Value::Null));
+        let digest = content::base_digest(entry.as_ref().map(|(e, p)| (e, p.as_ref())));
         Ok(Base { entry, digest })
     }
 
@@ -685,7 +686,7 @@ async fn verify(
     tool: &str,
     (args, args_sha256): (&Value, &str),
     held: &HeldCall,
-) -> Result<()> {
+) -> Result<String> {
     let stored = approvals::get(&site.store, &held.id).await?;
     if stored.args_sha256 != args_sha256 {
         return Err(Error::new(
@@ -702,7 +703,7 @@ async fn verify(
         )
         .hint("what was approved is no longer what would run; nothing was run: call again to be asked again"));
     }
-    Ok(())
+    Ok(now.digest)
 }
 
 /// How a hold ended by its stopping server says so (`found_by`).

@@ -87,8 +87,9 @@ pub struct Server {
     /// (a quarter of each: see [`Shares`]).
     slot_shares: Shares,
     stream_shares: Shares,
-    /// Each key's share of the event streams, wherever it connects from: one
-    /// key's `subscriptions/listen` streams from four networks had taken all.
+    /// Each key's (user's; all keyless clients' together) share of the event
+    /// streams, wherever they connect from: one key's `subscriptions/listen`
+    /// streams from four networks had taken all.
     key_stream_shares: Shares<String>,
     limits: HttpLimits,
     late: Late,
@@ -429,16 +430,19 @@ impl Server {
             }
             return self.authenticate_token(oauth, t, who).await;
         }
-        // A key this server has verified goes on whatever others from the
-        // address did (no argon2 runs for it). Any other key pays its token
+        // A key this server has verified, or is verifying for another
+        // request (whose answer it shares), goes on whatever others from the
+        // network did (no argon2 runs for it). Any other key pays its token
         // before argon2 runs, not after: checked first and spent after, a
         // hundred made-up keys sent at once all passed the check.
         let raw = token.map(RawKey::new);
         let paid = match &raw {
-            Some(raw) if !self.keys.is_cached(raw) => match self.failures.take(who) {
-                Ok(()) => true,
-                Err(wait) => return Err(limited(wait)),
-            },
+            Some(raw) if !self.keys.is_cached(raw) && !self.keys.is_verifying(raw) => {
+                match self.failures.take(who) {
+                    Ok(()) => true,
+                    Err(wait) => return Err(limited(wait)),
+                }
+            }
             _ => false,
         };
         let result = match &raw {
@@ -861,6 +865,24 @@ impl Server {
                         Some((i.get("id")?.clone(), Metrics::tool_index(name)))
                     })
                     .collect();
+                // Held calls in it wait as they would alone.
+                let wait = items
+                    .iter()
+                    .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
+                    .filter_map(|i| {
+                        let spec = manifest::find(i["params"].get("name")?.as_str()?)?;
+                        let args = i["params"].get("arguments").unwrap_or(&Value::Null);
+                        let wait = crate::mcp::server::hold::longest_wait(
+                            &self.site,
+                            actor.identity(),
+                            spec,
+                            args,
+                        );
+                        Some(wait)
+                    })
+                    .max()
+                    .unwrap_or_default();
+                let deadline = deadline + wait;
                 let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => {
@@ -1002,9 +1024,9 @@ impl Server {
             }
             None => deadline,
         };
-        // Whose streams these are (a key or a user); keyless ones count by network.
-        let key_id = (stream && !matches!(actor.identity(), Actor::Public))
-            .then(|| actor.identity().label());
+        // Whose streams these are: a key, a user, or everyone keyless as one
+        // (keyless streams from four networks had taken every slot).
+        let whose = stream.then(|| actor.identity().label());
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
@@ -1027,12 +1049,12 @@ impl Server {
             let Some(stream_share) = self.stream_shares.take(client) else {
                 return busy("this network's event streams already hold their share of the slots");
             };
-            let key_share = match &key_id {
-                Some(id) => match self.key_stream_shares.take_for(id.clone()) {
+            let whose_share = match whose {
+                Some(who) => match self.key_stream_shares.take_for(who) {
                     Some(share) => Some(share),
                     None => {
                         return busy(
-                            "this key's event streams already hold its share of the slots",
+                            "this key's (or, without one, every keyless client's) event streams already hold their share of the slots",
                         );
                     }
                 },
@@ -1046,7 +1068,7 @@ impl Server {
                 Box::pin(work),
                 out,
                 deadline,
-                (slot, stream_slot, stream_share, key_share),
+                (slot, stream_slot, stream_share, whose_share),
                 move |reply| {
                     if let Some(tool) = tool {
                         metrics.call(tool, reply);

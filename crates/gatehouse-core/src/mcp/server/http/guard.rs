@@ -45,12 +45,12 @@ impl Exposure {
         Exposure {
             hosts: all_hosts,
             origins: all_origins,
-            proxies: proxies.to_vec(),
+            proxies: proxies.iter().map(IpAddr::to_canonical).collect(),
         }
     }
 
     fn trusts(&self, peer: SocketAddr) -> bool {
-        self.proxies.contains(&peer.ip())
+        self.proxies.contains(&peer.ip().to_canonical())
     }
 
     /// The client's address: the peer, or the last `X-Forwarded-For` hop (the
@@ -60,7 +60,7 @@ impl Exposure {
     /// skipping it had believed the hop before it, which the client wrote.
     pub fn client(&self, peer: SocketAddr, headers: &HeaderMap) -> IpAddr {
         if !self.trusts(peer) {
-            return peer.ip();
+            return peer.ip().to_canonical();
         }
         let last = headers
             .get_all("x-forwarded-for")
@@ -68,10 +68,11 @@ impl Exposure {
             .flat_map(|v| v.as_bytes().split(|b| *b == b','))
             .next_back();
         match last {
-            None => peer.ip(),
+            None => peer.ip().to_canonical(),
             Some(hop) => std::str::from_utf8(hop)
                 .ok()
                 .and_then(|h| hop_address(h.trim()))
+                .map(|ip| ip.to_canonical())
                 .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)),
         }
     }
@@ -342,5 +343,22 @@ mod tests {
         assert_eq!(e.client(proxy, &two), "10.1.2.3".parse::<IpAddr>().unwrap());
         // No header from the proxy: the proxy itself.
         assert_eq!(e.client(proxy, &headers(&[])), proxy.ip());
+    }
+
+    #[test]
+    fn a_dual_stack_listeners_mapped_peer_is_the_ipv4_address_it_maps() {
+        let e = exposure();
+        let xff = headers(&[("x-forwarded-for", "203.0.113.9")]);
+        let proxy: SocketAddr = "[::ffff:10.0.0.1]:5000".parse().unwrap();
+        assert_eq!(
+            e.client(proxy, &xff),
+            "203.0.113.9".parse::<IpAddr>().unwrap(),
+            "the trusted proxy, seen through a dual-stack socket"
+        );
+        let stranger: SocketAddr = "[::ffff:192.0.2.9]:5000".parse().unwrap();
+        assert_eq!(
+            e.client(stranger, &xff),
+            "192.0.2.9".parse::<IpAddr>().unwrap()
+        );
     }
 }

@@ -309,11 +309,19 @@ pub async fn run(
                 }
             },
         };
+        // A dual-stack listener (`[::]`) sees IPv4 peers as `::ffff:a.b.c.d`:
+        // named as IPv4 from here on, so a trusted IPv4 proxy is recognised
+        // and a key's IPv4 `--from` networks apply.
+        let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
         let Ok(slot) = connections.clone().try_acquire_owned() else {
             tracing::debug!("every connection slot is taken; closing a new connection");
             continue;
         };
-        let share = if opts.behind_proxy.contains(&peer.ip()) {
+        let share = if opts
+            .behind_proxy
+            .iter()
+            .any(|p| p.to_canonical() == peer.ip())
+        {
             None
         } else {
             let Some(share) = connection_shares.take(peer.ip()) else {
