@@ -73,19 +73,23 @@ fn image(root: &Path, dir: &Path, name: &str) -> PathBuf {
     image
 }
 
-/// Runs `image`. A spawn may meet `ETXTBSY` ("text file busy"): another test
+/// `image` with `args`, a clean environment and `home`.
+fn command(image: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(image);
+    c.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home);
+    c
+}
+
+/// Starts `image`, retried on `ETXTBSY` ("text file busy"): another test
 /// thread's fork can still hold the image's write descriptor (inherited, not
-/// yet closed by its exec) just after `image` wrote it, so it is retried.
-fn start(image: &Path, home: &Path, args: &[&str]) -> Output {
+/// yet closed by its exec) just after `image` wrote it.
+fn retrying<T>(mut run: impl FnMut() -> std::io::Result<T>) -> T {
     let mut tries = 0;
     loop {
-        match Command::new(image)
-            .args(args)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", home)
-            .output()
-        {
+        match run() {
             Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -93,6 +97,11 @@ fn start(image: &Path, home: &Path, args: &[&str]) -> Output {
             result => return result.unwrap(),
         }
     }
+}
+
+/// Runs `image` to its end.
+fn start(image: &Path, home: &Path, args: &[&str]) -> Output {
+    retrying(|| command(image, home, args).output())
 }
 
 fn text(out: &Output) -> String {
@@ -185,14 +194,12 @@ fn concurrent_first_starts_share_one_complete_copy() {
     let image = image(tmp.path(), &app_dir(tmp.path(), "1"), "App.AppImage");
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(&image)
-                .env_clear()
-                .env("PATH", "/usr/bin:/bin")
-                .env("HOME", &home)
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
+            retrying(|| {
+                command(&image, &home, &[])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+            })
         })
         .collect();
     for child in children {

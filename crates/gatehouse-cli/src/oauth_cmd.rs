@@ -127,14 +127,10 @@ pub async fn run(ctx: &Ctx, cmd: OAuthCommand) -> Result<String> {
             };
             if !yes {
                 let r = flow::pairing_request(store, &code, &principal).await?;
-                let acts_as = match &principal {
-                    Principal::Key(id) => format!("key {id}"),
-                    Principal::User(email) => format!("user {email}"),
-                };
                 return Err(Error::new(
                     codes::OAUTH_PAIRING_UNCONFIRMED,
                     format!(
-                        "nothing approved: {code} would let {:?} (client {}, redirecting to {}) act as {acts_as} with {}",
+                        "nothing approved: {code} would let {:?} (client {}, redirecting to {}) act as {principal} with {}",
                         r.client_name, r.client_id, r.redirect_uri, r.scopes
                     ),
                 )

@@ -978,3 +978,56 @@ fn one_network_of_held_calls_keeps_a_share_of_the_request_slots_not_all() {
         "the slots came back with the answers"
     );
 }
+
+/// A call the caller's content scope refuses is refused as usual, never held
+/// (its question would have named an entry outside the scope); a rename of a
+/// published entry waits under a policy naming `content_publish` as under
+/// one naming the effect.
+#[test]
+fn out_of_scope_calls_are_refused_not_held_and_renames_wait_under_the_tools_name() {
+    let site = TestSite::new("approvals_scope");
+    let (admin, _) = site.mint("admin");
+    let (scoped, scoped_id) = mint(&site, &["--content", "blog-*", "--approve", "publish"]);
+    let (by_name, by_name_id) = mint(&site, &["--approve", "content_publish"]);
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &admin, "outside");
+    let r = call(
+        &serve.addr,
+        &scoped,
+        "content_publish",
+        serde_json::json!({"slug": "outside"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], true, "{r}");
+    assert_ne!(code_of(&r), "APPROVAL_QUEUE_FULL", "{r}");
+    let held = site.ok_json(&["approvals", "list", "--json"]);
+    assert!(
+        held.as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["actor"] != format!("key:{scoped_id}")),
+        "{held}"
+    );
+
+    write_draft(&serve, &admin, "named-move");
+    let r = call(
+        &serve.addr,
+        &admin,
+        "content_publish",
+        serde_json::json!({"slug": "named-move"}),
+    )
+    .expect("an answer");
+    assert_eq!(r["isError"], false, "{r}");
+    let waiting = held_call(
+        &serve,
+        &by_name,
+        "content_write_draft",
+        serde_json::json!({"slug": "named-move", "title": "M", "body": "x", "new_slug": "named-moved"}),
+    );
+    let id = waiting_holds(&site, &format!("key:{by_name_id}"), 1).remove(0);
+    site.ok(&["approvals", "deny", &id]);
+    assert_eq!(
+        code_of(&waiting.join().unwrap().expect("an answer")),
+        "APPROVAL_DENIED"
+    );
+}

@@ -317,7 +317,7 @@ fn memory_stays_bounded_under_a_flood_of_large_bodies_and_streams() {
 
 /// A request's headers may take about 32 KiB (431 above it), not hyper's default
 /// of ~400 KB a connection: 1,024 connections each sending ~387 KB of
-/// headers and then nothing had taken the server from 68 to 609 MB, counted
+/// headers and then nothing had pinned 540 MB (68 to 609 MB resident), counted
 /// in no budget, until the header timeout. Printed: the resident memory
 /// before and after 256 such connections.
 #[cfg(target_os = "linux")]

@@ -320,9 +320,12 @@ pub async fn hold(store: &Store, new: NewHold<'_>) -> Result<HeldCall> {
     if sql::waiting_of_in(&mut tx, new.actor).await? >= MAX_WAITING {
         return Err(Error::new(
             Code::APPROVAL_QUEUE_FULL,
-            format!("{MAX_WAITING} calls of {} already wait for a decision", new.actor),
+            format!(
+                "{MAX_WAITING} calls of {} already wait for a decision",
+                new.actor
+            ),
         )
-        .hint("nothing was run or held; call again once the owner has decided those (gatehouse approvals list)"));
+        .hint("nothing was run or held; call again once some of them are decided or timed out"));
     }
     sql::insert_in(&mut tx, &row).await?;
     audit::append(

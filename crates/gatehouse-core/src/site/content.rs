@@ -66,6 +66,13 @@ fn check_named(actor: &Actor, slug: &str) -> Result<()> {
     }
 }
 
+/// Whether `actor`'s content scope (if any) admits acting on `slug`, stored
+/// as `entry` now: the approval step holds only what a write would not
+/// refuse for its scope anyway, so nothing outside it is shown or asked.
+pub fn scope_admits(actor: &Actor, slug: &str, entry: Option<&Entry>) -> bool {
+    check_named(actor, slug).is_ok() && entry.is_none_or(|e| in_scope(actor, e))
+}
+
 /// Whether the actor's scope (if any) admits an entry as stored.
 fn in_scope(actor: &Actor, entry: &Entry) -> bool {
     actor
@@ -339,9 +346,10 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
 
 tokio::task_local! {
     /// The digest ([`base_digest`]) of the entry an approved call was shown,
-    /// set by the approval step around the call it lets run. Each write
-    /// checks it in its own transaction, so an edit landing between the
-    /// approval step's check and the write is refused, not published.
+    /// set by the server's call path (`mcp::server::handler`) around a call
+    /// the approval step let run. Each write checks it in its own
+    /// transaction, so an edit landing after the approval is refused, not
+    /// published. Unset means the call was not held: nothing to check.
     pub static APPROVED_BASE: String;
 }
 

@@ -447,6 +447,20 @@ pub async fn set_pairing(tx: &mut Tx, id: &str, pair_hash: &str) -> Result<bool>
     Ok(done.rows_affected() == 1)
 }
 
+/// [`request_by_pairing`] outside a transaction, for a look that changes
+/// nothing.
+pub async fn find_by_pairing(store: &Store, pair_hash: &str) -> Result<Option<RequestRow>> {
+    let sql = &format!("SELECT {REQUEST} FROM oauth_requests WHERE pair_hash = $1");
+    store
+        .read("finding a pairing code", |pool| async move {
+            sqlx::query_as(AssertSqlSafe(sql.as_str()))
+                .bind(pair_hash)
+                .fetch_optional(&pool)
+                .await
+        })
+        .await
+}
+
 /// The pending request a pairing code names.
 pub async fn request_by_pairing(tx: &mut Tx, pair_hash: &str) -> Result<Option<RequestRow>> {
     sqlx::query_as(AssertSqlSafe(format!(

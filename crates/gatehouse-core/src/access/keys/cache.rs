@@ -56,7 +56,7 @@ pub struct VerifyCache {
 }
 
 type Flight = (String, [u8; 32]);
-type Answer = tokio::sync::watch::Receiver<Option<Result<CheckedKey>>>;
+type Answer = tokio::sync::watch::Receiver<Option<Result<VerifiedKey>>>;
 
 /// Takes a finished (or abandoned) verification out of the running ones.
 struct Landed {
@@ -100,13 +100,26 @@ impl VerifyCache {
     }
 
     /// [`verify`], remembered; see the module doc. Refuses exactly what
-    /// [`verify`] refuses, with the same errors.
-    pub async fn verify(&self, store: &Store, raw: &RawKey) -> Result<CheckedKey> {
-        let parsed = parse(raw.expose()).map_err(|_| Refusal::Malformed.error(None))?;
+    /// [`verify`] refuses, with the same errors. `pay` runs only in the one
+    /// request that starts argon2 for a key neither remembered nor being
+    /// verified for another request (which answer for it instead); when it
+    /// refuses, its `Err` is returned and nothing runs.
+    pub async fn verify<E>(
+        &self,
+        store: &Store,
+        raw: &RawKey,
+        pay: impl FnOnce() -> std::result::Result<(), E>,
+    ) -> std::result::Result<Result<CheckedKey>, E> {
+        let Ok(parsed) = parse(raw.expose()) else {
+            return Ok(Err(Refusal::Malformed.error(None)));
+        };
         let digest = self.digest(parsed.secret);
         // Read before anything else: a change committed after this read moves
         // the generation past it, so the next request rechecks.
-        let generation = crate::store::access::generation(store).await?;
+        let generation = match crate::store::access::generation(store).await {
+            Ok(g) => g,
+            Err(e) => return Ok(Err(e)),
+        };
         let cached = {
             let entries = lock(&self.entries);
             entries
@@ -117,9 +130,9 @@ impl VerifyCache {
         if let Some(c) = cached {
             let live = c.key.expires_at.is_none_or(|e| e > now_ms());
             if c.generation == generation && live {
-                return Ok(c);
+                return Ok(Ok(c));
             }
-            return match recheck(store, parsed.id).await {
+            return Ok(match recheck(store, parsed.id).await {
                 Ok(key) => {
                     let checked = CheckedKey { key, generation };
                     if let Some(e) = lock(&self.entries).get_mut(parsed.id) {
@@ -131,44 +144,56 @@ impl VerifyCache {
                     lock(&self.entries).remove(parsed.id);
                     Err(e)
                 }
-            };
+            });
         }
-        let flight: Flight = (parsed.id.to_string(), digest);
-        let running = lock(&self.in_flight).get(&flight).cloned();
-        if let Some(mut answer) = running {
-            // Another request verifies this very key: its answer is ours. If
-            // it was dropped before answering, verify anew.
-            if let Ok(done) = answer.wait_for(Option::is_some).await
-                && let Some(result) = done.clone()
-            {
-                return result;
-            }
+        let mut answer = self.answer_for((parsed.id.to_string(), digest), store, raw, pay)?;
+        let result = match answer.wait_for(Option::is_some).await {
+            Ok(done) => done.clone().expect("waited for an answer"),
+            Err(_) => Err(crate::error::Error::new(
+                crate::error::codes::KEY_VERIFY_FAILED,
+                "the key's check ended without an answer",
+            )
+            .hint("send the request again")),
+        };
+        Ok(result.map(|key| {
+            let checked = CheckedKey { key, generation };
+            self.remember(parsed.id, digest, &checked);
+            checked
+        }))
+    }
+
+    /// The running verification of `flight`, or one started now, after
+    /// `pay`, on a task of its own: a request cancelled meanwhile (its client
+    /// gone) never leaves the others waiting for an answer that cannot come.
+    fn answer_for<E>(
+        &self,
+        flight: Flight,
+        store: &Store,
+        raw: &RawKey,
+        pay: impl FnOnce() -> std::result::Result<(), E>,
+    ) -> std::result::Result<Answer, E> {
+        let mut running = lock(&self.in_flight);
+        if let Some(answer) = running.get(&flight) {
+            return Ok(answer.clone());
         }
+        pay()?;
         let (tell, answer) = tokio::sync::watch::channel(None);
-        lock(&self.in_flight).insert(flight.clone(), answer);
-        let _landed = Landed {
+        running.insert(flight.clone(), answer.clone());
+        let landed = Landed {
             flight,
             in_flight: self.in_flight.clone(),
         };
-        let result = self
-            .verify_in_full(store, raw, parsed.id, digest, generation)
-            .await;
-        tell.send_replace(Some(result.clone()));
-        result
+        let (store, raw) = (store.clone(), raw.clone());
+        self.verifications.fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let _landed = landed;
+            tell.send_replace(Some(verify(&store, &raw).await));
+        });
+        Ok(answer)
     }
 
-    /// argon2, then the answer remembered.
-    async fn verify_in_full(
-        &self,
-        store: &Store,
-        raw: &RawKey,
-        id: &str,
-        digest: [u8; 32],
-        generation: i64,
-    ) -> Result<CheckedKey> {
-        self.verifications.fetch_add(1, Ordering::Relaxed);
-        let key = verify(store, raw).await?;
-        let checked = CheckedKey { key, generation };
+    /// Remembers a verified key, making room within the capacity.
+    fn remember(&self, id: &str, digest: [u8; 32], checked: &CheckedKey) {
         let mut entries = lock(&self.entries);
         if entries.len() >= self.capacity && !entries.contains_key(id) {
             entries.retain(|_, e| e.at.elapsed() < self.ttl);
@@ -186,29 +211,6 @@ impl VerifyCache {
                 at: Instant::now(),
             },
         );
-        Ok(checked)
-    }
-
-    /// Whether `raw` would be served without argon2 (its id remembered with
-    /// this secret, within the entry's time); a malformed key is not.
-    pub fn is_cached(&self, raw: &RawKey) -> bool {
-        let Ok(parsed) = parse(raw.expose()) else {
-            return false;
-        };
-        let digest = self.digest(parsed.secret);
-        lock(&self.entries)
-            .get(parsed.id)
-            .is_some_and(|e| e.digest == digest && e.at.elapsed() < self.ttl)
-    }
-
-    /// Whether `raw` is being verified by another request now (which will
-    /// answer for it too).
-    pub fn is_verifying(&self, raw: &RawKey) -> bool {
-        let Ok(parsed) = parse(raw.expose()) else {
-            return false;
-        };
-        let flight = (parsed.id.to_string(), self.digest(parsed.secret));
-        lock(&self.in_flight).contains_key(&flight)
     }
 
     /// How many keys are remembered.

@@ -533,12 +533,12 @@ pub async fn pairing_request(
     principal: &Principal,
 ) -> Result<PairingRequest> {
     stand(store, principal).await?;
-    let mut tx = store.begin_write().await?;
-    let row = sql::request_by_pairing(&mut tx, &super::hash(&normal_pair_code(code)))
+    // One already approved is refused by the approval: not shown either.
+    let row = sql::find_by_pairing(store, &super::hash(&normal_pair_code(code)))
         .await?
         .filter(|r| r.expires_at > now_ms())
+        .filter(|r| r.approved_key_id.is_none() && r.approved_email.is_none())
         .ok_or_else(|| no_pairing(code))?;
-    drop(tx);
     Ok(PairingRequest {
         client_name: client_name(store, &row.client_id).await,
         client_id: row.client_id,

@@ -532,14 +532,7 @@ impl State {
                 return Err(stopping(&e));
             }
             Ok(super::hold::Pass::Run) => Ok((tools::Rate::Take, None)),
-            Ok(super::hold::Pass::Approved { base, counted }) => {
-                let rate = if counted {
-                    tools::Rate::Taken
-                } else {
-                    tools::Rate::Take
-                };
-                Ok((rate, Some(base)))
-            }
+            Ok(super::hold::Pass::Approved { base }) => Ok((tools::Rate::Taken, Some(base))),
             Err(e) => Err(e),
         };
         record.bound_from_now();

@@ -16,8 +16,9 @@
 //! ([`Pass::Stopped`]).
 //!
 //! What runs is what was shown: the decision covers the arguments' digest and,
-//! for content, the entry as it was when held; a changed entry refuses the
-//! call (`APPROVAL_STALE`) instead of running something no one saw.
+//! for content, the entry as it was when held; a changed entry (checked in
+//! the write's own transaction) refuses the call (`APPROVAL_STALE`) instead of
+//! running something no one saw.
 
 use std::time::Duration;
 
@@ -62,9 +63,9 @@ pub enum Pass {
     Run,
     /// The call runs now, approved: `base` is the digest of the entry the
     /// approval was shown, which the write checks again in its own
-    /// transaction ([`content::APPROVED_BASE`]); `counted` when the hold took
-    /// the call from the key's rate already.
-    Approved { base: String, counted: bool },
+    /// transaction ([`content::APPROVED_BASE`]). The hold (or the request
+    /// that asked the client's user) took the call from the key's rate.
+    Approved { base: String },
     /// The call ends for now with this `input_required` result; the client
     /// asks its user and calls again with the answer.
     AskClient(Value),
@@ -91,7 +92,7 @@ pub async fn gate(
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals()?.unwrap_or(&none);
     let held = policy.holds(actor, spec.name, spec.effect.into())
-        || (policy.holds(actor, spec.name, "publish") && moves_live(site, spec, args).await?);
+        || (holds_renames(policy, actor, spec, args) && moves_live(site, args).await?);
     if !held {
         return Ok(Pass::Run);
     }
@@ -114,15 +115,14 @@ pub async fn gate(
 }
 
 /// How long `spec`'s call may wait for a decision before it runs: the
-/// policy's timeout when it may hold the call (a rename counted as a possible
-/// publish, unread), else nothing. The HTTP adapter adds it to the request's
-/// deadline.
+/// policy's timeout when it may hold the call (any rename counted, published
+/// or not: nothing is read here), else nothing. The HTTP adapter adds it to
+/// the request's deadline.
 pub fn longest_wait(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> Duration {
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals().ok().flatten().unwrap_or(&none);
-    let renames = args.get("new_slug").is_some_and(Value::is_string);
     if policy.holds(actor, spec.name, spec.effect.into())
-        || (renames && policy.holds(actor, spec.name, "publish"))
+        || holds_renames(policy, actor, spec, args)
     {
         Duration::from_secs(policy.timeout_seconds)
     } else {
@@ -130,18 +130,29 @@ pub fn longest_wait(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -
     }
 }
 
-/// Whether a draft write renames a published entry: that changes its live
-/// address, which needs the publish permission, so a policy that holds
-/// publishing holds it too (its effect class alone says write).
-async fn moves_live(site: &Site, spec: &ToolSpec, args: &Value) -> Result<bool> {
+/// Whether `spec`'s call is a draft write that renames (`new_slug` other
+/// than `slug`) under a policy that holds publishing: renaming a published
+/// entry changes its live address, which needs the publish permission, so it
+/// waits as a publish does (by the effect or by `content_publish`'s name),
+/// though its own effect class says write.
+fn holds_renames(
+    policy: &approvals::ApprovalPolicy,
+    actor: &Actor,
+    spec: &ToolSpec,
+    args: &Value,
+) -> bool {
     let slug = args.get("slug").and_then(Value::as_str);
     let new_slug = args.get("new_slug").and_then(Value::as_str);
-    let (Some(slug), Some(new_slug)) = (slug, new_slug) else {
+    spec.name == "content_write_draft"
+        && new_slug.is_some_and(|n| Some(n) != slug)
+        && policy.holds(actor, "content_publish", "publish")
+}
+
+/// Whether the entry a draft write names is published (see [`holds_renames`]).
+async fn moves_live(site: &Site, args: &Value) -> Result<bool> {
+    let Some(slug) = args.get("slug").and_then(Value::as_str) else {
         return Ok(false);
     };
-    if spec.name != "content_write_draft" || slug == new_slug {
-        return Ok(false);
-    }
     let entry = crate::store::content::by_slug(&site.store, slug).await?;
     Ok(entry.is_some_and(|(e, _)| e.status == "published"))
 }
@@ -161,17 +172,22 @@ async fn hold(
     if let Some(ask) = &modern
         && let Some(request_state) = ask.request_state
     {
-        return answered(site, actor, spec, (args, args_sha256), request_state, ask)
+        return answered(site, actor, spec, args_sha256, request_state, ask)
             .await
-            .map(|base| Pass::Approved {
-                base,
-                counted: false,
-            });
+            .map(|base| Pass::Approved { base });
+    }
+    let base = Base::read(site, spec.name, args).await?;
+    // Outside the caller's content scope: refused by the write as usual,
+    // never held (the question would name an entry the caller cannot see).
+    if let Some(slug) = args.get("slug").and_then(Value::as_str)
+        && spec.name.starts_with("content_")
+        && !content::scope_admits(actor, slug, base.entry.as_ref().map(|(e, _)| e))
+    {
+        return Ok(Pass::Run);
     }
     // A hold counts against the key's rate as the call would: a key of one
     // call a minute otherwise filled the owner's queue at the speed it sent.
     super::reach::count_call(actor)?;
-    let base = Base::read(site, spec.name, args).await?;
     let detached = modern.is_some();
     let client = match &modern {
         Some(ask) => ask.client.clone(),
@@ -231,14 +247,11 @@ async fn hold(
         }
     };
     let outcome = match approved {
-        Ok(()) => verify(site, spec.name, (args, args_sha256), &held).await,
+        Ok(()) => verify(site, spec.name, args_sha256, &held).await,
         Err(e) => Err(e),
     };
     guard.disarm();
-    outcome.map(|base| Pass::Approved {
-        base,
-        counted: true,
-    })
+    outcome.map(|base| Pass::Approved { base })
 }
 
 /// The question asked of the client's user, as `elicitation/create`'s params.
@@ -270,7 +283,7 @@ async fn answered(
     site: &Site,
     actor: &Actor,
     spec: &'static ToolSpec,
-    (args, args_sha256): (&Value, &str),
+    args_sha256: &str,
     request_state: &Value,
     ask: &Ask<'_>,
 ) -> Result<String> {
@@ -338,7 +351,7 @@ async fn answered(
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
-    verify(site, spec.name, (args, args_sha256), &held).await
+    verify(site, spec.name, args_sha256, &held).await
 }
 
 /// The entry a content call acts on, as it is now: all of it, pending
@@ -680,13 +693,11 @@ fn ended_elsewhere(held: &HeldCall) -> Error {
     }
 }
 
-/// The approved call runs only with the arguments and the entry it was shown with.
-async fn verify(
-    site: &Site,
-    tool: &str,
-    (args, args_sha256): (&Value, &str),
-    held: &HeldCall,
-) -> Result<String> {
+/// The approved call runs only with the arguments it was shown with; the
+/// entry it was shown is its digest, returned for the write to check in its
+/// own transaction (`content::APPROVED_BASE`), the one place a change made
+/// after the approval cannot slip past.
+async fn verify(site: &Site, tool: &str, args_sha256: &str, held: &HeldCall) -> Result<String> {
     let stored = approvals::get(&site.store, &held.id).await?;
     if stored.args_sha256 != args_sha256 {
         return Err(Error::new(
@@ -695,15 +706,13 @@ async fn verify(
         )
         .hint("nothing was run; call again to be asked again"));
     }
-    let now = Base::read(site, tool, args).await?;
-    if stored.base_sha256.as_deref() != Some(now.digest.as_str()) {
-        return Err(Error::new(
+    stored.base_sha256.ok_or_else(|| {
+        Error::new(
             Code::APPROVAL_STALE,
-            format!("the entry changed after {tool} was approved"),
+            format!("the approval of {tool} recorded no entry to compare"),
         )
-        .hint("what was approved is no longer what would run; nothing was run: call again to be asked again"));
-    }
-    Ok(now.digest)
+        .hint("nothing was run; call again to be asked again")
+    })
 }
 
 /// How a hold ended by its stopping server says so (`found_by`).

@@ -403,7 +403,7 @@ impl Server {
         };
         let limited = |wait| {
             self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
-            too_many(wait, "failed authentications from this address")
+            too_many(wait, "failed authentications from this network")
         };
         if all.next().is_some() {
             // Which of two credentials would be the caller's is a guess.
@@ -432,21 +432,22 @@ impl Server {
         }
         // A key this server has verified, or is verifying for another
         // request (whose answer it shares), goes on whatever others from the
-        // network did (no argon2 runs for it). Any other key pays its token
-        // before argon2 runs, not after: checked first and spent after, a
+        // network did (no argon2 runs for it). The request that starts argon2
+        // pays its token first, not after: checked first and spent after, a
         // hundred made-up keys sent at once all passed the check.
         let raw = token.map(RawKey::new);
-        let paid = match &raw {
-            Some(raw) if !self.keys.is_cached(raw) && !self.keys.is_verifying(raw) => {
-                match self.failures.take(who) {
-                    Ok(()) => true,
+        let mut paid = false;
+        let result = match &raw {
+            Some(raw) => {
+                let pay = || {
+                    paid = true;
+                    self.failures.take(who)
+                };
+                match self.keys.verify(&self.site.store, raw, pay).await {
+                    Ok(result) => result,
                     Err(wait) => return Err(limited(wait)),
                 }
             }
-            _ => false,
-        };
-        let result = match &raw {
-            Some(raw) => self.keys.verify(&self.site.store, raw).await,
             None => Err(crate::access::keys::Refusal::Malformed.error(None)),
         };
         match result {
@@ -464,8 +465,10 @@ impl Server {
             }
             Err(e) if e.code == codes::ACTOR_API_KEY_INVALID => {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
-                if !paid {
-                    let _ = self.failures.take(who);
+                // Refusals that ran no argon2 of their own (a malformed key,
+                // one answered by another request's check) count after.
+                if !paid && let Err(wait) = self.failures.take(who) {
+                    return Err(limited(wait));
                 }
                 tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
                 Err(self.unauthorized(&e))
@@ -520,6 +523,22 @@ impl Server {
             "the key is restricted to {}; an admin can change it with `gatehouse keys restrict ID --from …`",
             shown.join(", ")
         )))
+    }
+
+    /// How long the approval policy may hold a `tools/call` with `params`
+    /// before it runs (see [`crate::mcp::server::hold::longest_wait`]).
+    fn hold_wait(&self, actor: &Actor, params: Option<&Map<String, Value>>) -> Duration {
+        let Some(spec) = params
+            .and_then(|p| p.get("name"))
+            .and_then(Value::as_str)
+            .and_then(manifest::find)
+        else {
+            return Duration::ZERO;
+        };
+        let args = params
+            .and_then(|p| p.get("arguments"))
+            .unwrap_or(&Value::Null);
+        crate::mcp::server::hold::longest_wait(&self.site, actor, spec, args)
     }
 
     /// A 401 with the challenge: OAuth's (pointing to the resource metadata)
@@ -865,23 +884,13 @@ impl Server {
                         Some((i.get("id")?.clone(), Metrics::tool_index(name)))
                     })
                     .collect();
-                // Held calls in it wait as they would alone.
+                // Its calls run one after another, each held as long as it
+                // would be alone.
                 let wait = items
                     .iter()
                     .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
-                    .filter_map(|i| {
-                        let spec = manifest::find(i["params"].get("name")?.as_str()?)?;
-                        let args = i["params"].get("arguments").unwrap_or(&Value::Null);
-                        let wait = crate::mcp::server::hold::longest_wait(
-                            &self.site,
-                            actor.identity(),
-                            spec,
-                            args,
-                        );
-                        Some(wait)
-                    })
-                    .max()
-                    .unwrap_or_default();
+                    .map(|i| self.hold_wait(actor.identity(), i["params"].as_object()))
+                    .sum::<Duration>();
                 let deadline = deadline + wait;
                 let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
@@ -1006,27 +1015,14 @@ impl Server {
         // A call the approval policy may hold waits for its decision before
         // its own bound starts: the request's deadline grows by that wait
         // (it had ended every hold over HTTP after the request timeout).
-        let deadline = match tool
-            .and(params.and_then(|p| p.get("name")).and_then(Value::as_str))
-            .and_then(manifest::find)
-        {
-            Some(spec) => {
-                let args = params
-                    .and_then(|p| p.get("arguments"))
-                    .unwrap_or(&Value::Null);
-                deadline
-                    + crate::mcp::server::hold::longest_wait(
-                        &self.site,
-                        actor.identity(),
-                        spec,
-                        args,
-                    )
-            }
+        let deadline = match tool {
+            Some(_) => deadline + self.hold_wait(actor.identity(), params),
             None => deadline,
         };
         // Whose streams these are: a key, a user, or everyone keyless as one
         // (keyless streams from four networks had taken every slot).
         let whose = stream.then(|| actor.identity().label());
+        let actor_is_public = matches!(actor.identity(), Actor::Public);
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
@@ -1052,9 +1048,14 @@ impl Server {
             let whose_share = match whose {
                 Some(who) => match self.key_stream_shares.take_for(who) {
                     Some(share) => Some(share),
+                    None if actor_is_public => {
+                        return busy(
+                            "keyless clients' event streams already hold their share of the slots",
+                        );
+                    }
                     None => {
                         return busy(
-                            "this key's (or, without one, every keyless client's) event streams already hold their share of the slots",
+                            "this key's event streams already hold its share of the slots",
                         );
                     }
                 },

@@ -93,7 +93,10 @@ impl Exposure {
                 all.next().filter(|_| all.next().is_none())
             }
         };
-        let Some((host, bare)) = host.and_then(|h| h.to_str().ok()).and_then(split_host) else {
+        let Some(host) = host.and_then(|h| h.to_str().ok()) else {
+            return Err(Refused::Host);
+        };
+        let Some(bare) = bare_host(host) else {
             return Err(Refused::Host);
         };
         // The lists are lowercase: compared without a lowercased copy per request.
@@ -121,7 +124,13 @@ fn hop_address(hop: &str) -> Option<IpAddr> {
         return Some(ip);
     }
     if let Some(rest) = hop.strip_prefix('[') {
-        return rest.split_once(']')?.0.parse().ok();
+        // `[v6]` or `[v6]:port`, nothing else after the bracket.
+        let (ip, after) = rest.split_once(']')?;
+        let port_ok = after.is_empty()
+            || after
+                .strip_prefix(':')
+                .is_some_and(|p| p.parse::<u16>().is_ok());
+        return port_ok.then(|| ip.parse().ok()).flatten();
     }
     hop.parse::<SocketAddr>().ok().map(|s| s.ip())
 }
@@ -133,10 +142,10 @@ pub enum Refused {
     Origin,
 }
 
-/// A `Host` value and its host without the port, or `None` unless it is a
+/// A `Host` value's host without the port, or `None` unless it is a
 /// bracketed IPv6 literal or a name of letters, digits, `.`, `-` and `_`,
 /// followed by at most one `:` and a port of digits.
-fn split_host(value: &str) -> Option<(&str, &str)> {
+fn bare_host(value: &str) -> Option<&str> {
     let (bare, port) = match value.strip_prefix('[') {
         Some(rest) => {
             let end = rest.find(']')?;
@@ -164,11 +173,11 @@ fn split_host(value: &str) -> Option<(&str, &str)> {
         }
     };
     match port.strip_prefix(':') {
-        None if port.is_empty() => Some((value, bare)),
+        None if port.is_empty() => Some(bare),
         Some(digits)
             if digits.parse::<u16>().is_ok() && digits.bytes().all(|b| b.is_ascii_digit()) =>
         {
-            Some((value, bare))
+            Some(bare)
         }
         _ => None,
     }
@@ -335,6 +344,7 @@ mod tests {
             client("[2001:db8::9]"),
             "2001:db8::9".parse::<IpAddr>().unwrap()
         );
+        assert_eq!(client("10.1.2.3, [2001:db8::9]junk"), unspecified);
         // Two header lines are one list: the last line's last hop counts.
         let two = headers(&[
             ("x-forwarded-for", "203.0.113.9"),

@@ -150,7 +150,7 @@ pub struct HttpLimits {
     /// The most a request's line and headers may take (431 above it; hyper
     /// checks between reads, so one read's worth more may land): each
     /// connection may buffer this much, counted in no budget, so hyper's
-    /// default of ~400 KB let 1,024 idle connections pin 400 MB.
+    /// default of ~400 KB let 1,024 idle connections pin 540 MB.
     pub max_header_bytes: usize,
     /// Verified keys remembered, and for how long.
     pub key_cache: usize,
