@@ -345,11 +345,11 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
 }
 
 tokio::task_local! {
-    /// The digest ([`base_digest`]) of the entry an approved call was shown,
-    /// set by the server's call path (`mcp::server::handler`) around a call
-    /// the approval step let run. Each write checks it in its own
-    /// transaction, so an edit landing after the approval is refused, not
-    /// published. Unset means the call was not held: nothing to check.
+    /// The digest ([`base_digest`]) of the entry an approved call was shown
+    /// (or an unheld rename of a draft read), set by the server's call path
+    /// (`mcp::server::handler`) around the call the approval step let run.
+    /// Each write checks it in its own transaction, so an edit landing after
+    /// the approval step is refused, not published. Unset: nothing to check.
     pub static APPROVED_BASE: String;
 }
 
@@ -380,7 +380,7 @@ async fn still_as_approved(tx: &mut crate::store::Tx, entry: Option<&Entry>) -> 
     }
     Err(Error::new(
         codes::APPROVAL_STALE,
-        "the entry changed after the call was approved",
+        "the entry changed after the call passed the approval step",
     )
     .hint("what was approved is no longer what would run; nothing was run: call again to be asked again"))
 }

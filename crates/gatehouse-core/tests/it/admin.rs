@@ -280,3 +280,36 @@ async fn the_audit_export_recomputes_to_the_same_chain() {
     assert_eq!(entries.last().unwrap()["action"], "user.create");
     site.store.close().await;
 }
+
+/// A request with a key whose check another request started before the key
+/// was revoked shares that check's argon2, not its answer: the row it read is
+/// read again (a request sent after `keys revoke` returned had been served
+/// on the first check's answer).
+#[tokio::test]
+async fn a_key_revoked_while_its_first_check_runs_is_refused_to_requests_after_the_revoke() {
+    let (_tmp, site) = fresh_site("admin_verify_flight").await;
+    let store = site.store.clone();
+    let minted = keys::mint(&store, "test", "flight", &[Role::Viewer], None)
+        .await
+        .unwrap();
+    let cache = std::sync::Arc::new(keys::VerifyCache::new(
+        10,
+        std::time::Duration::from_secs(60),
+    ));
+    let free = || Ok::<(), ()>(());
+    let first = {
+        let (cache, store, raw) = (cache.clone(), store.clone(), minted.key.clone());
+        tokio::spawn(async move { cache.verify(&store, &raw, free).await.unwrap() })
+    };
+    // The first check is under way (argon2 takes far longer than this).
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    keys::revoke(&store, "test", &minted.info.id).await.unwrap();
+    let after = cache.verify(&store, &minted.key, free).await.unwrap();
+    assert_eq!(
+        after.unwrap_err().code,
+        gatehouse_core::error::Code::ACTOR_API_KEY_INVALID
+    );
+    // The first request, which began before the revoke, may have been served.
+    let _ = first.await.unwrap();
+    site.store.close().await;
+}

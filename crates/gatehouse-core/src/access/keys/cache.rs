@@ -56,7 +56,12 @@ pub struct VerifyCache {
 }
 
 type Flight = (String, [u8; 32]);
-type Answer = tokio::sync::watch::Receiver<Option<Result<VerifiedKey>>>;
+/// A running verification's answer, and the access generation read before it
+/// started (a request that read a later one rechecks the row it was given).
+type Answer = (
+    i64,
+    tokio::sync::watch::Receiver<Option<Result<VerifiedKey>>>,
+);
 
 /// Takes a finished (or abandoned) verification out of the running ones.
 struct Landed {
@@ -146,8 +151,9 @@ impl VerifyCache {
                 }
             });
         }
-        let mut answer = self.answer_for((parsed.id.to_string(), digest), store, raw, pay)?;
-        let result = match answer.wait_for(Option::is_some).await {
+        let flight = (parsed.id.to_string(), digest);
+        let (started_at, mut answer) = self.answer_for(flight, generation, store, raw, pay)?;
+        let mut result = match answer.wait_for(Option::is_some).await {
             Ok(done) => done.clone().expect("waited for an answer"),
             Err(_) => Err(crate::error::Error::new(
                 crate::error::codes::KEY_VERIFY_FAILED,
@@ -155,6 +161,11 @@ impl VerifyCache {
             )
             .hint("send the request again")),
         };
+        // The check began before this request's generation: a revocation or
+        // role change between the two is read from the key's row (no argon2).
+        if started_at != generation && result.is_ok() {
+            result = recheck(store, parsed.id).await;
+        }
         Ok(result.map(|key| {
             let checked = CheckedKey { key, generation };
             self.remember(parsed.id, digest, &checked);
@@ -168,6 +179,7 @@ impl VerifyCache {
     fn answer_for<E>(
         &self,
         flight: Flight,
+        generation: i64,
         store: &Store,
         raw: &RawKey,
         pay: impl FnOnce() -> std::result::Result<(), E>,
@@ -178,6 +190,7 @@ impl VerifyCache {
         }
         pay()?;
         let (tell, answer) = tokio::sync::watch::channel(None);
+        let answer = (generation, answer);
         running.insert(flight.clone(), answer.clone());
         let landed = Landed {
             flight,

@@ -533,6 +533,7 @@ impl State {
             }
             Ok(super::hold::Pass::Run) => Ok((tools::Rate::Take, None)),
             Ok(super::hold::Pass::Approved { base }) => Ok((tools::Rate::Taken, Some(base))),
+            Ok(super::hold::Pass::RunIfUnchanged { base }) => Ok((tools::Rate::Take, Some(base))),
             Err(e) => Err(e),
         };
         record.bound_from_now();

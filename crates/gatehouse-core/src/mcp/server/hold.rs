@@ -66,6 +66,9 @@ pub enum Pass {
     /// transaction ([`content::APPROVED_BASE`]). The hold (or the request
     /// that asked the client's user) took the call from the key's rate.
     Approved { base: String },
+    /// The call runs now, unheld, on condition that the entry is still the
+    /// one of digest `base` when the write comes (as an approved call's).
+    RunIfUnchanged { base: String },
     /// The call ends for now with this `input_required` result; the client
     /// asks its user and calls again with the answer.
     AskClient(Value),
@@ -91,10 +94,17 @@ pub async fn gate(
     // Every call passes here: borrow the policy, allocate nothing until a hold.
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals()?.unwrap_or(&none);
-    let held = policy.holds(actor, spec.name, spec.effect.into())
-        || (holds_renames(policy, actor, spec, args) && moves_live(site, args).await?);
-    if !held {
-        return Ok(Pass::Run);
+    if !policy.holds(actor, spec.name, spec.effect.into()) {
+        if !holds_renames(policy, actor, spec, args) {
+            return Ok(Pass::Run);
+        }
+        // A rename of a draft runs unheld, on condition that the entry is
+        // still the draft read here when the write comes (published
+        // meanwhile, it is refused: renaming it would need the approval).
+        let (published, base) = moves_live(site, args).await?;
+        if !published {
+            return Ok(Pass::RunIfUnchanged { base });
+        }
     }
     // A call its checks refuse is refused as usual, never held first.
     if tools::admissible(actor, spec, args).is_err() {
@@ -121,9 +131,10 @@ pub async fn gate(
 pub fn longest_wait(site: &Site, actor: &Actor, spec: &ToolSpec, args: &Value) -> Duration {
     let none = approvals::ApprovalPolicy::default();
     let policy = site.file.approvals().ok().flatten().unwrap_or(&none);
-    if policy.holds(actor, spec.name, spec.effect.into())
-        || holds_renames(policy, actor, spec, args)
-    {
+    let may_hold = policy.holds(actor, spec.name, spec.effect.into())
+        || holds_renames(policy, actor, spec, args);
+    // A call its checks refuse is never held (see `gate`): no longer deadline.
+    if may_hold && tools::admissible(actor, spec, args).is_ok() {
         Duration::from_secs(policy.timeout_seconds)
     } else {
         Duration::ZERO
@@ -148,13 +159,15 @@ fn holds_renames(
         && policy.holds(actor, "content_publish", "publish")
 }
 
-/// Whether the entry a draft write names is published (see [`holds_renames`]).
-async fn moves_live(site: &Site, args: &Value) -> Result<bool> {
-    let Some(slug) = args.get("slug").and_then(Value::as_str) else {
-        return Ok(false);
-    };
-    let entry = crate::store::content::by_slug(&site.store, slug).await?;
-    Ok(entry.is_some_and(|(e, _)| e.status == "published"))
+/// Whether the entry a draft write names is published (see [`holds_renames`]),
+/// and the digest of the entry as read.
+async fn moves_live(site: &Site, args: &Value) -> Result<(bool, String)> {
+    let base = Base::read(site, "content_write_draft", args).await?;
+    let published = base
+        .entry
+        .as_ref()
+        .is_some_and(|(e, _)| e.status == "published");
+    Ok((published, base.digest))
 }
 
 /// [`gate`] for a call the policy holds.
