@@ -598,6 +598,18 @@ fn failed_authentications_are_rate_limited_per_network() {
 /// of milliseconds apiece): checked first and counted after, a hundred
 /// concurrent ones all passed the address's limit and took a server to
 /// 2 GB. A key the server already verified still goes through meanwhile.
+/// How many argon2 verifications the server ran, as its `/metrics` on
+/// `maddr` says, and that text.
+fn key_verifications(maddr: &str) -> (u64, String) {
+    let metrics = request(maddr, "GET", "/metrics", &[], b"").text();
+    let runs = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("gatehouse_key_verifications_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no verification count in {metrics}"));
+    (runs, metrics)
+}
+
 #[test]
 fn concurrent_made_up_keys_run_argon2_no_more_than_the_limit_allows() {
     let site = TestSite::new("serve-authrate-burst");
@@ -630,14 +642,7 @@ fn concurrent_made_up_keys_run_argon2_no_more_than_the_limit_allows() {
         refused <= 10,
         "{refused} argon2 runs past a burst of 10: {statuses:?}"
     );
-    let metrics = request(&maddr, "GET", "/metrics", &[], b"").text();
-    let runs: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("gatehouse_key_verifications_total "))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let (runs, metrics) = key_verifications(&maddr);
     assert!(runs <= 11, "{runs} verifications: {metrics}");
     // The verified key is not locked out by what others from its address did.
     assert_eq!(s.legacy(Some(&good), "tools/list", json!({})).status, 200);
@@ -661,14 +666,7 @@ fn concurrent_first_requests_with_one_key_share_its_one_verification() {
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     });
     assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
-    let metrics = request(&maddr, "GET", "/metrics", &[], b"").text();
-    let runs: u64 = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("gatehouse_key_verifications_total "))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let (runs, metrics) = key_verifications(&maddr);
     assert_eq!(runs, 1, "{metrics}");
 }
 

@@ -425,11 +425,20 @@ pub async fn touch_grant(store: &Store, id: &str, at: i64) -> Result<()> {
 
 /// A pending request, left in place.
 pub async fn get_request(store: &Store, id: &str) -> Result<Option<RequestRow>> {
-    let sql = &format!("SELECT {REQUEST} FROM oauth_requests WHERE id = $1");
+    request_where(store, "id", id).await
+}
+
+/// The authorization request whose `column` is `value`, outside a transaction.
+async fn request_where(
+    store: &Store,
+    column: &'static str,
+    value: &str,
+) -> Result<Option<RequestRow>> {
+    let sql = &format!("SELECT {REQUEST} FROM oauth_requests WHERE {column} = $1");
     store
         .read("reading an authorization request", |pool| async move {
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
-                .bind(id)
+                .bind(value)
                 .fetch_optional(&pool)
                 .await
         })
@@ -450,15 +459,7 @@ pub async fn set_pairing(tx: &mut Tx, id: &str, pair_hash: &str) -> Result<bool>
 /// [`request_by_pairing`] outside a transaction, for a look that changes
 /// nothing.
 pub async fn find_by_pairing(store: &Store, pair_hash: &str) -> Result<Option<RequestRow>> {
-    let sql = &format!("SELECT {REQUEST} FROM oauth_requests WHERE pair_hash = $1");
-    store
-        .read("finding a pairing code", |pool| async move {
-            sqlx::query_as(AssertSqlSafe(sql.as_str()))
-                .bind(pair_hash)
-                .fetch_optional(&pool)
-                .await
-        })
-        .await
+    request_where(store, "pair_hash", pair_hash).await
 }
 
 /// The pending request a pairing code names.
