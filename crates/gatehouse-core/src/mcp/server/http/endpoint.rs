@@ -388,8 +388,14 @@ impl Server {
     async fn authenticate(
         &self,
         headers: &HeaderMap,
-        who: &str,
+        client: IpAddr,
     ) -> Result<Refresher, Response<Body>> {
+        // Failed authentications are limited per network, as every other
+        // per-client limit: an IPv6 /64 alone holds more addresses than any
+        // per-address limit (250 addresses of one /24 had run 2,500 argon2
+        // checks without a 429). Named only when a bucket is touched, not
+        // for every request a remembered key makes.
+        let who = || super::rate::network(client).to_string();
         let mut all = headers.get_all(header::AUTHORIZATION).iter();
         let Some(value) = all.next() else {
             if self.require_key {
@@ -425,10 +431,11 @@ impl Server {
         if let (Some(t), Some(oauth)) = (token, &self.oauth)
             && crate::access::oauth::flow::is_token(t)
         {
-            if let Err(wait) = self.failures.check(who) {
+            let who = who();
+            if let Err(wait) = self.failures.check(&who) {
                 return Err(limited(wait));
             }
-            return self.authenticate_token(oauth, t, who).await;
+            return self.authenticate_token(oauth, t, &who).await;
         }
         // A key this server has verified, or is verifying for another
         // request (whose answer it shares), goes on whatever others from the
@@ -441,7 +448,7 @@ impl Server {
             Some(raw) => {
                 let pay = || {
                     paid = true;
-                    self.failures.take(who)
+                    self.failures.take(&who())
                 };
                 match self.keys.verify(&self.site.store, raw, pay).await {
                     Ok(result) => result,
@@ -467,7 +474,7 @@ impl Server {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
                 // Refusals that ran no argon2 of their own (a malformed key,
                 // one answered by another request's check) count after.
-                if !paid && let Err(wait) = self.failures.take(who) {
+                if !paid && let Err(wait) = self.failures.take(&who()) {
                     return Err(limited(wait));
                 }
                 tracing::info!(reason = ?e.detail.as_ref().and_then(|d| d.get("reason")), "refused a key");
@@ -639,12 +646,7 @@ impl Server {
         let client = self.exposure.client(peer, headers);
         // Formatted once: the failure and rate buckets' name, the audit's origin.
         let client_text = client.to_string();
-        // Failed authentications are limited per network, as every other
-        // per-client limit: an IPv6 /64 alone holds more addresses than any
-        // per-address limit (250 addresses of one /24 had run 2,500 argon2
-        // checks without a 429).
-        let who = super::rate::network(client).to_string();
-        let actor = match self.authenticate(headers, &who).await {
+        let actor = match self.authenticate(headers, client).await {
             Ok(a) => a,
             Err(r) => return r,
         };
@@ -875,22 +877,21 @@ impl Server {
                         return r;
                     }
                 }
-                // Each call in it counts in the per-tool metrics, as alone.
-                let calls: Vec<(Value, usize)> = items
+                // Its calls count in the per-tool metrics, as alone, and run
+                // one after another, each held as long as it would be alone.
+                let mut calls: Vec<(Value, usize)> = Vec::new();
+                let mut wait = Duration::ZERO;
+                for i in items
                     .iter()
                     .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
-                    .filter_map(|i| {
-                        let name = i["params"].get("name").and_then(Value::as_str);
-                        Some((i.get("id")?.clone(), Metrics::tool_index(name)))
-                    })
-                    .collect();
-                // Its calls run one after another, each held as long as it
-                // would be alone.
-                let wait = items
-                    .iter()
-                    .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
-                    .map(|i| self.hold_wait(actor.identity(), i["params"].as_object()))
-                    .sum::<Duration>();
+                {
+                    let params = i["params"].as_object();
+                    wait += self.hold_wait(actor.identity(), params);
+                    if let Some(id) = i.get("id") {
+                        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+                        calls.push((id.clone(), Metrics::tool_index(name)));
+                    }
+                }
                 let deadline = deadline + wait;
                 let (state, _out) = self.state(actor, client_text, Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {

@@ -279,6 +279,8 @@ pub async fn run(
     // A trusted proxy carries everyone's connections: only others are held
     // to their network's share.
     let connection_shares = rate::Shares::new(rate::per_network(opts.limits.max_connections));
+    // Named as peers are below (IPv4 as IPv4), once, not per connection.
+    let proxies: Vec<IpAddr> = opts.behind_proxy.iter().map(IpAddr::to_canonical).collect();
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -317,11 +319,7 @@ pub async fn run(
             tracing::debug!("every connection slot is taken; closing a new connection");
             continue;
         };
-        let share = if opts
-            .behind_proxy
-            .iter()
-            .any(|p| p.to_canonical() == peer.ip())
-        {
+        let share = if proxies.contains(&peer.ip()) {
             None
         } else {
             let Some(share) = connection_shares.take(peer.ip()) else {
