@@ -1,6 +1,7 @@
 //! The WebDriver harness of every scenario: `tauri-driver` started and
-//! stopped cleanly (one session at a time: its port is fixed), a session that
-//! launches the real app, and small waits on the page.
+//! stopped cleanly (one session at a time: the app's remembered state and
+//! the display are shared), a session that launches the real app, and small
+//! waits on the page.
 //!
 //! The app runs with `HOME` and `XDG_CONFIG_HOME` pointed at folders the test
 //! owns, so what it remembers (recent sites, last screen, window state) and
@@ -19,16 +20,19 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-pub const DRIVER_PORT: u16 = 4444;
 /// How long to wait for something the page should do soon. Not an assertion
 /// on speed: only a bound so a broken build fails instead of hanging.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 
 /// A running `tauri-driver`, stopped with SIGTERM on drop: SIGKILL would leave
-/// its `WebKitWebDriver` child holding the native port for the next run.
-/// It holds the one turn at the port until then.
+/// its `WebKitWebDriver` child running. It holds the one turn until then.
 pub struct Driver {
     child: Child,
+    /// Where the driver listens: a port free when it started, as is its
+    /// `WebKitWebDriver`'s. The defaults (4444, 4445) were fixed, and a
+    /// `WebKitWebDriver` of the previous scenario still closing could hold
+    /// 4445 when the next one started (CI saw "Unable to listen").
+    port: u16,
     /// What the driver was started with, to start it again (see `connect`).
     default_site: PathBuf,
     home: PathBuf,
@@ -36,7 +40,7 @@ pub struct Driver {
     _turn: MutexGuard<'static, ()>,
 }
 
-/// Scenarios run one after another: the driver's port is fixed.
+/// Scenarios run one after another: one display, one app at a time.
 static TURN: Mutex<()> = Mutex::new(());
 
 /// How long one session request may take: the app starts in about a second;
@@ -62,8 +66,10 @@ impl Driver {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
+        let (child, port) = spawn_driver(default_site, home, &env)?;
         Ok(Self {
-            child: spawn_driver(default_site, home, &env)?,
+            child,
+            port,
             default_site: default_site.to_path_buf(),
             home: home.to_path_buf(),
             env,
@@ -82,12 +88,12 @@ impl Driver {
             "tauri:options".into(),
             serde_json::json!({ "application": app() }),
         );
-        let url = format!("http://127.0.0.1:{DRIVER_PORT}");
         let mut restarted = false;
         let mut deadline = Instant::now() + PATIENCE;
         loop {
             let mut builder = ClientBuilder::native();
             builder.capabilities(caps.clone());
+            let url = format!("http://127.0.0.1:{}", self.port);
             match tokio::time::timeout(SESSION_PATIENCE, builder.connect(&url)).await {
                 Ok(Ok(client)) => return Ok(client),
                 Ok(Err(err)) => {
@@ -102,7 +108,8 @@ impl Driver {
                 Err(_) if !restarted => {
                     eprintln!("the app did not answer a session request; restarting the driver");
                     self.stop();
-                    self.child = spawn_driver(&self.default_site, &self.home, &self.env)?;
+                    (self.child, self.port) =
+                        spawn_driver(&self.default_site, &self.home, &self.env)?;
                     restarted = true;
                     deadline = Instant::now() + PATIENCE;
                 }
@@ -128,6 +135,8 @@ impl Driver {
     /// running once the driver has gone (stopped before it ended its
     /// browser) is killed, so no scenario leaves one behind for the next.
     /// The app's own children are left to it: how they end is tested.
+    /// Returns once what the driver launched has ended (within
+    /// [`PATIENCE`]), so the next scenario starts on a quiet display.
     fn stop(&mut self) {
         let pid = Pid::from_raw(self.child.id() as i32);
         let launched = launched_by(self.child.id() as i32);
@@ -139,6 +148,14 @@ impl Driver {
             if stat_of(p.pid).is_some_and(|s| s.started == p.started) {
                 let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
             }
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while launched
+            .iter()
+            .any(|p| stat_of(p.pid).is_some_and(|s| s.started == p.started && s.state != 'Z'))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -207,15 +224,26 @@ fn launched_by(driver: i32) -> Vec<Proc> {
     launched
 }
 
-fn spawn_driver(default_site: &Path, home: &Path, env: &[(String, String)]) -> Result<Child> {
+/// Starts `tauri-driver` on two ports free now; returns it and its port.
+fn spawn_driver(
+    default_site: &Path,
+    home: &Path,
+    env: &[(String, String)],
+) -> Result<(Child, u16)> {
     let exe = find_tauri_driver()?;
-    Command::new(&exe)
+    // Both held while choosing, so they differ.
+    let driver = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let native = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let (port, native_port) = (driver.local_addr()?.port(), native.local_addr()?.port());
+    drop((driver, native));
+    let child = Command::new(&exe)
         // GL compositing (llvmpipe here): WebKitWebDriver's screenshot never
         // answers for a page painted without it until the page changes.
         // The load scenario passes the product's own choice.
         .env(gatehouse_desktop::painting::OVERRIDE, "1")
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .args(["--port", &DRIVER_PORT.to_string()])
+        .args(["--port", &port.to_string()])
+        .args(["--native-port", &native_port.to_string()])
         .env(gatehouse_core::site::ENV_SITE, default_site)
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", config_home(home))
@@ -228,7 +256,8 @@ fn spawn_driver(default_site: &Path, home: &Path, env: &[(String, String)]) -> R
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .spawn()
-        .with_context(|| format!("starting {}", exe.display()))
+        .with_context(|| format!("starting {}", exe.display()))?;
+    Ok((child, port))
 }
 
 impl Drop for Driver {
