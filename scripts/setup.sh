@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 pkgs=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev webkit2gtk-driver xvfb xauth
       fonts-dejavu-core sqlite3 postgresql python3 python3-venv curl ca-certificates bubblewrap
-      squashfs-tools)
+      squashfs-tools dbus-daemon dbus-bin gnome-keyring)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done

@@ -143,7 +143,7 @@ impl Driver {
         if self.child.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
             let _ = self.child.wait();
         }
-        for p in launched {
+        for p in &launched {
             // Still the same process (a pid is reused once its process ends).
             if stat_of(p.pid).is_some_and(|s| s.started == p.started) {
                 let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);

@@ -34,6 +34,13 @@
 //! targets whose name contains it (or one of its `|`-separated parts). It prints figures and asserts nothing
 //! about speed.
 //!
+//! `BENCH_INSTANCE_CPU=F` (a fraction of a core, such as `0.3`) caps every
+//! server process's CPU at `F` of a core, each in a CPU cgroup of its own
+//! (cgroup v2 `cpu.max`, else v1's `cpu.cfs_quota_us`; needs root): each
+//! instance then has a core share of its own, as on a machine of its own,
+//! which is what two instances behind a load balancer have and what one
+//! 2-core machine running both, PostgreSQL and the load generator does not.
+//!
 //! The requests are the 2025-06-18 revision's (`MCP-Protocol-Version`
 //! header, no handshake): every server here serves them statelessly.
 
@@ -58,6 +65,64 @@ struct Instance {
     child: Child,
     addr: SocketAddr,
     metrics: Option<SocketAddr>,
+    /// Its CPU cap, removed once it has stopped.
+    _cap: Option<CpuCap>,
+}
+
+/// A CPU cgroup holding one server process, at `BENCH_INSTANCE_CPU` of a
+/// core; removed on drop (once its process has ended).
+struct CpuCap(PathBuf);
+
+impl CpuCap {
+    /// The cap `BENCH_INSTANCE_CPU` asks for, if any.
+    fn share() -> Option<f64> {
+        let share = std::env::var("BENCH_INSTANCE_CPU").ok()?;
+        let share: f64 = share.parse().ok().filter(|s| *s > 0.0).unwrap_or_else(|| {
+            panic!("BENCH_INSTANCE_CPU={share}: a fraction of a core, such as 0.3")
+        });
+        Some(share)
+    }
+
+    /// Moves `pid` (every thread of it) into a new cgroup capped at `share`
+    /// of a core. Fails loudly: an uncapped figure must not pass for a capped one.
+    fn apply(pid: u32, share: f64) -> CpuCap {
+        const PERIOD_US: u64 = 100_000;
+        let quota = (share * PERIOD_US as f64).round() as u64;
+        let write = |dir: &Path, file: &str, value: String| {
+            std::fs::write(dir.join(file), &value).unwrap_or_else(|e| {
+                panic!(
+                    "BENCH_INSTANCE_CPU: writing {value} to {}: {e}",
+                    dir.join(file).display()
+                )
+            })
+        };
+        let name = format!("gatehouse-bench-{pid}");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let dir = if std::fs::read_to_string(v2.join("cgroup.controllers"))
+            .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
+        {
+            // Enabling the controller for children may already be done.
+            let _ = std::fs::write(v2.join("cgroup.subtree_control"), "+cpu");
+            let dir = v2.join(name);
+            std::fs::create_dir(&dir).expect("a cgroup for the instance (run as root)");
+            write(&dir, "cpu.max", format!("{quota} {PERIOD_US}"));
+            dir
+        } else {
+            let dir = v2.join("cpu").join(name);
+            std::fs::create_dir(&dir).expect("a cgroup for the instance (run as root)");
+            write(&dir, "cpu.cfs_period_us", PERIOD_US.to_string());
+            write(&dir, "cpu.cfs_quota_us", quota.to_string());
+            dir
+        };
+        write(&dir, "cgroup.procs", pid.to_string());
+        CpuCap(dir)
+    }
+}
+
+impl Drop for CpuCap {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
 }
 
 impl Instance {
@@ -70,6 +135,7 @@ impl Instance {
             .stderr(Stdio::piped())
             .spawn()
             .expect("server starts");
+        let cap = CpuCap::share().map(|share| CpuCap::apply(child.id(), share));
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let addr = loop {
             let line = lines
@@ -94,6 +160,7 @@ impl Instance {
             child,
             addr,
             metrics,
+            _cap: cap,
         }
     }
 
@@ -630,6 +697,9 @@ fn main() {
     }
     targets.retain(|t| only.split('|').any(|o| t.name.contains(o)));
 
+    if let Some(share) = CpuCap::share() {
+        println!("every server process capped at {share} of a core (BENCH_INSTANCE_CPU)");
+    }
     let mut rows: Vec<(String, u64, Figures)> = Vec::new();
     for round in 1..=runs {
         println!("round {round}: load average {}", load_average());

@@ -49,6 +49,9 @@ mod robustness;
 #[cfg(target_os = "linux")]
 mod sandbox_cli;
 mod sdk;
+// A Secret Service of the test's own (gnome-keyring on a private D-Bus).
+#[cfg(target_os = "linux")]
+mod secret_service;
 mod serve_interop;
 mod serve_oauth;
 mod serve_resilience;

@@ -149,7 +149,9 @@ impl StatusScope {
 }
 
 /// A client network in CIDR form (`10.0.0.0/8`, `2001:db8::/32`); a bare
-/// address is its own /32 or /128.
+/// address is its own /32 or /128. An IPv4-mapped one (`::ffff:10.0.0.0/104`)
+/// is kept as its IPv4 network: clients are matched by their IPv4 address,
+/// so in the mapped form it would never match anyone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(try_from = "String", into = "String")]
 #[ts(type = "string")]
@@ -161,7 +163,7 @@ impl FromStr for Network {
         let s = s.trim();
         s.parse::<ipnet::IpNet>()
             .or_else(|_| s.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-            .map(|n| Network(n.trunc()))
+            .map(|n| Network(ipv4_if_mapped(n).trunc()))
             .map_err(|_| {
                 Error::invalid(
                     Code::KEY_RESTRICTION_INVALID,
@@ -199,6 +201,18 @@ impl Network {
             v4 => v4,
         };
         self.0.contains(&ip)
+    }
+}
+
+/// `net` as an IPv4 network if it lies wholly in `::ffff:0:0/96`.
+fn ipv4_if_mapped(net: ipnet::IpNet) -> ipnet::IpNet {
+    match net {
+        ipnet::IpNet::V6(v6) if v6.prefix_len() >= 96 => v6
+            .addr()
+            .to_ipv4_mapped()
+            .and_then(|v4| ipnet::Ipv4Net::new(v4, v6.prefix_len() - 96).ok())
+            .map_or(net, ipnet::IpNet::V4),
+        _ => net,
     }
 }
 
@@ -546,6 +560,20 @@ mod tests {
         for bad in ["10.0.0.0/33", "localhost", ""] {
             assert!(parse_networks(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_ipv4_mapped_network_matches_its_ipv4_clients() {
+        let n: Network = "::ffff:127.0.0.0/104".parse().unwrap();
+        assert_eq!(n.to_string(), "127.0.0.0/8");
+        assert!(n.contains("127.0.0.1".parse().unwrap()));
+        assert!(n.contains("::ffff:127.0.0.1".parse().unwrap()));
+        assert!(!n.contains("10.0.0.1".parse().unwrap()));
+        let one: Network = "::ffff:192.0.2.7".parse().unwrap();
+        assert_eq!(one.to_string(), "192.0.2.7/32");
+        // Wider than the mapped range: an IPv6 network, as written.
+        let wide: Network = "::/64".parse().unwrap();
+        assert_eq!(wide.to_string(), "::/64");
     }
 
     #[test]
