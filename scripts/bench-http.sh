@@ -9,7 +9,9 @@
 # its own target dir (RMCP_ECHO_TARGET, default target/rmcp-echo-http), apart
 # from Gatehouse's dependency set. PostgreSQL: GATEHOUSE_TEST_PG_URL if set,
 # else scripts/pg.sh start; the postmaster's pid (BENCH_PG_PID) lets the bench
-# count PostgreSQL's CPU per call. Respects CARGO_TARGET_DIR.
+# count PostgreSQL's CPU per call. BENCH_INSTANCE_CPU=0.25 caps each server
+# process at a quarter of a core (a cgroup each, as root): a second instance
+# then has CPU of its own. Respects CARGO_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d tests/interop/node_modules/@modelcontextprotocol/sdk ] || bash scripts/interop-setup.sh
