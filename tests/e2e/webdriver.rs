@@ -33,6 +33,9 @@ pub struct Driver {
     /// `WebKitWebDriver` of the previous scenario still closing could hold
     /// 4445 when the next one started (CI saw "Unable to listen").
     port: u16,
+    /// What the driver has been seen to launch: stopped with it, even once
+    /// the driver itself has gone (an orphan is not found through it).
+    seen: Vec<Proc>,
     /// What the driver was started with, to start it again (see `connect`).
     default_site: PathBuf,
     home: PathBuf,
@@ -70,6 +73,7 @@ impl Driver {
         Ok(Self {
             child,
             port,
+            seen: Vec::new(),
             default_site: default_site.to_path_buf(),
             home: home.to_path_buf(),
             env,
@@ -79,8 +83,10 @@ impl Driver {
 
     /// Connects a WebDriver session that launches the app, retrying until the
     /// driver listens. A session request left unanswered (the app died while
-    /// starting: CI once saw GTK fail to open the display) restarts the
-    /// driver and asks once more, instead of waiting forever.
+    /// starting: CI once saw GTK fail to open the display), or a driver or
+    /// `WebKitWebDriver` that ended first (a port taken since it was
+    /// chosen), restarts the driver on new ports and asks once more, instead
+    /// of waiting forever.
     pub async fn connect(&mut self) -> Result<Client> {
         let mut caps = serde_json::Map::new();
         caps.insert("browserName".into(), "wry".into());
@@ -97,8 +103,19 @@ impl Driver {
             match tokio::time::timeout(SESSION_PATIENCE, builder.connect(&url)).await {
                 Ok(Ok(client)) => return Ok(client),
                 Ok(Err(err)) => {
-                    if let Some(status) = self.child.try_wait()? {
-                        bail!("tauri-driver exited with {status} before accepting a session");
+                    let ended = match self.child.try_wait()? {
+                        Some(status) => Some(format!("tauri-driver exited with {status}")),
+                        None => self
+                            .native_ended()
+                            .then(|| "WebKitWebDriver ended".to_string()),
+                    };
+                    if let Some(ended) = ended {
+                        ensure!(!restarted, "{ended} before accepting a session, twice");
+                        eprintln!("{ended} before accepting a session; restarting the driver");
+                        self.restart()?;
+                        restarted = true;
+                        deadline = Instant::now() + PATIENCE;
+                        continue;
                     }
                     if Instant::now() > deadline {
                         return Err(err).context("connecting to tauri-driver");
@@ -107,15 +124,38 @@ impl Driver {
                 }
                 Err(_) if !restarted => {
                     eprintln!("the app did not answer a session request; restarting the driver");
-                    self.stop();
-                    (self.child, self.port) =
-                        spawn_driver(&self.default_site, &self.home, &self.env)?;
+                    self.restart()?;
                     restarted = true;
                     deadline = Instant::now() + PATIENCE;
                 }
                 Err(_) => bail!("the app did not start twice (see its output above)"),
             }
         }
+    }
+
+    /// Stops the driver and starts it again on new ports.
+    fn restart(&mut self) -> Result<()> {
+        self.stop();
+        (self.child, self.port) = spawn_driver(&self.default_site, &self.home, &self.env)?;
+        Ok(())
+    }
+
+    /// Whether the `WebKitWebDriver` this driver started has ended (only
+    /// once one was seen: the driver starts it first thing).
+    fn native_ended(&mut self) -> bool {
+        let driver = self.child.id() as i32;
+        let now = launched_by(driver);
+        for p in &now {
+            if !self
+                .seen
+                .iter()
+                .any(|s| s.pid == p.pid && s.started == p.started)
+            {
+                self.seen.push(*p);
+            }
+        }
+        let had = self.seen.iter().any(|p| p.parent == driver);
+        had && !now.iter().any(|p| p.parent == driver && p.state != 'Z')
     }
 
     /// The app this driver launched, while it runs.
@@ -139,8 +179,22 @@ impl Driver {
     /// [`PATIENCE`]), so the next scenario starts on a quiet display.
     fn stop(&mut self) {
         let pid = Pid::from_raw(self.child.id() as i32);
-        let launched = launched_by(self.child.id() as i32);
-        if self.child.try_wait().ok().flatten().is_none() && kill(pid, Signal::SIGTERM).is_ok() {
+        // A driver already reaped may have lent its pid to another process.
+        let running = self.child.try_wait().ok().flatten().is_none();
+        let mut launched = if running {
+            launched_by(self.child.id() as i32)
+        } else {
+            Vec::new()
+        };
+        for p in self.seen.drain(..) {
+            if !launched
+                .iter()
+                .any(|l| l.pid == p.pid && l.started == p.started)
+            {
+                launched.push(p);
+            }
+        }
+        if running && kill(pid, Signal::SIGTERM).is_ok() {
             let _ = self.child.wait();
         }
         for p in &launched {
@@ -150,11 +204,23 @@ impl Driver {
             }
         }
         let deadline = Instant::now() + PATIENCE;
-        while launched
-            .iter()
-            .any(|p| stat_of(p.pid).is_some_and(|s| s.started == p.started && s.state != 'Z'))
-            && Instant::now() < deadline
-        {
+        let left = || -> Vec<i32> {
+            launched
+                .iter()
+                .filter(|p| {
+                    stat_of(p.pid).is_some_and(|s| s.started == p.started && s.state != 'Z')
+                })
+                .map(|p| p.pid)
+                .collect()
+        };
+        while !left().is_empty() {
+            if Instant::now() > deadline {
+                eprintln!(
+                    "still running {PATIENCE:?} after SIGKILL: {:?}; the next scenario starts beside them",
+                    left()
+                );
+                return;
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }

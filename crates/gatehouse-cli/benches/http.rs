@@ -77,9 +77,14 @@ impl CpuCap {
     /// The cap `BENCH_INSTANCE_CPU` asks for, if any.
     fn share() -> Option<f64> {
         let share = std::env::var("BENCH_INSTANCE_CPU").ok()?;
-        let share: f64 = share.parse().ok().filter(|s| *s > 0.0).unwrap_or_else(|| {
-            panic!("BENCH_INSTANCE_CPU={share}: a fraction of a core, such as 0.3")
-        });
+        // Below a tenth, the quota (of a 10 ms period) is under the kernel's 1 ms minimum.
+        let share: f64 = share
+            .parse()
+            .ok()
+            .filter(|s| (0.1..=64.0).contains(s))
+            .unwrap_or_else(|| {
+                panic!("BENCH_INSTANCE_CPU={share}: a share of a core from 0.1 up, such as 0.3")
+            });
         Some(share)
     }
 
@@ -106,9 +111,13 @@ impl CpuCap {
             .is_ok_and(|c| c.split_whitespace().any(|c| c == "cpu"))
         {
             // Enabling the controller for children may already be done.
-            let _ = std::fs::write(v2.join("cgroup.subtree_control"), "+cpu");
+            let enabled = std::fs::write(v2.join("cgroup.subtree_control"), "+cpu");
             let dir = v2.join(name);
             std::fs::create_dir(&dir).expect("a cgroup for the instance (run as root)");
+            assert!(
+                dir.join("cpu.max").exists(),
+                "BENCH_INSTANCE_CPU: new cgroups get no cpu controller (enabling it: {enabled:?})"
+            );
             write(&dir, "cpu.max", format!("{quota} {PERIOD_US}"));
             dir
         } else {
@@ -125,7 +134,9 @@ impl CpuCap {
 
 impl Drop for CpuCap {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.0);
+        if let Err(e) = std::fs::remove_dir(&self.0) {
+            eprintln!("BENCH_INSTANCE_CPU: removing {}: {e}", self.0.display());
+        }
     }
 }
 
@@ -224,6 +235,17 @@ impl Instance {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Instance {
+    /// A figure that panicked (a chain that does not verify, say) leaves no
+    /// server running, and its cgroup can then be removed.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -151,7 +151,8 @@ impl StatusScope {
 /// A client network in CIDR form (`10.0.0.0/8`, `2001:db8::/32`); a bare
 /// address is its own /32 or /128. An IPv4-mapped one (`::ffff:10.0.0.0/104`)
 /// is kept as its IPv4 network: clients are matched by their IPv4 address,
-/// so in the mapped form it would never match anyone.
+/// so in the mapped form it would never match anyone. A wider IPv6 network
+/// (`::/0`) matches IPv6 clients only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(try_from = "String", into = "String")]
 #[ts(type = "string")]
