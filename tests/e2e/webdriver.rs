@@ -146,11 +146,7 @@ impl Driver {
         let driver = self.child.id() as i32;
         let now = launched_by(driver);
         for p in &now {
-            if !self
-                .seen
-                .iter()
-                .any(|s| s.pid == p.pid && s.started == p.started)
-            {
+            if !self.seen.iter().any(|s| s.same(p)) {
                 self.seen.push(*p);
             }
         }
@@ -187,10 +183,7 @@ impl Driver {
             Vec::new()
         };
         for p in self.seen.drain(..) {
-            if !launched
-                .iter()
-                .any(|l| l.pid == p.pid && l.started == p.started)
-            {
+            if !launched.iter().any(|l| l.same(&p)) {
                 launched.push(p);
             }
         }
@@ -199,7 +192,7 @@ impl Driver {
         }
         for p in &launched {
             // Still the same process (a pid is reused once its process ends).
-            if stat_of(p.pid).is_some_and(|s| s.started == p.started) {
+            if stat_of(p.pid).is_some_and(|s| s.same(p)) {
                 let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
             }
         }
@@ -207,9 +200,7 @@ impl Driver {
         let left = || -> Vec<i32> {
             launched
                 .iter()
-                .filter(|p| {
-                    stat_of(p.pid).is_some_and(|s| s.started == p.started && s.state != 'Z')
-                })
+                .filter(|p| stat_of(p.pid).is_some_and(|s| s.same(p) && s.state != 'Z'))
                 .map(|p| p.pid)
                 .collect()
         };
@@ -253,6 +244,13 @@ pub struct Proc {
     pub parent: i32,
     /// Clock ticks after boot: tells a process from a later one with its pid.
     pub started: u64,
+}
+
+impl Proc {
+    /// The same process (a pid is reused once its process ends).
+    fn same(&self, other: &Proc) -> bool {
+        self.pid == other.pid && self.started == other.started
+    }
 }
 
 /// `pid` now; `None` once it is gone.
