@@ -366,3 +366,27 @@ impl Locker {
         self.child.wait().unwrap()
     }
 }
+
+/// Whether `programs` are all installed (in `/usr/bin` or `/bin`). A test
+/// that needs a missing one skips, saying so, except under CI (`CI` set),
+/// where a missing program is a failure: scripts/setup.sh installs them.
+pub fn installed(programs: &[&str]) -> bool {
+    let missing: Vec<&str> = programs
+        .iter()
+        .copied()
+        .filter(|p| {
+            !["/usr/bin", "/bin"]
+                .iter()
+                .any(|d| Path::new(d).join(p).exists())
+        })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "not installed: {missing:?} (scripts/setup.sh installs them)"
+    );
+    eprintln!("SKIPPED: not installed: {missing:?} (scripts/setup.sh installs them)");
+    false
+}
