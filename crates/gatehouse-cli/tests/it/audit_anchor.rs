@@ -236,6 +236,86 @@ fn a_running_server_signs_a_checkpoint_every_hundred_entries() {
     verify_fails(&site, &[]);
 }
 
+/// A busy server signs at most one checkpoint per `checkpoint::SPACING`,
+/// however many hundreds of entries it commits meanwhile, and one that came
+/// due within the spacing is signed once it has passed, covering every entry
+/// before it: while the server keeps running, no more than `EVERY` entries
+/// stay unanchored for longer than the spacing.
+#[test]
+fn a_busy_server_signs_one_checkpoint_per_spacing_and_still_anchors_its_tail() {
+    use crate::mcp_util::McpSite;
+    use gatehouse_core::site::checkpoint::{EVERY, SPACING};
+    let site = TestSite::new("anchor_spacing");
+    let count = |site: &TestSite| -> usize {
+        site.sql("SELECT COUNT(*) FROM audit_checkpoints")
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let before = count(&site);
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let mut calls = 0i64;
+    // `n` calls, 16 in flight (the server's in-flight limit is not tested here).
+    let mut burst = |mcp: &mut crate::mcp_util::Mcp, n: i64| {
+        let end = calls + n;
+        while calls < end {
+            let window = calls + 1..=end.min(calls + 16);
+            for id in window.clone() {
+                mcp.send(
+                    &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "content_list", "arguments": {}}}),
+                );
+            }
+            for id in window {
+                let r = mcp.response(&serde_json::json!(id));
+                assert_eq!(r["result"]["isError"], false, "{r}");
+                calls = id;
+            }
+        }
+        calls
+    };
+    let started = std::time::Instant::now();
+    let allowed =
+        |elapsed: std::time::Duration| 2 + (elapsed.as_secs_f64() / SPACING.as_secs_f64()) as i64;
+    // Calls until the entries are well past what one checkpoint per EVERY
+    // entries would have signed in the time taken: four more than the spacing
+    // allows (one at the start, one per spacing, one of slack).
+    loop {
+        let done = burst(&mut mcp, 16);
+        if done >= EVERY * (allowed(started.elapsed()) + 4) {
+            break;
+        }
+        assert!(
+            done < 200 * EVERY,
+            "the server is too slow for this test to tell"
+        );
+    }
+    let elapsed = started.elapsed();
+    let signed = count(&site) - before;
+    assert!(
+        (1..=allowed(elapsed) as usize).contains(&signed),
+        "{signed} checkpoints in {elapsed:?}"
+    );
+    // Once the spacing has passed, a checkpoint is signed at once (EVERY
+    // entries on); the next one comes due within the spacing, when nothing
+    // follows it, and is still signed.
+    std::thread::sleep(2 * SPACING);
+    burst(&mut mcp, EVERY + 10);
+    burst(&mut mcp, EVERY + 10);
+    let head = rows(&site).len() as u64;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let v = site.ok_json(&["audit", "verify", "--json"]);
+        match v["anchored_at"].as_u64() {
+            Some(seq) if seq > head - EVERY as u64 => break,
+            _ if std::time::Instant::now() > deadline => panic!("the tail is not anchored: {v}"),
+            _ => std::thread::sleep(std::time::Duration::from_millis(50)),
+        }
+    }
+    assert!(mcp.child.try_wait().unwrap().is_none(), "the server ended");
+}
+
 /// A server that ends cleanly (end of input, or SIGTERM) with fewer than
 /// `checkpoint::EVERY` entries signs a checkpoint of its head on the way out,
 /// so none of its entries is left unanchored.

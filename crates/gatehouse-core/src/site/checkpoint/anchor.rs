@@ -1,11 +1,13 @@
 //! The anchor: the newest checkpoint this machine signed of a site, kept
 //! beside the key so deleting checkpoint rows does not help an attacker; and
-//! what this process remembers of anchors (last seq, paths, writes running).
+//! what this process remembers of anchors (last seq and when, paths, writes
+//! running).
 
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
@@ -62,15 +64,31 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
     std::fs::rename(&tmp, path)
 }
 
-/// The last checkpoint seq this process wrote per anchor, so the server need
-/// not read the database after every entry to know when the next is due.
-static LAST: Mutex<Option<HashMap<PathBuf, i64>>> = Mutex::new(None);
+/// The last checkpoint seq this process wrote per anchor, and when, so the
+/// server need not read the database after every entry to know when the next
+/// is due.
+static LAST: Mutex<Option<HashMap<PathBuf, Last>>> = Mutex::new(None);
 
-pub(super) fn last_seq(anchor: &Path) -> i64 {
+/// The seq of a checkpoint and when it was written (`None`: before this process).
+type Last = (i64, Option<Instant>);
+
+fn last(anchor: &Path) -> Last {
     let mut guard = lock(&LAST);
     let map = guard.get_or_insert_with(HashMap::new);
     *map.entry(anchor.to_path_buf())
-        .or_insert_with(|| read_anchor(anchor).map_or(0, |a| a.seq))
+        .or_insert_with(|| (read_anchor(anchor).map_or(0, |a| a.seq), None))
+}
+
+pub(super) fn last_seq(anchor: &Path) -> i64 {
+    last(anchor).0
+}
+
+/// How long from now until `spacing` has passed since this process last
+/// wrote `anchor`'s checkpoint (zero if it has, or never wrote one).
+pub(super) fn wait_for_spacing(anchor: &Path, spacing: Duration) -> Duration {
+    last(anchor)
+        .1
+        .map_or(Duration::ZERO, |at| spacing.saturating_sub(at.elapsed()))
 }
 
 pub(super) fn set_last_seq(anchor: &Path, seq: i64) {
@@ -78,8 +96,8 @@ pub(super) fn set_last_seq(anchor: &Path, seq: i64) {
     let slot = guard
         .get_or_insert_with(HashMap::new)
         .entry(anchor.to_path_buf())
-        .or_insert(0);
-    *slot = (*slot).max(seq);
+        .or_insert((0, None));
+    *slot = (slot.0.max(seq), Some(Instant::now()));
 }
 
 /// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.
