@@ -6,8 +6,8 @@
 //! the first one, after 100 entries). Without a config directory of its own,
 //! a dynamic user (home `/`, read-only under `ProtectSystem=strict`) or a
 //! system user whose home was never created answers every call but signs
-//! nothing, warning that it could not write an audit checkpoint on every call
-//! after the hundredth.
+//! nothing, warning that it could not write an audit checkpoint (after the
+//! hundredth call, then at most four times a second).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

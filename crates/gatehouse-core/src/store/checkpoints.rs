@@ -20,7 +20,7 @@ pub struct CheckpointRow {
 pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     // Through the write gate like every write (see `store::Tx`): without it
     // this insert met the server's group commit at SQLite's lock, and one of
-    // the two slept in the busy handler (a server signs one every 100 entries).
+    // the two slept in the busy handler (a busy server signs up to four a second).
     let _gate = store.write_gate().await;
     let sql = "INSERT INTO audit_checkpoints (seq, hash, ts, public_key, signature)
                VALUES ($1, $2, $3, $4, $5) ON CONFLICT (seq, public_key) DO NOTHING";

@@ -203,7 +203,8 @@ impl CallAudit {
         };
         self.written = true;
         // Signed after the answer, not before it: the entry is committed, and a
-        // checkpoint (file writes, an fsync) every 100 calls is no call's cost.
+        // checkpoint (file writes, an fsync) every 100 calls, up to four a
+        // second, is no call's cost.
         checkpoint::maybe_checkpoint(&self.site, seq, checkpoint::EVERY);
         Ok(())
     }

@@ -64,40 +64,63 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
     std::fs::rename(&tmp, path)
 }
 
-/// The last checkpoint seq this process wrote per anchor, and when, so the
-/// server need not read the database after every entry to know when the next
-/// is due.
+/// What this process knows of each anchor's checkpoints, so the server need
+/// not read the database after every entry to know when the next is due.
 static LAST: Mutex<Option<HashMap<PathBuf, Last>>> = Mutex::new(None);
 
-/// The seq of a checkpoint and when it was written (`None`: before this process).
-type Last = (i64, Option<Instant>);
+#[derive(Clone, Copy)]
+struct Last {
+    /// The newest checkpoint's seq.
+    seq: i64,
+    /// When this process last tried to write one, whether or not it could.
+    tried: Option<Instant>,
+    /// The newest entry that found a checkpoint due.
+    due: i64,
+}
 
-fn last(anchor: &Path) -> Last {
+/// `f` applied to `anchor`'s record (read from the anchor on first use).
+fn with_last<T>(anchor: &Path, f: impl FnOnce(&mut Last) -> T) -> T {
     let mut guard = lock(&LAST);
-    let map = guard.get_or_insert_with(HashMap::new);
-    *map.entry(anchor.to_path_buf())
-        .or_insert_with(|| (read_anchor(anchor).map_or(0, |a| a.seq), None))
+    let last = guard
+        .get_or_insert_with(HashMap::new)
+        .entry(anchor.to_path_buf())
+        .or_insert_with(|| {
+            let seq = read_anchor(anchor).map_or(0, |a| a.seq);
+            Last {
+                seq,
+                tried: None,
+                due: seq,
+            }
+        });
+    f(last)
 }
 
 pub(super) fn last_seq(anchor: &Path) -> i64 {
-    last(anchor).0
+    with_last(anchor, |l| l.seq)
+}
+
+/// Notes that the entry `seq` found a checkpoint due.
+pub(super) fn set_due(anchor: &Path, seq: i64) {
+    with_last(anchor, |l| l.due = l.due.max(seq));
+}
+
+/// The newest entry that found a checkpoint due.
+pub(super) fn due(anchor: &Path) -> i64 {
+    with_last(anchor, |l| l.due)
 }
 
 /// How long from now until `spacing` has passed since this process last
-/// wrote `anchor`'s checkpoint (zero if it has, or never wrote one).
+/// tried to write `anchor`'s checkpoint (zero if it has, or never tried).
 pub(super) fn wait_for_spacing(anchor: &Path, spacing: Duration) -> Duration {
-    last(anchor)
-        .1
-        .map_or(Duration::ZERO, |at| spacing.saturating_sub(at.elapsed()))
+    with_last(anchor, |l| l.tried).map_or(Duration::ZERO, |at| spacing.saturating_sub(at.elapsed()))
 }
 
-pub(super) fn set_last_seq(anchor: &Path, seq: i64) {
-    let mut guard = lock(&LAST);
-    let slot = guard
-        .get_or_insert_with(HashMap::new)
-        .entry(anchor.to_path_buf())
-        .or_insert((0, None));
-    *slot = (slot.0.max(seq), Some(Instant::now()));
+/// Notes a checkpoint of `seq` written (`None`: an attempt that failed).
+pub(super) fn set_tried(anchor: &Path, seq: Option<i64>) {
+    with_last(anchor, |l| {
+        l.seq = l.seq.max(seq.unwrap_or(0));
+        l.tried = Some(Instant::now());
+    });
 }
 
 /// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.

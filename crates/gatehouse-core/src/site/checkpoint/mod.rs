@@ -35,7 +35,7 @@ pub mod signer;
 use serde::{Deserialize, Serialize};
 
 use self::anchor::{
-    Running, anchor_path, cached_anchor_path, last_seq, read_anchor, set_last_seq,
+    Running, anchor_path, cached_anchor_path, due, last_seq, read_anchor, set_due, set_tried,
     wait_for_spacing, write_anchor,
 };
 use self::signer::{Signer, signature_ok};
@@ -118,7 +118,7 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
         })
     })
     .await?;
-    set_last_seq(&anchor, seq);
+    set_tried(&anchor, Some(seq));
     tracing::debug!(seq, "signed an audit checkpoint");
     Ok(Some(row))
 }
@@ -131,10 +131,12 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
 /// lookup, in place: the anchor's path is computed once per site (it
 /// canonicalizes the folder and hashes it). A due checkpoint is written by a
 /// task of its own, after the caller answered, once [`SPACING`] has passed
-/// since this process's last one; it then signs the head of that moment,
-/// covering every entry committed while it waited. One checkpoint per anchor
-/// at a time: calls that find one due while it is waiting or being written
-/// skip it (it covers them).
+/// since this process last tried one; it then signs the head of that moment,
+/// covering every entry committed while it waited. One task per anchor at a
+/// time: calls that find a checkpoint due meanwhile note it, and the task
+/// goes round again (after the spacing) while what they noted is `every`
+/// entries past what it signed. A failed checkpoint waits for the next call
+/// that finds one due, the spacing later.
 pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
     let Some(anchor) = cached_anchor_path(site) else {
         return;
@@ -142,25 +144,48 @@ pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
     if seq - last_seq(&anchor) < every {
         return;
     }
+    set_due(&anchor, seq);
     let Some(running) = Running::claim(&anchor) else {
         return;
     };
     let site = site.clone();
     tokio::spawn(async move {
-        let wait = wait_for_spacing(&anchor, SPACING);
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-            // A clean shutdown meanwhile signed the head already.
-            if last_seq(&anchor) >= seq {
-                return;
+        let signed = loop {
+            let wait = wait_for_spacing(&anchor, SPACING);
+            if !wait.is_zero() {
+                tokio::time::sleep(wait).await;
             }
-        }
-        if let Err(e) = checkpoint(&site).await {
-            tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
-        }
+            let signed = {
+                let _one = SIGNING.lock().await;
+                // A clean shutdown may have signed the head meanwhile.
+                if last_seq(&anchor) >= due(&anchor) {
+                    break true;
+                }
+                checkpoint(&site).await
+            };
+            if let Err(e) = signed {
+                set_tried(&anchor, None);
+                tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
+                break false;
+            }
+            if due(&anchor) - last_seq(&anchor) < every {
+                break true;
+            }
+        };
         drop(running);
+        // A call that found one due after the last look, before the claim went.
+        let due = due(&anchor);
+        if signed && due - last_seq(&anchor) >= every {
+            maybe_checkpoint(&site, due, every);
+        }
     });
 }
+
+/// Held while a server signs a checkpoint, so the one a clean shutdown signs
+/// never runs beside one that came due (either could move the anchor back
+/// to the older head), and one that wakes after the shutdown's finds its
+/// entries covered.
+static SIGNING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The checkpoint of a clean shutdown: written when the head moved since this
 /// machine's anchor. Failures are logged (the work itself is done).
@@ -169,11 +194,17 @@ pub async fn on_close(site: &Site) {
         return;
     };
     let anchor = anchor_path(&config, site);
+    let _one = SIGNING.lock().await;
     let head = match committed_head(&site.store).await {
         Ok((seq, _)) => seq,
         Err(_) => return,
     };
-    if head == 0 || read_anchor(&anchor).is_some_and(|a| a.seq >= head) {
+    if head == 0 {
+        return;
+    }
+    if read_anchor(&anchor).is_some_and(|a| a.seq >= head) {
+        // Another process signed it: nothing here is left to sign.
+        set_tried(&anchor, Some(head));
         return;
     }
     if let Err(e) = checkpoint(site).await {
