@@ -41,13 +41,26 @@ pub(super) fn read_anchor(path: &Path) -> Option<CheckpointRow> {
 }
 
 /// Replaces the anchor when `row` is newer (write to a temp file, then rename).
+///
+/// Under an exclusive lock on a file beside the anchors, so that two writers
+/// (two servers of this machine on one site share its anchor) cannot both
+/// find theirs newer and leave the older one in place.
 pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<()> {
-    if read_anchor(path).is_some_and(|old| old.seq >= row.seq) {
-        return Ok(());
-    }
     let dir = path.parent().expect("anchors live in a directory");
     std::fs::create_dir_all(dir)?;
     owner_only_dir(dir)?;
+    let lock = owner_only_file(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+    )
+    .open(dir.join(".lock"))?;
+    lock.lock()?;
+    if read_anchor(path).is_some_and(|old| old.seq >= row.seq) {
+        return Ok(());
+    }
     // Unique per write: two checkpoints of one process must not share a file.
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -62,6 +75,7 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
     f.write_all(export_json(row).as_bytes())?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)
+    // The lock goes with `lock`, closed on return.
 }
 
 /// What this process knows of each anchor's checkpoints, so the server need
@@ -164,6 +178,49 @@ impl Drop for Running {
     fn drop(&mut self) {
         if let Some(set) = lock(&RUNNING).as_mut() {
             set.remove(&self.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(seq: i64) -> CheckpointRow {
+        CheckpointRow {
+            seq,
+            hash: format!("{seq:064x}"),
+            ts: seq,
+            public_key: String::new(),
+            signature: String::new(),
+        }
+    }
+
+    /// Writers that race (two servers of one machine on one site share its
+    /// anchor) never leave an older checkpoint in place of a newer one.
+    #[test]
+    fn racing_writers_never_move_the_anchor_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("anchors").join("site.json");
+        for round in 0..5 {
+            let base = round * 1000;
+            std::thread::scope(|s| {
+                for t in 0..4 {
+                    let path = &path;
+                    s.spawn(move || {
+                        // Each writer a different order: newest first, oldest first...
+                        for i in 0..20 {
+                            let seq = match t % 2 {
+                                0 => base + 20 - i,
+                                _ => base + 1 + i,
+                            };
+                            write_anchor(path, &row(seq * 4 + t)).unwrap();
+                        }
+                    });
+                }
+            });
+            let kept = read_anchor(&path).unwrap().seq;
+            assert_eq!(kept, (base + 20) * 4 + 3, "round {round}");
         }
     }
 }
