@@ -57,7 +57,7 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
             .truncate(false),
     )
     .open(dir.join(".lock"))?;
-    lock.lock()?;
+    lock_briefly(&lock)?;
     if read_anchor(path).is_some_and(|old| old.seq >= row.seq) {
         return Ok(());
     }
@@ -76,6 +76,43 @@ pub(super) fn write_anchor(path: &Path, row: &CheckpointRow) -> std::io::Result<
     f.sync_all()?;
     std::fs::rename(&tmp, path)
     // The lock goes with `lock`, closed on return.
+}
+
+/// Takes `file`'s exclusive lock, waiting at most a few seconds for another
+/// process that holds it (a write is an fsync long): a process stopped while
+/// holding it must not stall this one's checkpoints, or its shutdown, for
+/// good. Where the file system has no locks (some network and FUSE mounts)
+/// the write goes ahead without one, as it did before locks were taken.
+fn lock_briefly(file: &std::fs::File) -> std::io::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "another process has held the audit anchors' lock for 5 s",
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) if unsupported(&e) => {
+                tracing::debug!(error = %e, "no file locks here; writing the audit anchor without one");
+                return Ok(());
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
+/// A file system that cannot lock files.
+fn unsupported(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(nix::libc::ENOLCK) {
+        return true;
+    }
+    e.kind() == std::io::ErrorKind::Unsupported
 }
 
 /// What this process knows of each anchor's checkpoints, so the server need
@@ -194,6 +231,25 @@ mod tests {
             public_key: String::new(),
             signature: String::new(),
         }
+    }
+
+    /// A writer that holds the lock and never lets go (a process stopped in
+    /// its write) costs another writer seconds, not its checkpoints for good.
+    #[test]
+    fn a_lock_held_for_good_fails_the_write_in_seconds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("anchors").join("site.json");
+        write_anchor(&path, &row(1)).unwrap();
+        let held = std::fs::File::open(path.with_file_name(".lock")).unwrap();
+        held.lock().unwrap();
+        let started = Instant::now();
+        let e = write_anchor(&path, &row(2)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+        assert!(started.elapsed() < Duration::from_secs(30));
+        assert_eq!(read_anchor(&path).unwrap().seq, 1);
+        drop(held);
+        write_anchor(&path, &row(2)).unwrap();
+        assert_eq!(read_anchor(&path).unwrap().seq, 2);
     }
 
     /// Writers that race (two servers of one machine on one site share its

@@ -155,18 +155,25 @@ pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            let signed = {
+            let (wanted, signed) = {
                 let _one = SIGNING.lock().await;
                 // A clean shutdown may have signed the head meanwhile.
-                if last_seq(&anchor) >= due(&anchor) {
+                let wanted = due(&anchor);
+                if last_seq(&anchor) >= wanted {
                     break true;
                 }
-                checkpoint(&site).await
+                (wanted, checkpoint(&site).await)
             };
-            if let Err(e) = signed {
-                set_tried(&anchor, None);
-                tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
-                break false;
+            match signed {
+                // Noted here too, not only by `checkpoint` under the path it
+                // works out again (the folder may have moved since), and for an
+                // empty log: else this loop would never see its work done.
+                Ok(row) => set_tried(&anchor, Some(row.map_or(wanted, |r| r.seq))),
+                Err(e) => {
+                    set_tried(&anchor, None);
+                    tracing::warn!(code = %e.code, message = %e.message, "could not write an audit checkpoint");
+                    break false;
+                }
             }
             if due(&anchor) - last_seq(&anchor) < every {
                 break true;
