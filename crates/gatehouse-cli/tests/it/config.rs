@@ -262,13 +262,21 @@ fn run_as_client(client: &str, site: &TestSite, flags: &[&str], key: Option<&str
         .get_envs()
         .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
         .collect();
-    let out = Command::new(cmd.get_program())
-        .args(&args)
-        .env_clear()
-        .envs(envs)
-        .current_dir(std::env::temp_dir())
-        .output()
-        .unwrap();
+    let run = || {
+        Command::new(cmd.get_program())
+            .args(&args)
+            .env_clear()
+            .envs(envs.clone())
+            .current_dir(std::env::temp_dir())
+            .output()
+    };
+    // Under Wine, process creation once failed with ERROR_INTERNAL_ERROR
+    // (1359) before the program ran; that, and only that, is tried again.
+    let out = match run() {
+        Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) => run(),
+        other => other,
+    }
+    .unwrap();
     assert!(
         out.status.success(),
         "{client} {flags:?}: {}",

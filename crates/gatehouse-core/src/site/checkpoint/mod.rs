@@ -188,10 +188,9 @@ pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
     });
 }
 
-/// Held while a server signs a checkpoint, so the one a clean shutdown signs
-/// never runs beside one that came due (either could move the anchor back
-/// to the older head), and one that wakes after the shutdown's finds its
-/// entries covered.
+/// Held while a server signs a checkpoint, so that one that came due never
+/// runs beside a clean shutdown's, or after it on a store being closed: it
+/// finds its entries covered and stops.
 static SIGNING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The checkpoint of a clean shutdown: written when the head moved since this
