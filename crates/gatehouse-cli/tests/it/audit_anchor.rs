@@ -258,6 +258,14 @@ fn calls_after(mcp: &mut crate::mcp_util::Mcp, last: i64, n: i64) -> i64 {
     done
 }
 
+/// The one number `sql` selects.
+fn number(site: &TestSite, sql: &str) -> i64 {
+    site.sql(sql).trim().parse().unwrap()
+}
+
+/// The chain's last seq.
+const HEAD: &str = "SELECT MAX(seq) FROM audit_log";
+
 /// The most checkpoints one process may try in `elapsed`: one at once, one
 /// per `checkpoint::SPACING`, and one of slack for timing.
 fn allowed_in(elapsed: std::time::Duration) -> usize {
@@ -275,12 +283,7 @@ fn a_busy_server_signs_one_checkpoint_per_spacing_and_still_anchors_its_tail() {
     use crate::mcp_util::McpSite;
     use gatehouse_core::site::checkpoint::{EVERY, SPACING};
     let site = TestSite::new("anchor_spacing");
-    let count = |site: &TestSite| -> usize {
-        site.sql("SELECT COUNT(*) FROM audit_checkpoints")
-            .trim()
-            .parse()
-            .unwrap()
-    };
+    let count = |site: &TestSite| number(site, "SELECT COUNT(*) FROM audit_checkpoints");
     let before = count(&site);
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");
@@ -304,7 +307,7 @@ fn a_busy_server_signs_one_checkpoint_per_spacing_and_still_anchors_its_tail() {
         );
     }
     let elapsed = started.elapsed();
-    let signed = count(&site) - before;
+    let signed = (count(&site) - before) as usize;
     assert!(
         (1..=allowed_in(elapsed)).contains(&signed),
         "{signed} checkpoints in {elapsed:?}"
@@ -312,15 +315,9 @@ fn a_busy_server_signs_one_checkpoint_per_spacing_and_still_anchors_its_tail() {
     // Once the spacing has passed, a checkpoint is signed at once (EVERY
     // entries on); the next one comes due within the spacing, when nothing
     // follows it, and is still signed, of the head.
-    let newest = |site: &TestSite| -> i64 {
-        site.sql("SELECT MAX(seq) FROM audit_checkpoints")
-            .trim()
-            .parse()
-            .unwrap()
-    };
     for attempt in 1.. {
         std::thread::sleep(2 * SPACING);
-        let (signed, head) = (count(&site), rows(&site).len() as i64);
+        let (signed, head) = (count(&site), number(&site, HEAD));
         burst(&mut mcp, EVERY + 10);
         let started = std::time::Instant::now();
         while count(&site) == signed {
@@ -332,17 +329,20 @@ fn a_busy_server_signs_one_checkpoint_per_spacing_and_still_anchors_its_tail() {
         }
         // One call per entry: enough more for the next to come due.
         let now = head + EVERY + 10;
-        burst(&mut mcp, newest(&site) + EVERY + 5 - now);
+        burst(
+            &mut mcp,
+            number(&site, "SELECT MAX(seq) FROM audit_checkpoints") + EVERY + 5 - now,
+        );
         if started.elapsed() < SPACING {
             break;
         }
         assert!(attempt < 5, "the server is too slow for this test to tell");
     }
-    let head = rows(&site).len() as u64;
+    let head = number(&site, HEAD);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let v = site.ok_json(&["audit", "verify", "--json"]);
-        match v["anchored_at"].as_u64() {
+        match v["anchored_at"].as_i64() {
             Some(seq) if seq == head => break,
             _ if std::time::Instant::now() > deadline => panic!("the head is not anchored: {v}"),
             _ => std::thread::sleep(std::time::Duration::from_millis(50)),

@@ -1,7 +1,7 @@
 //! The anchor: the newest checkpoint this machine signed of a site, kept
 //! beside the key so deleting checkpoint rows does not help an attacker; and
-//! what this process remembers of anchors (last seq and when, paths, writes
-//! running).
+//! what this process remembers of anchors (the last seq, when it last tried
+//! one, the newest entry that found one due, paths, writes running).
 
 use std::collections::HashMap;
 use std::io::Write;
