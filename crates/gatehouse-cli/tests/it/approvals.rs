@@ -979,6 +979,42 @@ fn one_network_of_held_calls_keeps_a_share_of_the_request_slots_not_all() {
     );
 }
 
+/// A request refused as busy was never served, so it spends none of its
+/// key's rate: a client retrying through a spell of 503s had found its whole
+/// burst gone once slots were free again, and was refused 429.
+#[test]
+fn a_busy_refusal_spends_none_of_the_keys_rate() {
+    let site = TestSite::new("approvals_busy_rate");
+    owner_decides(&site, 120);
+    let (writer, _) = site.mint("editor");
+    let (holder, holder_id) = site.mint("editor");
+    let (limited, _) = site.mint("viewer");
+    // Four slots: loopback's share is one, which the held call takes. A
+    // request every two seconds per key, a burst of one.
+    let serve = Serve::start(&site, &["--max-in-flight", "4", "--rate", "0.5"]);
+    write_draft(&serve, &writer, "busy");
+    let held = held_call(
+        &serve,
+        &holder,
+        "content_publish",
+        serde_json::json!({"slug": "busy"}),
+    );
+    let holds = waiting_holds(&site, &format!("key:{holder_id}"), 1);
+    for _ in 0..3 {
+        let r = serve.legacy(Some(&limited), "tools/list", serde_json::json!({}));
+        assert_eq!(r.status, 503, "{}", r.text());
+    }
+    site.ok(&["approvals", "deny", &holds[0]]);
+    assert_eq!(
+        code_of(&held.join().unwrap().expect("an answer")),
+        "APPROVAL_DENIED"
+    );
+    let served = serve.legacy(Some(&limited), "tools/list", serde_json::json!({}));
+    assert_eq!(served.status, 200, "the burst is whole: {}", served.text());
+    let over = serve.legacy(Some(&limited), "tools/list", serde_json::json!({}));
+    assert_eq!(over.status, 429, "and it is one: {}", over.text());
+}
+
 /// A call the caller's content scope refuses is refused as usual, never held
 /// (its question would have named an entry outside the scope); a rename of a
 /// published entry waits under a policy naming `content_publish` as under

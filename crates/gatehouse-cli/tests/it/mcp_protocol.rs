@@ -218,6 +218,13 @@ fn schema_invalid_tool_arguments_are_tool_errors() {
         ("content_list", json!({"limit": 10, "surprise": true})),
         ("content_search", json!({"query": "x", "limit": 1000})),
         ("media_write", json!({"filename": "a.png"})),
+        // No text column holds U+0000 (PostgreSQL refuses it outright: this
+        // was a storage error there, after the tool ran).
+        ("content_read", json!({"slug": "wel\u{0}come"})),
+        (
+            "content_write_draft",
+            json!({"slug": "nul", "title": "Nul", "body": "a\u{0}b"}),
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -228,6 +235,8 @@ fn schema_invalid_tool_arguments_are_tool_errors() {
     }
     let r = mcp.call(50, "content_list", json!({}), None);
     assert_eq!(r["result"]["isError"], false);
+    let r = mcp.call(51, "content_read", json!({"slug": "nul"}), None);
+    assert_eq!(tool_error(&r)["code"], "CONTENT_NOT_FOUND", "{r}");
     assert!(mcp.finish().success());
 }
 

@@ -308,3 +308,59 @@ fn a_postgresql_connection_lost_mid_write_is_unreachable_and_not_applied() {
     );
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+/// An audit group commit on PostgreSQL that fails halfway (here a trigger
+/// refuses one tool's entry, after the head's lock was taken) leaves no
+/// transaction open behind it, holding the head or poisoning the next commit;
+/// sessions the server ends between calls (as a restart would) are replaced
+/// before the next commit. Each call is answered as it should be, and the
+/// chain verifies.
+#[test]
+fn a_failed_or_severed_audit_commit_on_postgresql_leaves_no_transaction_behind() {
+    let site = TestSite::new("pg_committer");
+    let Some(url) = site.database_url.clone() else {
+        return; // PostgreSQL only.
+    };
+    let db = url.rsplit('/').next().unwrap().to_string();
+    let mut mcp = site.mcp(&["--role", "editor"], &[]);
+    mcp.initialize("2025-11-25");
+    let read = |mcp: &mut Mcp, id: i64| {
+        let answer = mcp.call(id, "content_read", json!({"slug": "welcome"}), None);
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    };
+    read(&mut mcp, 1);
+
+    site.sql(
+        "CREATE FUNCTION refuse_search() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN IF NEW.subject = 'content_search' THEN RAISE EXCEPTION 'refused'; END IF; \
+         RETURN NEW; END $$; \
+         CREATE TRIGGER refuse_search BEFORE INSERT ON audit_log \
+         FOR EACH ROW EXECUTE FUNCTION refuse_search()",
+    );
+    let refused = mcp.call(2, "content_search", json!({"query": "welcome"}), None);
+    assert_eq!(
+        tool_error(&refused)["detail"]["audit"],
+        "not_written",
+        "{refused}"
+    );
+    read(&mut mcp, 3);
+    site.sql("DROP TRIGGER refuse_search ON audit_log; DROP FUNCTION refuse_search()");
+
+    let ended = site.sql(&format!(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+         WHERE datname = '{db}' AND pid <> pg_backend_pid()"
+    ));
+    assert_ne!(ended, "0", "the server had no session to end");
+    read(&mut mcp, 4);
+    read(&mut mcp, 5);
+    assert!(mcp.finish().success());
+
+    let calls: Vec<String> = site
+        .audit()
+        .iter()
+        .filter(|e| e["action"] == "mcp.tool_call")
+        .map(|e| e["subject"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(calls, ["content_read"; 4]);
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

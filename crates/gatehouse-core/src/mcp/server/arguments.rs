@@ -12,6 +12,7 @@
 //! and why.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::sync::LazyLock;
 
 use serde_json::Value;
@@ -39,10 +40,11 @@ pub fn check(spec: &ToolSpec, args: &Value) -> Result<()> {
     let validator = VALIDATORS
         .get(spec.name)
         .expect("every manifest tool has a validator");
-    let problems: Vec<String> = validator
-        .iter_errors(args)
-        .take(MAX_REPORTED)
-        .map(|e| {
+    let mut nul = Vec::new();
+    find_nul(args, &mut String::new(), &mut nul);
+    let problems: Vec<String> = nul
+        .into_iter()
+        .chain(validator.iter_errors(args).map(|e| {
             let at = e.instance_path().to_string();
             let at = if at.is_empty() {
                 "arguments".to_string()
@@ -50,7 +52,8 @@ pub fn check(spec: &ToolSpec, args: &Value) -> Result<()> {
                 at
             };
             format!("{at}: {}", e.masked())
-        })
+        }))
+        .take(MAX_REPORTED)
         .collect();
     if problems.is_empty() {
         return Ok(());
@@ -65,6 +68,43 @@ pub fn check(spec: &ToolSpec, args: &Value) -> Result<()> {
         "check the arguments against the tool's inputSchema (tools/list)",
     )
     .detail(serde_json::json!({"problems": problems})))
+}
+
+/// Notes every string (or property name) under `v` holding U+0000, by its
+/// JSON pointer. No text column stores one (PostgreSQL refuses it outright),
+/// so such a value is the caller's mistake, refused here with the rest, not a
+/// storage error after the tool ran.
+fn find_nul(v: &Value, at: &mut String, found: &mut Vec<String>) {
+    let place = |at: &str| if at.is_empty() { "arguments" } else { at }.to_string();
+    match v {
+        Value::String(s) if s.contains('\0') => {
+            found.push(format!(
+                "{}: contains U+0000, which no text can hold",
+                place(at)
+            ));
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = at.len();
+                let _ = write!(at, "/{i}");
+                find_nul(item, at, found);
+                at.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                if k.contains('\0') {
+                    found.push(format!("{}: a property name contains U+0000", place(at)));
+                    continue;
+                }
+                let len = at.len();
+                let _ = write!(at, "/{}", k.replace('~', "~0").replace('/', "~1"));
+                find_nul(item, at, found);
+                at.truncate(len);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -92,5 +132,34 @@ mod tests {
         assert!(e.message.contains("extra"), "{}", e.message);
         let e = check(search, &json!({})).unwrap_err();
         assert!(e.message.contains("query"), "{}", e.message);
+    }
+
+    /// PostgreSQL refuses U+0000 in text: without this a slug holding one was
+    /// a storage error there (and not found on SQLite).
+    #[test]
+    fn a_nul_anywhere_in_the_arguments_is_refused_by_its_place() {
+        let read = manifest::find("content_read").unwrap();
+        let e = check(read, &json!({"slug": "welcome\u{0}"})).unwrap_err();
+        assert_eq!(e.code, codes::TOOL_ARGUMENTS_INVALID);
+        assert!(
+            e.message.contains("/slug: contains U+0000"),
+            "{}",
+            e.message
+        );
+        let e = check(read, &json!({"slug": "a", "x\u{0}": 1})).unwrap_err();
+        assert!(
+            e.message
+                .contains("arguments: a property name contains U+0000"),
+            "{}",
+            e.message
+        );
+        let nested = json!({"a/b": [{"c": "ok"}, {"c~": "no\u{0}"}]});
+        let mut found = Vec::new();
+        find_nul(&nested, &mut String::new(), &mut found);
+        assert_eq!(
+            found,
+            ["/a~1b/1/c~0: contains U+0000, which no text can hold"]
+        );
+        assert!(check(read, &json!({"slug": "welcome"})).is_ok());
     }
 }

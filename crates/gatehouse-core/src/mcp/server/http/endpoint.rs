@@ -659,13 +659,6 @@ impl Server {
                 .insert(header::ALLOW, HeaderValue::from_static("POST"));
             return r;
         }
-        if let Some(r) = self.spend_rate(
-            actor.identity(),
-            &client_text,
-            "over this key's request rate",
-        ) {
-            return r;
-        }
         let json = headers
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -690,6 +683,17 @@ impl Server {
             return busy("every request slot is taken");
         };
         let slot = (permit, share);
+        // Spent once a slot is held: a refusal for want of one takes none of
+        // the caller's rate, or retries through a busy spell would leave it
+        // refused 429 once slots are free again. Before the body is read, so
+        // a caller over its rate costs no read.
+        if let Some(r) = self.spend_rate(
+            actor.identity(),
+            &client_text,
+            "over this key's request rate",
+        ) {
+            return r;
+        }
         let max = self.limits.max_body_bytes;
         let too_large = || {
             rpc_error(
