@@ -397,10 +397,12 @@ fn bodies_trickling_in_hold_no_budget_they_have_not_sent() {
 /// One client network may hold a quarter of the event stream slots and of
 /// the connection slots, not all of them: 64 keyless `subscriptions/listen`
 /// streams left open shut every other client's streams out, and 1,100 idle
-/// connections every other client's requests.
+/// connections every other client's requests. The streams here are two keys'
+/// (keyless ones have a smaller share per network, tested below).
 #[test]
 fn one_network_holds_a_share_of_streams_and_connections_not_all() {
     let site = TestSite::new("serve-shares");
+    let keys = [site.mint("viewer").0, site.mint("viewer").0];
     let s = Serve::start(&site, &[]);
     // Connections first, while no stream of this test holds one.
     std::thread::sleep(Duration::from_millis(300));
@@ -420,7 +422,8 @@ fn one_network_holds_a_share_of_streams_and_connections_not_all() {
     let mut streams = Vec::new();
     let mut refused = Vec::new();
     for i in 0..20 {
-        match s.try_modern_stream(None, 100 + i, "subscriptions/listen", listen.clone()) {
+        let key = &keys[i as usize % 2];
+        match s.try_modern_stream(Some(key), 100 + i, "subscriptions/listen", listen.clone()) {
             Ok(e) => streams.push(e),
             Err(status) => refused.push(status),
         }
@@ -433,7 +436,7 @@ fn one_network_holds_a_share_of_streams_and_connections_not_all() {
     // A closed stream is noticed by its next keep-alive at the latest.
     let until = Instant::now() + PATIENCE;
     let again = loop {
-        match s.try_modern_stream(None, 200, "subscriptions/listen", listen.clone()) {
+        match s.try_modern_stream(Some(&keys[0]), 200, "subscriptions/listen", listen.clone()) {
             Ok(e) => break Some(e),
             Err(_) if Instant::now() < until => std::thread::sleep(Duration::from_millis(200)),
             Err(_) => break None,
@@ -500,6 +503,11 @@ fn one_key_or_all_keyless_clients_hold_a_share_of_the_event_streams_from_any_net
         keyless, 16,
         "a quarter of 64 for every keyless client together"
     );
+    // Every keyless network's share is full (a quarter of the keyless 16).
+    let extra = [("X-Forwarded-For", "10.0.10.1")];
+    let refused =
+        s.try_modern_stream_with(None, &extra, 998, "subscriptions/listen", listen.clone());
+    assert_eq!(refused.err(), Some(503), "the keyless share is taken");
     let extra = [("X-Forwarded-For", "10.0.5.1")];
     let theirs = s
         .try_modern_stream_with(
@@ -511,6 +519,36 @@ fn one_key_or_all_keyless_clients_hold_a_share_of_the_event_streams_from_any_net
         )
         .expect("another key from another network gets a stream");
     theirs.close();
+    for e in streams {
+        e.close();
+    }
+}
+
+/// One network's keyless streams hold a quarter of the keyless clients'
+/// share, not all of it: 16 keyless `subscriptions/listen` streams from one
+/// address had left keyless clients everywhere else none.
+#[test]
+fn one_network_of_keyless_streams_leaves_other_keyless_networks_room() {
+    let site = TestSite::new("serve-keyless-streams");
+    let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1"]);
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    let open = |from: &str, id: u64| {
+        let extra = [("X-Forwarded-For", from)];
+        s.try_modern_stream_with(None, &extra, id, "subscriptions/listen", listen.clone())
+    };
+    let mut streams = Vec::new();
+    let mut refused = Vec::new();
+    for i in 0..20u64 {
+        match open("10.1.0.1", 100 + i) {
+            Ok(e) => streams.push(e),
+            Err(status) => refused.push(status),
+        }
+    }
+    assert_eq!(streams.len(), 4, "a quarter of the keyless 16: {refused:?}");
+    assert!(refused.iter().all(|s| *s == 503), "{refused:?}");
+    let elsewhere =
+        open("10.2.0.1", 200).expect("a keyless client of another network gets a stream");
+    elsewhere.close();
     for e in streams {
         e.close();
     }

@@ -91,6 +91,10 @@ pub struct Server {
     /// streams, wherever they connect from: one key's `subscriptions/listen`
     /// streams from four networks had taken all.
     key_stream_shares: Shares<String>,
+    /// Each client network's share of the keyless clients' share: one
+    /// network's keyless streams had taken all of it, leaving every other
+    /// keyless client none.
+    keyless_stream_shares: Shares,
     limits: HttpLimits,
     late: Late,
     closing: watch::Receiver<bool>,
@@ -135,6 +139,7 @@ impl Server {
             slot_shares: Shares::new(per_network(l.max_in_flight)),
             stream_shares: Shares::new(per_network(l.max_streams)),
             key_stream_shares: Shares::new(per_network(l.max_streams)),
+            keyless_stream_shares: Shares::new(per_network(per_network(l.max_streams))),
             limits: l.clone(),
             late,
             closing,
@@ -1050,6 +1055,17 @@ impl Server {
             let Some(stream_share) = self.stream_shares.take(client) else {
                 return busy("this network's event streams already hold their share of the slots");
             };
+            let keyless_share = match actor_is_public {
+                true => match self.keyless_stream_shares.take(client) {
+                    Some(share) => Some(share),
+                    None => {
+                        return busy(
+                            "this network's keyless event streams already hold their share of the slots",
+                        );
+                    }
+                },
+                false => None,
+            };
             let whose_share = match whose {
                 Some(who) => match self.key_stream_shares.take_for(who) {
                     Some(share) => Some(share),
@@ -1074,7 +1090,7 @@ impl Server {
                 Box::pin(work),
                 out,
                 deadline,
-                (slot, stream_slot, stream_share, whose_share),
+                (slot, stream_slot, stream_share, whose_share, keyless_share),
                 move |reply| {
                     if let Some(tool) = tool {
                         metrics.call(tool, reply);
