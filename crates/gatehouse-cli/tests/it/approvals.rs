@@ -979,19 +979,20 @@ fn one_network_of_held_calls_keeps_a_share_of_the_request_slots_not_all() {
     );
 }
 
-/// A request refused as busy was never served, so it spends none of its
-/// key's rate: a client retrying through a spell of 503s had found its whole
-/// burst gone once slots were free again, and was refused 429.
+/// A request refused for want of a request slot was never served, so it
+/// spends none of its key's rate: a client retrying through a spell of 503s
+/// had found its whole burst gone once slots were free again, and was
+/// refused 429.
 #[test]
-fn a_busy_refusal_spends_none_of_the_keys_rate() {
+fn a_refusal_for_want_of_a_slot_spends_none_of_the_keys_rate() {
     let site = TestSite::new("approvals_busy_rate");
     owner_decides(&site, 120);
     let (writer, _) = site.mint("editor");
     let (holder, holder_id) = site.mint("editor");
     let (limited, _) = site.mint("viewer");
     // Four slots: loopback's share is one, which the held call takes. A
-    // request every two seconds per key, a burst of one.
-    let serve = Serve::start(&site, &["--max-in-flight", "4", "--rate", "0.5"]);
+    // request every ten seconds per key, a burst of one.
+    let serve = Serve::start(&site, &["--max-in-flight", "4", "--rate", "0.1"]);
     write_draft(&serve, &writer, "busy");
     let held = held_call(
         &serve,

@@ -213,8 +213,14 @@ fn nul_in_a_search_query_is_invalid_input_not_a_storage_error() {
     let mut m = site.mcp(&[], &[]);
     m.initialize("2025-06-18");
     let e = tool_error(&m.call(1, "content_search", json!({"query": "wel\u{0}come"}), None));
-    assert_eq!(e["code"], "INPUT_INVALID", "{e}");
-    assert!(e["message"].as_str().unwrap().contains("NUL"));
+    assert_eq!(e["code"], "TOOL_ARGUMENTS_INVALID", "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("/query: contains a NUL"),
+        "{e}"
+    );
     // The server is fine afterwards.
     let r = m.call(2, "content_search", json!({"query": "welcome"}), None);
     assert!(!structured(&r)["entries"].as_array().unwrap().is_empty());

@@ -166,7 +166,9 @@ pub async fn list(store: &Store, actor: &Actor, limit: i64, offset: i64) -> Resu
 }
 
 /// Refuses text no database column or index can hold: a NUL character
-/// (PostgreSQL rejects it, SQLite's full-text index truncates at it).
+/// (PostgreSQL rejects it, SQLite's full-text index truncates at it). A tool
+/// call meets the same rule earlier, in its arguments' check; this one holds
+/// for every caller of the library.
 pub fn check_no_nul(field: &str, text: &str) -> Result<()> {
     if text.contains('\0') {
         return Err(Error::invalid(

@@ -70,16 +70,20 @@ pub fn check(spec: &ToolSpec, args: &Value) -> Result<()> {
     .detail(serde_json::json!({"problems": problems})))
 }
 
-/// Notes every string (or property name) under `v` holding U+0000, by its
-/// JSON pointer. No text column stores one (PostgreSQL refuses it outright),
-/// so such a value is the caller's mistake, refused here with the rest, not a
-/// storage error after the tool ran.
+/// Notes the strings (or objects' property names) under `v` holding U+0000,
+/// by their JSON pointer, the first [`MAX_REPORTED`] of them. No text column
+/// stores one (PostgreSQL refuses it outright), so such a value is the
+/// caller's mistake, refused here with the rest, not a storage error after
+/// the tool ran.
 fn find_nul(v: &Value, at: &mut String, found: &mut Vec<String>) {
+    if found.len() >= MAX_REPORTED {
+        return;
+    }
     let place = |at: &str| if at.is_empty() { "arguments" } else { at }.to_string();
     match v {
         Value::String(s) if s.contains('\0') => {
             found.push(format!(
-                "{}: contains U+0000, which no text can hold",
+                "{}: contains a NUL character (U+0000), which no text can hold",
                 place(at)
             ));
         }
@@ -92,11 +96,13 @@ fn find_nul(v: &Value, at: &mut String, found: &mut Vec<String>) {
             }
         }
         Value::Object(map) => {
+            if map.keys().any(|k| k.contains('\0')) {
+                found.push(format!(
+                    "{}: a property name contains a NUL character (U+0000)",
+                    place(at)
+                ));
+            }
             for (k, item) in map {
-                if k.contains('\0') {
-                    found.push(format!("{}: a property name contains U+0000", place(at)));
-                    continue;
-                }
                 let len = at.len();
                 let _ = write!(at, "/{}", k.replace('~', "~0").replace('/', "~1"));
                 find_nul(item, at, found);
@@ -142,14 +148,14 @@ mod tests {
         let e = check(read, &json!({"slug": "welcome\u{0}"})).unwrap_err();
         assert_eq!(e.code, codes::TOOL_ARGUMENTS_INVALID);
         assert!(
-            e.message.contains("/slug: contains U+0000"),
+            e.message.contains("/slug: contains a NUL character"),
             "{}",
             e.message
         );
         let e = check(read, &json!({"slug": "a", "x\u{0}": 1})).unwrap_err();
         assert!(
             e.message
-                .contains("arguments: a property name contains U+0000"),
+                .contains("arguments: a property name contains a NUL"),
             "{}",
             e.message
         );
@@ -158,8 +164,13 @@ mod tests {
         find_nul(&nested, &mut String::new(), &mut found);
         assert_eq!(
             found,
-            ["/a~1b/1/c~0: contains U+0000, which no text can hold"]
+            ["/a~1b/1/c~0: contains a NUL character (U+0000), which no text can hold"]
         );
+        // A megabyte of them is five problems, not a string for each.
+        let many = Value::Array(vec![json!("\u{0}"); 100_000]);
+        let mut found = Vec::new();
+        find_nul(&many, &mut String::new(), &mut found);
+        assert_eq!(found.len(), MAX_REPORTED);
         assert!(check(read, &json!({"slug": "welcome"})).is_ok());
     }
 }

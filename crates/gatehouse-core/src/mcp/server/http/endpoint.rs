@@ -91,9 +91,9 @@ pub struct Server {
     /// streams, wherever they connect from: one key's `subscriptions/listen`
     /// streams from four networks had taken all.
     key_stream_shares: Shares<String>,
-    /// Each client network's share of the keyless clients' share: one
-    /// network's keyless streams had taken all of it, leaving every other
-    /// keyless client none.
+    /// Each client network's share of the keyless clients' share, half of
+    /// it: one network's keyless streams had taken all of it, leaving every
+    /// other keyless client none.
     keyless_stream_shares: Shares,
     limits: HttpLimits,
     late: Late,
@@ -139,7 +139,7 @@ impl Server {
             slot_shares: Shares::new(per_network(l.max_in_flight)),
             stream_shares: Shares::new(per_network(l.max_streams)),
             key_stream_shares: Shares::new(per_network(l.max_streams)),
-            keyless_stream_shares: Shares::new(per_network(per_network(l.max_streams))),
+            keyless_stream_shares: Shares::new((per_network(l.max_streams) / 2).max(1)),
             limits: l.clone(),
             late,
             closing,
@@ -688,10 +688,10 @@ impl Server {
             return busy("every request slot is taken");
         };
         let slot = (permit, share);
-        // Spent once a slot is held: a refusal for want of one takes none of
-        // the caller's rate, or retries through a busy spell would leave it
-        // refused 429 once slots are free again. Before the body is read, so
-        // a caller over its rate costs no read.
+        // Spent once a request slot is held: a refusal for want of one takes
+        // none of the caller's rate, or retries through a busy spell would
+        // leave it refused 429 once slots are free again. Before the body is
+        // read, so a caller over its rate costs no read.
         if let Some(r) = self.spend_rate(
             actor.identity(),
             &client_text,
