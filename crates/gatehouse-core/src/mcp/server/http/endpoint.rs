@@ -1055,16 +1055,15 @@ impl Server {
             let Some(stream_share) = self.stream_shares.take(client) else {
                 return busy("this network's event streams already hold their share of the slots");
             };
-            let keyless_share = match actor_is_public {
-                true => match self.keyless_stream_shares.take(client) {
-                    Some(share) => Some(share),
-                    None => {
-                        return busy(
-                            "this network's keyless event streams already hold their share of the slots",
-                        );
-                    }
-                },
-                false => None,
+            let keyless_share = if actor_is_public {
+                let Some(share) = self.keyless_stream_shares.take(client) else {
+                    return busy(
+                        "this network's keyless event streams already hold their share of the slots",
+                    );
+                };
+                Some(share)
+            } else {
+                None
             };
             let whose_share = match whose {
                 Some(who) => match self.key_stream_shares.take_for(who) {
