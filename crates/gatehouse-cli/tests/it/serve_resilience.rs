@@ -553,3 +553,44 @@ fn one_network_of_keyless_streams_leaves_other_keyless_networks_room() {
         e.close();
     }
 }
+
+/// A stream refused as busy gives back the request of the rate it took: a
+/// keyless client retrying a stream through a full share had emptied its
+/// burst, and met 429 once a stream was free.
+#[test]
+fn a_stream_refused_as_busy_spends_none_of_the_callers_rate() {
+    let site = TestSite::new("serve-stream-busy-rate");
+    // A request every ten seconds per address, a burst of one.
+    let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1", "--rate", "0.1"]);
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    let open = |from: &str, id: u64| {
+        let extra = [("X-Forwarded-For", from)];
+        s.try_modern_stream_with(None, &extra, id, "subscriptions/listen", listen.clone())
+    };
+    // Eight addresses of one network fill its keyless share.
+    let mut streams: Vec<_> = (1..=8u64)
+        .map(|i| open(&format!("10.3.0.{i}"), i).expect("room for a stream"))
+        .collect();
+    for id in 20..23 {
+        assert_eq!(
+            open("10.3.0.9", id).err(),
+            Some(503),
+            "busy, not over the rate"
+        );
+    }
+    streams.pop().unwrap().close();
+    // A closed stream is noticed by its next keep-alive at the latest.
+    let until = Instant::now() + PATIENCE;
+    let again = loop {
+        match open("10.3.0.9", 30) {
+            Ok(e) => break e,
+            Err(503) if Instant::now() < until => std::thread::sleep(Duration::from_millis(200)),
+            Err(status) => panic!("{status}: the burst was spent by the refusals"),
+        }
+    };
+    again.close();
+    assert_eq!(open("10.3.0.9", 31).err(), Some(429), "the burst is one");
+    for e in streams {
+        e.close();
+    }
+}

@@ -168,6 +168,18 @@ impl Buckets {
         self.spend(name, fill, now, 0)
     }
 
+    /// Gives back a token [`Buckets::take`] took from `name` for a request
+    /// that was then refused without being served (never above the burst).
+    pub fn give_back(&self, name: &str, fill: Refill, now: i64) {
+        let mut map = lock(&self.by_name);
+        if let Some(b) = map.get_mut(name)
+            && b.fill == fill
+        {
+            b.refresh(now);
+            b.milli_tokens = (b.milli_tokens + 1000).min(b.fill.burst);
+        }
+    }
+
     fn spend(&self, name: &str, fill: Refill, now: i64, cost: i64) -> std::result::Result<(), i64> {
         let mut map = lock(&self.by_name);
         if !map.contains_key(name) && map.len() >= self.capacity {
@@ -223,6 +235,25 @@ mod tests {
 
     fn rate(s: &str) -> Rate {
         s.parse().unwrap()
+    }
+
+    /// A token given back can be spent once more, never past the burst.
+    #[test]
+    fn a_token_given_back_returns_once_and_never_past_the_burst() {
+        let b = Buckets::default();
+        let f = Refill::per_second(1.0, 2.0);
+        let spend = |now| b.take("k", f, now);
+        assert!(spend(0).is_ok() && spend(0).is_ok() && spend(0).is_err());
+        b.give_back("k", f, 0);
+        assert!(spend(0).is_ok());
+        assert!(spend(0).is_err());
+        b.give_back("k", f, 60_000);
+        b.give_back("k", f, 60_000);
+        assert!(spend(60_000).is_ok() && spend(60_000).is_ok());
+        assert!(spend(60_000).is_err());
+        // A bucket never taken from has nothing to give back.
+        b.give_back("other", f, 0);
+        assert!(spend(60_000).is_err());
     }
 
     #[test]

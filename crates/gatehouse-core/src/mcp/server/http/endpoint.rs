@@ -43,7 +43,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use super::guard::{Exposure, Refused};
 use super::oauth::OAuth;
-use super::rate::{Buckets, Shares, per_network};
+use super::rate::{Buckets, Share, Shares, per_network};
 use super::request_body::{self, RequestBody};
 use super::{HttpLimits, Options};
 use crate::access::actor::{Actor, Refresher};
@@ -57,6 +57,14 @@ use crate::mcp::server::{dispatch, manifest, watch_actor};
 use crate::mcp::wire::jsonrpc::{self, ErrorCode, ErrorData};
 use crate::site::Site;
 use crate::sync::lock;
+
+/// What an open event stream holds (see [`Server::stream_holdings`]).
+type StreamHeld = (
+    tokio::sync::OwnedSemaphorePermit,
+    Share,
+    Share<String>,
+    Option<Share>,
+);
 
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
@@ -688,10 +696,11 @@ impl Server {
             return busy("every request slot is taken");
         };
         let slot = (permit, share);
-        // Spent once a request slot is held: a refusal for want of one takes
-        // none of the caller's rate, or retries through a busy spell would
-        // leave it refused 429 once slots are free again. Before the body is
-        // read, so a caller over its rate costs no read.
+        // Spent once a request slot is held, and given back by every later
+        // "busy" (`give_back_rate`): a refusal for want of room takes none of
+        // the caller's rate, or retries through a busy spell would leave it
+        // refused 429 once there is room again. Before the body is read, so a
+        // caller over its rate costs no read.
         if let Some(r) = self.spend_rate(
             actor.identity(),
             &client_text,
@@ -727,6 +736,7 @@ impl Server {
                 return plain(StatusCode::BAD_REQUEST, "the body could not be read\n");
             }
             Ok(Err(BodyFailure::OverBudget)) => {
+                self.give_back_rate(actor.identity(), &client_text);
                 return busy("the request bodies being read already use the memory budget");
             }
             Err(_) => {
@@ -752,7 +762,10 @@ impl Server {
             }
             Err(reply) => {
                 let status = match reply["error"]["code"].as_i64() {
-                    Some(-32000) => StatusCode::SERVICE_UNAVAILABLE,
+                    Some(-32000) => {
+                        self.give_back_rate(actor.identity(), &client_text);
+                        StatusCode::SERVICE_UNAVAILABLE
+                    }
                     _ => StatusCode::BAD_REQUEST,
                 };
                 return json_response(status, &reply);
@@ -820,6 +833,45 @@ impl Server {
             _ => Bytes::from(chunks.concat()),
         };
         Ok((bytes, held))
+    }
+
+    /// What an event stream holds while it is open: a stream slot, its
+    /// network's share, its key's (or all keyless clients') share, and for a
+    /// keyless client its network's part of theirs; or why it cannot open.
+    fn stream_holdings(&self, actor: &Actor, client: IpAddr) -> Result<StreamHeld, &'static str> {
+        let network = self
+            .stream_shares
+            .take(client)
+            .ok_or("this network's event streams already hold their share of the slots")?;
+        let public = matches!(actor, Actor::Public);
+        let keyless = match public {
+            true => Some(self.keyless_stream_shares.take(client).ok_or(
+                "this network's keyless event streams already hold their share of the slots",
+            )?),
+            false => None,
+        };
+        let whose = self
+            .key_stream_shares
+            .take_for(actor.label())
+            .ok_or(match public {
+                true => "keyless clients' event streams already hold their share of the slots",
+                false => "this key's event streams already hold its share of the slots",
+            })?;
+        let slot = self
+            .streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| "every event stream slot is taken")?;
+        Ok((slot, network, whose, keyless))
+    }
+
+    /// Gives back the request of the actor's rate [`Server::spend_rate`]
+    /// took, for a request then refused without being served.
+    fn give_back_rate(&self, actor: &Actor, client_text: &str) {
+        match actor {
+            Actor::ApiKey { key_id, .. } => self.key_rates.give_back(key_id),
+            _ => self.address_rates.give_back(client_text),
+        }
     }
 
     /// Spends one request of the actor's rate (its key's, else its
@@ -1029,10 +1081,17 @@ impl Server {
             Some(_) => deadline + self.hold_wait(actor.identity(), params),
             None => deadline,
         };
-        // Whose streams these are: a key, a user, or everyone keyless as one
-        // (keyless streams from four networks had taken every slot).
-        let whose = stream.then(|| actor.identity().label());
-        let actor_is_public = matches!(actor.identity(), Actor::Public);
+        let held = match stream {
+            true => match self.stream_holdings(actor.identity(), client) {
+                Ok(held) => Some(held),
+                Err(why) => {
+                    // Refused unserved: the request's rate is given back.
+                    self.give_back_rate(actor.identity(), &client_text);
+                    return busy(why);
+                }
+            },
+            false => None,
+        };
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
         let work = {
@@ -1051,51 +1110,13 @@ impl Server {
                 }
             }
         };
-        if stream {
-            let Some(stream_share) = self.stream_shares.take(client) else {
-                return busy("this network's event streams already hold their share of the slots");
-            };
-            let keyless_share = if actor_is_public {
-                let Some(share) = self.keyless_stream_shares.take(client) else {
-                    return busy(
-                        "this network's keyless event streams already hold their share of the slots",
-                    );
-                };
-                Some(share)
-            } else {
-                None
-            };
-            let whose_share = match whose {
-                Some(who) => match self.key_stream_shares.take_for(who) {
-                    Some(share) => Some(share),
-                    None if actor_is_public => {
-                        return busy(
-                            "keyless clients' event streams already hold their share of the slots",
-                        );
-                    }
-                    None => {
-                        return busy(
-                            "this key's event streams already hold its share of the slots",
-                        );
-                    }
-                },
-                None => None,
-            };
-            let Ok(stream_slot) = self.streams.clone().try_acquire_owned() else {
-                return busy("every event stream slot is taken");
-            };
+        if let Some(held) = held {
             let deadline = (!listen).then_some(deadline);
-            return event_stream(
-                Box::pin(work),
-                out,
-                deadline,
-                (slot, stream_slot, stream_share, whose_share, keyless_share),
-                move |reply| {
-                    if let Some(tool) = tool {
-                        metrics.call(tool, reply);
-                    }
-                },
-            );
+            return event_stream(Box::pin(work), out, deadline, (slot, held), move |reply| {
+                if let Some(tool) = tool {
+                    metrics.call(tool, reply);
+                }
+            });
         }
         drop(out);
         let reply = match tokio::time::timeout_at(deadline, work).await {

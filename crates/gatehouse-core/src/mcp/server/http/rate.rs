@@ -50,6 +50,11 @@ impl Buckets {
         self.map.take(who, self.fill, now_ms()).map_err(wait)
     }
 
+    /// Gives back the token a request took, when it was then refused unserved.
+    pub fn give_back(&self, who: &str) {
+        self.map.give_back(who, self.fill, now_ms());
+    }
+
     /// Whether `who` has a token, without taking it.
     pub fn check(&self, who: &str) -> Result<(), Duration> {
         self.map.check(who, self.fill, now_ms()).map_err(wait)
