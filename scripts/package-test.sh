@@ -170,7 +170,18 @@ show_window() {
     setsid env HOME="$HOME_DIR" XDG_DATA_HOME= XDG_CONFIG_HOME= XDG_CACHE_HOME= \
       GATEHOUSE_SITE="$SITE" TMPDIR="$TMP_DIR" $APP >"$LOG" 2>&1 &
     pid=$!
-    stop() { kill -TERM -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
+    # SIGTERM runs the exit steps of the app (serve stopped, the audit checkpoint
+    # signed: seconds at most); an app still there after 20 s is killed and
+    # fails the step, where waiting for it had stalled the whole run.
+    stop() {
+      kill -TERM -- "-$pid" 2>/dev/null
+      for _ in $(seq 1 40); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+        sleep 0.5
+      done
+      echo "the app did not exit within 20 s of SIGTERM"
+      kill -KILL -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return 1
+    }
     for _ in $(seq 1 240); do
       kill -0 "$pid" 2>/dev/null || { echo "the app exited early"; exit 1; }
       if xwininfo -root -tree | grep -q "\"Gatehouse\""; then
@@ -178,13 +189,13 @@ show_window() {
         # Painted: the page has drawn more than a blank window (dozens of colours).
         colours=$(identify -format "%k" "$SHOT" 2>/dev/null || echo 0)
         if [ "$colours" -gt 50 ] && { [ -z "$WAIT_FILE" ] || [ -x "$WAIT_FILE" ]; }; then
-          stop; exit 0
+          stop; exit
         fi
       fi
       sleep 0.5
     done
     echo "no painted Gatehouse window${WAIT_FILE:+ with $WAIT_FILE in place}"; stop; exit 1
-  ' || { cat "$work/app.log" >&2; fail "$1 did not show its window"; }
+  ' || { cat "$work/app.log" >&2; fail "$1 did not show its window or did not exit on SIGTERM (see above)"; }
 }
 mkdir -p "$work/tmp"
 export HOME_DIR="$home" SITE="$site" LOG="$work/app.log" TMP_DIR="$work/tmp"
