@@ -531,11 +531,7 @@ fn one_key_or_all_keyless_clients_hold_a_share_of_the_event_streams_from_any_net
 fn one_network_of_keyless_streams_leaves_other_keyless_networks_room() {
     let site = TestSite::new("serve-keyless-streams");
     let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1"]);
-    let listen = json!({"notifications": {"toolsListChanged": true}});
-    let open = |from: &str, id: u64| {
-        let extra = [("X-Forwarded-For", from)];
-        s.try_modern_stream_with(None, &extra, id, "subscriptions/listen", listen.clone())
-    };
+    let open = |from: &str, id: u64| keyless_listen(&s, from, id);
     let mut streams = Vec::new();
     let mut refused = Vec::new();
     for i in 0..20u64 {
@@ -562,11 +558,7 @@ fn a_stream_refused_as_busy_spends_none_of_the_callers_rate() {
     let site = TestSite::new("serve-stream-busy-rate");
     // A request every ten seconds per address, a burst of one.
     let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1", "--rate", "0.1"]);
-    let listen = json!({"notifications": {"toolsListChanged": true}});
-    let open = |from: &str, id: u64| {
-        let extra = [("X-Forwarded-For", from)];
-        s.try_modern_stream_with(None, &extra, id, "subscriptions/listen", listen.clone())
-    };
+    let open = |from: &str, id: u64| keyless_listen(&s, from, id);
     // Eight addresses of one network fill its keyless share.
     let mut streams: Vec<_> = (1..=8u64)
         .map(|i| open(&format!("10.3.0.{i}"), i).expect("room for a stream"))
@@ -593,4 +585,12 @@ fn a_stream_refused_as_busy_spends_none_of_the_callers_rate() {
     for e in streams {
         e.close();
     }
+}
+
+/// A keyless `subscriptions/listen` stream from `from` (through the trusted
+/// proxy), or the status that refused it.
+fn keyless_listen(s: &Serve, from: &str, id: u64) -> Result<Events, u16> {
+    let extra = [("X-Forwarded-For", from)];
+    let listen = json!({"notifications": {"toolsListChanged": true}});
+    s.try_modern_stream_with(None, &extra, id, "subscriptions/listen", listen)
 }
