@@ -844,18 +844,20 @@ impl Server {
             .take(client)
             .ok_or("this network's event streams already hold their share of the slots")?;
         let public = matches!(actor, Actor::Public);
-        let keyless = match public {
-            true => Some(self.keyless_stream_shares.take(client).ok_or(
+        let keyless = if public {
+            Some(self.keyless_stream_shares.take(client).ok_or(
                 "this network's keyless event streams already hold their share of the slots",
-            )?),
-            false => None,
+            )?)
+        } else {
+            None
         };
         let whose = self
             .key_stream_shares
             .take_for(actor.label())
-            .ok_or(match public {
-                true => "keyless clients' event streams already hold their share of the slots",
-                false => "this key's event streams already hold its share of the slots",
+            .ok_or(if public {
+                "keyless clients' event streams already hold their share of the slots"
+            } else {
+                "this key's event streams already hold its share of the slots"
             })?;
         let slot = self
             .streams
@@ -865,23 +867,28 @@ impl Server {
         Ok((slot, network, whose, keyless))
     }
 
-    /// Gives back the request of the actor's rate [`Server::spend_rate`]
-    /// took, for a request then refused without being served.
-    fn give_back_rate(&self, actor: &Actor, client_text: &str) {
+    /// The bucket the actor's requests spend from and its name there: its
+    /// key's, else its address's. One choice for spending and giving back, so
+    /// a token never returns to a bucket it was not taken from.
+    fn rate_bucket<'a>(&'a self, actor: &'a Actor, client_text: &'a str) -> (&'a Buckets, &'a str) {
         match actor {
-            Actor::ApiKey { key_id, .. } => self.key_rates.give_back(key_id),
-            _ => self.address_rates.give_back(client_text),
+            Actor::ApiKey { key_id, .. } => (&self.key_rates, key_id),
+            _ => (&self.address_rates, client_text),
         }
     }
 
-    /// Spends one request of the actor's rate (its key's, else its
-    /// address's); the refusal to send when there is none left.
+    /// Gives back the request of the actor's rate [`Server::spend_rate`]
+    /// took, for a request then refused without being served.
+    fn give_back_rate(&self, actor: &Actor, client_text: &str) {
+        let (bucket, who) = self.rate_bucket(actor, client_text);
+        bucket.give_back(who);
+    }
+
+    /// Spends one request of the actor's rate; the refusal to send when
+    /// there is none left.
     fn spend_rate(&self, actor: &Actor, client_text: &str, what: &str) -> Option<Response<Body>> {
-        let rated = match actor {
-            Actor::ApiKey { key_id, .. } => self.key_rates.take(key_id),
-            _ => self.address_rates.take(client_text),
-        };
-        let wait = rated.err()?;
+        let (bucket, who) = self.rate_bucket(actor, client_text);
+        let wait = bucket.take(who).err()?;
         self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         if let Actor::ApiKey { key_id, .. } = actor {
             self.metrics.key_limited(key_id);
@@ -1081,16 +1088,17 @@ impl Server {
             Some(_) => deadline + self.hold_wait(actor.identity(), params),
             None => deadline,
         };
-        let held = match stream {
-            true => match self.stream_holdings(actor.identity(), client) {
+        let held = if stream {
+            match self.stream_holdings(actor.identity(), client) {
                 Ok(held) => Some(held),
                 Err(why) => {
                     // Refused unserved: the request's rate is given back.
                     self.give_back_rate(actor.identity(), &client_text);
                     return busy(why);
                 }
-            },
-            false => None,
+            }
+        } else {
+            None
         };
         let (state, out) = self.state(actor, client_text, legacy);
         let metrics = self.metrics.clone();
