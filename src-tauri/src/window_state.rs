@@ -31,7 +31,18 @@ pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
         if CHANGES.load(Ordering::SeqCst) != change {
             return;
         }
-        if let Err(err) = app.save_window_state(StateFlags::all()) {
+        // On the main thread, never here: the plugin holds its cache's lock
+        // while it asks the window for its rect, which a worker thread asks
+        // of the main thread and waits for; the main thread takes that lock
+        // itself (a move, the save at exit), so a save from here that met
+        // either waited forever and the app never exited.
+        let saver = app.clone();
+        let queued = app.run_on_main_thread(move || {
+            if let Err(err) = saver.save_window_state(StateFlags::all()) {
+                tracing::warn!(%err, "saving the window's size and position");
+            }
+        });
+        if let Err(err) = queued {
             tracing::warn!(%err, "saving the window's size and position");
         }
     });
