@@ -1068,3 +1068,84 @@ fn out_of_scope_calls_are_refused_not_held_and_renames_wait_under_the_tools_name
         "APPROVAL_DENIED"
     );
 }
+
+/// A held call runs as its key is when the yes comes, not as it was when the
+/// call arrived: a key revoked, narrowed to other entries or moved off the
+/// caller's network while its publish waits is refused after the yes, and
+/// nothing is published (the call had run with the key it came with).
+#[cfg(unix)]
+#[test]
+fn a_held_call_of_a_key_revoked_narrowed_or_moved_off_its_network_while_it_waits_never_runs() {
+    let site = TestSite::new("approvals_key_changed");
+    let admin = editors_publish_held(&site);
+    let serve = Serve::start(&site, &[]);
+    let changes: [(&str, &[&str], &str); 3] = [
+        ("held-revoked", &["revoke"], "ACTOR_API_KEY_INVALID"),
+        (
+            "held-narrowed",
+            &["restrict", "--content", "other-*"],
+            "KEY_SCOPE_CONTENT",
+        ),
+        (
+            "held-moved",
+            &["restrict", "--from", "10.0.0.0/8"],
+            "KEY_NETWORK_NOT_ALLOWED",
+        ),
+    ];
+    for (slug, change, code) in changes {
+        write_draft(&serve, &admin, slug);
+        let (key, key_id) = mint(&site, &[]);
+        let waiting = held_call(
+            &serve,
+            &key,
+            "content_publish",
+            serde_json::json!({"slug": slug}),
+        );
+        let id = waiting_holds(&site, &format!("key:{key_id}"), 1).remove(0);
+        let mut args = vec!["keys"];
+        args.extend_from_slice(&change[..1]);
+        args.push(&key_id);
+        args.extend_from_slice(&change[1..]);
+        site.ok(&args);
+        site.ok(&["approvals", "approve", &id]);
+        let r = waiting.join().unwrap().expect("an answer");
+        assert_eq!(r["isError"], true, "{slug}: {r}");
+        assert_eq!(code_of(&r), code, "{slug}: {r}");
+        let recorded = call_entries(&site, &format!("key:{key_id}"), "content_publish");
+        assert_eq!(recorded.len(), 1, "{slug}: {recorded:?}");
+        assert_eq!(recorded[0]["code"], code, "{slug}: {recorded:?}");
+    }
+    drop(serve);
+    for (slug, _, _) in changes {
+        assert_eq!(entry_status(&site, slug), "draft", "{slug} was published");
+    }
+}
+
+/// A rename onto a slug outside the key's content scope is refused at once,
+/// as a write there is, never held first: the owner was asked about a move
+/// the write then refused after the yes.
+#[test]
+fn an_out_of_scope_new_slug_is_refused_not_held() {
+    let site = TestSite::new("approvals_scope_rename");
+    site.append_to_site_file(
+        "[approvals]\neffects = [\"write\"]\nroles = [\"editor\"]\ndecide = \"owner\"\ntimeout_seconds = 3",
+    );
+    let (admin, _) = site.mint("admin");
+    let (scoped, scoped_id) = mint(&site, &["--content", "blog-*"]);
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &admin, "blog-six");
+    let r = call(
+        &serve.addr,
+        &scoped,
+        "content_write_draft",
+        serde_json::json!({"slug": "blog-six", "title": "Six", "body": "x", "new_slug": "secret-six"}),
+    )
+    .expect("an answer");
+    assert_eq!(code_of(&r), "KEY_SCOPE_CONTENT", "{r}");
+    let asked = site
+        .audit()
+        .into_iter()
+        .filter(|e| e["action"] == "approval.asked" && e["actor"] == format!("key:{scoped_id}"))
+        .count();
+    assert_eq!(asked, 0, "the owner was asked about an out-of-scope rename");
+}

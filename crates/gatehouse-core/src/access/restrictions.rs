@@ -81,6 +81,26 @@ impl Restrictions {
         self
     }
 
+    /// Refuses a call from `client` when the key is restricted to other
+    /// networks (`keys restrict --from`).
+    pub fn check_network(&self, client: std::net::IpAddr) -> Result<()> {
+        let Some(nets) = &self.from else {
+            return Ok(());
+        };
+        if nets.iter().any(|n| n.contains(client)) {
+            return Ok(());
+        }
+        let shown: Vec<String> = nets.iter().map(ToString::to_string).collect();
+        Err(Error::new(
+            Code::KEY_NETWORK_NOT_ALLOWED,
+            format!("this key is not accepted from {client}"),
+        )
+        .hint(format!(
+            "the key is restricted to {}; an admin can change it with `gatehouse keys restrict ID --from …`",
+            shown.join(", ")
+        )))
+    }
+
     /// Reads the stored form; a row that does not parse is an error, never
     /// "no restrictions" (that would widen the key).
     pub fn from_stored(text: Option<&str>) -> Result<Restrictions> {

@@ -8,8 +8,9 @@
 //! goes to the legacy session and to every modern subscription that asked for it.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
     DiscoverResult, Implementation, InitializeResult, ListToolsResult, ProtocolVersion,
@@ -67,6 +68,9 @@ pub struct State {
     /// Where calls come from, for each call's audit entry (key usage):
     /// `stdio` with the client's name, or the HTTP client's address.
     origin: Mutex<String>,
+    /// The HTTP client's address, which a key's networks are checked against
+    /// again when a held call's yes comes (`None` on stdio).
+    network: OnceLock<IpAddr>,
 }
 
 /// How one request is served.
@@ -97,6 +101,7 @@ impl State {
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
             origin: Mutex::new("stdio".into()),
+            network: OnceLock::new(),
         }
     }
 
@@ -129,6 +134,7 @@ impl State {
             pending: Mutex::default(),
             next_request: AtomicU64::new(1),
             origin: Mutex::new("stdio".into()),
+            network: OnceLock::new(),
         }
     }
 
@@ -192,6 +198,16 @@ impl State {
         refreshed
     }
 
+    /// [`State::actor_now`] for a call that waited for a yes, refused from
+    /// the client's address if the key's networks no longer hold it.
+    async fn actor_after_hold(&self) -> crate::Result<Actor> {
+        let actor = self.actor_now().await?;
+        if let (Actor::ApiKey { restrictions, .. }, Some(client)) = (&actor, self.network.get()) {
+            restrictions.check_network(*client)?;
+        }
+        Ok(actor)
+    }
+
     async fn notify_list_changed(&self) {
         let legacy = lock(&self.session).is_some();
         if legacy {
@@ -225,6 +241,12 @@ impl State {
     /// Sets where this state's calls come from (the HTTP client's address).
     pub fn set_origin(&self, origin: String) {
         *lock(&self.origin) = origin;
+    }
+
+    /// Sets the HTTP client's address (`text` is its audit form).
+    pub fn set_client(&self, client: IpAddr, text: String) {
+        let _ = self.network.set(client);
+        self.set_origin(text);
     }
 
     fn origin(&self) -> String {
@@ -519,6 +541,7 @@ impl State {
             }
             Err(_) => Ok(super::hold::Pass::Run),
         };
+        let held = matches!(approval, Ok(super::hold::Pass::Approved { .. }));
         // Asked of the client's user (2026-07-28): the call ends for now and
         // gets its entry when the answer brings it back (the ask is audited).
         let approval = match approval {
@@ -535,6 +558,13 @@ impl State {
             Ok(super::hold::Pass::Approved { base }) => Ok((tools::Rate::Taken, Some(base))),
             Ok(super::hold::Pass::RunIfUnchanged { base }) => Ok((tools::Rate::Take, Some(base))),
             Err(e) => Err(e),
+        };
+        // A held call runs as its actor is when the yes comes: a key revoked,
+        // narrowed or moved off the client's network (a user's roles
+        // lowered) while the call waited does not run it as it arrived.
+        let actor = match actor {
+            Ok(_) if held => self.actor_after_hold().await,
+            actor => actor,
         };
         record.bound_from_now();
         let work = async {

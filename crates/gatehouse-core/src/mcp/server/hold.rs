@@ -190,11 +190,16 @@ async fn hold(
             .map(|base| Pass::Approved { base });
     }
     let base = Base::read(site, spec.name, args).await?;
-    // Outside the caller's content scope: refused by the write as usual,
-    // never held (the question would name an entry the caller cannot see).
-    if let Some(slug) = args.get("slug").and_then(Value::as_str)
-        && spec.name.starts_with("content_")
-        && !content::scope_admits(actor, slug, base.entry.as_ref().map(|(e, _)| e))
+    // Outside the caller's content scope (the entry, or the slug a rename
+    // moves it to): refused by the write as usual, never held (the question
+    // would name an entry the caller cannot see, or a move refused after the yes).
+    let outside = |key: &str, entry| {
+        args.get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|slug| !content::scope_admits(actor, slug, entry))
+    };
+    if spec.name.starts_with("content_")
+        && (outside("slug", base.entry.as_ref().map(|(e, _)| e)) || outside("new_slug", None))
     {
         return Ok(Pass::Run);
     }

@@ -518,12 +518,9 @@ impl Server {
         else {
             return Ok(());
         };
-        let Some(nets) = &restrictions.from else {
+        let Err(refused) = restrictions.check_network(client) else {
             return Ok(());
         };
-        if nets.iter().any(|n| n.contains(client)) {
-            return Ok(());
-        }
         let entry = crate::access::audit::AuditEntry {
             actor: &actor.label(),
             action: crate::access::audit::AuditAction::KeyNetworkRefused,
@@ -534,15 +531,7 @@ impl Server {
             tracing::error!(code = %e.code, "could not record a refused network");
             return Err(e);
         }
-        let shown: Vec<String> = nets.iter().map(ToString::to_string).collect();
-        Err(Error::new(
-            codes::KEY_NETWORK_NOT_ALLOWED,
-            format!("this key is not accepted from {client}"),
-        )
-        .hint(format!(
-            "the key is restricted to {}; an admin can change it with `gatehouse keys restrict ID --from …`",
-            shown.join(", ")
-        )))
+        Err(refused)
     }
 
     /// How long the approval policy may hold a `tools/call` with `params`
@@ -961,7 +950,7 @@ impl Server {
                     }
                 }
                 let deadline = deadline + wait;
-                let (state, _out) = self.state(actor, client_text, Some(legacy));
+                let (state, _out) = self.state(actor, (client, client_text), Some(legacy));
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => {
                         let replies = reply.as_array().map(Vec::as_slice).unwrap_or_default();
@@ -1100,7 +1089,7 @@ impl Server {
         } else {
             None
         };
-        let (state, out) = self.state(actor, client_text, legacy);
+        let (state, out) = self.state(actor, (client, client_text), legacy);
         let metrics = self.metrics.clone();
         let work = {
             let state = state.clone();
@@ -1149,7 +1138,7 @@ impl Server {
     fn state(
         &self,
         actor: Refresher,
-        client: String,
+        (client, text): (IpAddr, String),
         legacy: Option<&'static str>,
     ) -> (Arc<State>, mpsc::Receiver<Value>) {
         let (tx, rx) = mpsc::channel(64);
@@ -1161,7 +1150,7 @@ impl Server {
             self.closing.clone(),
             self.late.clone(),
         );
-        state.set_origin(client);
+        state.set_client(client, text);
         (Arc::new(state), rx)
     }
 }
