@@ -1259,6 +1259,99 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
     );
 }
 
+/// Tokens of a grant acting as user `email`, paired on the consent page and
+/// approved with `oauth approve --as`: (access, refresh, client id).
+fn user_tokens(site: &TestSite, s: &Serve, base: &str, email: &str) -> (String, String, String) {
+    let (c, code, client_id) = paired(s, base);
+    site.ok(&["oauth", "approve", &code, "--as", email, "--yes"]);
+    let done = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+            ("pair", &code),
+        ],
+    );
+    assert_eq!(done.status, 303, "{}", done.text());
+    let code = query_of(done.header("location").unwrap(), "code").unwrap();
+    let t = redeem(&s.addr, base, &client_id, &code);
+    assert_eq!(t.status, 200, "{}", t.text());
+    let j = t.json();
+    (
+        j["access_token"].as_str().unwrap().to_string(),
+        j["refresh_token"].as_str().unwrap().to_string(),
+        client_id,
+    )
+}
+
+/// A grant names its user by email: removing the user, or disabling them,
+/// revokes their grants, so the user created again with that email (or
+/// enabled again) inherits no connector. The grants had only been
+/// suspended: the old access and refresh tokens worked again, with the new
+/// account's roles.
+#[test]
+fn removing_or_disabling_a_user_revokes_their_grants_and_a_recreated_user_inherits_none() {
+    let site = TestSite::new("serve_oauth_user_gone");
+    for email in ["alice@example.com", "bob@example.com"] {
+        site.ok(&["users", "create", "--email", email, "--roles", "editor"]);
+    }
+    let (s, base) = serve_oauth(&site);
+    let steps: [(&str, [&[&str]; 2]); 2] = [
+        (
+            "alice@example.com",
+            [
+                &["users", "delete", "--email", "alice@example.com"],
+                &[
+                    "users",
+                    "create",
+                    "--email",
+                    "alice@example.com",
+                    "--roles",
+                    "viewer",
+                ],
+            ],
+        ),
+        (
+            "bob@example.com",
+            [
+                &["users", "disable", "--email", "bob@example.com"],
+                &["users", "enable", "--email", "bob@example.com"],
+            ],
+        ),
+    ];
+    for (email, [end, again]) in steps {
+        let (access, refresh, client_id) = user_tokens(&site, &s, &base, email);
+        assert_eq!(call(&s, &access, "content_list", json!({})).status, 200);
+        site.ok(end);
+        site.ok(again);
+        let r = call(&s, &access, "content_list", json!({}));
+        assert_eq!(r.status, 401, "{email}: {}", r.text());
+        let r = form_post(
+            &s.addr,
+            "/token",
+            &[],
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", &refresh),
+                ("client_id", &client_id),
+            ],
+        );
+        assert_eq!(r.status, 400, "{email}: {}", r.text());
+        assert_eq!(r.json()["error"], "invalid_grant", "{email}: {}", r.text());
+        let grants = site.ok_json(&["oauth", "grants", "--json"]);
+        let grant = grants
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["acts_as"]["id"] == email)
+            .unwrap_or_else(|| panic!("{grants}"));
+        assert!(grant["revoked_at"].is_string(), "{email}: {grant}");
+    }
+}
+
 /// What a metadata-document fixture server answers.
 #[derive(Clone)]
 enum Doc {

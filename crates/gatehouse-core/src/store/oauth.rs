@@ -354,6 +354,16 @@ pub async fn revoke_grant(tx: &mut Tx, id: &str, at: i64, reason: &str) -> Resul
     Ok(done.rows_affected() == 1)
 }
 
+/// The grants not revoked that act as a user, as (id, the user's email).
+pub async fn user_grants(tx: &mut Tx) -> Result<Vec<(String, String)>> {
+    sqlx::query_as(
+        "SELECT id, user_email FROM oauth_grants WHERE user_email IS NOT NULL AND revoked_at IS NULL",
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(fail("reading the grants that act as users"))
+}
+
 pub async fn insert_token(
     tx: &mut Tx,
     hash: &str,

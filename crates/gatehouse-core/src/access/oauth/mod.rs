@@ -14,8 +14,8 @@
 //! consent page, or named by an admin approving a pairing code with
 //! `--key-id`) or a user's (`--as EMAIL`), narrowed to the grant's scopes
 //! ([`scope::ScopeSet`] in the actor's restrictions). The principal is re-read
-//! on every request: revoking or expiring the key, or disabling or removing
-//! the user, ends the grant.
+//! on every request: revoking or expiring the key ends the grant, and
+//! disabling or removing the user revokes it (`users::disable`, `users::delete`).
 //!
 //! Every secret here (client secret, code, access and refresh token, CSRF
 //! token) is 32 random bytes shown once and stored as its SHA-256 only.
