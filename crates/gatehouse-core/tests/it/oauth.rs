@@ -624,3 +624,56 @@ async fn registration_types_given_as_strings_are_refused() {
         assert_eq!(e.code, Code::OAUTH_CLIENT_INVALID, "{field}: {value}");
     }
 }
+
+/// A client identified by a metadata document keeps refreshing once its
+/// cached document lapses (an hour, as long as an access token lives): the
+/// document decides redirect URIs at `/authorize`, and the grant is bound to
+/// the client id and redirect it was made for. The first refresh after the
+/// hour had failed with `invalid_client`, sending the user back to consent.
+#[tokio::test]
+async fn a_document_client_refreshes_after_its_cached_document_lapses() {
+    let (_tmp, site) = fresh_site("oauth_document_lapsed").await;
+    let url = "https://client.example/oauth/client.json";
+    let body = json!({"client_id": url, "client_name": "Doc client", "redirect_uris": [REDIRECT],
+                      "token_endpoint_auth_method": "none"});
+    let client = client::parse_document(url, body.to_string().as_bytes()).unwrap();
+    client::cache_document(&site.store, &client).await.unwrap();
+    let (code, _) = approved(&site, &client, &[Role::Viewer], "content:read").await;
+    let tokens = flow::token(&site.store, &issuer(), &code_request(&client, &code), "t")
+        .await
+        .unwrap();
+    expire_all(&site, "oauth_clients").await;
+    assert!(matches!(
+        client::find(&site.store, url).await.unwrap(),
+        Known::FetchDocument(_)
+    ));
+    let refreshed = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&client, &tokens),
+        "t",
+    )
+    .await
+    .unwrap();
+    flow::check_access(&site.store, &issuer(), &refreshed.access_token)
+        .await
+        .unwrap();
+    // A document never cached is still unknown at /token.
+    let other = client::parse_document(
+        "https://other.example/client.json",
+        json!({"client_id": "https://other.example/client.json", "redirect_uris": [REDIRECT],
+               "token_endpoint_auth_method": "none"})
+        .to_string()
+        .as_bytes(),
+    )
+    .unwrap();
+    let err = flow::token(
+        &site.store,
+        &issuer(),
+        &refresh_request(&other, &tokens),
+        "t",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, Code::OAUTH_CLIENT_INVALID, "{err:?}");
+}

@@ -412,6 +412,23 @@ pub async fn find(store: &Store, id: &str) -> Result<Known> {
     }
 }
 
+/// The client of a token request: as [`find`], except that a document
+/// client's cached row serves however old it is. The document decides
+/// redirect URIs at `/authorize`; a code or refresh token is bound to the
+/// client id and redirect it was made for, so nothing at `/token` needs the
+/// document again (refreshing had failed once the hour-long cache lapsed,
+/// which is as long as an access token lives). A document never cached
+/// (no `/authorize` with it) is unknown here.
+pub async fn find_for_token(store: &Store, id: &str) -> Result<Client> {
+    match sql::get_client(store, id).await? {
+        Some(r) if r.kind == "document" => Client::from_row(r),
+        _ => match find(store, id).await? {
+            Known::Client(c) => Ok(c),
+            Known::FetchDocument(_) => Err(unknown_client(id)),
+        },
+    }
+}
+
 pub fn unknown_client(id: &str) -> Error {
     oauth_error(
         Code::OAUTH_CLIENT_INVALID,

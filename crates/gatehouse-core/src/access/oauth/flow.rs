@@ -741,11 +741,7 @@ async fn token_client(store: &Store, req: &TokenRequest) -> Result<Client> {
         .client_id
         .as_deref()
         .ok_or_else(|| invalid_request("client_id is missing"))?;
-    let client = match client::find(store, id).await? {
-        client::Known::Client(c) => c,
-        // A document client reaches /token only after /authorize cached it.
-        client::Known::FetchDocument(_) => return Err(client::unknown_client(id)),
-    };
+    let client = client::find_for_token(store, id).await?;
     client::authenticate(&client, req.client_secret.as_ref(), req.basic)?;
     Ok(client)
 }
