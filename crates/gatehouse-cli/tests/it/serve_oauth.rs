@@ -444,6 +444,47 @@ fn redirect_uri_not_registered_is_an_error_page_not_a_redirect() {
     assert!(r.text().contains("not registered"), "{}", r.text());
 }
 
+/// A parameter sent twice is refused on an error page (RFC 6749 §3.1),
+/// never read as absent: a second `scope` had made the consent page ask
+/// for every scope, and a second `state` left the redirect without one.
+#[test]
+fn repeated_oauth_parameters_are_refused_not_read_as_absent() {
+    let site = TestSite::new("serve_oauth_repeated");
+    let (s, base) = serve_oauth(&site);
+    let id = register(&s.addr);
+    let target = authorize_target(&base, &id, "content:read", "S256");
+    for repeated in ["&scope=media%3Aread", "&state=other"] {
+        let r = request(&s.addr, "GET", &format!("{target}{repeated}"), &[], b"");
+        assert_eq!(r.status, 400, "{repeated}: {}", r.text());
+        assert!(r.header("location").is_none(), "{repeated}");
+        assert!(r.header("set-cookie").is_none(), "{repeated}");
+        assert!(
+            r.text().contains("more than once"),
+            "{repeated}: {}",
+            r.text()
+        );
+    }
+    let r = form_post(
+        &s.addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "refresh_token"),
+            ("grant_type", "authorization_code"),
+            ("client_id", &id),
+        ],
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert_eq!(r.json()["error"], "invalid_request", "{}", r.text());
+    assert!(
+        r.json()["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("grant_type")),
+        "{}",
+        r.text()
+    );
+}
+
 #[test]
 fn code_reused_is_refused_and_the_first_token_revoked() {
     let site = TestSite::new("serve_oauth_code_reuse");

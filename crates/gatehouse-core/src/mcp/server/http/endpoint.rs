@@ -320,12 +320,19 @@ fn key_in_query(query: &str) -> bool {
         "access_token",
         "bearer",
     ];
+    // An OAuth token is a bearer credential too, whatever its parameter's name.
+    const PREFIXES: &[&str] = &[
+        crate::access::keys::PREFIX,
+        crate::access::oauth::ACCESS_PREFIX,
+        crate::access::oauth::REFRESH_PREFIX,
+    ];
     query.split(['&', ';']).any(|pair| {
         url::form_urlencoded::parse(pair.as_bytes()).any(|(name, value)| {
             let name = name.trim().to_ascii_lowercase().replace('-', "_");
             NAMES.contains(&name.as_str())
-                || name.contains("gatehouse_sk_")
-                || value.contains("gatehouse_sk_")
+                || PREFIXES
+                    .iter()
+                    .any(|p| name.contains(p) || value.contains(p))
         })
     })
 }
@@ -641,8 +648,8 @@ impl Server {
             return refusal(
                 StatusCode::BAD_REQUEST,
                 ErrorCode::INVALID_REQUEST,
-                &Error::new(codes::API_KEY_IN_URL, "an API key in the URL is refused")
-                    .hint("send it as Authorization: Bearer …; a key that was in a URL is in logs and histories: roll it with `gatehouse keys roll`"),
+                &Error::new(codes::API_KEY_IN_URL, "an API key or token in the URL is refused")
+                    .hint("send it as Authorization: Bearer …; a key or token that was in a URL is in logs and histories: roll the key with `gatehouse keys roll`, or revoke the grant with `gatehouse oauth revoke`"),
             );
         }
         let client = self.exposure.client(peer, headers);
@@ -1500,6 +1507,8 @@ mod tests {
         assert!(key_in_query("api_key=x"));
         assert!(key_in_query("a=1&token=abc"));
         assert!(key_in_query("x=gatehouse_sk_abc"));
+        assert!(key_in_query("t=gatehouse_at_abc"));
+        assert!(key_in_query("gatehouse%5Frt%5Fabc"));
         assert!(!key_in_query("a=1&b=2"));
         // Escaped or separated otherwise, as a server would decode them.
         assert!(key_in_query("api%5Fkey=x"));

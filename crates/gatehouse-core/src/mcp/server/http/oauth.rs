@@ -291,6 +291,13 @@ impl OAuth {
             );
         };
         let form = Form::parse(&bytes);
+        if let Some(name) = form.repeated() {
+            return oauth_json(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &Form::repeated_message(name),
+            );
+        }
         let mut t = TokenRequest {
             grant_type: form.get("grant_type"),
             code: form.get("code").map(Secret::new),
@@ -339,6 +346,9 @@ impl OAuth {
 
     async fn authorize(&self, site: &Site, req: Request<RequestBody>) -> Response<Body> {
         let q = Form::parse(req.uri().query().unwrap_or("").as_bytes());
+        if let Some(name) = q.repeated() {
+            return error_page(StatusCode::BAD_REQUEST, &Form::repeated_message(name));
+        }
         let p = AuthorizeParams {
             response_type: q.get("response_type"),
             client_id: q.get("client_id"),
@@ -423,6 +433,9 @@ impl OAuth {
             return error_page(StatusCode::BAD_REQUEST, "The form could not be read.");
         };
         let form = Form::parse(&bytes);
+        if let Some(name) = form.repeated() {
+            return error_page(StatusCode::BAD_REQUEST, &Form::repeated_message(name));
+        }
         let id = form.get("request").unwrap_or_default();
         let csrf = form.get("csrf").unwrap_or_default();
         let cookie = cookie_value(&parts.headers, self.cookie_name());
@@ -845,13 +858,31 @@ async fn read_body(body: RequestBody) -> Option<Vec<u8>> {
     Some(collected.to_bytes().to_vec())
 }
 
-/// An `application/x-www-form-urlencoded` body or query; a repeated
-/// parameter makes it unusable (RFC 6749 §3.1), read as absent.
+/// An `application/x-www-form-urlencoded` body or query. A parameter sent
+/// more than once makes the request invalid (RFC 6749 §3.1): the endpoints
+/// refuse it ([`Form::repeated`]); `get` reads it as absent.
 struct Form(Vec<(String, String)>);
 
 impl Form {
     fn parse(bytes: &[u8]) -> Form {
         Form(url::form_urlencoded::parse(bytes).into_owned().collect())
+    }
+
+    /// The first parameter sent more than once, if any.
+    fn repeated(&self) -> Option<&str> {
+        let mut seen = std::collections::HashSet::new();
+        self.0
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .find(|k| !seen.insert(*k))
+    }
+
+    /// The refusal of a request that repeats `name`.
+    fn repeated_message(name: &str) -> String {
+        format!(
+            "The request sends the parameter {:?} more than once.",
+            crate::mcp::wire::jsonrpc::shorten(name, 40)
+        )
     }
 
     fn get(&self, name: &str) -> Option<String> {
@@ -964,6 +995,8 @@ mod tests {
         assert_eq!(f.get("a").as_deref(), Some("1"));
         assert_eq!(f.get("b"), None);
         assert_eq!(f.get("c"), None);
+        assert_eq!(f.repeated(), Some("b"));
+        assert_eq!(Form::parse(b"a=1&b=&c=3").repeated(), None);
     }
 
     #[test]
