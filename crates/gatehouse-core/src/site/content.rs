@@ -73,6 +73,20 @@ pub fn scope_admits(actor: &Actor, slug: &str, entry: Option<&Entry>) -> bool {
     check_named(actor, slug).is_ok() && entry.is_none_or(|e| in_scope(actor, e))
 }
 
+/// Refuses a rename of `slug` to `new` outside the actor's scope: a new
+/// slug outside it by name, or any rename by a scope blind to drafts (the
+/// new slug may be a draft's, and failing there while a free slug works
+/// would tell the key which drafts exist).
+pub fn check_rename(actor: &Actor, slug: &str, new: &str) -> Result<()> {
+    check_named(actor, new)?;
+    match actor.content_scope() {
+        Some(scope) if scope.status == StatusScope::Published && new != slug => {
+            Err(scope.refuse_status(new, "renames (the new slug may be a hidden draft's) are"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Whether the actor's scope (if any) admits an entry as stored.
 fn in_scope(actor: &Actor, entry: &Entry) -> bool {
     actor
@@ -259,7 +273,7 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
     }
     check_named(actor, w.slug)?;
     if let Some(new) = w.new_slug {
-        check_named(actor, new)?;
+        check_rename(actor, w.slug, new)?;
     }
     check_no_nul("title", w.title)?;
     check_no_nul("body", w.body)?;

@@ -222,6 +222,37 @@ async fn published_only_scope_hides_pending_revisions_and_drafts() {
     assert_eq!(p.code, Code::CONTENT_NOT_FOUND);
 }
 
+/// A key that sees only published entries may not rename: a rename onto a
+/// slug one of its hidden drafts holds had to fail (`SLUG_TAKEN`) where one
+/// onto a free slug worked, which told the key which drafts exist. Both get
+/// the same refusal now, and nothing moves.
+#[tokio::test]
+async fn a_published_only_key_cannot_rename_so_hidden_drafts_never_show_as_taken_slugs() {
+    let (_tmp, site) = seeded("scope_rename_hidden").await;
+    let key = blog_only(Some("published"));
+    let rename = |new_slug| DraftWrite {
+        slug: "blog-spring",
+        title: "Spring v3",
+        body: "b",
+        new_slug: Some(new_slug),
+    };
+    let onto_draft = content::write_draft(&site.store, &key, &rename("blog-notes"))
+        .await
+        .unwrap_err();
+    let onto_free = content::write_draft(&site.store, &key, &rename("blog-free"))
+        .await
+        .unwrap_err();
+    assert_eq!(onto_draft.code, Code::KEY_SCOPE_CONTENT, "{onto_draft:?}");
+    assert_eq!(
+        onto_draft.message.replace("blog-notes", "X"),
+        onto_free.message.replace("blog-free", "X")
+    );
+    let (spring, _) = content::read(&site.store, &editor(), "blog-spring")
+        .await
+        .unwrap();
+    assert_eq!(spring.slug, "blog-spring");
+}
+
 #[tokio::test]
 async fn scoped_writes_cannot_reach_out_by_slug_rename_or_publish() {
     let (_tmp, site) = seeded("scope_write").await;

@@ -193,14 +193,15 @@ async fn hold(
     // Outside the caller's content scope (the entry, or the slug a rename
     // moves it to): refused by the write as usual, never held (the question
     // would name an entry the caller cannot see, or a move refused after the yes).
-    let outside = |key: &str, entry| {
-        args.get(key)
-            .and_then(Value::as_str)
-            .is_some_and(|slug| !content::scope_admits(actor, slug, entry))
-    };
-    if spec.name.starts_with("content_")
-        && (outside("slug", base.entry.as_ref().map(|(e, _)| e)) || outside("new_slug", None))
-    {
+    let slug = args.get("slug").and_then(Value::as_str);
+    let outside = slug.is_some_and(|slug| {
+        !content::scope_admits(actor, slug, base.entry.as_ref().map(|(e, _)| e))
+            || args
+                .get("new_slug")
+                .and_then(Value::as_str)
+                .is_some_and(|new| content::check_rename(actor, slug, new).is_err())
+    });
+    if spec.name.starts_with("content_") && outside {
         return Ok(Pass::Run);
     }
     // A hold counts against the key's rate as the call would: a key of one
