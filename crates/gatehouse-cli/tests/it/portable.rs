@@ -236,6 +236,18 @@ fn import_refuses_damaged_or_foreign_exports_and_writes_nothing() {
     });
     assert_eq!(f.code, "IMPORT_INVALID", "{}", f.stderr);
 
+    // A slug no write could make (a key's content scope assumes lowercase
+    // slugs: `BLOG-plan` listed for a `blog-*` key that could not read it).
+    let (_, f) = import_edited("port_bad_slug", &dump, |d| {
+        d["content"][0]["slug"] = "BLOG-plan".into()
+    });
+    assert_eq!(f.code, "IMPORT_INVALID", "{}", f.stderr);
+    assert!(f.stderr.contains("BLOG-plan"), "{}", f.stderr);
+    let (_, f) = import_edited("port_bad_redirect", &dump, |d| {
+        d["redirects"][0]["old_slug"] = "Old Post".into()
+    });
+    assert_eq!(f.code, "IMPORT_INVALID", "{}", f.stderr);
+
     // A failure after rows were written (a redirect to no entry is found only
     // while writing) rolls everything back: the target is still empty.
     let (dst, f) = import_edited("port_bad_late", &dump, |d| {

@@ -387,6 +387,21 @@ fn check(d: &Dump) -> Result<()> {
         }
     }
     unique("the key", d.keys.iter().map(|k| k.id.clone()))?;
+    // Slugs as a write would make them: a key's content scope matches
+    // patterns against lowercase slugs, and an imported `BLOG-plan` was
+    // listed to a `blog-*` key that could not read it.
+    for slug in d
+        .content
+        .iter()
+        .map(|c| &c.slug)
+        .chain(d.redirects.iter().map(|r| &r.old_slug))
+    {
+        if crate::site::content::check_slug(slug).is_err() {
+            return Err(invalid(format!(
+                "{slug:?} is not a valid slug (lowercase letters, digits and single dashes)"
+            )));
+        }
+    }
     for c in &d.content {
         if c.status != "draft" && c.status != "published" {
             return Err(invalid(format!(
