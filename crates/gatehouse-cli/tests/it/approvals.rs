@@ -291,9 +291,11 @@ fn settled_not_run(site: &TestSite, id: &str, end: &str, slug: &str) {
     assert_eq!(entry_status(site, slug), "draft", "{slug} was published");
 }
 
-/// A `gatehouse serve` killed (SIGKILL) while two calls wait for the owner:
-/// neither ever runs, the owner's yes to one finds its server gone, and the
-/// next start records the other as not run, each end in the audit chain.
+/// A `gatehouse serve` killed (SIGKILL) while three calls wait for the
+/// owner: none ever runs; a yes at once is taken (nothing can tell a dead
+/// server from a slow one yet), a yes once its renewals stopped finds it
+/// gone, and the next start records the other two as not run, the approved
+/// one included (it had stayed "approved" for good), each end in the audit chain.
 #[test]
 fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
     let site = TestSite::new("approvals_http_kill");
@@ -301,10 +303,10 @@ fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
     let (key, key_id) = site.mint("editor");
     let caller = format!("key:{key_id}");
     let mut serve = Serve::start(&site, &[]);
-    for slug in ["killed-a", "killed-b"] {
+    for slug in ["killed-a", "killed-b", "killed-c"] {
         write_draft(&serve, &key, slug);
     }
-    let waiting: Vec<_> = ["killed-a", "killed-b"]
+    let waiting: Vec<_> = ["killed-a", "killed-b", "killed-c"]
         .into_iter()
         .map(|slug| {
             let (addr, key) = (serve.addr.clone(), key.clone());
@@ -318,7 +320,7 @@ fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
             })
         })
         .collect();
-    let holds = waiting_holds(&site, &caller, 2);
+    let holds = waiting_holds(&site, &caller, 3);
     let by_slug = |slug: &str| {
         holds
             .iter()
@@ -326,24 +328,49 @@ fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
             .unwrap_or_else(|| panic!("no hold for {slug}"))
             .clone()
     };
-    let (a, b) = (by_slug("killed-a"), by_slug("killed-b"));
+    let (a, b, c) = (
+        by_slug("killed-a"),
+        by_slug("killed-b"),
+        by_slug("killed-c"),
+    );
 
     serve.child.kill().unwrap();
     serve.child.wait().unwrap();
     for t in waiting {
         assert_eq!(t.join().unwrap(), None, "a killed server answered");
     }
-    // Nothing can tell a killed server from a slow one until its renewals stop.
+    // Nothing can tell a killed server from a slow one until its renewals
+    // stop: a yes in the meantime is taken, and no server ever runs it.
     assert_eq!(hold(&site, &a)["status"], "waiting");
+    site.ok(&["approvals", "approve", &c]);
+    assert_eq!(hold(&site, &c)["status"], "approved");
     std::thread::sleep(Duration::from_millis(
         (gatehouse_core::access::approvals::STALE_AFTER_MS + 1_000) as u64,
     ));
     let f = site.fails(&["approvals", "approve", &a, "--json"]);
     assert_eq!(f.code, "APPROVAL_HOLDER_GONE", "{}", f.stderr);
-    // The restarted server's start records the other one.
+    // The restarted server's start records the other two: the approved one
+    // too, which had stayed "approved" for good.
     let restarted = Serve::start(&site, &[]);
     assert_eq!(hold(&site, &b)["status"], "abandoned");
+    assert_eq!(hold(&site, &c)["status"], "abandoned");
     drop(restarted);
+    let ends: Vec<(String, Value)> = hold_entries(&site, &c)
+        .into_iter()
+        .map(|(action, _, detail)| (action, detail))
+        .collect();
+    let actions: Vec<&str> = ends.iter().map(|(a, _)| a.as_str()).collect();
+    assert_eq!(
+        actions,
+        ["approval.asked", "approval.approved", "approval.abandoned"],
+        "{ends:?}"
+    );
+    assert_eq!(ends[2].1["found_by"], "server start", "{ends:?}");
+    assert_eq!(
+        entry_status(&site, "killed-c"),
+        "draft",
+        "killed-c was published"
+    );
     settled_not_run(&site, &a, "abandoned", "killed-a");
     settled_not_run(&site, &b, "abandoned", "killed-b");
     assert_eq!(

@@ -388,6 +388,18 @@ pub async fn heartbeat(store: &Store, id: &str) -> Result<()> {
         .map_err(|e| Error::storage("renewing a held call", e))
 }
 
+/// The waiting server takes its approved hold to run it; false when the
+/// start-up sweep of another server recorded it as not run first (this
+/// server had gone quiet for [`STALE_AFTER_MS`]), so it must not run.
+pub async fn take(store: &Store, id: &str) -> Result<bool> {
+    let mut tx = store.begin_write().await?;
+    let taken = sql::take_in(&mut tx, id, now_ms()).await?;
+    tx.commit()
+        .await
+        .map_err(|e| Error::storage("taking an approved held call", e))?;
+    Ok(taken)
+}
+
 /// Ends a waiting hold as `status`, decided by `by`, with its audit entry;
 /// false when it had ended already (someone else decided first).
 pub async fn conclude(
@@ -582,6 +594,31 @@ pub async fn sweep(store: &Store) -> Result<usize> {
         )
         .await?
         {
+            n += 1;
+        }
+    }
+    // Approved, but its server died before it took the hold (in the seconds
+    // before the yes, too soon for the decision to find it gone): no server
+    // will run it, and its record said approved for good.
+    for row in sql::untaken_in(&mut tx, now - STALE_AFTER_MS).await? {
+        let held = HeldCall::from_row(row)?;
+        if sql::abandon_untaken_in(&mut tx, &held.id).await? {
+            audit::append(
+                &mut tx,
+                AuditEntry {
+                    actor: SERVER_ACTOR,
+                    action: Status::Abandoned.action(),
+                    subject: &held.tool,
+                    detail: json!({
+                        "hold": held.id,
+                        "caller": held.actor,
+                        "args_sha256": held.args_sha256,
+                        "found_by": "server start",
+                        "approved_by": held.decided_by,
+                    }),
+                },
+            )
+            .await?;
             n += 1;
         }
     }

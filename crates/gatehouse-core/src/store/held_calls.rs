@@ -143,6 +143,44 @@ pub async fn heartbeat_in(tx: &mut Tx, id: &str, now: i64) -> Result<()> {
     Ok(())
 }
 
+/// The waiting server takes an approved hold to run it: true when this
+/// update did (the sweep had not recorded it as not run first).
+pub async fn take_in(tx: &mut Tx, id: &str, now: i64) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE held_calls SET taken_at = $2 WHERE id = $1 AND status = 'approved' AND taken_at IS NULL",
+    )
+    .bind(id)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("taking an approved held call", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Approved holds of the owner's queue that no server took, whose server
+/// stopped saying it waits before `before`.
+pub async fn untaken_in(tx: &mut Tx, before: i64) -> Result<Vec<HeldRow>> {
+    sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM held_calls WHERE status = 'approved' AND decider = 'owner' AND taken_at IS NULL AND heartbeat_at < $1 ORDER BY created_at"
+    )))
+    .bind(before)
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("finding approved held calls no server took", e))
+}
+
+/// Ends an approved hold no server took as abandoned: true when this update did.
+pub async fn abandon_untaken_in(tx: &mut Tx, id: &str) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE held_calls SET status = 'abandoned' WHERE id = $1 AND status = 'approved' AND taken_at IS NULL",
+    )
+    .bind(id)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("recording an approved held call as not run", e))?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Waiting holds whose server stopped saying it waits before `before`.
 pub async fn stale_in(tx: &mut Tx, before: i64) -> Result<Vec<HeldRow>> {
     sqlx::query_as(AssertSqlSafe(format!(

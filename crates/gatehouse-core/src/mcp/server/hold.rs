@@ -610,7 +610,9 @@ async fn wait_for_owner(state: &State, held: &HeldCall, progress: Option<&Value>
         let now = now_ms();
         let current = approvals::get(store, &held.id).await?;
         match current.status {
-            Status::Approved => return Ok(()),
+            Status::Approved if approvals::take(store, &held.id).await? => return Ok(()),
+            // Recorded as not run by a sweep while this server was quiet.
+            Status::Approved => return Err(ended_elsewhere(&current)),
             Status::Waiting if now >= held.expires_at => {
                 if approvals::conclude(
                     store,
