@@ -283,3 +283,58 @@ fn removing_a_connection_drops_its_pin() {
     let probe = ok_json_with(&site, "b", &["probe", "notes", "--json"]);
     assert_eq!(probe["pin"]["tools"], 2);
 }
+
+/// A server given a secret can put it in what it says at connect (its name,
+/// instructions, a tool's description): none of it reaches the pin, the
+/// audit log or the CLI's output. The changed description had gone into the
+/// hash-chained `connection.tools_changed` entry, where no one can take it out.
+#[test]
+fn a_secret_in_a_servers_tool_list_or_identity_is_redacted_from_pin_audit_and_output() {
+    const SECRET: &str = "pin-s3cr3t-5e8d1c";
+    let site = TestSite::new("pin_secret");
+    site.ok(&[
+        "connections",
+        "add",
+        "notes",
+        "--env-from-host",
+        "PIN_VARIANT",
+        "--secret",
+        "PIN_TOKEN=GATEHOUSE_TEST_PIN_TOKEN",
+        "--",
+        "python3",
+        &fixture("pin_server.py"),
+    ]);
+    let run = |variant: &str, args: &[&str]| {
+        site.command()
+            .env("PIN_VARIANT", variant)
+            .env("GATEHOUSE_TEST_PIN_TOKEN", SECRET)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let first = run("a", &["probe", "notes", "--json"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let mut shown = Vec::new();
+    for args in [&["probe", "notes", "--json"][..], &["probe", "notes"][..]] {
+        let out = run("secret", args);
+        assert!(!out.status.success(), "a changed list was accepted");
+        shown.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        shown.push(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    assert!(
+        shown.iter().any(|s| s.contains("<redacted>")),
+        "the change is not shown: {shown:?}"
+    );
+    shown.push(site.ok(&["audit", "list", "--limit", "1000", "--json"]));
+    shown.push(site.sql("SELECT COALESCE(pending_tools, '') || tools FROM mcp_tool_pins"));
+    for text in &shown {
+        assert!(
+            !text.contains(SECRET),
+            "the secret was shown or stored: {text}"
+        );
+    }
+}

@@ -419,16 +419,15 @@ impl CallInFlight {
     async fn finish(
         mut self,
         state: CallState,
-        mut result: Option<Value>,
+        result: Option<Value>,
         mut error: Option<Error>,
     ) -> CallOutcome {
         self.finished = true;
         // A server can print what it was given: nothing of its secrets
-        // reaches the caller, the record or the audit log.
+        // reaches the caller, the record or the audit log. Its answers lost
+        // them as they were read (`Rpc::route`); an error may also quote its
+        // stderr or how it ended.
         let secrets = &self.shared.secrets;
-        if let Some(r) = result.as_mut() {
-            secrets.redact_json(r);
-        }
         if let Some(e) = error.as_mut() {
             e.message = secrets.redact(std::mem::take(&mut e.message));
             if let Some(d) = e.detail.as_mut() {

@@ -24,7 +24,7 @@ pub(super) async fn read_stdout(shared: Arc<Shared>, mut stdout: ChildStdout) {
         if line.iter().all(|b| b.is_ascii_whitespace()) {
             return;
         }
-        if let Some(answer) = shared.rpc.route(line) {
+        if let Some(answer) = shared.rpc.route(line, &shared.secrets) {
             shared.send_line(answer);
         }
     };

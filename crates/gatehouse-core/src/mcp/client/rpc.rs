@@ -23,6 +23,7 @@ use tokio::sync::{Notify, oneshot};
 
 use super::closed::Closed;
 use crate::mcp::wire::jsonrpc::{self, ErrorData, Message};
+use crate::redact::Secrets;
 use crate::sync::lock;
 
 /// What a pending request receives.
@@ -191,9 +192,22 @@ impl Rpc {
     }
 
     /// Routes one parsed stdout line; returns a line to write back, if any.
-    pub(super) fn route(&self, line: &[u8]) -> Option<Vec<u8>> {
+    /// An answer loses its `secrets` here, before anything reads it: a server
+    /// can say what it was given anywhere (its name and instructions, a
+    /// tool's description, an error), and what it says at connect is pinned
+    /// and audited, where no one could take a secret out again.
+    pub(super) fn route(&self, line: &[u8], secrets: &Secrets) -> Option<Vec<u8>> {
         match jsonrpc::parse_line(line) {
-            Some(Message::Response { id, outcome }) => {
+            Some(Message::Response { id, mut outcome }) => {
+                match &mut outcome {
+                    Ok(result) => secrets.redact_json(result),
+                    Err(e) => {
+                        e.message = secrets.redact(e.message.to_string()).into();
+                        if let Some(data) = e.data.as_mut() {
+                            secrets.redact_json(data);
+                        }
+                    }
+                }
                 let Some(id) = id.as_u64() else {
                     // Not an id we issued.
                     self.violation(line);
