@@ -338,3 +338,25 @@ fn a_secret_in_a_servers_tool_list_or_identity_is_redacted_from_pin_audit_and_ou
         );
     }
 }
+
+/// A server listing more tools than any real one (1,001 over two pages) is
+/// refused at connect, and nothing of its list is pinned or audited: an
+/// endless list (three million tools over eight pages) had taken the host
+/// to 4 GB and put every name in the audit log.
+#[test]
+fn a_tool_list_past_the_cap_fails_the_connect_and_pins_nothing() {
+    let site = TestSite::new("pin_many");
+    add_pin_server(&site, "many", None);
+    let f = failure(
+        run_with(&site, "many", &["probe", "many", "--json"]),
+        &["probe"],
+    );
+    assert_eq!(f.code, "PROTOCOL_VIOLATION", "{}", f.stderr);
+    assert!(f.stderr.contains("1000 tools"), "{}", f.stderr);
+    assert!(
+        audit_actions(&site).is_empty(),
+        "{:?}",
+        audit_actions(&site)
+    );
+    assert_eq!(site.sql("SELECT COUNT(*) FROM mcp_tool_pins").trim(), "0");
+}

@@ -185,10 +185,14 @@ impl Connection {
     }
 
     /// Lists the tools (following pagination) and refreshes the effect classes
-    /// used for calls dispatched from now on.
+    /// used for calls dispatched from now on. A list past [`MAX_TOOLS`] tools
+    /// or [`MAX_LIST_BYTES`] is refused: it is held in this process, pinned
+    /// and audited, so an endless one would take the host's memory and the
+    /// audit log with it (the child's own limits do not cover either).
     pub async fn list_tools(&self) -> Result<Vec<ToolInfo>> {
         let s = &self.shared;
         let mut tools = Vec::new();
+        let mut bytes = 0;
         let mut cursor: Option<String> = None;
         for _ in 0..100 {
             let mut params = match s.era() {
@@ -203,7 +207,15 @@ impl Connection {
                 .request("tools/list", params, s.limits.setup_timeout)
                 .await
             {
-                Some(Reply::Answer(Ok(r))) => results::read(r),
+                Some(Reply::Answer(Ok(r))) => {
+                    // Counted before the page is read into tools.
+                    let listed = r.get("tools").and_then(Value::as_array).map_or(0, Vec::len);
+                    bytes += serde_json::to_vec(&r).map_or(0, |b| b.len());
+                    if tools.len() + listed > MAX_TOOLS || bytes > MAX_LIST_BYTES {
+                        return Err(too_many_tools());
+                    }
+                    results::read(r)
+                }
                 Some(Reply::Answer(Err(e))) => {
                     return Err(Error::new(
                         codes::REMOTE_ERROR,
@@ -243,6 +255,22 @@ impl Connection {
         *lock(&s.listed) = tools.clone();
         Ok(tools)
     }
+}
+
+/// The most tools a server may list (MCP servers offer tens).
+pub const MAX_TOOLS: usize = 1000;
+/// The most bytes a server's tool list may take, all pages together.
+pub const MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
+
+fn too_many_tools() -> Error {
+    Error::new(
+        codes::PROTOCOL_VIOLATION,
+        format!(
+            "the server lists more than {MAX_TOOLS} tools or {} MiB of them",
+            MAX_LIST_BYTES >> 20
+        ),
+    )
+    .hint("no MCP server needs that many: check that the command starts the server you meant")
 }
 
 /// What a `server/discover` probe found.
