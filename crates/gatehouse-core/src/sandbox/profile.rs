@@ -314,7 +314,7 @@ impl Profile {
                     "--allow-unix-sockets needs the landlock backend (this connection uses {})",
                     self.backend.as_str()
                 ),
-                "the none backend refuses no socket, bwrap shows the server only the paths it binds, Seatbelt opens them only with --network, and Windows refuses none",
+                "the none backend refuses no socket, bwrap shows the server only the paths it binds (and, with --network, the host's abstract sockets), Seatbelt opens them only with --network, and Windows refuses none",
             );
         }
         if !self.connect_ports.is_empty()

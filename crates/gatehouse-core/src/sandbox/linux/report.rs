@@ -216,11 +216,18 @@ fn layers_on(
                     "bwrap is not installed"
                 },
             ));
+            // Sharing the host's network namespace shares its abstract UNIX
+            // sockets (`@…`, bound to no path: X11's, D-Bus's), which no mount
+            // hides and bwrap has no filter for.
             out.push(Layer::either(
                 L::UnixSockets,
-                found,
-                "the host's sockets are not mounted",
-                "bwrap is not installed",
+                found && !profile.network,
+                "the host's sockets are not mounted, its abstract ones are in another network namespace",
+                if found {
+                    "the network is the host's (--network), and with it the host's abstract sockets (@…, e.g. X11's); the landlock backend refuses them"
+                } else {
+                    "bwrap is not installed"
+                },
             ));
             out.push(Layer::not_applied(
                 L::LandlockFs,
@@ -292,6 +299,35 @@ mod tests {
         let none = warned(0);
         assert!(none[0].contains("not available"), "{none:?}");
         assert!(describe_on(&profile, LandlockSupport { abi: 0 }, full).network);
+    }
+
+    /// bwrap with the network shares the host's network namespace, and with
+    /// it the host's abstract UNIX sockets: the status said UNIX sockets were
+    /// confined, while a child reached a socket the host had bound at `@name`.
+    #[test]
+    fn bwrap_with_the_network_does_not_claim_to_confine_unix_sockets() {
+        use crate::sandbox::probe::LayerName as L;
+        let full = HostSupport {
+            read_only_view: true,
+            process_ceiling: true,
+        };
+        let bwrap = |network| Profile {
+            backend: Backend::Bwrap,
+            network,
+            ..Profile::default()
+        };
+        let shared = describe_on(&bwrap(true), LandlockSupport { abi: 7 }, full);
+        let sockets = shared.layer(L::UnixSockets).expect("listed");
+        assert!(!sockets.applied, "{}", sockets.line());
+        let own = describe_on(&bwrap(false), LandlockSupport { abi: 7 }, full);
+        if super::super::bwrap::find().is_ok() {
+            assert!(
+                sockets.line().contains("abstract sockets"),
+                "{}",
+                sockets.line()
+            );
+            assert!(own.layer(L::UnixSockets).unwrap().applied);
+        }
     }
 
     /// Every layer of the Linux backend is listed, applied or not, and a
