@@ -775,7 +775,7 @@ signal: number | null, };
  * One confinement layer. The set is the union of every system's; a
  * backend lists the ones it has.
  */
-export type LayerName = "landlock_fs" | "signal_scope" | "seccomp" | "read_only_view" | "bwrap" | "no_new_privs" | "seatbelt" | "job_object" | "restricted_token" | "write_grants" | "handle_list" | "cpu_rate" | "network" | "unix_sockets" | "memory_ceiling" | "cpu_budget" | "process_ceiling" | "open_files" | "scratch_quota" | "priority";
+export type LayerName = "landlock_fs" | "signal_scope" | "seccomp" | "read_only_view" | "bwrap" | "no_new_privs" | "seatbelt" | "job_object" | "restricted_token" | "write_grants" | "handle_list" | "cpu_rate" | "ui_limits" | "network" | "unix_sockets" | "memory_ceiling" | "cpu_budget" | "process_ceiling" | "open_files" | "scratch_quota" | "priority";
 
 /**
  * One layer as applied on this system, or not and why not.

@@ -40,6 +40,7 @@ const LABELS: Record<LayerName, string> = {
   write_grants: "write grants",
   handle_list: "inherited handles",
   cpu_rate: "CPU rate",
+  ui_limits: "UI limits",
   network: "network",
   unix_sockets: "UNIX sockets",
   memory_ceiling: "memory ceiling",

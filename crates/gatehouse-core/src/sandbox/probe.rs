@@ -65,6 +65,9 @@ pub enum LayerName {
     HandleList,
     /// Windows: the job's CPU rate cap.
     CpuRate,
+    /// Windows: the job's user-interface limits (clipboard, other
+    /// processes' windows, global atoms, desktops, system settings).
+    UiLimits,
     /// Whether the server's network is refused (all of it, or all but ports).
     Network,
     /// Whether named UNIX sockets are refused.
@@ -99,6 +102,7 @@ impl LayerName {
             LayerName::WriteGrants => "write grants",
             LayerName::HandleList => "inherited handles",
             LayerName::CpuRate => "CPU rate",
+            LayerName::UiLimits => "UI limits",
             LayerName::Network => "network",
             LayerName::UnixSockets => "UNIX sockets",
             LayerName::MemoryCeiling => "memory ceiling",

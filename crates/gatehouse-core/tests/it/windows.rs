@@ -336,6 +336,12 @@ async fn the_status_says_what_applied_and_that_the_network_is_open() {
         "{:?}",
         iso.warnings
     );
+    // The job's UI limits are listed, applied or (where the system refused
+    // them) not, with why.
+    let ui = iso
+        .layer(gatehouse_core::sandbox::probe::LayerName::UiLimits)
+        .expect("the UI limits are listed");
+    assert!(!ui.detail.is_empty(), "{ui:?}");
     conn.close().await;
 }
 

@@ -107,6 +107,12 @@ pub struct JobPlan {
     pub cpu_rate: Option<u32>,
     /// `JOB_OBJECT_LIMIT_PRIORITY_CLASS`.
     pub priority: Priority,
+    /// `JobObjectBasicUIRestrictions`, every `JOB_OBJECT_UILIMIT_*`: no
+    /// clipboard, no use of windows outside the job (no messages typed into
+    /// a terminal), no global atoms, desktops or system settings. A server
+    /// on the user's desktop could otherwise reach past its token's write
+    /// limits through another process's window.
+    pub ui_limits: bool,
     /// `None` for the `none` backend: the user's own token, limits only.
     pub token: Option<TokenPlan>,
     /// The scratch quota, enforced by polling (`Sandboxed::watch`).
@@ -171,6 +177,7 @@ pub fn plan(
         cpu_time: cpu_time.unwrap_or(DEFAULT_JOB_CPU_TIME),
         cpu_rate: (cores > 1).then(|| (cores - 1) * 10_000 / cores),
         priority: Priority::from_nice(profile.nice()),
+        ui_limits: token.is_some(),
         token,
         scratch_quota_bytes: profile.scratch_quota(),
     })
@@ -188,6 +195,7 @@ pub struct Applied {
     pub cpu_time: bool,
     pub cpu_rate: bool,
     pub priority: bool,
+    pub ui_limits: bool,
     /// The child's token is restricted (`IsTokenRestricted` on its token).
     pub restricted_token: bool,
     /// Scratch (and each read-write path) got the restricting SID's ACE.
@@ -350,6 +358,20 @@ pub fn status(plan: &JobPlan, applied: &Applied) -> WindowsStatus {
         "only its three pipes".to_string(),
         "the inherited handles were not limited to the three pipes".to_string(),
     );
+    if plan.ui_limits {
+        layer(
+            (&mut layers, &mut warnings),
+            L::UiLimits,
+            applied.ui_limits,
+            "no clipboard, no other process's windows, atoms, desktops or settings; input sent to the desktop (SendInput) is not confined".to_string(),
+            "the job's UI limits were not applied: the server can use the clipboard and other processes' windows".to_string(),
+        );
+    } else {
+        layers.push(Layer::not_applied(
+            L::UiLimits,
+            "sandbox backend none: the server can use the clipboard and other processes' windows",
+        ));
+    }
     let network = "Windows has no per-connection network rule without an administrator";
     layers.push(Layer::not_applied(L::Network, network));
     warnings.push(format!("network open: {network}"));
@@ -404,6 +426,7 @@ mod tests {
         // Seven of eight cores, in hundredths of a percent.
         assert_eq!(p.cpu_rate, Some(8750));
         assert_eq!(p.priority, Priority::BelowNormal);
+        assert!(p.ui_limits, "no clipboard or other windows by default");
         let token = p.token.expect("a restricted token by default");
         assert!(token.write_restricted && token.disable_max_privilege && token.lua_token);
         assert_eq!(token.disabled_sids, DANGEROUS_SIDS.to_vec());
@@ -440,6 +463,7 @@ mod tests {
         };
         let p = plan(&profile, scratch(), None, 2).unwrap();
         assert!(p.token.is_none());
+        assert!(!p.ui_limits);
         assert!(p.kill_on_job_close);
         let s = status(&p, &all_applied());
         assert_eq!(s.backend, "job_object");
@@ -485,6 +509,7 @@ mod tests {
             cpu_time: true,
             cpu_rate: true,
             priority: true,
+            ui_limits: true,
             restricted_token: true,
             write_grants: true,
             handle_list: true,
@@ -511,6 +536,14 @@ mod tests {
                 .any(|l| l == "CPU rate: applied (capped at 75.00 %)"),
             "{lines:?}"
         );
+        // The job kept the child off the clipboard and other windows (it
+        // had set none: a server could type into the user's terminal).
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("UI limits: applied (no clipboard")),
+            "{lines:?}"
+        );
         assert_eq!(
             full.layers
                 .iter()
@@ -534,6 +567,7 @@ mod tests {
                 job_memory: false,
                 cpu_rate: false,
                 restricted_token: false,
+                ui_limits: false,
                 ..all_applied()
             },
         );
@@ -555,6 +589,7 @@ mod tests {
             "CPU rate cap was not applied",
             "restricted token was not applied",
             "writes are not confined",
+            "UI limits were not applied",
         ] {
             assert!(
                 partial.warnings.iter().any(|w| w.contains(needle)),
