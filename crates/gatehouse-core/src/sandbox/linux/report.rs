@@ -16,6 +16,9 @@ pub struct HostSupport {
     /// The process ceiling holds: the host is not root (for whom the kernel
     /// ignores `RLIMIT_NPROC`), or a pids cgroup can be made (see `cgroup`).
     pub process_ceiling: bool,
+    /// The host runs as root: its children keep uid 0, which file
+    /// permissions do not stop.
+    pub root: bool,
 }
 
 /// What this host offers beside Landlock (tried once per process).
@@ -23,6 +26,7 @@ pub fn host_support() -> HostSupport {
     HostSupport {
         read_only_view: super::view::available(),
         process_ceiling: !nix::unistd::getuid().is_root() || super::cgroup::available(),
+        root: nix::unistd::getuid().is_root(),
     }
 }
 
@@ -91,6 +95,11 @@ fn describe_on(profile: &Profile, support: LandlockSupport, host: HostSupport) -
                 "sandbox backend none: the server can reach anything this user can".to_string(),
             );
         }
+    }
+    if host.root && matches!(profile.backend, Backend::Landlock | Backend::Bwrap) {
+        warnings.push(
+            "running as root: the server keeps uid 0, so root-only files in the folders it may read (/etc/shadow, private keys under /etc) are readable to it; run Gatehouse as an ordinary user".to_string(),
+        );
     }
     if !host.process_ceiling {
         warnings.push(format!(
@@ -285,6 +294,7 @@ mod tests {
         let full = HostSupport {
             read_only_view: true,
             process_ceiling: true,
+            root: false,
         };
         let warned = |abi| describe_on(&profile, LandlockSupport { abi }, full).warnings;
         assert_eq!(warned(7), Vec::<String>::new());
@@ -310,6 +320,7 @@ mod tests {
         let full = HostSupport {
             read_only_view: true,
             process_ceiling: true,
+            root: false,
         };
         let bwrap = |network| Profile {
             backend: Backend::Bwrap,
@@ -339,6 +350,7 @@ mod tests {
         let full = HostSupport {
             read_only_view: true,
             process_ceiling: true,
+            root: false,
         };
         let line = |iso: &Isolation, name| iso.layer(name).expect("listed").line();
         let seven = describe_on(&Profile::default(), LandlockSupport { abi: 7 }, full);
@@ -402,10 +414,18 @@ mod tests {
             HostSupport {
                 read_only_view: false,
                 process_ceiling: false,
+                root: true,
             },
         );
         assert!(!root.layer(L::ReadOnlyView).unwrap().applied);
         assert!(line(&root, L::ProcessCeiling).contains("not applied: running as root"));
+        // Root-only files in the readable folders are the child's too (it
+        // had said only the process ceiling: /etc/shadow was readable).
+        assert!(
+            root.warnings.iter().any(|w| w.contains("/etc/shadow")),
+            "{:?}",
+            root.warnings
+        );
         for l in seven.layers.iter().chain(&three.layers).chain(&none.layers) {
             assert!(!l.detail.is_empty(), "{l:?}");
         }
@@ -424,6 +444,7 @@ mod tests {
                 HostSupport {
                     read_only_view,
                     process_ceiling,
+                    root: false,
                 },
             )
         };
