@@ -94,7 +94,8 @@ pub struct ListToolsArgs {
     pub name: String,
 }
 
-/// The tools connection `name` lists now.
+/// The tools connection `name` lists now, if they are the pinned ones
+/// (`CONNECTION_TOOLS_CHANGED`, and the connection held, if not).
 #[tauri::command(rename_all = "snake_case")]
 pub async fn list_tools(
     args: ListToolsArgs,
@@ -102,9 +103,8 @@ pub async fn list_tools(
 ) -> IpcResult<Vec<ToolView>> {
     let ListToolsArgs { name } = args;
     let live = running(&state, &name)?;
-    Ok(live
-        .conn
-        .list_tools()
+    let site = state.site()?;
+    Ok(saved::list_open(&site, &name, &live.conn)
         .await?
         .into_iter()
         .map(|t| ToolView {

@@ -981,16 +981,21 @@ export type PendingReason = "changed" | "list_changed" | "definition_changed";
 /**
  * One tool as pinned: everything a model reads or a call depends on.
  */
-export type PinnedTool = { name: string, description?: string, input_schema: unknown, annotations: unknown, };
+export type PinnedTool = { name: string, 
+/**
+ * Shown beside the name wherever the tool is listed. Absent from the
+ * hash when unset, so pins made before it was pinned still hold.
+ */
+title?: string, description?: string, input_schema: unknown, annotations: unknown, };
 
 /**
  * One field of a tool that changed, with both texts.
  */
 export type FieldChange = { 
 /**
- * `description`, `input_schema` or `annotations`.
+ * `title`, `description`, `input_schema` or `annotations`.
  */
-field: "description" | "input_schema" | "annotations", before: string, after: string, };
+field: "title" | "description" | "input_schema" | "annotations", before: string, after: string, };
 
 /**
  * A tool present in both lists whose text differs.

@@ -138,6 +138,60 @@ async fn add_late_changer(site: &gatehouse_core::site::Site, name: &str) {
     saved::add(&site.store, "test", &conn).await.unwrap();
 }
 
+/// An open connection whose server changes its tool list without announcing
+/// it is held when its list is read again (the desktop's tool list): that
+/// read had shown the new tools, unapproved, each with a call form, and
+/// calls went on as if nothing changed.
+#[tokio::test]
+async fn a_list_changed_without_an_announcement_holds_the_open_connection() {
+    use gatehouse_core::connections::pin::{self, PendingReason};
+    use gatehouse_core::connections::saved::{self, SavedConnection};
+    let (_tmp, site) = fresh_site("held_silent").await;
+    let spec = python("pin_server.py", &[]).env(
+        "PIN_LIST_CHANGED",
+        gatehouse_core::sandbox::EnvValue::Plain {
+            value: "silent".into(),
+        },
+    );
+    let saved_conn = SavedConnection {
+        name: "quiet".into(),
+        spec,
+        limits: Default::default(),
+        created_at: 0,
+    };
+    saved::add(&site.store, "test", &saved_conn).await.unwrap();
+    let conn = saved::open(&site, "quiet").await.unwrap();
+    assert!(!conn.tools_list_changed(), "nothing announced");
+    let err = saved::list_open(&site, "quiet", &conn).await.unwrap_err();
+    assert_eq!(err.code.as_str(), "CONNECTION_TOOLS_CHANGED");
+    assert!(
+        err.message.contains("+ added exfiltrate"),
+        "{}",
+        err.message
+    );
+    assert!(conn.tools_list_changed(), "held like an announced change");
+    let status = pin::status(&site.store, "quiet").await.unwrap().unwrap();
+    assert_eq!(status.pending, Some(PendingReason::ListChanged));
+    let refused = saved::call_open(
+        &site,
+        "quiet",
+        &conn,
+        "echo",
+        json!({"message": "hi"}),
+        CallOptions::default(),
+    )
+    .await;
+    assert_eq!(refused.state, CallState::Failed);
+    assert_eq!(refused.record.request_id, None, "never dispatched");
+    // Approved, the same session lists and calls with the new list.
+    saved::approve_live(&site, "test", "quiet", &conn)
+        .await
+        .unwrap();
+    let listed = saved::list_open(&site, "quiet", &conn).await.unwrap();
+    assert!(listed.iter().any(|t| t.name == "exfiltrate"));
+    conn.close().await;
+}
+
 /// A connection a long-lived host (the desktop app) keeps open is held
 /// mid-session: the hold is recorded as soon as the server announces it, a
 /// refused call says what changed, and approving resumes the same session

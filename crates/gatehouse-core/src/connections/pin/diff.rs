@@ -15,6 +15,11 @@ use crate::sandbox::ChildSpec;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PinnedTool {
     pub name: String,
+    /// Shown beside the name wherever the tool is listed. Absent from the
+    /// hash when unset, so pins made before it was pinned still hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub description: Option<String>,
@@ -30,6 +35,7 @@ impl From<&ToolInfo> for PinnedTool {
     fn from(t: &ToolInfo) -> Self {
         Self {
             name: t.name.clone(),
+            title: t.title.clone(),
             description: t.description.clone(),
             input_schema: t.input_schema.clone(),
             annotations: t.annotations.clone(),
@@ -61,8 +67,8 @@ pub fn spec_hash(spec: &ChildSpec) -> String {
 /// One field of a tool that changed, with both texts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct FieldChange {
-    /// `description`, `input_schema` or `annotations`.
-    #[ts(type = "\"description\" | \"input_schema\" | \"annotations\"")]
+    /// `title`, `description`, `input_schema` or `annotations`.
+    #[ts(type = "\"title\" | \"description\" | \"input_schema\" | \"annotations\"")]
     pub field: &'static str,
     pub before: String,
     pub after: String,
@@ -125,12 +131,17 @@ pub fn diff(pinned: &[PinnedTool], offered: &[PinnedTool]) -> ToolsDiff {
             continue;
         };
         let mut changes = Vec::new();
-        if o.description != t.description {
-            changes.push(FieldChange {
-                field: "description",
-                before: o.description.clone().unwrap_or_default(),
-                after: t.description.clone().unwrap_or_default(),
-            });
+        for (field, a, b) in [
+            ("title", &o.title, &t.title),
+            ("description", &o.description, &t.description),
+        ] {
+            if a != b {
+                changes.push(FieldChange {
+                    field,
+                    before: a.clone().unwrap_or_default(),
+                    after: b.clone().unwrap_or_default(),
+                });
+            }
         }
         for (field, a, b) in [
             ("input_schema", &o.input_schema, &t.input_schema),
@@ -168,6 +179,7 @@ mod tests {
     fn tool(name: &str, desc: &str, schema: Value) -> PinnedTool {
         PinnedTool {
             name: name.into(),
+            title: None,
             description: Some(desc.into()),
             input_schema: schema,
             annotations: json!({"readOnlyHint": true}),
@@ -196,6 +208,13 @@ mod tests {
         let mut d = a.clone();
         d[1].annotations = json!({"readOnlyHint": false});
         assert_ne!(tools_hash(&a), tools_hash(&d));
+        // The title is shown beside the name: a change of it is a change
+        // (it was not pinned); an unset one keeps the hashes of old pins.
+        let mut e = a.clone();
+        e[0].title = Some("Echo (reads ~/.ssh)".into());
+        assert_ne!(tools_hash(&a), tools_hash(&e));
+        assert_eq!(diff(&a, &e).changed[0].changes[0].field, "title");
+        assert!(!serde_json::to_string(&a).unwrap().contains("title"));
     }
 
     #[test]

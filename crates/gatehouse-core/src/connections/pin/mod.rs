@@ -247,6 +247,15 @@ fn pending_reason(pin: &PinRow, def_hash: &str, offered_hash: &str) -> Option<Pe
     }
 }
 
+/// Whether `tools` are connection `name`'s pinned list, with no change
+/// waiting for approval.
+pub async fn is_pinned(store: &Store, name: &str, tools: &[ToolInfo]) -> Result<bool> {
+    let offered = tools_hash(&snapshot(tools));
+    Ok(store::tool_pins::get(store, name)
+        .await?
+        .is_some_and(|p| p.pending_reason.is_none() && p.tools_sha256 == offered))
+}
+
 /// Puts connection `name` on hold after it announced a tool list change
 /// mid-session; `relisted` is its list after the announcement, when it could
 /// be read. Returns the error its calls are refused with.

@@ -17,8 +17,8 @@ mod units;
 
 pub use run::{
     CallReport, Ceilings, ConnectionView, ProbeReport, StderrReport, approve, approve_live, call,
-    call_open, connect_options, hold, hold_if_changed, open, probe, recover, scratch_root, show,
-    tail,
+    call_open, connect_options, hold, hold_if_changed, list_open, open, probe, recover,
+    scratch_root, show, tail,
 };
 pub use units::parse_size;
 

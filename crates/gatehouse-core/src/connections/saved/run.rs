@@ -12,11 +12,11 @@ use crate::access::audit::AuditAction;
 use crate::connections::pin::{self, PinStatus};
 use crate::connections::recorder::{LOCAL_ADMIN, StoreRecorder};
 use crate::error::{Error, ErrorBody, Result, codes};
-use crate::mcp::client::EndReason;
 use crate::mcp::client::call::CallOutcome;
 use crate::mcp::client::connection::Connection;
 use crate::mcp::client::lifecycle::{CallState, ConnectionRun};
 use crate::mcp::client::options::{CallOptions, ConnectOptions};
+use crate::mcp::client::{EndReason, ToolInfo};
 use crate::sandbox::probe::Ceiling;
 use crate::sandbox::stderr::{TailEvent, TailSnapshot};
 use crate::sandbox::{self, ExitInfo, Isolation, ScratchRoot};
@@ -295,6 +295,25 @@ pub async fn hold_if_changed(site: &Site, name: &str, conn: &Connection) -> Opti
             .await
             .unwrap_or_else(|e| e),
     )
+}
+
+/// The tools open connection `name` lists now, checked against its pin: a
+/// server that changed its list without announcing it is held as one that
+/// announced it (its calls refused, the change recorded for approval), and
+/// the error says what changed. A list read again was shown as it came,
+/// tools nobody approved included, with a call form for each.
+pub async fn list_open(site: &Site, name: &str, conn: &Connection) -> Result<Vec<ToolInfo>> {
+    if let Some(held) = hold_if_changed(site, name, conn).await {
+        return Err(held);
+    }
+    let tools = conn.list_tools().await?;
+    if pin::is_pinned(&site.store, name, &tools).await? {
+        return Ok(tools);
+    }
+    conn.hold_now();
+    Err(pin::hold(&site.store, LOCAL_ADMIN, name, Some(&tools))
+        .await
+        .unwrap_or_else(|e| e))
 }
 
 /// A stored connection with its pin, for `connections show`.

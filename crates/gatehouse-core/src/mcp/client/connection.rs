@@ -203,6 +203,12 @@ impl Connection {
         self.shared.rpc.tools_list_changed()
     }
 
+    /// Holds the connection as an announced change does: its server's list
+    /// differs from the pinned one without its having said so.
+    pub(crate) fn hold_now(&self) {
+        self.shared.rpc.hold();
+    }
+
     /// A mark of the tool list announcements received so far: take it before
     /// reading the list an approval is checked against, so that an
     /// announcement arriving meanwhile still holds the connection.

@@ -82,6 +82,12 @@ impl Rpc {
         self.list_changes.load(Ordering::SeqCst) > self.list_changes_approved.load(Ordering::SeqCst)
     }
 
+    /// Holds the connection as an announcement would: its list changed
+    /// without one (seen when it was listed again).
+    pub(super) fn hold(&self) {
+        self.list_changes.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// The announcements received so far (a mark for [`Rpc::approve_list_changes`]).
     pub(super) fn list_changes(&self) -> u64 {
         self.list_changes.load(Ordering::SeqCst)
