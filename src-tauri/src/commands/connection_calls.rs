@@ -14,6 +14,7 @@ use gatehouse_core::connections::result_view::{self, ResultView};
 use gatehouse_core::connections::saved;
 use gatehouse_core::error::codes;
 use gatehouse_core::mcp::client::{CallOptions, CallRecord, CallState, EffectClass};
+use gatehouse_core::text;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::{AppHandle, Manager, State};
@@ -109,8 +110,12 @@ pub async fn list_tools(
         .into_iter()
         .map(|t| ToolView {
             name: t.name,
-            title: t.title,
-            description: t.description,
+            // Shown as text: a bidirectional control would reorder what the
+            // owner reads (names with one are refused at connect).
+            title: t.title.map(|s| text::escape_controls(&s).into_owned()),
+            description: t
+                .description
+                .map(|s| text::escape_controls(&s).into_owned()),
             input_schema: t.input_schema,
             annotations: t.annotations,
             effect: t.effect,

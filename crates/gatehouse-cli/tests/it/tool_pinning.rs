@@ -360,3 +360,19 @@ fn a_tool_list_past_the_cap_fails_the_connect_and_pins_nothing() {
     );
     assert_eq!(site.sql("SELECT COUNT(*) FROM mcp_tool_pins").trim(), "0");
 }
+
+/// A tool name holding a bidirectional control (it reads as another name:
+/// `read_\u{202e}seton` shows as "read_notes") is refused at connect, not
+/// pinned and shown.
+#[test]
+fn a_tool_name_with_a_bidirectional_control_fails_the_connect() {
+    let site = TestSite::new("pin_bidi");
+    add_pin_server(&site, "bidi", None);
+    let f = failure(
+        run_with(&site, "bidi", &["probe", "bidi", "--json"]),
+        &["probe"],
+    );
+    assert_eq!(f.code, "PROTOCOL_VIOLATION", "{}", f.stderr);
+    assert!(f.stderr.contains("u202eseton"), "{}", f.stderr);
+    assert_eq!(site.sql("SELECT COUNT(*) FROM mcp_tool_pins").trim(), "0");
+}

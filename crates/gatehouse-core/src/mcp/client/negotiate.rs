@@ -232,6 +232,22 @@ impl Connection {
                 }
             };
             for t in page.tools {
+                // A name is what a model and a person call the tool by: one
+                // that a control or bidirectional character makes read as
+                // another is refused, not shown.
+                if t.name
+                    .chars()
+                    .any(|c| c.is_control() || crate::text::is_bidi_control(c))
+                {
+                    return Err(Error::new(
+                        codes::PROTOCOL_VIOLATION,
+                        format!(
+                            "the server lists a tool named {} with a control or bidirectional character",
+                            crate::text::escape_controls(&t.name)
+                        ),
+                    )
+                    .hint("tool names are letters, digits, '_', '-' and '.': check that the command starts the server you meant"));
+                }
                 let effect = if t.read_only() {
                     EffectClass::ReadOnly
                 } else {
