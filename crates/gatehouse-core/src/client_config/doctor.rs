@@ -222,7 +222,7 @@ async fn examine(
             (Ok(_), _) | (Err(_), None) => continue,
             (Err(_), Some(remote)) => match remote.view(entry) {
                 Ok(view) if is_gatehouse_remote(&name, &view) => {
-                    check_remote(name, view, options).await
+                    check_remote(name, view, target.scope, options).await
                 }
                 _ => continue,
             },
@@ -393,7 +393,12 @@ fn is_gatehouse_remote(name: &str, view: &RemoteView) -> bool {
 /// The checks of a remote entry: the URL is one a key may be sent to, the
 /// key is well formed, and the server answers with it: who it is and what the
 /// key may see.
-async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -> EntryReport {
+async fn check_remote(
+    name: String,
+    view: RemoteView,
+    scope: Scope,
+    options: &DoctorOptions,
+) -> EntryReport {
     let mut checks = Vec::new();
     let url_ok = match super::spec::check_url(&view.url) {
         Ok(_) => {
@@ -434,6 +439,17 @@ async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -
                     None
                 }
             }
+        }
+        // A project's file came with the project (a cloned repository): its
+        // URL may be anyone's, and this shell's key is sent to no URL the
+        // user did not write. The client asks before it trusts the file.
+        (None, true) if scope == Scope::Project && options.env_key.is_some() => {
+            checks.push(Check::new(
+                "key",
+                Status::Skip,
+                format!("referenced in a project's file: {API_KEY_ENV} from this shell is not sent to a URL the project names; check it with --scope user entries, or call it yourself"),
+            ));
+            None
         }
         (None, true) => match &options.env_key {
             Some(key) => {
@@ -512,7 +528,7 @@ async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -
                     "server",
                     Status::Fail,
                     format!(
-                        "refused {who} (HTTP {status}: {}); mint a new key with `gatehouse keys create` and reinstall",
+                        "refused {who} (HTTP {status}: {}); mint a new key with `gatehouse keys mint` and reinstall",
                         super::merge::mask_keys(&message)
                     ),
                 )
@@ -529,7 +545,7 @@ async fn check_remote(name: String, view: RemoteView, options: &DoctorOptions) -
     EntryReport {
         name,
         command: String::new(),
-        url: Some(view.url),
+        url: Some(super::merge::mask_keys(&view.url)),
         site: None,
         checks,
         ok,
@@ -905,6 +921,52 @@ mod tests {
             Status::Pass,
             "{claude:#?}"
         );
+        server.abort();
+    }
+
+    /// A project's file (a cloned repository's `.cursor/mcp.json`) names a
+    /// URL anyone could have written: the shell's `GATEHOUSE_API_KEY` is
+    /// not sent there (it was: the doctor asked nothing where the clients
+    /// ask before they trust a project's servers). A key in an entry's URL
+    /// is masked in the report.
+    #[tokio::test]
+    async fn doctor_never_sends_the_env_key_to_a_project_file_url() {
+        let good = keys::generate().1;
+        let (url, server) = tiny_server(format!("Bearer {}", good.expose())).await;
+        let dir = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let home = Home::new(Os::Linux, dir.path().to_path_buf(), |_| None);
+        write(
+            &project.path().join(".cursor/mcp.json"),
+            &json!({"mcpServers": {
+                "gatehouse": {"url": url, "headers": {"Authorization": "Bearer ${env:GATEHOUSE_API_KEY}"}},
+                "gatehouse-leaky": {"url": format!("{url}?key={}", good.expose())},
+            }})
+            .to_string(),
+        );
+        let report = doctor_with(
+            &home,
+            Some(project.path()),
+            &DoctorOptions {
+                env_key: Some(good.clone()),
+            },
+        )
+        .await;
+        let cursor = report
+            .files
+            .iter()
+            .find(|f| f.client == Client::Cursor && f.scope == Scope::Project)
+            .unwrap_or_else(|| panic!("{report:#?}"));
+        let entry = &cursor.entries[0];
+        let check = |name: &str| entry.checks.iter().find(|c| c.name == name).cloned();
+        assert_eq!(check("key").unwrap().status, Status::Skip, "{entry:#?}");
+        assert!(
+            check("server").is_none_or(|c| c.status == Status::Skip),
+            "the shell's key was sent: {entry:#?}"
+        );
+        let leaky = &cursor.entries[1];
+        let shown = leaky.url.as_deref().unwrap();
+        assert!(!shown.contains(good.expose()), "{shown}");
         server.abort();
     }
 }

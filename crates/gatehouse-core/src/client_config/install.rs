@@ -96,7 +96,8 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
             ));
         }
     };
-    let target = paths::target(client, scope, &req.home, project, Some(&config.server_name))?;
+    let mut target = paths::target(client, scope, &req.home, project, Some(&config.server_name))?;
+    target.path = through_symlink(&target.path, scope, project)?;
     let raw_key = match &req.config.actor {
         ConfigActor::ApiKey(KeyDelivery::Inline(key)) => Some(key.expose().to_string()),
         _ => None,
@@ -140,6 +141,8 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     if let Some(raw) = &raw_key {
         diff = diff.replace(raw.as_str(), REDACTED_KEY);
     }
+    // The key an entry held before, on the diff's removed lines, too.
+    let diff = merge::mask_keys(&diff);
     let mut outcome = InstallOutcome {
         client,
         client_name: client.display_name(),
@@ -163,11 +166,17 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         write_atomically(
             &backup,
             old.as_bytes(),
+            &target.path,
             raw_key.is_some() || old.contains("gatehouse_sk_"),
         )?;
         outcome.backup = Some(backup);
     }
-    write_atomically(&target.path, new.as_bytes(), raw_key.is_some())?;
+    write_atomically(
+        &target.path,
+        new.as_bytes(),
+        &target.path,
+        raw_key.is_some(),
+    )?;
     outcome.written = true;
     Ok(outcome)
 }
@@ -340,15 +349,22 @@ fn lock_folder(path: &Path) -> Result<FolderLock> {
 }
 
 /// Writes `bytes` to a temporary file in `path`'s folder, flushes it, and
-/// renames it over `path`. The new file keeps the old one's permissions, or is
-/// private to the user when it holds a key.
-fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
+/// renames it over `path`. The new file gets the permissions of `like` (the
+/// config file it replaces or backs up: a backup of a private file had been
+/// left readable to all), or is private to the user when it holds a key; the
+/// temporary file is private from its creation, so no other user can open
+/// it while it holds the key.
+fn write_atomically(path: &Path, bytes: &[u8], like: &Path, private: bool) -> Result<()> {
     let tmp = sibling(path, &format!(".gatehouse-tmp-{}", std::process::id()));
     let result = (|| -> std::io::Result<()> {
-        let mut file = File::options().write(true).create_new(true).open(&tmp)?;
+        let mut options = File::options();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
+        if let Ok(meta) = std::fs::metadata(like) {
             std::fs::set_permissions(&tmp, meta.permissions())?;
         }
         #[cfg(unix)]
@@ -369,6 +385,45 @@ fn write_atomically(path: &Path, bytes: &[u8], private: bool) -> Result<()> {
         } else {
             err
         }
+    })
+}
+
+/// The file a config file's path names: in a project (a cloned repository)
+/// a symlink, or a folder linked out of the project, is refused: the write
+/// would copy the private file it points at into the repository
+/// (`.cursor/mcp.json -> ~/.cursor/mcp.json`), or change a file outside it.
+/// Elsewhere (the user's home) a link is the user's own (dotfiles kept elsewhere):
+/// the file it points at is the one written, so the link stays.
+fn through_symlink(path: &Path, scope: Scope, project: &Path) -> Result<PathBuf> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    // Local scope writes the user's own file (Claude Code's `~/.claude.json`).
+    if scope == Scope::Project {
+        let inside = |p: &Path| {
+            let (Ok(p), Ok(root)) = (std::fs::canonicalize(p), std::fs::canonicalize(project))
+            else {
+                return true; // Not there yet: created inside the project.
+            };
+            p.starts_with(root)
+        };
+        let folder_inside = path.parent().is_none_or(inside);
+        if is_link || !folder_inside {
+            return Err(Error::invalid(
+                codes::CONFIG_PATH_INVALID,
+                format!(
+                    "{} is a symbolic link, or in a folder linked out of the project",
+                    path.display()
+                ),
+                "a project's config file must be a file of the project: remove the link, or install with --scope user",
+            ));
+        }
+        return Ok(path.to_path_buf());
+    }
+    if !is_link {
+        return Ok(path.to_path_buf());
+    }
+    std::fs::canonicalize(path).map_err(|e| {
+        io_error("resolve", path, e)
+            .hint("the link points at nothing: remove it, or create the file it names")
     })
 }
 
@@ -427,7 +482,7 @@ mod replace_tests {
             std::thread::sleep(Duration::from_millis(300));
             drop(held);
         });
-        write_atomically(&path, b"{\"new\": true}", true).unwrap();
+        write_atomically(&path, b"{\"new\": true}", &path, true).unwrap();
         reader.join().unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": true}");
         assert_eq!(names(&folder), ["claude_desktop_config.json"]);
@@ -443,7 +498,7 @@ mod replace_tests {
         let path = dir.path().join("config.json");
         std::fs::write(&path, b"{\"old\": true}").unwrap();
         let mut held = File::open(&path).unwrap();
-        match write_atomically(&path, b"{\"new\": true}", false) {
+        match write_atomically(&path, b"{\"new\": true}", &path, false) {
             Ok(()) => {
                 assert_eq!(std::fs::read(&path).unwrap(), b"{\"new\": true}");
                 let mut old = String::new();

@@ -132,8 +132,15 @@ pub fn write_bundle(req: &McpbRequest) -> Result<McpbOutcome> {
         )
     };
     let tmp = req.out.with_extension("mcpb.partial");
+    // A leftover is this tool's own (a run cut short): removed, never
+    // followed, so a link planted at the name truncates nothing.
+    let _ = std::fs::remove_file(&tmp);
     let result = (|| -> Result<()> {
-        let file = std::fs::File::create(&tmp).map_err(|e| io(&e))?;
+        let file = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| io(&e))?;
         let mut zip = zip::ZipWriter::new(file);
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Deflated);

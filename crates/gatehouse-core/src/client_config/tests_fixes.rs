@@ -307,3 +307,154 @@ fn windows_paths_render_exactly_in_every_format() {
         }
     }
 }
+
+fn install_as(
+    client: Client,
+    scope: Scope,
+    home: &Path,
+    project: &Path,
+    delivery: KeyDelivery,
+) -> crate::Result<super::install::InstallOutcome> {
+    install(&InstallRequest {
+        config: config(client, ConfigActor::ApiKey(delivery)),
+        scope: Some(scope),
+        home: home_at(Os::Linux, home, &[]),
+        project: Some(project.to_path_buf()),
+        dry_run: false,
+        expected_hash: None,
+    })
+}
+
+/// The backup of a config file is as private as the file: a 0600 file
+/// holding another server's token had its backup written 0644.
+#[cfg(unix)]
+#[test]
+fn backup_keeps_the_original_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = tempfile::tempdir().unwrap();
+    let file = user_file(Client::Cursor, &home_at(Os::Linux, home.path(), &[]));
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        r#"{"mcpServers": {"github": {"env": {"GITHUB_TOKEN": "ghp_x"}}}}"#,
+    )
+    .unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = install_as(
+        Client::Cursor,
+        Scope::User,
+        home.path(),
+        home.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap();
+    let backup = out.backup.expect("a backup");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&backup), 0o600);
+    assert_eq!(mode(&file), 0o600);
+}
+
+/// Replacing an entry's key shows neither key in the diff: the old one, on
+/// the removed line, had been printed in clear.
+#[test]
+fn reinstall_diff_masks_the_replaced_key() {
+    let home = tempfile::tempdir().unwrap();
+    let (old, new) = (
+        crate::access::keys::generate().1,
+        crate::access::keys::generate().1,
+    );
+    for (key, client) in [(&old, Client::Zed), (&new, Client::Zed)] {
+        let out = install_as(
+            client,
+            Scope::User,
+            home.path(),
+            home.path(),
+            KeyDelivery::Inline(key.clone()),
+        )
+        .unwrap();
+        for k in [&old, &new] {
+            assert!(!out.diff.contains(k.expose()), "{}", out.diff);
+        }
+    }
+}
+
+/// A project's config file that is a symbolic link (a cloned repository's
+/// `.cursor/mcp.json -> ~/.cursor/mcp.json`), or sits in a folder linked out
+/// of the project, is refused: the private file it points at had been
+/// copied into the repository with the entry added. In the user's home a
+/// link is the user's own: the file it points at is written, the link kept.
+#[cfg(unix)]
+#[test]
+fn project_install_refuses_a_symlinked_config_file() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let private = home.path().join("private.json");
+    let secret = r#"{"mcpServers": {"github": {"env": {"GITHUB_TOKEN": "ghp_SECRET"}}}}"#;
+    std::fs::write(&private, secret).unwrap();
+    let linked = project.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(linked.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(&private, &linked).unwrap();
+    let e = install_as(
+        Client::Cursor,
+        Scope::Project,
+        home.path(),
+        project.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, codes::CONFIG_PATH_INVALID, "{e:?}");
+    assert!(
+        std::fs::symlink_metadata(&linked)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&private).unwrap(), secret);
+
+    // A folder linked out of the project.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let project2 = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), project2.path().join(".cursor")).unwrap();
+    let e = install_as(
+        Client::Cursor,
+        Scope::Project,
+        home.path(),
+        project2.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, codes::CONFIG_PATH_INVALID, "{e:?}");
+    assert!(
+        std::fs::read_dir(elsewhere.path())
+            .unwrap()
+            .next()
+            .is_none()
+    );
+
+    // The user's own link (dotfiles): written through, kept a link.
+    let user = user_file(Client::Cursor, &home_at(Os::Linux, home.path(), &[]));
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let dotfile = home.path().join("dotfiles-cursor.json");
+    std::fs::write(&dotfile, "{}").unwrap();
+    std::os::unix::fs::symlink(&dotfile, &user).unwrap();
+    let out = install_as(
+        Client::Cursor,
+        Scope::User,
+        home.path(),
+        home.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap();
+    assert_eq!(out.path, dotfile.canonicalize().unwrap());
+    assert!(
+        std::fs::symlink_metadata(&user)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read_to_string(&dotfile)
+            .unwrap()
+            .contains("gatehouse")
+    );
+}

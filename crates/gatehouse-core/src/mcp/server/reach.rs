@@ -310,7 +310,7 @@ pub fn markdown() -> String {
 | rate | `--rate 60/min` (per second, minute, hour or day; a token bucket per key in the server) | `KEY_RATE_LIMITED`, with `retry_after_ms` |\n\
 | approval | `--approve publish,media_write` (tools or effect classes; adds to the site's `[approvals]` policy) | held until a person says yes; `APPROVAL_DECLINED`, `APPROVAL_DENIED`, `APPROVAL_TIMEOUT`, `APPROVAL_STALE` |\n\
 | client networks | `--from 10.0.0.0/8,192.168.1.0/24` (`gatehouse serve`; behind `--behind-proxy`, the forwarded address; stdio is local and unaffected) | `KEY_NETWORK_NOT_ALLOWED` (HTTP 403) |\n\n\
-A content scope holds in every content tool: lists, searches and their limits and offsets count only entries in scope; a slug outside the patterns is refused by name; an entry reached through a redirect, or whose status is outside the scope, reads as absent; a published-only scope hides pending revisions. Media belong to no entry, so a key with a content scope gets no media tools.\n",
+A content scope holds in every content tool: lists, searches and their limits and offsets count only entries in scope; a slug outside the patterns is refused by name; an entry reached through a redirect, or whose status is outside the scope, reads as absent; a published-only scope hides pending revisions and may not rename (a new slug may be a draft's: the refusal there would tell which drafts exist). A held call runs as its key is when the yes comes: a key revoked, narrowed or moved off the client's network meanwhile is refused then. Media belong to no entry, so a key with a content scope gets no media tools.\n",
     );
     out
 }
