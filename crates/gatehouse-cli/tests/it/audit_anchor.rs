@@ -438,3 +438,111 @@ fn site_config_changes_are_covered_by_a_checkpoint() {
     let v = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(v["anchored_at"], 7, "{v}");
 }
+
+/// A signed export vouches for its log: one that fails `audit verify` here
+/// (the tail cut, the head moved back) is refused, not signed. It had been
+/// exported, imported elsewhere without the checkpoints that show the cut,
+/// and verified clean there.
+#[test]
+fn export_refuses_a_chain_that_fails_verify() {
+    let site = site_with_history("anchor_export");
+    let all = rows(&site);
+    rewrite_chain(&site, &all[..3]);
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("site.json");
+    let args = ["site", "export", "--out", file.to_str().unwrap(), "--json"];
+    let f = failure(site.run(&args), &args);
+    assert_eq!(f.code, "AUDIT_CHAIN_BROKEN", "{}", f.stderr);
+    assert!(!file.exists(), "a dump was written");
+}
+
+/// A row outside the chain (a seq below 1, or past the head) fails verify:
+/// the walk from entry 1 to the head never read it, while `audit list`
+/// showed it.
+#[test]
+fn a_row_outside_the_chain_fails_verify() {
+    let site = site_with_history("anchor_outside");
+    let head = number(&site, "SELECT seq FROM audit_head WHERE id = 1");
+    for seq in [0, -1, head + 3] {
+        site.sql(&format!(
+            "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) VALUES ({seq}, 1, 'user:ceo@example.com', 'key.mint', 'FORGED', '{{}}', 'x', 'y')"
+        ));
+        let e = verify_fails(&site, &[]);
+        assert!(
+            e["message"].as_str().unwrap().contains("chain"),
+            "{seq}: {e}"
+        );
+        site.sql(&format!("DELETE FROM audit_log WHERE seq = {seq}"));
+    }
+    site.ok(&["audit", "verify"]);
+}
+
+/// `audit verify` beside a server that keeps writing reads the chain up to
+/// the head it read first: every run passes (each had reported entries
+/// removed, and told the operator to restore a backup).
+#[test]
+fn verify_during_writes_is_ok() {
+    use crate::mcp_util::McpSite;
+    let site = TestSite::new("anchor_live_verify");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut last = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                last = calls_after(&mut mcp, last, 32);
+            }
+            last
+        });
+        // Every run first, then the writer stopped, then the checks: a
+        // failed check must not leave the writer calling for ever.
+        let runs: Vec<_> = (0..5)
+            .map(|_| site.run(&["audit", "verify", "--json"]))
+            .collect();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(writer.join().unwrap() > 0);
+        for (run, out) in runs.iter().enumerate() {
+            assert!(
+                out.status.success(),
+                "run {run}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    });
+}
+
+/// A server whose log is cut from under it (the tail it wrote, short of a
+/// checkpoint, deleted and the head moved back) does not sign the shortened
+/// log at its clean shutdown: it had signed it, and verify then said ok.
+#[test]
+fn a_server_refuses_to_sign_a_head_below_its_own_commits() {
+    use crate::mcp_util::McpSite;
+    let site = TestSite::new("anchor_cut_live");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    for id in 1..=20 {
+        let r = mcp.call(id, "content_list", serde_json::json!({}), None);
+        assert_eq!(r["result"]["isError"], false, "{r}");
+    }
+    let all = rows(&site);
+    let keep = all.len() - 15;
+    rewrite_chain(&site, &all[..keep]);
+    mcp.close_stdin();
+    let status = crate::mcp_util::wait_exit(&mut mcp.child);
+    // The stderr reader may trail the exit by a moment.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !mcp.stderr().contains("wrote audit entries up to")
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stderr = mcp.stderr();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("wrote audit entries up to"), "{stderr}");
+    let signed = number(
+        &site,
+        &format!("SELECT COUNT(*) FROM audit_checkpoints WHERE seq = {keep}"),
+    );
+    assert_eq!(signed, 0, "the cut log was signed");
+}

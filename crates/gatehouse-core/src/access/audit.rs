@@ -360,9 +360,12 @@ pub struct Report {
     pub unverified_checkpoints: Option<usize>,
 }
 
-/// Checks the whole chain, offline, in pages (the log can be long).
+/// Checks the whole chain, offline, in pages (the log can be long), as far
+/// as the head read first: entries committed while it reads come after it
+/// (a live site had been reported as cut). A row outside the chain (a seq
+/// below 1, or past the head) is found from the same snapshot as the head.
 pub async fn verify(store: &Store) -> Result<Report> {
-    let (head_seq, head_hash) = sql::committed_head(store).await?;
+    let (head_seq, head_hash, lowest, highest) = sql::chain_bounds(store).await?;
     let mut expected_seq = 1;
     let mut prev = GENESIS.to_string();
     let mut entries = 0;
@@ -374,8 +377,24 @@ pub async fn verify(store: &Store) -> Result<Report> {
         anchored_at: None,
         unverified_checkpoints: None,
     };
+    if let Some(low) = lowest.filter(|&l| l < 1) {
+        return Ok(bad(
+            low,
+            format!("entry {low} is outside the chain, which starts at entry 1 (inserted)"),
+            0,
+        ));
+    }
+    if let Some(high) = highest.filter(|&h| h > head_seq) {
+        return Ok(bad(
+            head_seq + 1,
+            format!(
+                "entries after the head's entry {head_seq} (up to {high}) are not part of the chain (inserted)"
+            ),
+            0,
+        ));
+    }
     loop {
-        let page = sql::page(store, expected_seq - 1, 1000).await?;
+        let page = sql::page(store, expected_seq - 1, head_seq, 1000).await?;
         if page.is_empty() {
             break;
         }

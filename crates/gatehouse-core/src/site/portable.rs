@@ -228,6 +228,10 @@ impl Dump {
 /// Reads the whole site in one consistent snapshot, signed with this
 /// machine's audit signing key (made on first use).
 pub async fn export(site: &Site) -> Result<Dump> {
+    // Signed, the dump vouches for its log: one that does not verify here
+    // (entries removed, the head moved back) would arrive clean elsewhere,
+    // without the checkpoints that show the damage.
+    crate::access::audit::require_ok(&checkpoint::verify(site, None).await?)?;
     let mut dump = export_unsigned(site).await?;
     let signer = checkpoint::signer::Signer::load_or_create(&config_dir()?)?;
     let signature = signer.sign_message(&signed_message(&dump));

@@ -130,6 +130,16 @@ async fn append_after(
 /// The hot path of every tool call: the statement that takes the write lock
 /// also returns the head, one round trip to the database fewer.
 async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
+    let seqs = commit_unrecorded(store, entries).await?;
+    if let Some(last) = seqs.last() {
+        store
+            .committed
+            .fetch_max(*last, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(seqs)
+}
+
+async fn commit_unrecorded(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
     if let Some(direct) = &store.direct {
         // The process's write gate keeps its sqlx writes out of the way.
         let _gate = store.write_gate().await;
@@ -240,13 +250,16 @@ pub async fn head(tx: &mut Tx) -> Result<(i64, String)> {
 
 const COLUMNS: &str = "seq, ts, actor, action, subject, detail, prev_hash, hash";
 
-/// Entries in chain order, starting after `after_seq`, at most `limit`.
-pub async fn page(store: &Store, after_seq: i64, limit: i64) -> Result<Vec<AuditRow>> {
-    let sql = &format!("SELECT {COLUMNS} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2");
+/// Entries in chain order after `after_seq` and up to `upto`, at most `limit`.
+pub async fn page(store: &Store, after_seq: i64, upto: i64, limit: i64) -> Result<Vec<AuditRow>> {
+    let sql = &format!(
+        "SELECT {COLUMNS} FROM audit_log WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3"
+    );
     store
         .read("reading the audit log", |pool| async move {
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(after_seq)
+                .bind(upto)
                 .bind(limit)
                 .fetch_all(&pool)
                 .await
@@ -270,6 +283,17 @@ pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
 }
 
 /// The head as committed (outside any transaction), for verification.
+/// The head and the lowest and highest seq stored, read together (one
+/// statement, one snapshot): what the chain must span while writers go on.
+pub async fn chain_bounds(store: &Store) -> Result<(i64, String, Option<i64>, Option<i64>)> {
+    let sql = "SELECT h.seq, h.hash, (SELECT MIN(seq) FROM audit_log), (SELECT MAX(seq) FROM audit_log) FROM audit_head h WHERE h.id = 1";
+    store
+        .read("reading the audit head", |pool| async move {
+            sqlx::query_as(sql).fetch_one(&pool).await
+        })
+        .await
+}
+
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
     let sql = "SELECT seq, hash FROM audit_head WHERE id = 1";
     if let Some(direct) = store.direct() {

@@ -70,6 +70,10 @@ pub struct Store {
     writer: AnyPool,
     /// The audit log's group commit (one committer per opened store).
     group: Arc<audit::GroupCommit>,
+    /// The highest audit seq this process's group commits wrote: a head
+    /// below it means the log was cut under the process, which must not
+    /// sign it (`site::checkpoint`).
+    committed: Arc<std::sync::atomic::AtomicI64>,
     /// The hot path's statements in place on a SQLite file (`direct`), and
     /// that file's write gate.
     direct: Option<Arc<direct::Direct>>,
@@ -89,6 +93,11 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// See the field: 0 before the first group commit.
+    pub fn highest_committed(&self) -> i64 {
+        self.committed.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn backend(&self) -> DatabaseKind {
         self.backend
     }

@@ -96,6 +96,7 @@ impl Store {
             pool,
             writer,
             group: Arc::default(),
+            committed: Arc::default(),
             direct,
             backend,
             shown,
