@@ -1391,6 +1391,48 @@ fn removing_or_disabling_a_user_revokes_their_grants_and_a_recreated_user_inheri
             .unwrap_or_else(|| panic!("{grants}"));
         assert!(grant["revoked_at"].is_string(), "{email}: {grant}");
     }
+    // A pairing approved as the user, not yet finished in the browser, ends
+    // with the user too: finished after the user was made again, it had
+    // given the old approval to the new account.
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "carol@example.com",
+        "--roles",
+        "editor",
+    ]);
+    let (c, code, _) = paired(&s, &base);
+    site.ok(&[
+        "oauth",
+        "approve",
+        &code,
+        "--as",
+        "carol@example.com",
+        "--yes",
+    ]);
+    site.ok(&["users", "delete", "--email", "carol@example.com"]);
+    site.ok(&[
+        "users",
+        "create",
+        "--email",
+        "carol@example.com",
+        "--roles",
+        "viewer",
+    ]);
+    let done = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+            ("pair", &code),
+        ],
+    );
+    assert_ne!(done.status, 303, "{}", done.text());
+    assert!(done.header("location").is_none(), "{}", done.text());
 }
 
 /// What a metadata-document fixture server answers.

@@ -6,9 +6,9 @@ use crate::access::audit::{self, AuditEntry};
 use crate::access::audit::{AuditAction, AuditActor};
 use crate::access::permissions::{Role, format_roles, parse_roles};
 use crate::error::{Error, Result, codes};
+use crate::store::Store;
 use crate::store::oauth as oauth_sql;
 use crate::store::users as sql;
-use crate::store::{Store, Tx};
 use crate::time::now_ms;
 
 /// A user; times are Unix milliseconds, RFC 3339 text when serialized.
@@ -152,7 +152,9 @@ async fn set_disabled(store: &Store, actor: &str, email: &str, disabled: bool) -
         ));
     }
     let (action, detail) = if disabled {
-        let ended = end_grants(&mut tx, email, "the user was disabled", now).await?;
+        let ended =
+            oauth_sql::end_user_authorizations(&mut tx, email, now, "the user was disabled")
+                .await?;
         (
             AuditAction::UserDisable,
             serde_json::json!({"grants_revoked": ended}),
@@ -188,7 +190,9 @@ pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {
     if !sql::delete(&mut tx, email).await? {
         return Err(unknown(email));
     }
-    let ended = end_grants(&mut tx, email, "the user was removed", now_ms()).await?;
+    let ended =
+        oauth_sql::end_user_authorizations(&mut tx, email, now_ms(), "the user was removed")
+            .await?;
     audit::append(
         &mut tx,
         AuditEntry {
@@ -203,21 +207,6 @@ pub async fn delete(store: &Store, actor: &str, email: &str) -> Result<()> {
         .await
         .map_err(|e| Error::storage("committing a user removal", e))?;
     Ok(())
-}
-
-/// Revokes the OAuth grants acting as `email` and deletes their tokens;
-/// returns their ids. A grant names its user by email and is re-read on
-/// every use, so one left standing acted again for whoever got the email
-/// next, or for the user enabled again, without anyone consenting anew.
-async fn end_grants(tx: &mut Tx, email: &str, reason: &str, at: i64) -> Result<Vec<String>> {
-    let norm = email.trim().to_lowercase();
-    let mut ended = Vec::new();
-    for (id, of) in oauth_sql::user_grants(tx).await? {
-        if of.trim().to_lowercase() == norm && oauth_sql::revoke_grant(tx, &id, at, reason).await? {
-            ended.push(id);
-        }
-    }
-    Ok(ended)
 }
 
 pub async fn get(store: &Store, email: &str) -> Result<Option<User>> {

@@ -354,14 +354,65 @@ pub async fn revoke_grant(tx: &mut Tx, id: &str, at: i64, reason: &str) -> Resul
     Ok(done.rows_affected() == 1)
 }
 
-/// The grants not revoked that act as a user, as (id, the user's email).
-pub async fn user_grants(tx: &mut Tx) -> Result<Vec<(String, String)>> {
-    sqlx::query_as(
+/// Ends every OAuth authorization acting as the user whose email is
+/// `email` (compared as stored users are: trimmed, lowercased): grants
+/// revoked with their tokens, codes not yet exchanged and pairings approved
+/// as the user deleted. Returns the grants revoked. Disabling or removing a
+/// user runs it: each of these names its user by email and is re-read on
+/// use, so one left standing acted again for whoever got the email next,
+/// or for the user enabled again, without anyone consenting anew.
+pub async fn end_user_authorizations(
+    tx: &mut Tx,
+    email: &str,
+    at: i64,
+    reason: &str,
+) -> Result<Vec<String>> {
+    let norm = |e: &str| e.trim().to_lowercase();
+    let wanted = norm(email);
+    let of = |rows: Vec<(String, String)>| -> Vec<String> {
+        rows.into_iter()
+            .filter(|(_, e)| norm(e) == wanted)
+            .map(|(id, _)| id)
+            .collect()
+    };
+    let grants: Vec<(String, String)> = sqlx::query_as(
         "SELECT id, user_email FROM oauth_grants WHERE user_email IS NOT NULL AND revoked_at IS NULL",
     )
     .fetch_all(&mut **tx)
     .await
-    .map_err(fail("reading the grants that act as users"))
+    .map_err(fail("reading the grants that act as users"))?;
+    let mut ended = Vec::new();
+    for id in of(grants) {
+        if revoke_grant(tx, &id, at, reason).await? {
+            ended.push(id);
+        }
+    }
+    let codes: Vec<(String, String)> =
+        sqlx::query_as("SELECT hash, user_email FROM oauth_codes WHERE user_email IS NOT NULL")
+            .fetch_all(&mut **tx)
+            .await
+            .map_err(fail("reading the codes that act as users"))?;
+    for hash in of(codes) {
+        sqlx::query("DELETE FROM oauth_codes WHERE hash = $1")
+            .bind(hash)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail("deleting a user's authorization code"))?;
+    }
+    let pairings: Vec<(String, String)> = sqlx::query_as(
+        "SELECT id, approved_email FROM oauth_requests WHERE approved_email IS NOT NULL",
+    )
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(fail("reading the pairings approved as users"))?;
+    for id in of(pairings) {
+        sqlx::query("DELETE FROM oauth_requests WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await
+            .map_err(fail("deleting a user's approved pairing"))?;
+    }
+    Ok(ended)
 }
 
 pub async fn insert_token(
