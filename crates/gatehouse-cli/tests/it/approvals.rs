@@ -365,7 +365,7 @@ fn held_http_calls_of_a_killed_serve_are_recorded_not_run() {
         ["approval.asked", "approval.approved", "approval.abandoned"],
         "{ends:?}"
     );
-    assert_eq!(ends[2].1["found_by"], "server start", "{ends:?}");
+    assert_eq!(ends[2].1["found_by"], "sweep", "{ends:?}");
     assert_eq!(
         entry_status(&site, "killed-c"),
         "draft",

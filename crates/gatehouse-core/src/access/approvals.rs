@@ -388,9 +388,9 @@ pub async fn heartbeat(store: &Store, id: &str) -> Result<()> {
         .map_err(|e| Error::storage("renewing a held call", e))
 }
 
-/// The waiting server takes its approved hold to run it; false when the
-/// start-up sweep of another server recorded it as not run first (this
-/// server had gone quiet for [`STALE_AFTER_MS`]), so it must not run.
+/// The waiting server takes its approved hold to run it; false when a
+/// sweep ([`sweep`]) recorded it as not run first (this server had gone
+/// quiet for [`STALE_AFTER_MS`]), so it must not run.
 pub async fn take(store: &Store, id: &str) -> Result<bool> {
     let mut tx = store.begin_write().await?;
     let taken = sql::take_in(&mut tx, id, now_ms()).await?;
@@ -613,7 +613,7 @@ pub async fn sweep(store: &Store) -> Result<usize> {
                         "hold": held.id,
                         "caller": held.actor,
                         "args_sha256": held.args_sha256,
-                        "found_by": "server start",
+                        "found_by": "sweep",
                         "approved_by": held.decided_by,
                     }),
                 },

@@ -157,11 +157,12 @@ pub async fn take_in(tx: &mut Tx, id: &str, now: i64) -> Result<bool> {
     Ok(done.rows_affected() == 1)
 }
 
-/// Approved holds of the owner's queue that no server took, whose server
-/// stopped saying it waits before `before`.
+/// Approved holds of the owner's queue that no server took, approved and
+/// last renewed before `before` (a live server takes its yes within a poll;
+/// one whose renewals had just been late is given the same time as any).
 pub async fn untaken_in(tx: &mut Tx, before: i64) -> Result<Vec<HeldRow>> {
     sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM held_calls WHERE status = 'approved' AND decider = 'owner' AND taken_at IS NULL AND heartbeat_at < $1 ORDER BY created_at"
+        "SELECT {COLUMNS} FROM held_calls WHERE status = 'approved' AND decider = 'owner' AND taken_at IS NULL AND heartbeat_at < $1 AND decided_at < $1 ORDER BY created_at"
     )))
     .bind(before)
     .fetch_all(&mut **tx)

@@ -341,7 +341,15 @@ async fn the_status_says_what_applied_and_that_the_network_is_open() {
     let ui = iso
         .layer(gatehouse_core::sandbox::probe::LayerName::UiLimits)
         .expect("the UI limits are listed");
-    assert!(!ui.detail.is_empty(), "{ui:?}");
+    assert!(
+        ui.applied
+            || iso
+                .warnings
+                .iter()
+                .any(|w| w.contains("UI limits were not applied")),
+        "{ui:?} {:?}",
+        iso.warnings
+    );
     conn.close().await;
 }
 

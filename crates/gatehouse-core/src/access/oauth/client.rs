@@ -418,14 +418,15 @@ pub async fn find(store: &Store, id: &str) -> Result<Known> {
 /// client id and redirect it was made for, so nothing at `/token` needs the
 /// document again (refreshing had failed once the hour-long cache lapsed,
 /// which is as long as an access token lives). A document never cached
-/// (no `/authorize` with it) is unknown here.
+/// (no `/authorize` with it) is unknown here. The consent page's request
+/// and a pairing's client name read it so too: a request outlives no cache
+/// it began with.
 pub async fn find_for_token(store: &Store, id: &str) -> Result<Client> {
     match sql::get_client(store, id).await? {
-        Some(r) if r.kind == "document" => Client::from_row(r),
-        _ => match find(store, id).await? {
-            Known::Client(c) => Ok(c),
-            Known::FetchDocument(_) => Err(unknown_client(id)),
-        },
+        Some(r) if r.kind == "document" || r.expires_at.is_none_or(|e| e > now_ms()) => {
+            Client::from_row(r)
+        }
+        _ => Err(unknown_client(id)),
     }
 }
 

@@ -322,9 +322,11 @@ pub async fn request_client(store: &Store, id: &str) -> Result<Option<(RequestRo
     let Some(row) = sql::get_request(store, id).await? else {
         return Ok(None);
     };
-    match client::find(store, &row.client_id).await? {
-        client::Known::Client(c) => Ok(Some((row, c))),
-        client::Known::FetchDocument(_) => Ok(None),
+    // A document cached when the request began serves its ten minutes.
+    match client::find_for_token(store, &row.client_id).await {
+        Ok(c) => Ok(Some((row, c))),
+        Err(e) if e.code == Code::OAUTH_CLIENT_INVALID => Ok(None),
+        Err(e) => Err(e),
     }
 }
 
@@ -519,8 +521,8 @@ fn no_pairing(code: &str) -> Error {
 }
 
 async fn client_name(store: &Store, client_id: &str) -> String {
-    match client::find(store, client_id).await {
-        Ok(client::Known::Client(c)) => c.name,
+    match client::find_for_token(store, client_id).await {
+        Ok(c) => c.name,
         _ => client_id.to_string(),
     }
 }

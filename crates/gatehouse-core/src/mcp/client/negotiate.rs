@@ -235,18 +235,16 @@ impl Connection {
                 // A name is what a model and a person call the tool by: one
                 // that a control or bidirectional character makes read as
                 // another is refused, not shown.
-                if t.name
-                    .chars()
-                    .any(|c| c.is_control() || crate::text::is_bidi_control(c))
-                {
+                if let Some(c) = t.name.chars().find(|&c| hides_in_a_name(c)) {
                     return Err(Error::new(
                         codes::PROTOCOL_VIOLATION,
                         format!(
-                            "the server lists a tool named {} with a control or bidirectional character",
-                            crate::text::escape_controls(&t.name)
+                            "the server lists a tool named {} with an invisible, control or bidirectional character (U+{:04X})",
+                            crate::text::escape_controls(&t.name),
+                            c as u32
                         ),
                     )
-                    .hint("tool names are letters, digits, '_', '-' and '.': check that the command starts the server you meant"));
+                    .hint("MCP tool names are letters, digits, '_', '-' and '.': check that the command starts the server you meant"));
                 }
                 let effect = if t.read_only() {
                     EffectClass::ReadOnly
@@ -273,6 +271,15 @@ impl Connection {
     }
 }
 
+/// Whether `c` makes a tool name read as another: a control, a
+/// bidirectional control, or an invisible format character (zero-width
+/// spaces and joiners, word joiner, soft hyphen, byte-order mark).
+fn hides_in_a_name(c: char) -> bool {
+    c.is_control()
+        || crate::text::is_bidi_control(c)
+        || matches!(c, '\u{00AD}' | '\u{180E}' | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}')
+}
+
 /// The most tools a server may list (MCP servers offer tens).
 pub const MAX_TOOLS: usize = 1000;
 /// The most bytes a server's tool list may take, all pages together.
@@ -294,4 +301,28 @@ enum Probe {
     Modern(ServerInfo),
     /// Legacy, at this revision.
     Legacy(&'static str),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hides_in_a_name;
+
+    /// Names that read as another are caught whatever hides in them: a
+    /// bidirectional override, and the invisible format characters a
+    /// first version let through (`read_\u{200b}notes` reads "read_notes").
+    #[test]
+    fn names_with_hidden_characters_are_caught_and_plain_ones_are_not() {
+        for name in [
+            "read_\u{202e}seton",
+            "read_\u{200b}notes",
+            "echo\u{feff}",
+            "a\u{2060}b",
+            "x\u{7}",
+        ] {
+            assert!(name.chars().any(hides_in_a_name), "{name:?}");
+        }
+        for name in ["read_notes", "files.read-v2", "Überschrift", "検索"] {
+            assert!(!name.chars().any(hides_in_a_name), "{name:?}");
+        }
+    }
 }
