@@ -195,3 +195,48 @@ fn a_read_whose_audit_entry_cannot_be_written_returns_an_error_not_its_result() 
     assert_eq!(tool_calls(&site).len(), 1);
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+/// An outbound request is recorded before it is sent: with the audit log
+/// unwritable, `http_fetch` sends nothing and answers the error. The request
+/// had left (a leak through its URL) and only the answer was withheld.
+#[test]
+fn an_http_fetch_whose_entry_cannot_be_written_is_never_sent() {
+    let site = TestSite::new("fail_closed_fetch");
+    if site.db_file().is_none() {
+        // As above: the lock that stands in for an unwritable log is SQLite's.
+        return;
+    }
+    // A target that answers at once and reports each request.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, reached) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut line = String::new();
+            let _ = BufReader::new(stream.try_clone().unwrap()).read_line(&mut line);
+            let _ = tx.send(line);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok",
+            );
+        }
+    });
+    site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let locker = site.hold_audit_writes();
+    let url = format!("http://127.0.0.1:{port}/exfil?secret=s3cr3t");
+    let during = mcp.call(2, "http_fetch", json!({"url": url}), None);
+    let err = tool_error(&during);
+    assert_eq!(err["code"], "DATABASE_LOCKED", "{during}");
+    assert!(
+        reached
+            .recv_timeout(std::time::Duration::from_millis(500))
+            .is_err(),
+        "the request was sent without its entry"
+    );
+    locker.release("");
+    assert!(mcp.finish().success());
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

@@ -100,6 +100,12 @@ pub enum AuditAction {
     #[serde(rename = "mcp.tool_call")]
     #[strum(serialize = "mcp.tool_call")]
     McpToolCall,
+    /// An outbound request `http_fetch` is about to send: written before it
+    /// is sent, so none leaves unrecorded (its URL only as a digest, with
+    /// its origin as the subject).
+    #[serde(rename = "http.fetch")]
+    #[strum(serialize = "http.fetch")]
+    HttpFetch,
     /// A call Gatehouse made to a connected MCP server.
     #[serde(rename = "mcp.client_call")]
     #[strum(serialize = "mcp.client_call")]

@@ -124,6 +124,7 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
             | ContentDelete
             | MediaUpload
             | McpToolCall
+            | HttpFetch
             | McpClientCall
             | ConnectionAdd
             | ConnectionEdit

@@ -17,7 +17,8 @@
 //!
 //! One bound per call: the work and its entry share [`CALL_BOUND`]; when the
 //! work already found the database unreachable its entry gets only
-//! [`RETRY_AFTER_UNREACHABLE`], so a call never waits twice for a dead server.
+//! [`RETRY_AFTER_UNREACHABLE`], so a call never waits twice for a dead (or
+//! locked) database.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -167,7 +168,13 @@ impl CallAudit {
     pub async fn finish(mut self, code: Option<Code>) -> Result<()> {
         self.reached = Some(code);
         let verdict = if code.is_some() { "error" } else { "ok" };
-        let deadline = if code == Some(codes::DATABASE_UNREACHABLE) {
+        // The work already waited out a dead or locked database (a fetch's
+        // entry, written before it is sent, among them): one short try more.
+        let short = matches!(
+            code,
+            Some(codes::DATABASE_UNREACHABLE | codes::DATABASE_LOCKED)
+        );
+        let deadline = if short {
             Instant::now() + RETRY_AFTER_UNREACHABLE
         } else {
             self.deadline
@@ -192,13 +199,19 @@ impl CallAudit {
             }
             Err(_) => {
                 self.written = true;
-                return Err(withheld(
+                return Err(withheld(if code == Some(codes::DATABASE_LOCKED) {
+                    Error::new(
+                        codes::DATABASE_LOCKED,
+                        "the database stayed locked, so the call could not be recorded",
+                    )
+                    .hint("another process holds the site's database for writing; retry once it is done")
+                } else {
                     Error::new(
                         codes::DATABASE_UNREACHABLE,
                         "no answer from the database in time to record the call",
                     )
-                    .hint("check that the database server is running, then retry the call"),
-                ));
+                    .hint("check that the database server is running, then retry the call")
+                }));
             }
         };
         self.written = true;

@@ -449,6 +449,22 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
             let a: FetchArgs = args(tool, raw)?;
             actor.check(crate::access::permissions::Action::HttpFetch)?;
             let allowlist = site_config::http_fetch_allowlist(store).await?;
+            // Recorded before it is sent: an unwritable log stops the request
+            // (the answer alone would be withheld, after a leak through its URL).
+            let origin = url::Url::parse(&a.url).map_or_else(
+                |_| "(not a URL)".to_string(),
+                |u| u.origin().ascii_serialization(),
+            );
+            crate::access::audit::record(
+                store,
+                crate::access::audit::AuditEntry {
+                    actor: &actor.label(),
+                    action: crate::access::audit::AuditAction::HttpFetch,
+                    subject: &origin,
+                    detail: json!({"url_sha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(a.url.as_bytes()))}),
+                },
+            )
+            .await?;
             let fetched = Box::pin(http_fetch::fetch(&a.url, &allowlist)).await?;
             Outcome::ok(serde_json::to_value(fetched).expect("fetch results serialise"))
         }
