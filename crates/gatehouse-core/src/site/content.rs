@@ -267,7 +267,13 @@ fn check_owner(actor: &Actor, entry: &Entry) -> Result<()> {
 /// published entry gets a pending revision and stays live as it was.
 pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Result<Entry> {
     actor.check(Action::ContentWriteDraft)?;
-    check_slug(w.slug)?;
+    // An entry at a slug no write could make (imported before imports
+    // checked slugs) may be renamed away from it, and nothing else.
+    let valid = check_slug(w.slug);
+    let renaming_away = valid.is_err() && w.new_slug.is_some_and(|n| n != w.slug);
+    if !renaming_away {
+        valid.clone()?;
+    }
     if let Some(new) = w.new_slug {
         check_slug(new)?;
     }
@@ -308,6 +314,7 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
             (existing.id, false)
         }
         None => {
+            valid?;
             if let Some(scope) = actor.content_scope()
                 && !scope.status.admits("draft")
             {

@@ -402,7 +402,7 @@ fn check(d: &Dump) -> Result<()> {
     {
         if crate::site::content::check_slug(slug).is_err() {
             return Err(invalid(format!(
-                "{slug:?} is not a valid slug (lowercase letters, digits and single dashes)"
+                "{slug:?} is not a valid slug (lowercase letters, digits and single dashes); rename it on the site it came from (content_write_draft with new_slug), then export again"
             )));
         }
     }

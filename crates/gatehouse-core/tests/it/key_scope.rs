@@ -401,3 +401,33 @@ async fn restrictions_survive_a_roll_and_every_change_is_audited() {
     let text = entries.to_string();
     assert!(text.contains("key.restrict"), "{text}");
 }
+
+/// An entry at a slug no write could make (imported before imports checked
+/// slugs) can be renamed away from it, and nothing else is done at it: it
+/// could neither be exported and imported again nor renamed.
+#[tokio::test]
+async fn an_entry_at_an_invalid_slug_can_be_renamed_away_and_nothing_else() {
+    let (_tmp, site) = seeded("scope_invalid_slug").await;
+    sqlx::query("UPDATE content SET slug = 'BLOG-Notes' WHERE slug = 'blog-notes'")
+        .execute(site.store.pool())
+        .await
+        .unwrap();
+    let w = |slug, new_slug| DraftWrite {
+        slug,
+        title: "Notes",
+        body: "okapi notes",
+        new_slug,
+    };
+    let edit = content::write_draft(&site.store, &editor(), &w("BLOG-Notes", None))
+        .await
+        .unwrap_err();
+    assert_eq!(edit.code, Code::SLUG_INVALID, "{edit:?}");
+    let create = content::write_draft(&site.store, &editor(), &w("NEW-One", Some("new-one")))
+        .await
+        .unwrap_err();
+    assert_eq!(create.code, Code::SLUG_INVALID, "{create:?}");
+    let moved = content::write_draft(&site.store, &editor(), &w("BLOG-Notes", Some("blog-notes")))
+        .await
+        .unwrap();
+    assert_eq!(moved.slug, "blog-notes");
+}
