@@ -1123,6 +1123,21 @@ fn python_sdk_paired_as_a_user_acts_as_that_user_and_is_audited_with_who_decided
     assert!(calls.iter().all(|d| d["grant"] == gid), "{calls:?}");
 }
 
+/// The consent page's "I entered the code" post for pairing `code`.
+fn post_paired(s: &Serve, base: &str, c: &Consent, code: &str) -> Reply {
+    form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("decision", "paired"),
+            ("pair", code),
+        ],
+    )
+}
+
 /// A pairing code on a fresh consent page, and the page's fields.
 fn paired(s: &Serve, base: &str) -> (Consent, String, String) {
     let client_id = register(&s.addr);
@@ -1197,17 +1212,7 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
             .success()
     );
     // A refused approval left the request waiting.
-    let waiting = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", &base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("decision", "paired"),
-            ("pair", &code),
-        ],
-    );
+    let waiting = post_paired(&s, &base, &c, &code);
     assert!(
         waiting.text().contains("Not approved yet"),
         "{}",
@@ -1215,17 +1220,7 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
     );
 
     site.ok(&["oauth", "approve", &code, "--as", "ok@example.com", "--yes"]);
-    let done = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", &base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("decision", "paired"),
-            ("pair", &code),
-        ],
-    );
+    let done = post_paired(&s, &base, &c, &code);
     assert_eq!(done.status, 303, "{}", done.text());
     let code = query_of(done.header("location").unwrap(), "code").unwrap();
     let t = redeem(&s.addr, &base, &client_id, &code);
@@ -1305,17 +1300,7 @@ fn approve_as_an_unknown_or_disabled_user_is_refused_and_disabling_the_user_ends
 fn user_tokens(site: &TestSite, s: &Serve, base: &str, email: &str) -> (String, String, String) {
     let (c, code, client_id) = paired(s, base);
     site.ok(&["oauth", "approve", &code, "--as", email, "--yes"]);
-    let done = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("decision", "paired"),
-            ("pair", &code),
-        ],
-    );
+    let done = post_paired(s, base, &c, &code);
     assert_eq!(done.status, 303, "{}", done.text());
     let code = query_of(done.header("location").unwrap(), "code").unwrap();
     let t = redeem(&s.addr, base, &client_id, &code);
@@ -1420,17 +1405,7 @@ fn removing_or_disabling_a_user_revokes_their_grants_and_a_recreated_user_inheri
         "--roles",
         "viewer",
     ]);
-    let done = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", &base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("decision", "paired"),
-            ("pair", &code),
-        ],
-    );
+    let done = post_paired(&s, &base, &c, &code);
     assert_ne!(done.status, 303, "{}", done.text());
     assert!(done.header("location").is_none(), "{}", done.text());
 }

@@ -387,30 +387,28 @@ pub async fn end_user_authorizations(
             ended.push(id);
         }
     }
-    let codes: Vec<(String, String)> =
-        sqlx::query_as("SELECT hash, user_email FROM oauth_codes WHERE user_email IS NOT NULL")
+    // Codes not yet exchanged, and pairings approved as the user.
+    for (read, delete) in [
+        (
+            "SELECT hash, user_email FROM oauth_codes WHERE user_email IS NOT NULL",
+            "DELETE FROM oauth_codes WHERE hash = $1",
+        ),
+        (
+            "SELECT id, approved_email FROM oauth_requests WHERE approved_email IS NOT NULL",
+            "DELETE FROM oauth_requests WHERE id = $1",
+        ),
+    ] {
+        let rows: Vec<(String, String)> = sqlx::query_as(read)
             .fetch_all(&mut **tx)
             .await
-            .map_err(fail("reading the codes that act as users"))?;
-    for hash in of(codes) {
-        sqlx::query("DELETE FROM oauth_codes WHERE hash = $1")
-            .bind(hash)
-            .execute(&mut **tx)
-            .await
-            .map_err(fail("deleting a user's authorization code"))?;
-    }
-    let pairings: Vec<(String, String)> = sqlx::query_as(
-        "SELECT id, approved_email FROM oauth_requests WHERE approved_email IS NOT NULL",
-    )
-    .fetch_all(&mut **tx)
-    .await
-    .map_err(fail("reading the pairings approved as users"))?;
-    for id in of(pairings) {
-        sqlx::query("DELETE FROM oauth_requests WHERE id = $1")
-            .bind(id)
-            .execute(&mut **tx)
-            .await
-            .map_err(fail("deleting a user's approved pairing"))?;
+            .map_err(fail("reading what a user authorized"))?;
+        for id in of(rows) {
+            sqlx::query(delete)
+                .bind(id)
+                .execute(&mut **tx)
+                .await
+                .map_err(fail("ending what a user authorized"))?;
+        }
     }
     Ok(ended)
 }
