@@ -422,11 +422,24 @@ async fn conclude_in(
     held: &HeldCall,
     status: Status,
     by: &str,
-    mut detail: Value,
+    detail: Value,
 ) -> Result<bool> {
     if !sql::conclude_in(tx, &held.id, &status.to_string(), by, now_ms()).await? {
         return Ok(false);
     }
+    append_end(tx, held, status, by, detail).await?;
+    Ok(true)
+}
+
+/// The audit entry of a hold's end as `status`, by `by`: `detail` with the
+/// hold, its caller and the arguments' digest.
+async fn append_end(
+    tx: &mut crate::store::Tx,
+    held: &HeldCall,
+    status: Status,
+    by: &str,
+    mut detail: Value,
+) -> Result<()> {
     detail["hold"] = json!(held.id);
     detail["caller"] = json!(held.actor);
     detail["args_sha256"] = json!(held.args_sha256);
@@ -440,7 +453,7 @@ async fn conclude_in(
         },
     )
     .await?;
-    Ok(true)
+    Ok(())
 }
 
 /// A person's answer to a held call.
@@ -603,22 +616,8 @@ pub async fn sweep(store: &Store) -> Result<usize> {
     for row in sql::untaken_in(&mut tx, now - STALE_AFTER_MS).await? {
         let held = HeldCall::from_row(row)?;
         if sql::abandon_untaken_in(&mut tx, &held.id).await? {
-            audit::append(
-                &mut tx,
-                AuditEntry {
-                    actor: SERVER_ACTOR,
-                    action: Status::Abandoned.action(),
-                    subject: &held.tool,
-                    detail: json!({
-                        "hold": held.id,
-                        "caller": held.actor,
-                        "args_sha256": held.args_sha256,
-                        "found_by": "sweep",
-                        "approved_by": held.decided_by,
-                    }),
-                },
-            )
-            .await?;
+            let detail = json!({"found_by": "sweep", "approved_by": held.decided_by});
+            append_end(&mut tx, &held, Status::Abandoned, SERVER_ACTOR, detail).await?;
             n += 1;
         }
     }

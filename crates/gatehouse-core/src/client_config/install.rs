@@ -137,12 +137,9 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
         }
     };
     let changed = old.as_deref() != Some(new.as_str());
-    let mut diff = unified_diff(&target.path, old_text, &new);
-    if let Some(raw) = &raw_key {
-        diff = diff.replace(raw.as_str(), REDACTED_KEY);
-    }
-    // The key an entry held before, on the diff's removed lines, too.
-    let diff = merge::mask_keys(&diff);
+    // Every key on the diff's lines: the one written now, and the one an
+    // entry held before on the removed lines.
+    let diff = merge::mask_keys(&unified_diff(&target.path, old_text, &new));
     let mut outcome = InstallOutcome {
         client,
         client_name: client.display_name(),

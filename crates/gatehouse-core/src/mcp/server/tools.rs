@@ -14,6 +14,7 @@ use rmcp::model::{CallToolResult, ContentBlock, TextContent};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
 
 use super::http_fetch;
 use crate::access::actor::Actor;
@@ -455,13 +456,13 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
                 |_| "(not a URL)".to_string(),
                 |u| u.origin().ascii_serialization(),
             );
-            crate::access::audit::record(
+            audit::record(
                 store,
-                crate::access::audit::AuditEntry {
+                audit::AuditEntry {
                     actor: &actor.label(),
-                    action: crate::access::audit::AuditAction::HttpFetch,
+                    action: AuditAction::HttpFetch,
                     subject: &origin,
-                    detail: json!({"url_sha256": hex::encode(<sha2::Sha256 as sha2::Digest>::digest(a.url.as_bytes()))}),
+                    detail: json!({"url_sha256": hex::encode(Sha256::digest(a.url.as_bytes()))}),
                 },
             )
             .await?;
