@@ -47,6 +47,16 @@ pub struct NewAuditRow {
     pub detail: String,
 }
 
+/// The length of an `audit_hours` bucket, in ms of `ts` (migration 0026).
+pub(crate) const HOUR_MS: i64 = 3_600_000;
+
+/// Records that entries from seq `$2` on are stamped in hour `$1`; a no-op
+/// when the hour has a first seq already (a lower one: seqs only grow). Every
+/// append runs it, so each hour's row holds the first seq stamped in it,
+/// which is how the usage views find their window (`store::usage`).
+pub(crate) const RECORD_HOUR: &str =
+    "INSERT INTO audit_hours (hour, first_seq) VALUES ($1, $2) ON CONFLICT (hour) DO NOTHING";
+
 /// Appends `entries` in order inside `tx` (from `Store::begin_write`, which
 /// holds the head lock) and moves the head once; returns their seqs.
 pub async fn append(tx: &mut Tx, entries: &[NewAuditRow], ts: i64) -> Result<Vec<i64>> {
@@ -110,6 +120,14 @@ async fn append_after(
                 .bind(r.hash.clone());
         }
         q.execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("appending to the audit log", e))?;
+    }
+    if let Some(first) = rows.first() {
+        sqlx::query(RECORD_HOUR)
+            .bind(ts.div_euclid(HOUR_MS))
+            .bind(first.seq)
+            .execute(&mut **tx)
             .await
             .map_err(|e| Error::storage("appending to the audit log", e))?;
     }

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::audit::{NewAuditRow, entry_hash};
+use super::audit::{HOUR_MS, NewAuditRow, RECORD_HOUR, entry_hash};
 use super::content::Entry;
 use super::content_pending::Pending;
 use crate::error::{Error, Result};
@@ -51,6 +51,10 @@ pub(crate) struct Direct {
     checkpointing: std::sync::atomic::AtomicBool,
     /// Group commits that found the file locked by another process.
     pub(crate) lock_waits: std::sync::atomic::AtomicU64,
+    /// The hour of `ts` whose `audit_hours` row a commit of this process
+    /// wrote or found ([`RECORD_HOUR`]): rows there are never removed, so
+    /// commits in the same hour skip the statement.
+    recorded_hour: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for Direct {
@@ -133,6 +137,7 @@ impl Direct {
                 commits: Default::default(),
                 checkpointing: Default::default(),
                 lock_waits: Default::default(),
+                recorded_hour: i64::MIN.into(),
             })
         })
     }
@@ -303,9 +308,16 @@ impl Direct {
         ts: i64,
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
-        self.write("committing audit entries", wait, |tx| {
-            append_in(tx, entries, ts)
-        })
+        use std::sync::atomic::Ordering::Relaxed;
+        let hour = ts.div_euclid(HOUR_MS);
+        let record = self.recorded_hour.load(Relaxed) != hour;
+        let seqs = self.write("committing audit entries", wait, |tx| {
+            append_in(tx, entries, ts, record.then_some(hour))
+        })?;
+        if record && seqs.is_some() {
+            self.recorded_hour.store(hour, Relaxed);
+        }
+        Ok(seqs)
     }
 }
 
@@ -398,9 +410,14 @@ impl Drop for RollbackUnlessCommitted<'_> {
 }
 
 /// [`Direct::append`]'s transaction: the head read under the write lock, the
-/// rows chained onto it, the head moved, committed. Dropped uncommitted on
-/// any error, so nothing of it stays.
-fn append_in(tx: &Connection, entries: &[NewAuditRow], ts: i64) -> rusqlite::Result<Vec<i64>> {
+/// rows chained onto it, their `hour` recorded when given, the head moved,
+/// committed. Dropped uncommitted on any error, so nothing of it stays.
+fn append_in(
+    tx: &Connection,
+    entries: &[NewAuditRow],
+    ts: i64,
+    hour: Option<i64>,
+) -> rusqlite::Result<Vec<i64>> {
     let (mut seq, mut prev): (i64, String) = tx
         .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")?
         .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -419,6 +436,9 @@ fn append_in(tx: &Connection, entries: &[NewAuditRow], ts: i64) -> rusqlite::Res
             prev = hash;
             seqs.push(seq);
         }
+    }
+    if let (Some(hour), Some(first)) = (hour, seqs.first()) {
+        tx.prepare_cached(RECORD_HOUR)?.execute([hour, *first])?;
     }
     tx.prepare_cached("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")?
         .execute(rusqlite::params![seq, prev])?;

@@ -323,6 +323,12 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing the audit log", e))?;
+        sqlx::query(super::audit::RECORD_HOUR)
+            .bind(a.ts.div_euclid(super::audit::HOUR_MS))
+            .bind(a.seq)
+            .execute(&mut **tx)
+            .await
+            .map_err(|e| Error::storage("importing the audit log", e))?;
     }
     sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
         .bind(t.head.0)

@@ -1,10 +1,27 @@
 //! SQL for key usage: tool calls by actor and tool over a window, counted
 //! from the audit log's `mcp.tool_call` entries (every call has one).
 
-use sqlx::AssertSqlSafe;
+use sqlx::{AnyPool, AssertSqlSafe};
 
 use super::Store;
+use super::audit::HOUR_MS;
 use crate::error::{Code, Result};
+
+/// [`window_start`]'s statement: `$1` the hour the window starts in.
+const WINDOW_START_SQL: &str = "SELECT MIN(first_seq) FROM audit_hours WHERE hour >= $1";
+
+/// The lowest seq an entry stamped at or after `since` can have (`None`: there
+/// is no such entry). Each `audit_hours` row holds the first seq stored with a
+/// `ts` in its hour, so every entry of the window has a seq at least the
+/// smallest of those from `since`'s hour on, in whatever order clocks stamped
+/// entries. The views read the log from there by seq, its rowid: no index on
+/// the log is written for them by every tool call.
+async fn window_start(pool: &AnyPool, since: i64) -> std::result::Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(WINDOW_START_SQL)
+        .bind(since.div_euclid(HOUR_MS))
+        .fetch_one(pool)
+        .await
+}
 
 /// One actor's calls of one tool since `week_start`.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -47,7 +64,8 @@ fn refused() -> String {
 }
 
 /// The calls-by-tool query both usage views run: `$1` is `filter`'s pattern, `$2` the
-/// week's start, `$3` the day's, `$4` the action; rows grouped and ordered by `group`.
+/// week's start, `$3` the day's, `$4` the action, `$5` the week's [`window_start`];
+/// rows grouped and ordered by `group`.
 fn counts_sql(actor: &str, filter: &str, group: &str) -> String {
     let refused = refused();
     format!(
@@ -58,7 +76,7 @@ fn counts_sql(actor: &str, filter: &str, group: &str) -> String {
                 SUM(CASE WHEN a.ts >= $3 AND {refused} THEN 1 ELSE 0 END) AS refused_day,
                 MAX(a.ts) AS last_at
          FROM audit_log a
-         WHERE a.action = $4 AND {filter} AND a.ts >= $2
+         WHERE a.seq >= $5 AND a.action = $4 AND {filter} AND a.ts >= $2
          GROUP BY {group}
          ORDER BY {group}"
     )
@@ -79,21 +97,26 @@ pub async fn tool_calls(
     let like = &like;
     store
         .read("counting key usage", |pool| async move {
+            let Some(from) = window_start(&pool, week_start).await? else {
+                return Ok(Vec::new());
+            };
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(like)
                 .bind(week_start)
                 .bind(day_start)
                 .bind(action)
+                .bind(from)
                 .fetch_all(&pool)
                 .await
         })
         .await
 }
 
-/// [`last_calls`]'s statement: `$1` the actors' pattern, `$2` since when, `$3` the action.
+/// [`last_calls`]'s statement: `$1` the actors' pattern, `$2` since when, `$3`
+/// the action, `$4` the [`window_start`].
 const LAST_CALLS_SQL: &str = "SELECT a.actor, a.detail FROM audit_log a
      JOIN (SELECT actor, MAX(seq) AS seq FROM audit_log
-           WHERE action = $3 AND actor LIKE $1 AND ts >= $2
+           WHERE seq >= $4 AND action = $3 AND actor LIKE $1 AND ts >= $2
            GROUP BY actor) m ON a.seq = m.seq";
 
 /// The detail of each actor's newest `action` entry since `since` (actors
@@ -108,10 +131,14 @@ pub async fn last_calls(
     let like = &like;
     store
         .read("reading the last call of each key", |pool| async move {
+            let Some(from) = window_start(&pool, since).await? else {
+                return Ok(Vec::new());
+            };
             sqlx::query_as(LAST_CALLS_SQL)
                 .bind(like)
                 .bind(since)
                 .bind(action)
+                .bind(from)
                 .fetch_all(&pool)
                 .await
         })
@@ -141,20 +168,25 @@ pub async fn grant_tool_calls(
     let like = &grant_pattern(grant_id);
     store
         .read("counting OAuth grant usage", |pool| async move {
+            let Some(from) = window_start(&pool, week_start).await? else {
+                return Ok(Vec::new());
+            };
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(like)
                 .bind(week_start)
                 .bind(day_start)
                 .bind(action)
+                .bind(from)
                 .fetch_all(&pool)
                 .await
         })
         .await
 }
 
-/// [`grant_last_call`]'s statement: `$1` the grant's pattern, `$2` since when, `$3` the action.
+/// [`grant_last_call`]'s statement: `$1` the grant's pattern, `$2` since when,
+/// `$3` the action, `$4` the [`window_start`].
 const GRANT_LAST_CALL_SQL: &str = "SELECT a.detail FROM audit_log a
-     WHERE a.action = $3 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
+     WHERE a.seq >= $4 AND a.action = $3 AND a.detail LIKE $1 ESCAPE '\\' AND a.ts >= $2
      ORDER BY a.seq DESC LIMIT 1";
 
 /// The detail of the newest `action` entry through OAuth grant `grant_id`
@@ -170,10 +202,14 @@ pub async fn grant_last_call(
         .read(
             "reading the last call of an OAuth grant",
             |pool| async move {
+                let Some(from) = window_start(&pool, since).await? else {
+                    return Ok(None);
+                };
                 sqlx::query_scalar(GRANT_LAST_CALL_SQL)
                     .bind(like)
                     .bind(since)
                     .bind(action)
+                    .bind(from)
                     .fetch_optional(&pool)
                     .await
             },
@@ -192,7 +228,8 @@ pub struct DayCalls {
 }
 
 /// [`calls_by_day`]'s statement: `$1` the actors' pattern, `$2` the first
-/// bucket's start, `$3` a bucket's length, `$4` the action.
+/// bucket's start, `$3` a bucket's length, `$4` the action, `$5` the
+/// [`window_start`].
 fn by_day_sql() -> String {
     let refused = refused();
     format!(
@@ -200,7 +237,7 @@ fn by_day_sql() -> String {
                 COUNT(*) AS calls,
                 SUM(CASE WHEN {refused} THEN 1 ELSE 0 END) AS refused
          FROM audit_log a
-         WHERE a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
+         WHERE a.seq >= $5 AND a.action = $4 AND a.actor LIKE $1 AND a.ts >= $2
          GROUP BY a.actor, bucket
          ORDER BY a.actor, bucket"
     )
@@ -220,11 +257,15 @@ pub async fn calls_by_day(
     let like = &like;
     store
         .read("counting key calls by day", |pool| async move {
+            let Some(from) = window_start(&pool, start).await? else {
+                return Ok(Vec::new());
+            };
             sqlx::query_as(AssertSqlSafe(sql.as_str()))
                 .bind(like)
                 .bind(start)
                 .bind(day_ms)
                 .bind(action)
+                .bind(from)
                 .fetch_all(&pool)
                 .await
         })
@@ -257,8 +298,8 @@ mod tests {
 
     /// A month of old tool calls must not be read to count the last hour:
     /// on the former (action, seq) index every statement here stepped through
-    /// all 20,000 old entries (over 100,000 steps each); on (action, ts) they
-    /// read the window.
+    /// all 20,000 old entries (over 100,000 steps each); from the window's
+    /// first seq (`audit_hours`) they read the window.
     #[tokio::test]
     async fn the_usage_views_read_only_their_window() {
         let tmp = tempfile::tempdir().unwrap();
@@ -286,7 +327,19 @@ mod tests {
                 insert.execute([hour_ago + 1 + i]).unwrap();
             }
         }
+        // As the appends would have recorded them (they are not used here, to
+        // stamp a month in seconds).
+        tx.execute_batch(
+            "INSERT OR IGNORE INTO audit_hours (hour, first_seq)
+             SELECT ts / 3600000, MIN(seq) FROM audit_log GROUP BY ts / 3600000",
+        )
+        .unwrap();
         tx.commit().unwrap();
+        let start = |since: i64| -> i64 {
+            conn.query_row(WINDOW_START_SQL, [since.div_euclid(HOUR_MS)], |r| r.get(0))
+                .unwrap()
+        };
+        let (from_hour, from_month) = (&start(hour_ago), &start(month_ago));
 
         let action: &dyn rusqlite::ToSql = &"mcp.tool_call";
         let (keys, grant, since, day) =
@@ -298,27 +351,55 @@ mod tests {
             (
                 "tool_calls",
                 &counts,
-                vec![("$1", keys), ("$2", since), ("$3", since), ("$4", action)],
+                vec![
+                    ("$1", keys),
+                    ("$2", since),
+                    ("$3", since),
+                    ("$4", action),
+                    ("$5", from_hour),
+                ],
             ),
             (
                 "grant_tool_calls",
                 &grant_counts,
-                vec![("$1", grant), ("$2", since), ("$3", since), ("$4", action)],
+                vec![
+                    ("$1", grant),
+                    ("$2", since),
+                    ("$3", since),
+                    ("$4", action),
+                    ("$5", from_hour),
+                ],
             ),
             (
                 "last_calls",
                 LAST_CALLS_SQL,
-                vec![("$1", keys), ("$2", since), ("$3", action)],
+                vec![
+                    ("$1", keys),
+                    ("$2", since),
+                    ("$3", action),
+                    ("$4", from_hour),
+                ],
             ),
             (
                 "grant_last_call",
                 GRANT_LAST_CALL_SQL,
-                vec![("$1", grant), ("$2", since), ("$3", action)],
+                vec![
+                    ("$1", grant),
+                    ("$2", since),
+                    ("$3", action),
+                    ("$4", from_hour),
+                ],
             ),
             (
                 "calls_by_day",
                 &by_day,
-                vec![("$1", keys), ("$2", since), ("$3", day), ("$4", action)],
+                vec![
+                    ("$1", keys),
+                    ("$2", since),
+                    ("$3", day),
+                    ("$4", action),
+                    ("$5", from_hour),
+                ],
             ),
         ];
         for (name, sql, params) in &statements {
@@ -337,12 +418,99 @@ mod tests {
                 ("$2", &month_ago),
                 ("$3", since),
                 ("$4", action),
+                ("$5", from_month),
             ],
         );
         assert!(
             steps > 20_000,
             "the month's count reads the month ({steps} steps)"
         );
+    }
+
+    /// Entries stamped out of order (a clock stepped back between two
+    /// commits, or two machines' clocks apart) are counted in the window
+    /// their `ts` is in, however their seqs interleave; a window nothing is
+    /// stamped in counts nothing; and migrating records the hours of the
+    /// entries already stored.
+    #[tokio::test]
+    async fn the_window_holds_every_entry_its_clock_stamped_in_it() {
+        sqlx::any::install_default_drivers();
+        let tmp = tempfile::tempdir().unwrap();
+        let url = crate::store::sqlite_url(&tmp.path().join("u.db"));
+        let t0 = 1_000_000_000_000_i64 - 1_000_000_000_000 % HOUR_MS;
+        let insert = |ts: i64, actor: &'static str| {
+            sqlx::query(
+                "INSERT INTO audit_log (ts, actor, action, subject, detail, prev_hash, hash)
+                 VALUES ($1, $2, 'mcp.tool_call', 'content_read', '{}', '', '')",
+            )
+            .bind(ts)
+            .bind(actor)
+        };
+        // Before migration 0026: two hours of entries, the later hour first.
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        super::super::migrate::SQLITE_MIGRATOR
+            .run_direct(Some(25), &mut conn, false)
+            .await
+            .unwrap();
+        insert(t0 + 3 * HOUR_MS, "key:a")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        insert(t0 + HOUR_MS, "key:a")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE audit_head SET seq = 2 WHERE id = 1")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::Connection::close(conn).await.unwrap();
+        let store = Store::open(&url).await.unwrap();
+        // After it, through the server's appends and the sqlx ones: the clock
+        // steps back past both hours, then forward.
+        let entry = |actor: &str| crate::store::audit::NewAuditRow {
+            actor: actor.into(),
+            action: "mcp.tool_call".into(),
+            subject: "content_read".into(),
+            detail: "{}".into(),
+        };
+        let direct = store.direct().expect("a SQLite file");
+        for ts in [t0 + 4 * HOUR_MS, t0, t0 + 1] {
+            direct.append(&[entry("key:b")], ts, true).unwrap();
+        }
+        let mut tx = store.begin_write().await.unwrap();
+        crate::store::audit::append(&mut tx, &[entry("key:c")], t0 + 2 * HOUR_MS)
+            .await
+            .unwrap();
+        tx.commit().await.unwrap();
+
+        let count = |since: i64| {
+            let store = &store;
+            async move {
+                let rows = tool_calls(store, "mcp.tool_call", "key:", since, since)
+                    .await
+                    .unwrap();
+                let by_day = calls_by_day(store, "mcp.tool_call", "key:", since, 86_400_000)
+                    .await
+                    .unwrap();
+                let days: i64 = by_day.iter().map(|d| d.calls).sum();
+                let week: i64 = rows.iter().map(|r| r.week).sum();
+                assert_eq!(week, days, "both views count the window since {since}");
+                let last = last_calls(store, "mcp.tool_call", "key:", since)
+                    .await
+                    .unwrap();
+                (week, last.len())
+            }
+        };
+        assert_eq!(count(t0).await, (6, 3));
+        assert_eq!(count(t0 + 1).await, (5, 3));
+        assert_eq!(count(t0 + HOUR_MS).await, (4, 3));
+        assert_eq!(count(t0 + 2 * HOUR_MS + 1).await, (2, 2));
+        assert_eq!(count(t0 + 4 * HOUR_MS).await, (1, 1));
+        assert_eq!(count(t0 + 5 * HOUR_MS).await, (0, 0));
+        store.close().await;
     }
 
     #[test]
