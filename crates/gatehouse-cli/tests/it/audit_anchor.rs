@@ -266,6 +266,37 @@ fn number(site: &TestSite, sql: &str) -> i64 {
 /// The chain's last seq.
 const HEAD: &str = "SELECT MAX(seq) FROM audit_log";
 
+/// A server's appends leave the `audit_head` row behind (one WAL page fewer
+/// per call on a SQLite file); its signed checkpoints move it, the one at
+/// shutdown to the last entry, so a tail cut from a server's calls is named
+/// by the chain check itself, where the recorded head is, as a cut from the
+/// CLI's writes is.
+#[test]
+fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
+    use crate::mcp_util::McpSite;
+    let site = TestSite::new("anchor_server_tail");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    calls_after(&mut mcp, 0, 40);
+    assert!(mcp.finish().success());
+    let last = number(&site, HEAD);
+    assert_eq!(
+        number(&site, "SELECT seq FROM audit_head WHERE id = 1"),
+        last,
+        "the shutdown checkpoint moved the recorded head to the last entry"
+    );
+    site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
+    let e = verify_fails(&site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("its head records entry {last}")),
+        "{e}"
+    );
+}
+
 /// The most checkpoints one process may try in `elapsed`: one at once, one
 /// per `checkpoint::SPACING`, and one of slack for timing.
 fn allowed_in(elapsed: std::time::Duration) -> usize {
@@ -456,22 +487,19 @@ fn export_refuses_a_chain_that_fails_verify() {
     assert!(!file.exists(), "a dump was written");
 }
 
-/// A row outside the chain (a seq below 1, or past the head) fails verify:
-/// the walk from entry 1 to the head never read it, while `audit list`
+/// A row outside the chain (a seq below 1, or past its end) fails verify:
+/// a walk from entry 1 to the head had never read it, while `audit list`
 /// showed it.
 #[test]
 fn a_row_outside_the_chain_fails_verify() {
     let site = site_with_history("anchor_outside");
-    let head = number(&site, "SELECT seq FROM audit_head WHERE id = 1");
-    for seq in [0, -1, head + 3] {
+    let last = number(&site, "SELECT MAX(seq) FROM audit_log");
+    for (seq, bad) in [(0, 0), (-1, -1), (last + 3, last + 1), (last + 1, last + 1)] {
         site.sql(&format!(
             "INSERT INTO audit_log (seq, ts, actor, action, subject, detail, prev_hash, hash) VALUES ({seq}, 1, 'user:ceo@example.com', 'key.mint', 'FORGED', '{{}}', 'x', 'y')"
         ));
         let e = verify_fails(&site, &[]);
-        assert!(
-            e["message"].as_str().unwrap().contains("chain"),
-            "{seq}: {e}"
-        );
+        assert_eq!(e["detail"]["first_bad_seq"], bad, "{seq}: {e}");
         site.sql(&format!("DELETE FROM audit_log WHERE seq = {seq}"));
     }
     site.ok(&["audit", "verify"]);

@@ -1,9 +1,11 @@
 //! The append-only, hash-chained audit log.
 //!
 //! Each entry's hash covers its own fields and the previous entry's hash, and the
-//! `audit_head` row holds the last seq and hash, so [`verify`] can tell an edited
-//! entry (its hash no longer matches), a removed or reordered one (seq gap or a
-//! broken `prev_hash` link) and a truncated tail (the head points past the end).
+//! `audit_head` row records an entry the chain must reach (moved by every
+//! append but the server's on a SQLite file, and by every signed checkpoint),
+//! so [`verify`] can tell an edited entry (its hash no longer matches), a
+//! removed or reordered one (seq gap or a broken `prev_hash` link) and a
+//! truncated tail (the recorded head points past the end).
 //! Appends happen inside the caller's write transaction, so an action and its
 //! audit entry commit together or not at all.
 
@@ -367,11 +369,12 @@ pub struct Report {
 }
 
 /// Checks the whole chain, offline, in pages (the log can be long), as far
-/// as the head read first: entries committed while it reads come after it
-/// (a live site had been reported as cut). A row outside the chain (a seq
-/// below 1, or past the head) is found from the same snapshot as the head.
+/// as the last entry stored when it starts: entries committed while it reads
+/// come after it (a live site had been reported as cut). The chain must reach
+/// the recorded head, with its hash; a row below seq 1 is outside it.
 pub async fn verify(store: &Store) -> Result<Report> {
     let (head_seq, head_hash, lowest, highest) = sql::chain_bounds(store).await?;
+    let upto = highest.unwrap_or(0);
     let mut expected_seq = 1;
     let mut prev = GENESIS.to_string();
     let mut entries = 0;
@@ -390,17 +393,9 @@ pub async fn verify(store: &Store) -> Result<Report> {
             0,
         ));
     }
-    if let Some(high) = highest.filter(|&h| h > head_seq) {
-        return Ok(bad(
-            head_seq + 1,
-            format!(
-                "entries after the head's entry {head_seq} (up to {high}) are not part of the chain (inserted)"
-            ),
-            0,
-        ));
-    }
+    let mut recorded = None;
     loop {
-        let page = sql::page(store, expected_seq - 1, head_seq, 1000).await?;
+        let page = sql::page(store, expected_seq - 1, upto, 1000).await?;
         if page.is_empty() {
             break;
         }
@@ -446,17 +441,29 @@ pub async fn verify(store: &Store) -> Result<Report> {
                     entries,
                 ));
             }
+            if row.seq == head_seq {
+                recorded = Some(row.hash.clone());
+            }
             prev = row.hash;
             expected_seq += 1;
         }
     }
     let last = expected_seq - 1;
-    if head_seq != last || (last > 0 && head_hash != prev) {
+    if head_seq > last {
         let first_missing = last + 1;
         return Ok(bad(
             first_missing,
             format!(
                 "the chain ends at entry {last} but its head records entry {head_seq}: entries from {first_missing} were removed"
+            ),
+            entries,
+        ));
+    }
+    if head_seq > 0 && recorded.as_deref() != Some(head_hash.as_str()) {
+        return Ok(bad(
+            head_seq,
+            format!(
+                "entry {head_seq} is not the one its head records (replaced, with every entry after it)"
             ),
             entries,
         ));

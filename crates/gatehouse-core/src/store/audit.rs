@@ -47,6 +47,17 @@ pub struct NewAuditRow {
     pub detail: String,
 }
 
+/// The chain's head: its last entry (no row: [`GENESIS`] at seq 0). The
+/// `audit_head` row is the write lock and a recorded head the chain must
+/// reach; the server's appends on a SQLite file do not move it (one WAL page
+/// fewer per commit), its signed checkpoints do (`store::checkpoints`).
+pub(crate) const LAST_ENTRY: &str = "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1";
+
+/// [`LAST_ENTRY`]'s answer, [`GENESIS`] at seq 0 when the log is empty.
+pub(crate) fn or_genesis(last: Option<(i64, String)>) -> (i64, String) {
+    last.unwrap_or_else(|| (0, GENESIS.to_string()))
+}
+
 /// The length of an `audit_hours` bucket, in ms of `ts` (migration 0026).
 pub(crate) const HOUR_MS: i64 = 3_600_000;
 
@@ -260,9 +271,10 @@ pub struct AuditRow {
 
 /// Reads the chain head inside a write transaction (already locked by `begin_write`).
 pub async fn head(tx: &mut Tx) -> Result<(i64, String)> {
-    sqlx::query_as("SELECT seq, hash FROM audit_head WHERE id = 1")
-        .fetch_one(&mut **tx)
+    sqlx::query_as(LAST_ENTRY)
+        .fetch_optional(&mut **tx)
         .await
+        .map(or_genesis)
         .map_err(|e| Error::storage("reading the audit head", e))
 }
 
@@ -300,9 +312,9 @@ pub async fn latest(store: &Store, limit: i64) -> Result<Vec<AuditRow>> {
     Ok(out)
 }
 
-/// The head as committed (outside any transaction), for verification.
-/// The head and the lowest and highest seq stored, read together (one
-/// statement, one snapshot): what the chain must span while writers go on.
+/// The recorded head (`audit_head`) and the lowest and highest seq stored,
+/// read together (one statement, one snapshot): what the chain must reach,
+/// and how far to read it while writers go on.
 pub async fn chain_bounds(store: &Store) -> Result<(i64, String, Option<i64>, Option<i64>)> {
     let sql = "SELECT h.seq, h.hash, (SELECT MIN(seq) FROM audit_log), (SELECT MAX(seq) FROM audit_log) FROM audit_head h WHERE h.id = 1";
     store
@@ -312,16 +324,18 @@ pub async fn chain_bounds(store: &Store) -> Result<(i64, String, Option<i64>, Op
         .await
 }
 
+/// The chain's head as committed (outside any transaction): what a
+/// checkpoint signs.
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
-    let sql = "SELECT seq, hash FROM audit_head WHERE id = 1";
     if let Some(direct) = store.direct() {
-        return direct.head(sql);
+        return direct.head(LAST_ENTRY).map(or_genesis);
     }
     store
         .read("reading the audit head", |pool| async move {
-            sqlx::query_as(sql).fetch_one(&pool).await
+            sqlx::query_as(LAST_ENTRY).fetch_optional(&pool).await
         })
         .await
+        .map(or_genesis)
 }
 
 /// Which entries a page of the log holds (see [`query`]). Prefixes match the

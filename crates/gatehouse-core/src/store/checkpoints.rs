@@ -30,6 +30,11 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     // fsync) while holding the gate every call's audit entry waits for. In
     // place, as the group commit does: a hand-off to a blocking thread here
     // kept the gate shut for as long as that thread took to be scheduled.
+    //
+    // There, too, the `audit_head` row moves up to the signed entry: the
+    // server's appends leave it behind (`store::audit::LAST_ENTRY`), and
+    // `audit verify` holds the chain to reach it. Elsewhere every append
+    // moves it.
     if let Some(direct) = store.direct_shared() {
         let insert = move |tx: &rusqlite::Connection, row: &CheckpointRow| {
             tx.prepare_cached(sql)?.execute(rusqlite::params![
@@ -38,7 +43,11 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
                 row.ts,
                 row.public_key,
                 row.signature
-            ])
+            ])?;
+            tx.prepare_cached(
+                "UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1 AND seq < $1",
+            )?
+            .execute(rusqlite::params![row.seq, row.hash])
         };
         if direct
             .write(context, false, |tx| insert(tx, row))?

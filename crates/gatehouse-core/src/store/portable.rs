@@ -171,16 +171,9 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         "exporting the audit log",
     )
     .await?;
-    let head: Vec<(i64, String)> = all(
-        tx,
-        "SELECT seq, hash FROM audit_head WHERE id = 1",
-        "exporting the audit head",
-    )
-    .await?;
-    let head = head
-        .into_iter()
-        .next()
-        .ok_or_else(|| Error::storage("exporting the audit head", "no audit head row"))?;
+    let head: Vec<(i64, String)> =
+        all(tx, super::audit::LAST_ENTRY, "exporting the audit head").await?;
+    let head = super::audit::or_genesis(head.into_iter().next());
     Ok(Tables {
         users,
         keys,

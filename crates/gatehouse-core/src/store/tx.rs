@@ -58,8 +58,10 @@ impl Store {
         Ok(self.begin_write_returning_head().await?.0)
     }
 
-    /// [`Store::begin_write`], also returning the audit head (`seq`, `hash`)
-    /// as the locking statement found it.
+    /// [`Store::begin_write`], also returning the chain's head (`seq`,
+    /// `hash`): on PostgreSQL as the locking statement found the `audit_head`
+    /// row, which every append there moves; on SQLite, whose server appends
+    /// leave that row behind, the last entry (`audit::LAST_ENTRY`).
     pub(crate) async fn begin_write_returning_head(&self) -> Result<(Tx, (i64, String))> {
         let gate = self.write_gate().await;
         let mut attempt = 1;
@@ -74,6 +76,14 @@ impl Store {
                 )
                 .fetch_one(&mut *tx)
                 .await?;
+                let head = match self.backend() {
+                    super::DatabaseKind::Postgres => head,
+                    super::DatabaseKind::Sqlite => super::audit::or_genesis(
+                        sqlx::query_as(super::audit::LAST_ENTRY)
+                            .fetch_optional(&mut *tx)
+                            .await?,
+                    ),
+                };
                 Ok::<_, sqlx::Error>((tx, head))
             }
             .await;
