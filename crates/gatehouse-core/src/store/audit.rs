@@ -72,15 +72,17 @@ pub(crate) const RECORD_HOUR: &str =
 /// holds the head lock) and moves the head once; returns their seqs.
 pub async fn append(tx: &mut Tx, entries: &[NewAuditRow], ts: i64) -> Result<Vec<i64>> {
     let head = head(tx).await?;
-    append_after(tx, head, entries, ts).await
+    append_after(tx, head, entries, ts, Some(ts.div_euclid(HOUR_MS))).await
 }
 
-/// [`append`] when the transaction already read the head (`seq`, `hash`).
+/// [`append`] when the transaction already read the head (`seq`, `hash`),
+/// recording `hour` when given ([`RECORD_HOUR`]).
 async fn append_after(
     tx: &mut Tx,
     (mut seq, mut prev): (i64, String),
     entries: &[NewAuditRow],
     ts: i64,
+    hour: Option<i64>,
 ) -> Result<Vec<i64>> {
     let mut rows = Vec::with_capacity(entries.len());
     for e in entries {
@@ -134,9 +136,9 @@ async fn append_after(
             .await
             .map_err(|e| Error::storage("appending to the audit log", e))?;
     }
-    if let Some(first) = rows.first() {
+    if let (Some(hour), Some(first)) = (hour, rows.first()) {
         sqlx::query(RECORD_HOUR)
-            .bind(ts.div_euclid(HOUR_MS))
+            .bind(hour)
             .bind(first.seq)
             .execute(&mut **tx)
             .await
@@ -168,11 +170,34 @@ async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
     Ok(seqs)
 }
 
+/// The hour of `ts` for [`RECORD_HOUR`], unless a group commit of this
+/// store recorded it already.
+fn hour_to_record(store: &Store, ts: i64) -> Option<i64> {
+    let hour = ts.div_euclid(HOUR_MS);
+    (store
+        .recorded_hour
+        .load(std::sync::atomic::Ordering::Relaxed)
+        != hour)
+        .then_some(hour)
+}
+
+/// Notes that a committed group commit recorded `hour` (see [`hour_to_record`]).
+fn hour_recorded(store: &Store, hour: Option<i64>) {
+    if let Some(hour) = hour {
+        store
+            .recorded_hour
+            .store(hour, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 async fn commit_unrecorded(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
     if let Some(direct) = &store.direct {
         // The process's write gate keeps its sqlx writes out of the way.
         let _gate = store.write_gate().await;
-        if let Some(seqs) = direct.append(entries, crate::time::now_ms(), false)? {
+        let ts = crate::time::now_ms();
+        let hour = hour_to_record(store, ts);
+        if let Some(seqs) = direct.append(entries, ts, hour, false)? {
+            hour_recorded(store, hour);
             direct.after_commit();
             return Ok(seqs);
         }
@@ -182,19 +207,23 @@ async fn commit_unrecorded(store: &Store, entries: &[NewAuditRow]) -> Result<Vec
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::debug!("the database is locked by another process; waiting for it");
         let (waiting, entries) = (direct.clone(), entries.to_vec());
-        let waited = tokio::task::spawn_blocking(move || {
-            waiting.append(&entries, crate::time::now_ms(), true)
-        })
-        .await
-        .map_err(|e| Error::storage("committing audit entries", e))??;
+        let ts = crate::time::now_ms();
+        let hour = hour_to_record(store, ts);
+        let waited = tokio::task::spawn_blocking(move || waiting.append(&entries, ts, hour, true))
+            .await
+            .map_err(|e| Error::storage("committing audit entries", e))??;
+        hour_recorded(store, hour);
         direct.after_commit();
         return Ok(waited.expect("a waiting append always writes"));
     }
     let (mut tx, head) = store.begin_write_returning_head().await?;
-    let seqs = append_after(&mut tx, head, entries, crate::time::now_ms()).await?;
+    let ts = crate::time::now_ms();
+    let hour = hour_to_record(store, ts);
+    let seqs = append_after(&mut tx, head, entries, ts, hour).await?;
     tx.commit()
         .await
         .map_err(|e| store.error("committing audit entries", e))?;
+    hour_recorded(store, hour);
     Ok(seqs)
 }
 

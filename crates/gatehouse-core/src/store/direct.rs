@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::audit::{HOUR_MS, LAST_ENTRY, NewAuditRow, RECORD_HOUR, entry_hash, or_genesis};
+use super::audit::{LAST_ENTRY, NewAuditRow, RECORD_HOUR, entry_hash, or_genesis};
 use super::content::Entry;
 use super::content_pending::Pending;
 use crate::error::{Error, Result};
@@ -51,10 +51,6 @@ pub(crate) struct Direct {
     checkpointing: std::sync::atomic::AtomicBool,
     /// Group commits that found the file locked by another process.
     pub(crate) lock_waits: std::sync::atomic::AtomicU64,
-    /// The hour of `ts` whose `audit_hours` row a commit of this process
-    /// wrote or found ([`RECORD_HOUR`]): rows there are never removed, so
-    /// commits in the same hour skip the statement.
-    recorded_hour: std::sync::atomic::AtomicI64,
 }
 
 impl std::fmt::Debug for Direct {
@@ -137,7 +133,6 @@ impl Direct {
                 commits: Default::default(),
                 checkpointing: Default::default(),
                 lock_waits: Default::default(),
-                recorded_hour: i64::MIN.into(),
             })
         })
     }
@@ -301,24 +296,19 @@ impl Direct {
         }
     }
 
-    /// Appends `entries` in one transaction and returns their seqs once it
+    /// Appends `entries` stamped `ts` in one transaction, recording `hour`
+    /// when given ([`RECORD_HOUR`]), and returns their seqs once it
     /// committed, as [`Direct::write`] does with `wait`.
     pub(crate) fn append(
         &self,
         entries: &[NewAuditRow],
         ts: i64,
+        hour: Option<i64>,
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let hour = ts.div_euclid(HOUR_MS);
-        let record = self.recorded_hour.load(Relaxed) != hour;
-        let seqs = self.write("committing audit entries", wait, |tx| {
-            append_in(tx, entries, ts, record.then_some(hour))
-        })?;
-        if record && seqs.is_some() {
-            self.recorded_hour.store(hour, Relaxed);
-        }
-        Ok(seqs)
+        self.write("committing audit entries", wait, |tx| {
+            append_in(tx, entries, ts, hour)
+        })
     }
 }
 

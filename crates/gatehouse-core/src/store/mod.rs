@@ -74,6 +74,10 @@ pub struct Store {
     /// below it means the log was cut under the process, which must not
     /// sign it (`site::checkpoint`).
     committed: Arc<std::sync::atomic::AtomicI64>,
+    /// The hour of `ts` whose `audit_hours` row this process's group commits
+    /// wrote or found (`audit::RECORD_HOUR`): rows there are never removed,
+    /// so a group commit in the same hour skips the statement.
+    recorded_hour: Arc<std::sync::atomic::AtomicI64>,
     /// The hot path's statements in place on a SQLite file (`direct`), and
     /// that file's write gate.
     direct: Option<Arc<direct::Direct>>,

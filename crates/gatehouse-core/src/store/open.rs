@@ -97,6 +97,7 @@ impl Store {
             writer,
             group: Arc::default(),
             committed: Arc::default(),
+            recorded_hour: Arc::new(i64::MIN.into()),
             direct,
             backend,
             shown,

@@ -478,7 +478,8 @@ mod tests {
         };
         let direct = store.direct().expect("a SQLite file");
         for ts in [t0 + 4 * HOUR_MS, t0, t0 + 1] {
-            direct.append(&[entry("key:b")], ts, true).unwrap();
+            let hour = (ts != t0 + 1).then_some(ts.div_euclid(HOUR_MS));
+            direct.append(&[entry("key:b")], ts, hour, true).unwrap();
         }
         let mut tx = store.begin_write().await.unwrap();
         crate::store::audit::append(&mut tx, &[entry("key:c")], t0 + 2 * HOUR_MS)
