@@ -270,7 +270,11 @@ const HEAD: &str = "SELECT MAX(seq) FROM audit_log";
 /// per call on a SQLite file); its signed checkpoints move it, the one at
 /// shutdown to the last entry, so a tail cut from a server's calls is named
 /// by the chain check itself, where the recorded head is, as a cut from the
-/// CLI's writes is.
+/// CLI's writes is. And writes after the cut go on after the recorded head,
+/// so the gap stays named: appended after the last entry left, the CLI's
+/// next write had moved the row back and a server's next checkpoint had
+/// moved it past the cut, and the chain verified again wherever the anchor
+/// file was not.
 #[test]
 fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
     use crate::mcp_util::McpSite;
@@ -293,6 +297,20 @@ fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
             .as_str()
             .unwrap()
             .contains(&format!("its head records entry {last}")),
+        "{e}"
+    );
+    site.mint("viewer");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    calls_after(&mut mcp, 0, 3);
+    assert!(mcp.finish().success());
+    let e = verify_fails(&site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("entry {} is missing", last - 1)),
         "{e}"
     );
 }

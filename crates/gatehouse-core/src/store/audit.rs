@@ -47,16 +47,19 @@ pub struct NewAuditRow {
     pub detail: String,
 }
 
-/// The chain's head: its last entry (no row: [`GENESIS`] at seq 0). The
-/// `audit_head` row is the write lock and a recorded head the chain must
-/// reach; the server's appends on a SQLite file do not move it (one WAL page
-/// fewer per commit), its signed checkpoints do (`store::checkpoints`).
-pub(crate) const LAST_ENTRY: &str = "SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1";
-
-/// [`LAST_ENTRY`]'s answer, [`GENESIS`] at seq 0 when the log is empty.
-pub(crate) fn or_genesis(last: Option<(i64, String)>) -> (i64, String) {
-    last.unwrap_or_else(|| (0, GENESIS.to_string()))
-}
+/// The chain's head, what an append chains onto: the last entry, or the
+/// `audit_head` row where that is further on (or level). The row is the
+/// write lock and a recorded head the chain must reach; the server's appends
+/// on a SQLite file do not move it (one WAL page fewer per commit), every
+/// other append and every signed checkpoint do (`store::checkpoints`). After a
+/// tail was cut below it, appends go on after it, so the gap stays for
+/// `audit verify` to name, as it did when every append moved the row.
+pub(crate) const CHAIN_HEAD: &str = "SELECT seq, hash FROM (
+        SELECT seq, hash, 1 AS recorded FROM audit_head WHERE id = 1
+        UNION ALL
+        SELECT seq, hash, 0 AS recorded
+        FROM (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS last_entry
+    ) AS heads ORDER BY seq DESC, recorded DESC LIMIT 1";
 
 /// The length of an `audit_hours` bucket, in ms of `ts` (migration 0026).
 pub(crate) const HOUR_MS: i64 = 3_600_000;
@@ -300,10 +303,9 @@ pub struct AuditRow {
 
 /// Reads the chain head inside a write transaction (already locked by `begin_write`).
 pub async fn head(tx: &mut Tx) -> Result<(i64, String)> {
-    sqlx::query_as(LAST_ENTRY)
-        .fetch_optional(&mut **tx)
+    sqlx::query_as(CHAIN_HEAD)
+        .fetch_one(&mut **tx)
         .await
-        .map(or_genesis)
         .map_err(|e| Error::storage("reading the audit head", e))
 }
 
@@ -357,14 +359,13 @@ pub async fn chain_bounds(store: &Store) -> Result<(i64, String, Option<i64>, Op
 /// checkpoint signs.
 pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
     if let Some(direct) = store.direct() {
-        return direct.head(LAST_ENTRY).map(or_genesis);
+        return direct.head(CHAIN_HEAD);
     }
     store
         .read("reading the audit head", |pool| async move {
-            sqlx::query_as(LAST_ENTRY).fetch_optional(&pool).await
+            sqlx::query_as(CHAIN_HEAD).fetch_one(&pool).await
         })
         .await
-        .map(or_genesis)
 }
 
 /// Which entries a page of the log holds (see [`query`]). Prefixes match the

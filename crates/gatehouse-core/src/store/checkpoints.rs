@@ -32,7 +32,7 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     // kept the gate shut for as long as that thread took to be scheduled.
     //
     // There, too, the `audit_head` row moves up to the signed entry: the
-    // server's appends leave it behind (`store::audit::LAST_ENTRY`), and
+    // server's appends leave it behind (`store::audit::CHAIN_HEAD`), and
     // `audit verify` holds the chain to reach it. Elsewhere every append
     // moves it.
     if let Some(direct) = store.direct_shared() {

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
-use super::audit::{LAST_ENTRY, NewAuditRow, RECORD_HOUR, entry_hash, or_genesis};
+use super::audit::{CHAIN_HEAD, NewAuditRow, RECORD_HOUR, entry_hash};
 use super::content::Entry;
 use super::content_pending::Pending;
 use crate::error::{Error, Result};
@@ -248,11 +248,10 @@ impl Direct {
     }
 
     /// The committed chain head (`store::audit::committed_head`'s statement).
-    pub(crate) fn head(&self, sql: &str) -> Result<Option<(i64, String)>> {
+    pub(crate) fn head(&self, sql: &str) -> Result<(i64, String)> {
         self.read("reading the audit head", |c| {
             c.prepare_cached(sql)?
                 .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()
         })
     }
 
@@ -400,22 +399,20 @@ impl Drop for RollbackUnlessCommitted<'_> {
     }
 }
 
-/// [`Direct::append`]'s transaction: the last entry read under the write
+/// [`Direct::append`]'s transaction: the chain's head read under the write
 /// lock, the rows chained onto it, their `hour` recorded when given,
 /// committed. Dropped uncommitted on any error, so nothing of it stays. The
 /// `audit_head` row is left where it is: a page written by every call, for a
-/// record the signed checkpoints keep up to date (`store::audit::LAST_ENTRY`).
+/// record the signed checkpoints keep up to date (`store::audit::CHAIN_HEAD`).
 fn append_in(
     tx: &Connection,
     entries: &[NewAuditRow],
     ts: i64,
     hour: Option<i64>,
 ) -> rusqlite::Result<Vec<i64>> {
-    let (mut seq, mut prev) = or_genesis(
-        tx.prepare_cached(LAST_ENTRY)?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?,
-    );
+    let (mut seq, mut prev): (i64, String) = tx
+        .prepare_cached(CHAIN_HEAD)?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     let mut seqs = Vec::with_capacity(entries.len());
     {
         let mut insert = tx.prepare_cached(

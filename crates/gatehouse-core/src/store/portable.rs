@@ -172,8 +172,11 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
     )
     .await?;
     let head: Vec<(i64, String)> =
-        all(tx, super::audit::LAST_ENTRY, "exporting the audit head").await?;
-    let head = super::audit::or_genesis(head.into_iter().next());
+        all(tx, super::audit::CHAIN_HEAD, "exporting the audit head").await?;
+    let head = head
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::storage("exporting the audit head", "no audit head row"))?;
     Ok(Tables {
         users,
         keys,

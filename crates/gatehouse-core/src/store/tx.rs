@@ -61,7 +61,7 @@ impl Store {
     /// [`Store::begin_write`], also returning the chain's head (`seq`,
     /// `hash`): on PostgreSQL as the locking statement found the `audit_head`
     /// row, which every append there moves; on SQLite, whose server appends
-    /// leave that row behind, the last entry (`audit::LAST_ENTRY`).
+    /// leave that row behind, as `audit::CHAIN_HEAD` finds it.
     pub(crate) async fn begin_write_returning_head(&self) -> Result<(Tx, (i64, String))> {
         let gate = self.write_gate().await;
         let mut attempt = 1;
@@ -78,11 +78,11 @@ impl Store {
                 .await?;
                 let head = match self.backend() {
                     super::DatabaseKind::Postgres => head,
-                    super::DatabaseKind::Sqlite => super::audit::or_genesis(
-                        sqlx::query_as(super::audit::LAST_ENTRY)
-                            .fetch_optional(&mut *tx)
-                            .await?,
-                    ),
+                    super::DatabaseKind::Sqlite => {
+                        sqlx::query_as(super::audit::CHAIN_HEAD)
+                            .fetch_one(&mut *tx)
+                            .await?
+                    }
                 };
                 Ok::<_, sqlx::Error>((tx, head))
             }

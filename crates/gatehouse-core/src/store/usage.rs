@@ -7,18 +7,29 @@ use super::Store;
 use super::audit::HOUR_MS;
 use crate::error::{Code, Result};
 
-/// [`window_start`]'s statement: `$1` the hour the window starts in.
-const WINDOW_START_SQL: &str = "SELECT MIN(first_seq) FROM audit_hours WHERE hour >= $1";
+/// [`window_start`]'s statement: `$1` the hour the window starts in, `$2`
+/// the hour after the current one.
+const WINDOW_START_SQL: &str =
+    "SELECT MIN(first_seq) FROM audit_hours WHERE hour >= $1 AND hour <= $2";
 
 /// The lowest seq an entry stamped at or after `since` can have (`None`: there
-/// is no such entry). Each `audit_hours` row holds the first seq stored with a
-/// `ts` in its hour, so every entry of the window has a seq at least the
+/// is no entry at all). Each `audit_hours` row holds the first seq stored with
+/// a `ts` in its hour, so every entry of the window has a seq at least the
 /// smallest of those from `since`'s hour on, in whatever order clocks stamped
 /// entries. The views read the log from there by seq, its rowid: no index on
 /// the log is written for them by every tool call.
+///
+/// Hours more than one ahead of this machine's clock are left out: one entry
+/// stamped a year ahead (a skewed clock) would have made every window start
+/// at it, and read most of the log, until then; entries stamped that far
+/// ahead may go uncounted. So may those of a writer that records no hours (a
+/// server started before migration 0026, still running) in an hour no newer
+/// process wrote in: restart servers after upgrading.
 async fn window_start(pool: &AnyPool, since: i64) -> std::result::Result<Option<i64>, sqlx::Error> {
+    let now = crate::time::now_ms();
     sqlx::query_scalar(WINDOW_START_SQL)
         .bind(since.div_euclid(HOUR_MS))
+        .bind(now.div_euclid(HOUR_MS) + 1)
         .fetch_one(pool)
         .await
 }
@@ -320,6 +331,11 @@ mod tests {
                              '{\"grant\":\"g1\"}', '', '')",
                 )
                 .unwrap();
+            // A clock a year ahead stamped the first entry: its hour must not
+            // start every window there.
+            insert
+                .execute([crate::time::now_ms() + 365 * 86_400_000])
+                .unwrap();
             for i in 0..20_000 {
                 insert.execute([month_ago + i]).unwrap();
             }
@@ -335,9 +351,14 @@ mod tests {
         )
         .unwrap();
         tx.commit().unwrap();
+        let now_hour = crate::time::now_ms().div_euclid(HOUR_MS) + 1;
         let start = |since: i64| -> i64 {
-            conn.query_row(WINDOW_START_SQL, [since.div_euclid(HOUR_MS)], |r| r.get(0))
-                .unwrap()
+            conn.query_row(
+                WINDOW_START_SQL,
+                [since.div_euclid(HOUR_MS), now_hour],
+                |r| r.get(0),
+            )
+            .unwrap()
         };
         let (from_hour, from_month) = (&start(hour_ago), &start(month_ago));
 
