@@ -290,29 +290,18 @@ fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
         "the shutdown checkpoint moved the recorded head to the last entry"
     );
     site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
-    let e = verify_fails(&site, &[]);
-    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("its head records entry {last}")),
-        "{e}"
-    );
+    let named_at_the_cut = |problem: &str| {
+        let e = verify_fails(&site, &[]);
+        assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
+        assert!(e["message"].as_str().unwrap().contains(problem), "{e}");
+    };
+    named_at_the_cut(&format!("its head records entry {last}"));
     site.mint("viewer");
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");
     calls_after(&mut mcp, 0, 3);
     assert!(mcp.finish().success());
-    let e = verify_fails(&site, &[]);
-    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("entry {} is missing", last - 1)),
-        "{e}"
-    );
+    named_at_the_cut(&format!("entry {} is missing", last - 1));
 }
 
 /// The most checkpoints one process may try in `elapsed`: one at once, one
