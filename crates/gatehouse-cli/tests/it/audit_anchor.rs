@@ -304,6 +304,31 @@ fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
     named_at_the_cut(&format!("entry {} is missing", last - 1));
 }
 
+/// A server killed without its shutdown checkpoint has still moved the
+/// recorded head to its last entry within `HEAD_LAG` of its calls (a
+/// checkpoint is signed only every `EVERY` entries): a tail cut from it is
+/// named. It had lagged by up to 99 entries, of any age, and the cut passed.
+#[test]
+fn a_tail_cut_from_a_killed_servers_calls_is_noticed() {
+    use crate::mcp_util::McpSite;
+    let site = TestSite::new("anchor_killed_tail");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    // Fewer calls than a checkpoint's EVERY, after the first one's.
+    calls_after(&mut mcp, 0, 40);
+    std::thread::sleep(4 * gatehouse_core::site::checkpoint::SPACING);
+    mcp.child.kill().unwrap();
+    mcp.child.wait().unwrap();
+    let last = number(&site, HEAD);
+    assert_eq!(
+        number(&site, "SELECT seq FROM audit_head WHERE id = 1"),
+        last
+    );
+    site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
+    let e = verify_fails(&site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
+}
+
 /// The most checkpoints one process may try in `elapsed`: one at once, one
 /// per `checkpoint::SPACING`, and one of slack for timing.
 fn allowed_in(elapsed: std::time::Duration) -> usize {

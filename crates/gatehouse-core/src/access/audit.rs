@@ -393,6 +393,19 @@ pub async fn verify(store: &Store) -> Result<Report> {
             0,
         ));
     }
+    // On PostgreSQL every append moves the recorded head: an entry past it
+    // was added by something else (on SQLite the server's appends lead it).
+    if store.backend() == crate::store::DatabaseKind::Postgres
+        && let Some(high) = highest.filter(|&h| h > head_seq)
+    {
+        return Ok(bad(
+            head_seq + 1,
+            format!(
+                "entries after the head's entry {head_seq} (up to {high}) are not part of the chain (inserted)"
+            ),
+            0,
+        ));
+    }
     let mut recorded = None;
     loop {
         let page = sql::page(store, expected_seq - 1, upto, 1000).await?;

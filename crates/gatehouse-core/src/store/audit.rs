@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Store, Tx};
+use super::{DatabaseKind, Store, Tx};
 use crate::error::{Error, Result};
 
 /// The `prev_hash` of the first entry.
@@ -47,19 +47,28 @@ pub struct NewAuditRow {
     pub detail: String,
 }
 
-/// The chain's head, what an append chains onto: the last entry, or the
-/// `audit_head` row where that is further on (or level). The row is the
-/// write lock and a recorded head the chain must reach; the server's appends
-/// on a SQLite file do not move it (one WAL page fewer per commit), every
-/// other append and every signed checkpoint do (`store::checkpoints`). After a
+/// The chain's head on SQLite, what an append chains onto: the last entry,
+/// or the `audit_head` row where that is further on (or level). The row is
+/// the write lock and a recorded head the chain must reach; the server's
+/// appends do not move it (one WAL page fewer per commit): it follows them
+/// within `direct::HEAD_LAG`, and every other append moves it. After a
 /// tail was cut below it, appends go on after it, so the gap stays for
-/// `audit verify` to name, as it did when every append moved the row.
+/// `audit verify` to name. On PostgreSQL every append moves the row, which
+/// is the head there ([`head_sql`]).
 pub(crate) const CHAIN_HEAD: &str = "SELECT seq, hash FROM (
         SELECT seq, hash, 1 AS recorded FROM audit_head WHERE id = 1
         UNION ALL
         SELECT seq, hash, 0 AS recorded
         FROM (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS last_entry
     ) AS heads ORDER BY seq DESC, recorded DESC LIMIT 1";
+
+/// The statement that reads the chain's head on `backend`.
+pub(crate) fn head_sql(backend: DatabaseKind) -> &'static str {
+    match backend {
+        DatabaseKind::Sqlite => CHAIN_HEAD,
+        DatabaseKind::Postgres => "SELECT seq, hash FROM audit_head WHERE id = 1",
+    }
+}
 
 /// The length of an `audit_hours` bucket, in ms of `ts` (migration 0026).
 pub(crate) const HOUR_MS: i64 = 3_600_000;
@@ -161,8 +170,9 @@ async fn append_after(
 /// Appends `entries` in a transaction of their own; returns their seqs once
 /// it committed.
 ///
-/// The hot path of every tool call: the statement that takes the write lock
-/// also returns the head, one round trip to the database fewer.
+/// The hot path of every tool call: in place on a SQLite file (`direct`);
+/// elsewhere the statement that takes the write lock also returns the head
+/// on PostgreSQL, one round trip to the database fewer.
 async fn commit(store: &Store, entries: &[NewAuditRow]) -> Result<Vec<i64>> {
     let seqs = commit_unrecorded(store, entries).await?;
     if let Some(last) = seqs.last() {
@@ -201,6 +211,7 @@ async fn commit_unrecorded(store: &Store, entries: &[NewAuditRow]) -> Result<Vec
         let hour = hour_to_record(store, ts);
         if let Some(seqs) = direct.append(entries, ts, hour, false)? {
             hour_recorded(store, hour);
+            direct.after_append();
             direct.after_commit();
             return Ok(seqs);
         }
@@ -216,6 +227,7 @@ async fn commit_unrecorded(store: &Store, entries: &[NewAuditRow]) -> Result<Vec
             .await
             .map_err(|e| Error::storage("committing audit entries", e))??;
         hour_recorded(store, hour);
+        direct.after_append();
         direct.after_commit();
         return Ok(waited.expect("a waiting append always writes"));
     }
@@ -303,7 +315,7 @@ pub struct AuditRow {
 
 /// Reads the chain head inside a write transaction (already locked by `begin_write`).
 pub async fn head(tx: &mut Tx) -> Result<(i64, String)> {
-    sqlx::query_as(CHAIN_HEAD)
+    sqlx::query_as(head_sql(tx.backend))
         .fetch_one(&mut **tx)
         .await
         .map_err(|e| Error::storage("reading the audit head", e))
@@ -361,9 +373,10 @@ pub async fn committed_head(store: &Store) -> Result<(i64, String)> {
     if let Some(direct) = store.direct() {
         return direct.head(CHAIN_HEAD);
     }
+    let sql = head_sql(store.backend());
     store
         .read("reading the audit head", |pool| async move {
-            sqlx::query_as(CHAIN_HEAD).fetch_one(&pool).await
+            sqlx::query_as(sql).fetch_one(&pool).await
         })
         .await
 }

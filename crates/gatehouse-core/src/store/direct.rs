@@ -37,6 +37,17 @@ const CHECKPOINT_EVERY: u32 = 128;
 /// The WAL's size past which a checkpoint makes sure it starts over, and to
 /// which it is cut when it does: some eight checkpoint cycles of one-call commits.
 const WAL_KEPT_BYTES: i64 = 16 << 20;
+/// How long the `audit_head` row may stay behind the group commits, which
+/// leave it (`store::audit::CHAIN_HEAD`): one page written per this long of
+/// calls, not per call.
+pub(crate) const HEAD_LAG: Duration = Duration::from_millis(250);
+/// Moves the `audit_head` row up to the last entry, unless the chain no
+/// longer holds the entry it records (then `audit verify` names that).
+const MOVE_HEAD: &str = "UPDATE audit_head SET seq = l.seq, hash = l.hash
+    FROM (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS l
+    WHERE audit_head.id = 1 AND audit_head.seq < l.seq
+      AND (audit_head.seq = 0 OR EXISTS (SELECT 1 FROM audit_log e
+           WHERE e.seq = audit_head.seq AND e.hash = audit_head.hash))";
 
 /// Direct connections to one SQLite database file.
 pub(crate) struct Direct {
@@ -51,6 +62,10 @@ pub(crate) struct Direct {
     checkpointing: std::sync::atomic::AtomicBool,
     /// Group commits that found the file locked by another process.
     pub(crate) lock_waits: std::sync::atomic::AtomicU64,
+    /// Whether a move of the `audit_head` row is scheduled ([`Direct::after_append`]).
+    head_moving: std::sync::atomic::AtomicBool,
+    /// Whether this process appended since the row last moved.
+    head_behind: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Direct {
@@ -133,6 +148,8 @@ impl Direct {
                 commits: Default::default(),
                 checkpointing: Default::default(),
                 lock_waits: Default::default(),
+                head_moving: Default::default(),
+                head_behind: Default::default(),
             })
         })
     }
@@ -340,6 +357,48 @@ impl Direct {
             }
             direct.checkpointing.store(false, Relaxed);
         });
+    }
+
+    /// After a group commit: the `audit_head` row follows it within
+    /// [`HEAD_LAG`], through the write gate (one move per lag, however many
+    /// commits came meanwhile), so a tail cut from a crashed server's calls
+    /// is named by `audit verify` as one from any other writer's, all but
+    /// the last lag's.
+    pub(crate) fn after_append(self: &Arc<Self>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.head_behind.store(true, Relaxed);
+        if self.head_moving.swap(true, Relaxed) {
+            return;
+        }
+        let direct = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(HEAD_LAG).await;
+            // Commits from here on schedule the next move.
+            direct.head_moving.store(false, Relaxed);
+            let _held = direct.write_gate().await;
+            direct.move_head();
+        });
+    }
+
+    /// [`MOVE_HEAD`] now if this process appended since the row last moved,
+    /// unless another process holds the write lock (its commits move the row,
+    /// or schedule their own move). The caller holds the write gate.
+    pub(crate) fn move_head(&self) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.head_behind.swap(false, Relaxed) {
+            return;
+        }
+        let moved = self.write("moving the audit head", false, |tx| {
+            tx.prepare_cached(MOVE_HEAD)?.execute([])
+        });
+        match moved {
+            Ok(Some(_)) => {}
+            Ok(None) => self.head_behind.store(true, Relaxed),
+            Err(e) => {
+                self.head_behind.store(true, Relaxed);
+                tracing::warn!(code = %e.code, message = %e.message, "moving the audit head failed");
+            }
+        }
     }
 
     /// Waits for this file's write gate.

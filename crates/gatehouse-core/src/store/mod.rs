@@ -142,6 +142,10 @@ impl Store {
     /// Closes the pool, so SQLite checkpoints its WAL before the process exits.
     pub async fn close(&self) {
         if let Some(direct) = &self.direct {
+            // The `audit_head` row up to this process's last commit, whether
+            // or not a checkpoint was signed (`direct::HEAD_LAG`).
+            let _held = direct.write_gate().await;
+            direct.move_head();
             direct.close();
         }
         self.writer.close().await;

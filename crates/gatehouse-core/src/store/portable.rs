@@ -171,8 +171,8 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         "exporting the audit log",
     )
     .await?;
-    let head: Vec<(i64, String)> =
-        all(tx, super::audit::CHAIN_HEAD, "exporting the audit head").await?;
+    let head_sql = super::audit::head_sql(tx.backend);
+    let head: Vec<(i64, String)> = all(tx, head_sql, "exporting the audit head").await?;
     let head = head
         .into_iter()
         .next()
@@ -319,13 +319,16 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing the audit log", e))?;
-        sqlx::query(super::audit::RECORD_HOUR)
-            .bind(a.ts.div_euclid(super::audit::HOUR_MS))
-            .bind(a.seq)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| Error::storage("importing the audit log", e))?;
     }
+    // Each hour's first seq, as the appends record it (`audit::RECORD_HOUR`).
+    sqlx::query(
+        "INSERT INTO audit_hours (hour, first_seq)
+         SELECT ts / 3600000, MIN(seq) FROM audit_log WHERE true GROUP BY ts / 3600000
+         ON CONFLICT (hour) DO NOTHING",
+    )
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("importing the audit log", e))?;
     sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
         .bind(t.head.0)
         .bind(&t.head.1)

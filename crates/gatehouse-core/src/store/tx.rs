@@ -22,6 +22,7 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 pub struct Tx {
     inner: sqlx::Transaction<'static, sqlx::Any>,
     _gate: Option<tokio::sync::OwnedSemaphorePermit>,
+    pub(crate) backend: super::DatabaseKind,
 }
 
 impl std::ops::Deref for Tx {
@@ -55,7 +56,7 @@ impl Store {
     /// nothing of the caller's has been sent yet; the caller's statements and
     /// its commit are never retried.
     pub async fn begin_write(&self) -> Result<Tx> {
-        Ok(self.begin_write_returning_head().await?.0)
+        Ok(self.begin_locked(false).await?.0)
     }
 
     /// [`Store::begin_write`], also returning the chain's head (`seq`,
@@ -63,6 +64,10 @@ impl Store {
     /// row, which every append there moves; on SQLite, whose server appends
     /// leave that row behind, as `audit::CHAIN_HEAD` finds it.
     pub(crate) async fn begin_write_returning_head(&self) -> Result<(Tx, (i64, String))> {
+        self.begin_locked(true).await
+    }
+
+    async fn begin_locked(&self, with_head: bool) -> Result<(Tx, (i64, String))> {
         let gate = self.write_gate().await;
         let mut attempt = 1;
         loop {
@@ -70,20 +75,18 @@ impl Store {
                 let mut tx = Tx {
                     inner: self.writer.begin().await?,
                     _gate: None,
+                    backend: self.backend(),
                 };
-                let head = sqlx::query_as(
+                let mut head: (i64, String) = sqlx::query_as(
                     "UPDATE audit_head SET seq = seq WHERE id = 1 RETURNING seq, hash",
                 )
                 .fetch_one(&mut *tx)
                 .await?;
-                let head = match self.backend() {
-                    super::DatabaseKind::Postgres => head,
-                    super::DatabaseKind::Sqlite => {
-                        sqlx::query_as(super::audit::CHAIN_HEAD)
-                            .fetch_one(&mut *tx)
-                            .await?
-                    }
-                };
+                if with_head && self.backend() == super::DatabaseKind::Sqlite {
+                    head = sqlx::query_as(super::audit::CHAIN_HEAD)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                }
                 Ok::<_, sqlx::Error>((tx, head))
             }
             .await;
@@ -114,6 +117,7 @@ impl Store {
         Ok(Tx {
             inner: self.pool.begin().await?,
             _gate: None,
+            backend: self.backend(),
         })
     }
 
