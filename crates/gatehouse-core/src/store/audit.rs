@@ -80,6 +80,13 @@ pub(crate) const HOUR_MS: i64 = 3_600_000;
 pub(crate) const RECORD_HOUR: &str =
     "INSERT INTO audit_hours (hour, first_seq) VALUES ($1, $2) ON CONFLICT (hour) DO NOTHING";
 
+/// [`RECORD_HOUR`] for every entry stored, in one statement (an import writes
+/// rows without appending them). SQLite needs the `WHERE` to read the
+/// `ON CONFLICT` as the insert's.
+pub(crate) const RECORD_ALL_HOURS: &str = "INSERT INTO audit_hours (hour, first_seq)
+    SELECT ts / 3600000, MIN(seq) FROM audit_log WHERE true GROUP BY ts / 3600000
+    ON CONFLICT (hour) DO NOTHING";
+
 /// Appends `entries` in order inside `tx` (from `Store::begin_write`, which
 /// holds the head lock) and moves the head once; returns their seqs.
 pub async fn append(tx: &mut Tx, entries: &[NewAuditRow], ts: i64) -> Result<Vec<i64>> {

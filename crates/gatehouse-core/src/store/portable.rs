@@ -320,15 +320,10 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .await
         .map_err(|e| Error::storage("importing the audit log", e))?;
     }
-    // Each hour's first seq, as the appends record it (`audit::RECORD_HOUR`).
-    sqlx::query(
-        "INSERT INTO audit_hours (hour, first_seq)
-         SELECT ts / 3600000, MIN(seq) FROM audit_log WHERE true GROUP BY ts / 3600000
-         ON CONFLICT (hour) DO NOTHING",
-    )
-    .execute(&mut **tx)
-    .await
-    .map_err(|e| Error::storage("importing the audit log", e))?;
+    sqlx::query(super::audit::RECORD_ALL_HOURS)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("importing the audit log", e))?;
     sqlx::query("UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1")
         .bind(t.head.0)
         .bind(&t.head.1)

@@ -345,11 +345,8 @@ mod tests {
         }
         // As the appends would have recorded them (they are not used here, to
         // stamp a month in seconds).
-        tx.execute_batch(
-            "INSERT OR IGNORE INTO audit_hours (hour, first_seq)
-             SELECT ts / 3600000, MIN(seq) FROM audit_log GROUP BY ts / 3600000",
-        )
-        .unwrap();
+        tx.execute_batch(super::super::audit::RECORD_ALL_HOURS)
+            .unwrap();
         tx.commit().unwrap();
         let now_hour = crate::time::now_ms().div_euclid(HOUR_MS) + 1;
         let start = |since: i64| -> i64 {
