@@ -414,6 +414,9 @@ pub enum Code {
     AUDIT_CHAIN_BROKEN,
     AUDIT_CHECKPOINT_INVALID,
     AUDIT_KEY_INVALID,
+    /// This machine's audit anchor was signed with another key than the one
+    /// it holds now (replaced or lost): the log is not blamed.
+    AUDIT_KEY_CHANGED,
 
     // Secrets at rest (the system's credential store, or owner-only files).
     /// The credential store holding (or chosen for) a secret does not answer or refused.

@@ -176,6 +176,84 @@ fn the_signing_key_is_private_to_the_user() {
     assert_eq!(dir_mode, 0o700);
 }
 
+/// Writes a signing key file as Gatehouse does: readable by its owner only.
+fn write_key(path: &std::path::Path, key: &str) {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path).unwrap(), key.as_bytes()).unwrap();
+}
+
+/// A signing key replaced or lost since it signed this machine's anchor is
+/// named as what it is, with the way out: the log is whole, and verify had
+/// blamed its anchored entry and said to restore the database from a backup.
+/// Setting the anchor aside, as the hint says, verifies the chain again, and
+/// the next write anchors the site with the new key.
+#[test]
+fn a_replaced_signing_key_is_named_and_the_log_not_blamed() {
+    let site = site_with_history("anchor_key_replaced");
+    let key = site.config_dir().join("audit-signing-key");
+    let old = std::fs::read_to_string(&key).unwrap();
+    let key_changed = |site: &TestSite| {
+        let args = ["audit", "verify", "--json"];
+        let f = failure(site.run(&args), &args);
+        assert_eq!(f.code, "AUDIT_KEY_CHANGED", "{}", f.stderr);
+        let e: Value = serde_json::from_str(f.stderr.lines().last().unwrap()).unwrap();
+        let e = e["error"].clone();
+        assert!(e["detail"]["first_bad_seq"].is_null(), "{e}");
+        assert_eq!(e["detail"]["anchored_seq"], 6, "{e}");
+        assert!(!e["hint"].as_str().unwrap().contains("backup"), "{e}");
+        e
+    };
+    std::fs::remove_file(&key).unwrap();
+    let lost = key_changed(&site);
+    assert!(
+        lost["message"]
+            .as_str()
+            .unwrap()
+            .contains("holds no signing key"),
+        "{lost}"
+    );
+    write_key(&key, &"11".repeat(32));
+    let replaced = key_changed(&site);
+    assert!(
+        replaced["message"]
+            .as_str()
+            .unwrap()
+            .contains("now signs with key"),
+        "{replaced}"
+    );
+    assert!(
+        !replaced.to_string().contains(&"11".repeat(32)),
+        "a private key in the error: {replaced}"
+    );
+    // The old key back: anchored as before.
+    write_key(&key, &old);
+    assert_eq!(
+        site.ok_json(&["audit", "verify", "--json"])["anchored_at"],
+        6
+    );
+    // Lost for good: the anchor the hint names set aside.
+    write_key(&key, &"11".repeat(32));
+    let hint = key_changed(&site)["hint"].as_str().unwrap().to_string();
+    let anchor = std::fs::read_dir(site.config_dir().join("audit-anchors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    assert!(hint.contains(&anchor.display().to_string()), "{hint}");
+    std::fs::rename(&anchor, anchor.with_extension("old")).unwrap();
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert!(v["anchored_at"].is_null(), "{v}");
+    assert!(v["unverified_checkpoints"].as_u64().unwrap() >= 1, "{v}");
+    site.mint("viewer");
+    assert_eq!(
+        site.ok_json(&["audit", "verify", "--json"])["anchored_at"],
+        7
+    );
+}
+
 /// `audit key` prints the public half alone on stdout (scripts read it) and
 /// says on stderr where the private half is kept: in a test's config
 /// directory a file, never the developer's credential store. A setting that

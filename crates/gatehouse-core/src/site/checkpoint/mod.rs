@@ -24,6 +24,9 @@
 //!   folder starts a new anchor (the signed rows in the database still count).
 //! - A chain restored from an older backup fails verification against a newer
 //!   anchor; that is the point, and the hint says so.
+//! - A key replaced or lost since it signed the anchor is named as that
+//!   (`AUDIT_KEY_CHANGED`), not as an altered log; the anchor then vouches
+//!   for nothing until the old key is back or the anchor is set aside.
 //!
 //! Map: [`signer`] is the key file and the signatures; [`anchor`] is the
 //! copy beside the key and the process's memory of it; this file signs,
@@ -296,13 +299,18 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
             others += 1;
         }
     }
-    if let Some(anchor) = read_anchor(&anchor_path(&config, site)) {
-        if !signature_ok(&anchor) || local.as_deref() != Some(anchor.public_key.as_str()) {
+    let anchor_file = anchor_path(&config, site);
+    if let Some(anchor) = read_anchor(&anchor_file) {
+        if !signature_ok(&anchor) {
             return Ok(broken(
                 report,
                 anchor.seq,
-                "this machine's audit anchor does not match its signature or key".to_string(),
+                "this machine's audit anchor does not match its signature (forged or altered)"
+                    .to_string(),
             ));
+        }
+        if local.as_deref() != Some(anchor.public_key.as_str()) {
+            return Err(key_changed(&anchor, local.as_deref(), &anchor_file));
         }
         trusted.push((anchor, "this machine's signed checkpoint"));
     }
@@ -343,6 +351,36 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
     report.anchored_at = trusted.last().map(|(row, _)| row.seq);
     report.unverified_checkpoints = (others > 0).then_some(others);
     Ok(report)
+}
+
+/// This machine's anchor is validly signed, but not with the key this
+/// machine signs with now: the key was replaced or lost, not the log
+/// altered, so no entry is blamed. Whoever can replace the key can sign
+/// anything with it, so setting the anchor aside costs no protection the key
+/// gave; the hint says how, and how to keep it instead.
+fn key_changed(anchor: &CheckpointRow, local: Option<&str>, file: &std::path::Path) -> Error {
+    let short = |key: &str| key.chars().take(16).collect::<String>();
+    let now = match local {
+        Some(key) => format!("this machine now signs with key {}…", short(key)),
+        None => "this machine holds no signing key now".to_string(),
+    };
+    Error::new(
+        codes::AUDIT_KEY_CHANGED,
+        format!(
+            "this machine's audit anchor of the site (entry {}) was signed with key {}…, but {now}: the signing key was replaced or lost, so the anchor cannot vouch for the log",
+            anchor.seq,
+            short(&anchor.public_key)
+        ),
+    )
+    .hint(format!(
+        "put the old key back where `gatehouse audit key` says the key is kept; if it is lost for good, move the anchor {} aside: verify then checks the chain and this key's checkpoints, and the next checkpoint anchors the site with this key",
+        file.display()
+    ))
+    .detail(serde_json::json!({
+        "anchored_seq": anchor.seq,
+        "anchor_key": anchor.public_key,
+        "key": local,
+    }))
 }
 
 /// Runs `work` on a blocking thread.
