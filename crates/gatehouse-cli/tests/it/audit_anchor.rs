@@ -344,15 +344,42 @@ fn number(site: &TestSite, sql: &str) -> i64 {
 /// The chain's last seq.
 const HEAD: &str = "SELECT MAX(seq) FROM audit_log";
 
+/// Cuts the last two entries, after checking that the recorded head had
+/// reached the last one (`why` says what moved it there), and expects
+/// verify to name the cut where it starts, with `problem`; returns the last
+/// seq before the cut.
+fn cut_the_tail_and_expect_it_named(site: &TestSite, why: &str, problem: &str) -> i64 {
+    let last = number(site, HEAD);
+    assert_eq!(
+        number(site, "SELECT seq FROM audit_head WHERE id = 1"),
+        last,
+        "{why}"
+    );
+    site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
+    expect_named_at(
+        site,
+        last - 1,
+        &problem.replace("{last}", &last.to_string()),
+    );
+    last
+}
+
+/// Verify fails at entry `seq`, with a message containing `problem`.
+fn expect_named_at(site: &TestSite, seq: i64, problem: &str) {
+    let e = verify_fails(site, &[]);
+    assert_eq!(e["detail"]["first_bad_seq"], seq, "{e}");
+    assert!(e["message"].as_str().unwrap().contains(problem), "{e}");
+}
+
 /// A server's appends leave the `audit_head` row behind (one WAL page fewer
-/// per call on a SQLite file); its signed checkpoints move it, the one at
-/// shutdown to the last entry, so a tail cut from a server's calls is named
-/// by the chain check itself, where the recorded head is, as a cut from the
-/// CLI's writes is. And writes after the cut go on after the recorded head,
-/// so the gap stays named: appended after the last entry left, the CLI's
-/// next write had moved the row back and a server's next checkpoint had
-/// moved it past the cut, and the chain verified again wherever the anchor
-/// file was not.
+/// per call on a SQLite file); it follows them within `HEAD_LAG` and when
+/// the server ends, so a tail cut from a server's calls is named by the
+/// chain check itself, where the recorded head is, as a cut from the CLI's
+/// writes is. And writes after the cut go on after the recorded head, so
+/// the gap stays named: appended after the last entry left, the CLI's next
+/// write had moved the row back and a server's next checkpoint had moved it
+/// past the cut, and the chain verified again wherever the anchor file was
+/// not.
 #[test]
 fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
     use crate::mcp_util::McpSite;
@@ -361,25 +388,17 @@ fn a_tail_cut_from_a_servers_calls_is_noticed_at_the_recorded_head() {
     mcp.initialize("2025-11-25");
     calls_after(&mut mcp, 0, 40);
     assert!(mcp.finish().success());
-    let last = number(&site, HEAD);
-    assert_eq!(
-        number(&site, "SELECT seq FROM audit_head WHERE id = 1"),
-        last,
-        "the shutdown checkpoint moved the recorded head to the last entry"
+    let last = cut_the_tail_and_expect_it_named(
+        &site,
+        "the server's end moved the recorded head to the last entry",
+        "its head records entry {last}",
     );
-    site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
-    let named_at_the_cut = |problem: &str| {
-        let e = verify_fails(&site, &[]);
-        assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
-        assert!(e["message"].as_str().unwrap().contains(problem), "{e}");
-    };
-    named_at_the_cut(&format!("its head records entry {last}"));
     site.mint("viewer");
     let mut mcp = site.mcp(&["--role", "viewer"], &[]);
     mcp.initialize("2025-11-25");
     calls_after(&mut mcp, 0, 3);
     assert!(mcp.finish().success());
-    named_at_the_cut(&format!("entry {} is missing", last - 1));
+    expect_named_at(&site, last - 1, &format!("entry {} is missing", last - 1));
 }
 
 /// A server killed without its shutdown checkpoint has still moved the
@@ -397,14 +416,11 @@ fn a_tail_cut_from_a_killed_servers_calls_is_noticed() {
     std::thread::sleep(4 * gatehouse_core::site::checkpoint::SPACING);
     mcp.child.kill().unwrap();
     mcp.child.wait().unwrap();
-    let last = number(&site, HEAD);
-    assert_eq!(
-        number(&site, "SELECT seq FROM audit_head WHERE id = 1"),
-        last
+    cut_the_tail_and_expect_it_named(
+        &site,
+        "the recorded head followed the killed server's calls",
+        "its head records entry {last}",
     );
-    site.sql(&format!("DELETE FROM audit_log WHERE seq > {}", last - 2));
-    let e = verify_fails(&site, &[]);
-    assert_eq!(e["detail"]["first_bad_seq"], last - 1, "{e}");
 }
 
 /// The most checkpoints one process may try in `elapsed`: one at once, one

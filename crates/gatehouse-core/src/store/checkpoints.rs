@@ -31,10 +31,11 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
     // place, as the group commit does: a hand-off to a blocking thread here
     // kept the gate shut for as long as that thread took to be scheduled.
     //
-    // There, too, the `audit_head` row moves up to the signed entry, if the
-    // chain holds it: the server's appends leave the row behind
-    // (`store::audit::CHAIN_HEAD`), and `audit verify` holds the chain to
-    // reach it. Elsewhere every append moves it.
+    // There, too, the `audit_head` row moves up to the last entry, as a
+    // server's commits move it within `direct::HEAD_LAG` (`direct::MOVE_HEAD`,
+    // the one statement that moves it there): a head signed here is never
+    // ahead of the one `audit verify` holds the chain to reach. Elsewhere
+    // every append moves the row.
     if let Some(direct) = store.direct_shared() {
         let insert = move |tx: &rusqlite::Connection, row: &CheckpointRow| {
             tx.prepare_cached(sql)?.execute(rusqlite::params![
@@ -44,11 +45,7 @@ pub async fn insert(store: &Store, row: &CheckpointRow) -> Result<()> {
                 row.public_key,
                 row.signature
             ])?;
-            tx.prepare_cached(
-                "UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1 AND seq < $1
-                   AND EXISTS (SELECT 1 FROM audit_log WHERE seq = $1 AND hash = $2)",
-            )?
-            .execute(rusqlite::params![row.seq, row.hash])
+            tx.prepare_cached(super::direct::MOVE_HEAD)?.execute([])
         };
         if direct
             .write(context, false, |tx| insert(tx, row))?

@@ -42,8 +42,9 @@ const WAL_KEPT_BYTES: i64 = 16 << 20;
 /// calls, not per call.
 pub(crate) const HEAD_LAG: Duration = Duration::from_millis(250);
 /// Moves the `audit_head` row up to the last entry, unless the chain no
-/// longer holds the entry it records (then `audit verify` names that).
-const MOVE_HEAD: &str = "UPDATE audit_head SET seq = l.seq, hash = l.hash
+/// longer holds the entry it records (then `audit verify` names that). A
+/// signed checkpoint runs it too (`store::checkpoints::insert`).
+pub(crate) const MOVE_HEAD: &str = "UPDATE audit_head SET seq = l.seq, hash = l.hash
     FROM (SELECT seq, hash FROM audit_log ORDER BY seq DESC LIMIT 1) AS l
     WHERE audit_head.id = 1 AND audit_head.seq < l.seq
       AND (audit_head.seq = 0 OR EXISTS (SELECT 1 FROM audit_log e
@@ -462,7 +463,7 @@ impl Drop for RollbackUnlessCommitted<'_> {
 /// lock, the rows chained onto it, their `hour` recorded when given,
 /// committed. Dropped uncommitted on any error, so nothing of it stays. The
 /// `audit_head` row is left where it is: a page written by every call, for a
-/// record the signed checkpoints keep up to date (`store::audit::CHAIN_HEAD`).
+/// record that follows within [`HEAD_LAG`] (`store::audit::CHAIN_HEAD`).
 fn append_in(
     tx: &Connection,
     entries: &[NewAuditRow],
