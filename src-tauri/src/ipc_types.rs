@@ -51,7 +51,7 @@ use crate::commands::keys::MintedKey;
 use crate::commands::site::SiteSummary;
 use crate::commands::users::PermissionRow;
 use crate::error::IpcResult;
-use gatehouse_core::access::audit::Report as AuditReport;
+use gatehouse_core::access::audit::{ImportTrust, Imported as AuditImport, Report as AuditReport};
 use gatehouse_core::access::audit_view::{AuditEntry, AuditExport, AuditFilter, AuditPage};
 use gatehouse_core::access::key_overview::{ExpiryWarning, KeyOverview};
 use gatehouse_core::access::users::User;
@@ -199,6 +199,8 @@ pub fn render() -> String {
     decl::<AuditFilter>(&cfg, &mut out);
     decl::<AuditEntry>(&cfg, &mut out);
     decl::<AuditPage>(&cfg, &mut out);
+    decl::<AuditImport>(&cfg, &mut out);
+    decl::<ImportTrust>(&cfg, &mut out);
     decl::<AuditReport>(&cfg, &mut out);
     decl::<AuditExport>(&cfg, &mut out);
     // Client config.

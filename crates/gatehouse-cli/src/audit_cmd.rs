@@ -62,7 +62,7 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
             if json {
                 to_json(&report)
             } else {
-                match report.anchored_at {
+                let ok = match report.anchored_at {
                     Some(seq) => format!(
                         "audit chain ok: {} entries, matching the signed checkpoint at entry {seq}",
                         report.entries
@@ -71,6 +71,10 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
                         "audit chain ok: {} entries (no signed checkpoint from this machine yet)",
                         report.entries
                     ),
+                };
+                match &report.imported {
+                    Some(imported) => format!("{ok}\n{}", imported.describe()),
+                    None => ok,
                 }
             }
         }

@@ -557,6 +557,22 @@ total: number,
 next_before: number | null, };
 
 /**
+ * The entries up to `upto_seq` came in by an import at `imported_at`:
+ * checkpoints signed here vouch for them only as they arrived.
+ */
+export type AuditImport = { upto_seq: number, imported_at: string, trust: ImportTrust, 
+/**
+ * The key that signed the dump (hex); absent when it was unsigned.
+ */
+signed_by?: string, };
+
+/**
+ * What an import of a site took its history on: a signature by this
+ * machine's key, by a key the admin named, or the admin's word alone.
+ */
+export type ImportTrust = "this_machine" | "trusted_key" | "unsigned";
+
+/**
  * The result of checking the whole chain.
  */
 export type AuditReport = { entries: number, ok: boolean, 
@@ -572,7 +588,11 @@ anchored_at?: number,
 /**
  * Validly signed checkpoints from keys this machine does not hold.
  */
-unverified_checkpoints?: number, };
+unverified_checkpoints?: number, 
+/**
+ * On a site made by `site import`: where its history came from.
+ */
+imported?: AuditImport, };
 
 /**
  * Where an export went.

@@ -1,6 +1,7 @@
 import { whileBusy } from "../components/busy";
 import { errorView, successView } from "../components/error-view";
 import { PagerBar } from "../components/pager-bar";
+import { importedText } from "../lib/audit-import";
 import { h } from "../dom";
 import {
   type AuditEntry,
@@ -41,7 +42,13 @@ function reportView(report: AuditReport): HTMLElement {
   if (report.ok) {
     const anchored =
       report.anchored_at !== undefined ? `, matching the signed checkpoint at entry ${String(report.anchored_at)}` : "";
-    return successView(`Chain intact: ${String(report.entries)} entries${anchored}`);
+    const view = successView(`Chain intact: ${String(report.entries)} entries${anchored}`);
+    const imported = report.imported;
+    if (imported) {
+      const line = importedText(imported, formatTime(imported.imported_at));
+      view.append(h("div", { class: "notice-hint", "data-imported": imported.trust }, line));
+    }
+    return view;
   }
   return h(
     "div",

@@ -113,6 +113,15 @@ fn round_trip(name: &str, from: Option<String>, to: Option<String>) {
     );
     let verified = dst.ok(&["audit", "verify"]);
     assert!(verified.contains("ok"), "{verified}");
+    assert!(
+        verified.contains("entries 1–5 came in by an import on")
+            && verified.contains("trusted with --trust-key"),
+        "{verified}"
+    );
+    let imported = &dst.ok_json(&["audit", "verify", "--json"])["imported"];
+    assert_eq!(imported["upto_seq"], 5, "{imported}");
+    assert_eq!(imported["trust"], "trusted_key", "{imported}");
+    assert_eq!(imported["signed_by"], src_key.as_str(), "{imported}");
     assert_eq!(
         dst.ok_json(&["users", "list", "--json"]),
         src.ok_json(&["users", "list", "--json"])
@@ -185,6 +194,72 @@ fn import_refuses_a_site_that_is_not_empty() {
     assert_eq!(f.code, "IMPORT_TARGET_NOT_EMPTY", "{}", f.stderr);
     assert!(f.stderr.contains("hint: "), "{}", f.stderr);
     assert_eq!(dst.ok(&["audit", "list", "--json"]), before);
+}
+
+/// The import appends nothing to the log (export → import → export is the
+/// same file), so without a record of its own nothing on the site told that
+/// its history was taken on the importer's word alone: after this machine's
+/// first checkpoint, verify vouched for an unsigned dump's entries as for its
+/// own. The record says what each import was taken on, for good.
+#[test]
+fn verify_says_what_an_imported_history_was_taken_on() {
+    let src = TestSite::new("port_provenance_src");
+    populate(&src);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dump = export(&src, &tmp.path().join("site.json"));
+    let imported = |dst: &TestSite| dst.ok_json(&["audit", "verify", "--json"])["imported"].clone();
+
+    // Unsigned, on the importer's word.
+    dump.as_object_mut().unwrap().remove("signature");
+    let unsigned = tmp.path().join("unsigned.json");
+    std::fs::write(&unsigned, dump.to_string()).unwrap();
+    let dst = TestSite::plain("port_provenance_unsigned");
+    dst.ok(&["site", "import", unsigned.to_str().unwrap(), "--unsigned"]);
+    let first = imported(&dst);
+    assert_eq!(first["trust"], "unsigned", "{first}");
+    assert_eq!(first["upto_seq"], 5, "{first}");
+    assert!(first.get("signed_by").is_none(), "{first}");
+    dst.mint("viewer");
+    let text = dst.ok(&["audit", "verify"]);
+    assert!(
+        text.contains("matching the signed checkpoint at entry 6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("entries 1–5 came in by an import on"),
+        "{text}"
+    );
+    assert!(
+        text.contains("taken on the importer's word (--unsigned)"),
+        "{text}"
+    );
+    assert_eq!(imported(&dst), first, "a later write keeps the record");
+
+    // Signed by this machine's key (the source's, copied over).
+    let dst = TestSite::plain("port_provenance_own");
+    std::fs::create_dir_all(dst.config_dir()).unwrap();
+    #[cfg(unix)]
+    std::fs::set_permissions(
+        dst.config_dir(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.config_dir().join("audit-signing-key"),
+        dst.config_dir().join("audit-signing-key"),
+    )
+    .unwrap();
+    dst.ok(&[
+        "site",
+        "import",
+        tmp.path().join("site.json").to_str().unwrap(),
+    ]);
+    let own = imported(&dst);
+    assert_eq!(own["trust"], "this_machine", "{own}");
+    assert_eq!(own["signed_by"], src.ok(&["audit", "key"]).trim(), "{own}");
+
+    // A site that was never imported has no record.
+    assert!(imported(&src).is_null());
 }
 
 /// Writes `dump` changed by `edit` and imports it into a fresh empty site,

@@ -366,6 +366,39 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub unverified_checkpoints: Option<usize>,
+    /// On a site made by `site import`: where its history came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub imported: Option<Imported>,
+}
+
+/// What an import of a site took its history on: a signature by this
+/// machine's key, by a key the admin named, or the admin's word alone.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS, strum::EnumString, strum::IntoStaticStr,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ImportTrust {
+    ThisMachine,
+    TrustedKey,
+    Unsigned,
+}
+
+/// The entries up to `upto_seq` came in by an import at `imported_at`:
+/// checkpoints signed here vouch for them only as they arrived.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
+#[ts(rename = "AuditImport")]
+pub struct Imported {
+    pub upto_seq: i64,
+    #[serde(serialize_with = "crate::time::as_rfc3339")]
+    #[ts(type = "string")]
+    pub imported_at: i64,
+    pub trust: ImportTrust,
+    /// The key that signed the dump (hex); absent when it was unsigned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub signed_by: Option<String>,
 }
 
 /// Checks the whole chain, offline, in pages (the log can be long), as far
@@ -385,6 +418,7 @@ pub async fn verify(store: &Store) -> Result<Report> {
         problem: Some(problem),
         anchored_at: None,
         unverified_checkpoints: None,
+        imported: None,
     };
     if let Some(low) = lowest.filter(|&l| l < 1) {
         return Ok(bad(
@@ -488,7 +522,59 @@ pub async fn verify(store: &Store) -> Result<Report> {
         problem: None,
         anchored_at: None,
         unverified_checkpoints: None,
+        imported: None,
     })
+}
+
+impl Imported {
+    /// One line for people: which entries, when, and taken on what.
+    pub fn describe(&self) -> String {
+        let on = match (self.trust, &self.signed_by) {
+            (ImportTrust::ThisMachine, _) => "signed by this machine's key".to_string(),
+            (ImportTrust::TrustedKey, Some(key)) => format!(
+                "signed by key {}…, trusted with --trust-key",
+                key.chars().take(16).collect::<String>()
+            ),
+            (ImportTrust::TrustedKey, None) => {
+                "signed by a key trusted with --trust-key".to_string()
+            }
+            (ImportTrust::Unsigned, _) => {
+                "unsigned: taken on the importer's word (--unsigned)".to_string()
+            }
+        };
+        let which = match self.upto_seq {
+            0 => "no entries".to_string(),
+            1 => "entry 1".to_string(),
+            n => format!("entries 1–{n}"),
+        };
+        format!(
+            "{which} came in by an import on {}, from an export {on}",
+            crate::time::rfc3339(self.imported_at)
+        )
+    }
+}
+
+/// Where the site's history came from, if an import made the site.
+pub async fn imported(store: &Store) -> Result<Option<Imported>> {
+    let Some(row) = crate::store::portable::last_import(store).await? else {
+        return Ok(None);
+    };
+    let trust = row.trust.parse().map_err(|_| {
+        Error::new(
+            codes::STORED_VALUE_UNKNOWN,
+            format!(
+                "the site's import record stores trust {:?}, which this build does not know",
+                row.trust
+            ),
+        )
+        .hint("the record was written by a newer Gatehouse, or edited; open the site with a build at least as new")
+    })?;
+    Ok(Some(Imported {
+        upto_seq: row.upto_seq,
+        imported_at: row.imported_at,
+        trust,
+        signed_by: row.signed_by,
+    }))
 }
 
 /// [`verify`] as an error when the chain is broken.

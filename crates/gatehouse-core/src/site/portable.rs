@@ -10,7 +10,9 @@
 //! Import goes into an *empty* site (a fresh `gatehouse site init` without
 //! `--scratch`), in one transaction that holds the write lock: a dump that fails
 //! any check leaves the target untouched. Nothing is appended to the audit log
-//! by the import itself, so exporting the imported site gives the same dump.
+//! by the import itself, so exporting the imported site gives the same dump;
+//! what its history was taken on (the signer, or the importer's word) is kept
+//! beside the log, and `audit verify` reports it.
 //!
 //! MCP client run and call records are operational history and are not carried.
 //! OAuth clients, consents, codes, grants and tokens are not carried either:
@@ -35,7 +37,7 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::access::audit::{GENESIS, entry_hash};
+use crate::access::audit::{GENESIS, ImportTrust, entry_hash};
 use crate::access::permissions::parse_roles;
 use crate::error::{Error, Result, codes};
 use crate::host_env::config_dir;
@@ -114,13 +116,16 @@ fn tampered(message: impl Into<String>, hint: &str) -> Error {
     Error::invalid(codes::IMPORT_TAMPERED, message, hint)
 }
 
+/// What an import took a dump on: how its signer was trusted, and the key.
+pub type Provenance = (ImportTrust, Option<String>);
+
 /// Refuses a dump whose signature is missing (unless `trust.unsigned`),
 /// does not match its content, or is not by this machine's key or one in
-/// `trust.keys`.
-pub fn check_signature(dump: &Dump, trust: &Trust) -> Result<()> {
+/// `trust.keys`; returns what it was taken on.
+pub fn check_signature(dump: &Dump, trust: &Trust) -> Result<Provenance> {
     let Some(signed) = &dump.signature else {
         if trust.unsigned {
-            return Ok(());
+            return Ok((ImportTrust::Unsigned, None));
         }
         return Err(tampered(
             "the export is not signed, so nothing shows it is as it was exported",
@@ -136,13 +141,15 @@ pub fn check_signature(dump: &Dump, trust: &Trust) -> Result<()> {
     }
     let own = checkpoint::signer::Signer::load(&config_dir()?)?.map(|s| s.public_hex());
     let key = signed.public_key.to_ascii_lowercase();
-    if own.as_deref() == Some(key.as_str())
-        || trust
-            .keys
-            .iter()
-            .any(|k| k.trim().to_ascii_lowercase() == key)
+    if own.as_deref() == Some(key.as_str()) {
+        return Ok((ImportTrust::ThisMachine, Some(key)));
+    }
+    if trust
+        .keys
+        .iter()
+        .any(|k| k.trim().to_ascii_lowercase() == key)
     {
-        return Ok(());
+        return Ok((ImportTrust::TrustedKey, Some(key)));
     }
     Err(tampered(
         format!(
@@ -546,9 +553,19 @@ fn tables(d: Dump) -> Result<Tables> {
     })
 }
 
-/// Imports a checked dump into an empty site, in one transaction.
-pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
+/// Imports a checked dump into an empty site, in one transaction, with a
+/// record of what its history was taken on (`provenance`, from
+/// [`check_signature`]): `audit verify` reports it from then on, since the
+/// import appends nothing to the log itself.
+pub async fn import(store: &Store, dump: Dump, provenance: Provenance) -> Result<Summary> {
     let summary = dump.summary();
+    let (trust, signed_by) = provenance;
+    let record = sql::ImportRow {
+        upto_seq: dump.audit.head_seq,
+        imported_at: now_ms(),
+        trust: <&str>::from(trust).to_string(),
+        signed_by,
+    };
     let t = tables(dump)?;
     let mut tx = store.begin_write().await?;
     if !sql::is_empty(&mut tx).await? {
@@ -559,6 +576,7 @@ pub async fn import(store: &Store, dump: Dump) -> Result<Summary> {
         .hint("import into a new site: `gatehouse site init DIR` (without --scratch), then `gatehouse --site DIR site import FILE`"));
     }
     sql::write_all(&mut tx, &t).await?;
+    sql::record_import(&mut tx, &record).await?;
     tx.commit()
         .await
         .map_err(|e| Error::storage("committing the import", e))?;
@@ -576,6 +594,6 @@ pub async fn import_file(store: &Store, path: &Path, trust: &Trust) -> Result<Su
         .hint("give the path of a file written by `gatehouse site export --out FILE`")
     })?;
     let dump = parse(&text)?;
-    check_signature(&dump, trust)?;
-    import(store, dump).await
+    let provenance = check_signature(&dump, trust)?;
+    import(store, dump, provenance).await
 }

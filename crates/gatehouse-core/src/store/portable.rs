@@ -332,3 +332,40 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .map_err(|e| Error::storage("importing the audit head", e))?;
     Ok(())
 }
+
+/// An `audit_imports` row: what an import took the site's history on.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ImportRow {
+    pub upto_seq: i64,
+    pub imported_at: i64,
+    pub trust: String,
+    pub signed_by: Option<String>,
+}
+
+/// Records, inside the importing `tx`, what its history was taken on.
+pub async fn record_import(tx: &mut Tx, row: &ImportRow) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO audit_imports (upto_seq, imported_at, trust, signed_by) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(row.upto_seq)
+    .bind(row.imported_at)
+    .bind(&row.trust)
+    .bind(&row.signed_by)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("recording the import", e))?;
+    Ok(())
+}
+
+/// The import that made the site, if one did.
+pub async fn last_import(store: &Store) -> Result<Option<ImportRow>> {
+    store
+        .read("reading the site's import", |pool| async move {
+            sqlx::query_as(
+                "SELECT upto_seq, imported_at, trust, signed_by FROM audit_imports ORDER BY id DESC LIMIT 1",
+            )
+            .fetch_optional(&pool)
+            .await
+        })
+        .await
+}

@@ -275,6 +275,7 @@ pub fn parse_exported(text: &str) -> Result<CheckpointRow> {
 /// signed row from another key is counted but not trusted (anyone can make a key).
 pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report> {
     let mut report = audit::verify(&site.store).await?;
+    report.imported = audit::imported(&site.store).await?;
     if !report.ok {
         return Ok(report);
     }
