@@ -1576,6 +1576,57 @@ fn metadata_document_on_an_allowed_host_is_fetched_once_and_carries_the_whole_fl
     assert_eq!(grants[0]["client_name"], "Document Client");
 }
 
+/// A document client is shared by every user of a connector platform, and
+/// its URL is public. Fetching its document again (anyone can, by opening an
+/// authorization page once the cache lapsed) had rewritten its row as never
+/// used, and the next lapse purged it: every grant of the platform's users
+/// then failed to refresh with `invalid_client`.
+#[test]
+fn a_document_clients_grants_go_on_refreshing_after_anyone_fetches_it_again() {
+    let site = TestSite::new("serve_oauth_cimd_refetch");
+    let (editor, _) = site.mint("editor");
+    let docs = DocServer::start(|url| Doc::Body(document(url)));
+    let other = DocServer::start(|url| Doc::Body(document(url)));
+    let client_id = docs.url();
+    let (s, base) = serve_documents(&site, &[&docs.addr, &other.addr]);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("api_key", &editor),
+            ("decision", "approve"),
+        ],
+    );
+    assert_eq!(r.status, 303, "{}", r.text());
+    let code = query_of(r.header("location").unwrap(), "code").unwrap();
+    let t = redeem(&s.addr, &base, &client_id, &code);
+    assert_eq!(t.status, 200, "{}", t.text());
+    let refresh = t.json()["refresh_token"].as_str().unwrap().to_string();
+    let lapse = || site.sql("UPDATE oauth_clients SET expires_at = 1");
+    // The cache lapses; a stranger opens the page (fetched again), and leaves.
+    lapse();
+    assert_eq!(authorize_document(&s, &base, &client_id).status, 200);
+    assert_eq!(docs.hits(), 2);
+    // It lapses again; another document's page purges lapsed, unused clients.
+    lapse();
+    assert_eq!(authorize_document(&s, &base, &other.url()).status, 200);
+    let r = form_post(
+        &s.addr,
+        "/token",
+        &[],
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &refresh),
+            ("client_id", &client_id),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
 /// Each hostile document is refused on the page (never a redirect to the
 /// client), with why.
 fn refused_page(s: &Serve, base: &str, client_id: &str, why: &str) {

@@ -120,14 +120,32 @@ pub async fn insert_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
     Ok(())
 }
 
-/// Replaces a cached metadata document's client (same id).
+/// Caches a metadata document's client, or refreshes what a fetched
+/// document says over the cached one (same id), keeping when it was first
+/// cached and last used: a refetch is no new client, and one marked unused
+/// would be purged with its users' grants still live.
 pub async fn upsert_document_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
-    sqlx::query("DELETE FROM oauth_clients WHERE id = $1")
-        .bind(&c.id)
-        .execute(&mut **tx)
-        .await
-        .map_err(fail("caching a client metadata document"))?;
-    insert_client(tx, c).await
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_clients ({CLIENT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name,
+             redirect_uris = excluded.redirect_uris, auth_method = excluded.auth_method,
+             secret_hash = excluded.secret_hash, expires_at = excluded.expires_at
+         WHERE oauth_clients.kind = 'document'"
+    )))
+    .bind(&c.id)
+    .bind(&c.kind)
+    .bind(&c.name)
+    .bind(&c.redirect_uris)
+    .bind(&c.auth_method)
+    .bind(&c.secret_hash)
+    .bind(c.created_at)
+    .bind(c.expires_at)
+    .bind(c.last_used_at)
+    .bind(&c.registered_from)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("caching a client metadata document"))?;
+    Ok(())
 }
 
 pub async fn get_client(store: &Store, id: &str) -> Result<Option<ClientRow>> {
@@ -167,10 +185,12 @@ pub async fn delete_oldest_unused_registrations(tx: &mut Tx, n: i64) -> Result<u
 }
 
 /// Removes clients of `kind` (`registered`, `document`) that lapsed with
-/// no grant made.
+/// no grant made (and, whatever their mark says, none live).
 pub async fn delete_lapsed_unused(tx: &mut Tx, kind: &str, now: i64) -> Result<u64> {
     let done = sqlx::query(
-        "DELETE FROM oauth_clients WHERE kind = $1 AND last_used_at IS NULL AND expires_at <= $2",
+        "DELETE FROM oauth_clients WHERE kind = $1 AND last_used_at IS NULL AND expires_at <= $2
+           AND NOT EXISTS (SELECT 1 FROM oauth_grants g
+                           WHERE g.client_id = oauth_clients.id AND g.revoked_at IS NULL)",
     )
     .bind(kind)
     .bind(now)
