@@ -315,6 +315,49 @@ fn expired_or_unknown_token_is_401_invalid_token() {
     );
 }
 
+/// Made-up tokens are limited per network, but a token this server issued
+/// is checked before the limit, as a key it verified is: the bucket had
+/// been checked first, so one junk token every few seconds from a shared
+/// network (a connector's egress, an office's NAT) refused every user there.
+#[test]
+fn made_up_tokens_from_a_network_never_lock_out_the_good_tokens_from_it() {
+    let site = TestSite::new("serve_oauth_junk_network");
+    let (editor, _) = site.mint("editor");
+    let addr = free_addr();
+    let base = format!("http://{addr}");
+    let s = Serve::start_on(
+        &site,
+        &addr,
+        &["--public-url", &base, "--behind-proxy", "127.0.0.1"],
+    );
+    let (access, _, _) = tokens(&s.addr, &base, &editor, "content:read");
+    let list = |token: &str, from: &str| {
+        crate::serve_util::try_legacy_with(
+            &s.addr,
+            Some(token),
+            &[("X-Forwarded-For", from)],
+            1,
+            "tools/list",
+            json!({}),
+        )
+        .unwrap()
+        .status
+    };
+    let junk = format!("gatehouse_at_{}", "B".repeat(43));
+    let statuses: Vec<u16> = (0..12).map(|_| list(&junk, "192.0.2.200")).collect();
+    assert!(statuses[..5].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(
+        statuses[11], 429,
+        "made-up tokens are limited: {statuses:?}"
+    );
+    assert_eq!(
+        list(&access, "192.0.2.5"),
+        200,
+        "a good token from that network"
+    );
+    assert_eq!(list(&junk, "192.0.2.201"), 429, "and junk stays limited");
+}
+
 /// Anyone may register a client with any https redirect URI: an error sent
 /// there before anyone approved the client would make this server an open
 /// redirector (a link on the site's own address bouncing to the attacker's).

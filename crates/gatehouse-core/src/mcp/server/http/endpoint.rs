@@ -448,14 +448,15 @@ impl Server {
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, t)| t.trim());
+        // A token is checked before the network's failures are looked at,
+        // as a verified key is: the check is a hash and one indexed read, so
+        // the limit guards nothing there, and looked at first it let junk
+        // from a shared network refuse every good token from it. A refused
+        // token pays after.
         if let (Some(t), Some(oauth)) = (token, &self.oauth)
             && crate::access::oauth::flow::is_token(t)
         {
-            let who = who();
-            if let Err(wait) = self.failures.check(&who) {
-                return Err(limited(wait));
-            }
-            return self.authenticate_token(oauth, t, &who).await;
+            return self.authenticate_token(oauth, t, &who()).await;
         }
         // A key this server has verified, or is verifying for another
         // request (whose answer it shares), goes on whatever others from the
@@ -604,8 +605,11 @@ impl Server {
                 ) =>
             {
                 self.metrics.auth_failures.fetch_add(1, Ordering::Relaxed);
-                let _ = self.failures.take(who);
                 tracing::info!(code = %e.code, "refused an OAuth token");
+                if let Err(wait) = self.failures.take(who) {
+                    self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
+                    return Err(too_many(wait, "failed authentications from this network"));
+                }
                 Err(self.unauthorized(&e))
             }
             Err(e) => {

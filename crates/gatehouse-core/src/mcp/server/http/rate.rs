@@ -54,11 +54,6 @@ impl Buckets {
     pub fn give_back(&self, who: &str) {
         self.map.give_back(who, self.fill, now_ms());
     }
-
-    /// Whether `who` has a token, without taking it.
-    pub fn check(&self, who: &str) -> Result<(), Duration> {
-        self.map.check(who, self.fill, now_ms()).map_err(wait)
-    }
 }
 
 /// The network a client address is limited as, named by its first address:
@@ -186,8 +181,5 @@ mod tests {
         assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1));
         // Another name has its own bucket.
         assert!(b.take("other").is_ok());
-        // check never spends.
-        assert!(b.check("fresh").is_ok());
-        assert!(b.check("k").is_err());
     }
 }
