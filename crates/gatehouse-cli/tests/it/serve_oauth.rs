@@ -687,6 +687,55 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
     assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
 }
 
+/// A revoked grant is announced on its open listen streams, which then end
+/// with the refusal, as a revoked key's do: the token's refusal was not
+/// taken as the actor's, so no `list_changed` came and the stream stayed
+/// open for good.
+#[test]
+fn a_revoked_grant_ends_its_listen_streams_after_announcing_it() {
+    let site = TestSite::new("serve_oauth_listen_revoked");
+    let (editor, _) = site.mint("editor");
+    let (s, base) = serve_oauth(&site);
+    let (access, _, _) = tokens(&s.addr, &base, &editor, "content:read");
+    let mut events = s.modern_stream(
+        Some(&access),
+        5,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    assert_eq!(events.status, 200);
+    let ack = events.next_message(crate::serve_util::PATIENCE).unwrap();
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    let id = site.ok_json(&["oauth", "grants", "--json"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    site.ok(&["oauth", "revoke", &id]);
+    let mut seen = Vec::new();
+    while let Some(m) = events.next_message(Duration::from_secs(15)) {
+        let end = m.get("id").is_some();
+        seen.push(m);
+        if end {
+            break;
+        }
+    }
+    assert!(
+        seen.iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "{seen:?}"
+    );
+    let end = seen.last().unwrap();
+    assert_eq!(end["id"], 5, "{seen:?}");
+    assert_eq!(
+        end["error"]["data"]["code"], "OAUTH_TOKEN_INVALID",
+        "{seen:?}"
+    );
+    events.close();
+}
+
 #[test]
 fn a_grant_id_beginning_with_dash_h_is_revoked_not_read_as_the_help_flag() {
     // Ids were bare base64url: one in 64 began with `-`, which the CLI read as

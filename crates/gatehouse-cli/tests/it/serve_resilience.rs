@@ -81,10 +81,22 @@ fn subscriptions_listen_announces_manifest_changes_on_every_instance() {
     for e in &mut streams {
         list_changed(e, 5, "a role change");
     }
-    // Revoked: the manifest is empty now, and both say so.
+    // Revoked: the manifest is empty now, both say so, and both streams end
+    // with the refusal (a revoked key's stream had stayed open, holding its
+    // slot and its key's share, for good).
     site.ok(&["keys", "revoke", &id]);
     for e in &mut streams {
         list_changed(e, 5, "keys revoke");
+        let end = e.next_message(PATIENCE).expect("the stream's last message");
+        assert_eq!(end["id"], 5, "{end}");
+        assert_eq!(
+            end["error"]["data"]["code"], "ACTOR_API_KEY_INVALID",
+            "{end}"
+        );
+        assert!(
+            e.next_message(Duration::from_secs(2)).is_none(),
+            "the stream ended"
+        );
     }
     assert_eq!(a.legacy(Some(&key), "tools/list", json!({})).status, 401);
     for e in streams {

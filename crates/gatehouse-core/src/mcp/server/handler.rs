@@ -71,6 +71,9 @@ pub struct State {
     /// The HTTP client's address, which a key's networks are checked against
     /// again when a held call's yes comes (`None` on stdio).
     network: OnceLock<IpAddr>,
+    /// Why the actor is refused now (revoked, expired, removed), as last
+    /// re-read: an open listen ends with it, after its `list_changed`.
+    refused: watch::Sender<Option<crate::Error>>,
 }
 
 /// How one request is served.
@@ -102,6 +105,7 @@ impl State {
             next_request: AtomicU64::new(1),
             origin: Mutex::new("stdio".into()),
             network: OnceLock::new(),
+            refused: watch::Sender::new(None),
         }
     }
 
@@ -135,6 +139,7 @@ impl State {
             next_request: AtomicU64::new(1),
             origin: Mutex::new("stdio".into()),
             network: OnceLock::new(),
+            refused: watch::Sender::new(None),
         }
     }
 
@@ -180,7 +185,12 @@ impl State {
     pub async fn actor_now(&self) -> crate::Result<Actor> {
         let refreshed = self.actor.refresh(&self.site.store).await;
         let names = match &refreshed {
-            Ok(a) => manifest::names(a),
+            Ok(a) => {
+                if self.refused.borrow().is_some() {
+                    self.refused.send_replace(None);
+                }
+                manifest::names(a)
+            }
             // A revoked key or removed user may do nothing: the manifest is empty.
             Err(e) if is_actor_refusal(e) => Vec::new(),
             Err(_) => return refreshed,
@@ -194,6 +204,11 @@ impl State {
         if changed {
             tracing::info!("the actor's tool manifest changed; notifying the client");
             self.notify_list_changed().await;
+        }
+        if let Err(e) = &refreshed
+            && is_actor_refusal(e)
+        {
+            self.refused.send_replace(Some(e.clone()));
         }
         refreshed
     }
@@ -652,8 +667,24 @@ impl State {
             Some(json!({"_meta": {era::META_SUBSCRIPTION_ID: id}, "notifications": accepted})),
         ))
         .await;
+        // Open until the server closes, or the actor is refused: a revoked
+        // credential's stream had stayed open, holding its slot, for good.
         let mut closing = self.closing.clone();
-        let _ = closing.wait_for(|c| *c).await;
+        let mut refused = self.refused.subscribe();
+        tokio::select! {
+            _ = closing.wait_for(|c| *c) => {}
+            why = refused.wait_for(Option::is_some) => {
+                let why = why.ok().and_then(|w| w.clone());
+                if let Some(e) = why {
+                    let data = serde_json::to_value(e.body()).expect("an error body serialises");
+                    return Err(jsonrpc::ErrorData::new(
+                        jsonrpc::ErrorCode::INVALID_REQUEST,
+                        e.message.clone(),
+                        Some(data),
+                    ));
+                }
+            }
+        }
         let mut result = finish(served, json!({}), false);
         result["_meta"][era::META_SUBSCRIPTION_ID] = id.clone();
         Ok(Some(result))
@@ -760,7 +791,10 @@ fn protocol_version(v: &str) -> ProtocolVersion {
 fn is_actor_refusal(e: &Error) -> bool {
     matches!(
         e.code,
-        codes::ACTOR_API_KEY_INVALID | codes::ACTOR_EMAIL_UNKNOWN
+        codes::ACTOR_API_KEY_INVALID
+            | codes::ACTOR_EMAIL_UNKNOWN
+            | codes::USER_DISABLED
+            | codes::OAUTH_TOKEN_INVALID
     )
 }
 
