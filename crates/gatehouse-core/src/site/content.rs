@@ -423,8 +423,18 @@ pub async fn publish(store: &Store, actor: &Actor, slug: &str) -> Result<Entry> 
         return Err(scope.refuse_status(slug, "published entries are"));
     }
     let now = now_ms();
-    // A pending revision is what gets published.
+    // A pending revision is what gets published. One this actor cannot read
+    // (a published-only scope) goes live only where someone was shown it,
+    // under an approval: else the key would put text live that nobody
+    // reviewed, and read it back in the answer.
     let revision = pending_sql::get_in(&mut tx, entry.id).await?;
+    if revision.is_some() && !sees_pending(actor) && APPROVED_BASE.try_with(|_| ()).is_err() {
+        return Err(Error::new(
+            codes::KEY_SCOPE_CONTENT,
+            format!("{slug:?} has a pending revision, unpublished text outside this key's content scope: it is not published unseen"),
+        )
+        .hint("have someone who may read drafts review and publish it, or hold publishing for approval ([approvals] in gatehouse.toml), which shows the revision to whoever decides"));
+    }
     if let Some(rev) = &revision {
         sql::update_draft(&mut tx, entry.id, &rev.title, &rev.body, now).await?;
         pending_sql::delete(&mut tx, entry.id).await?;

@@ -174,6 +174,34 @@ async fn redirect_slug_in_scope_to_an_out_of_scope_entry_reads_as_absent() {
     assert_eq!(err.code, Code::KEY_SCOPE_CONTENT);
 }
 
+/// A key that may publish but reads published entries only had published a
+/// pending revision it could not read, putting unreviewed text live, and
+/// read it back in the answer. Unless an approval showed the revision to
+/// someone, the publish is refused and the entry stays as it was.
+#[tokio::test]
+async fn published_only_scope_never_publishes_a_revision_it_cannot_read() {
+    let (_tmp, site) = seeded("scope_blind_publish").await;
+    let key = blog_only(Some("published"));
+    let err = content::publish(&site.store, &key, "blog-spring")
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, Code::KEY_SCOPE_CONTENT, "{}", err.message);
+    assert!(!err.message.contains("okapi"), "{}", err.message);
+    let (entry, pending) = content::read(&site.store, &editor(), "blog-spring")
+        .await
+        .unwrap();
+    assert_eq!(entry.body, "okapi spring sale");
+    assert_eq!(pending.unwrap().body, "okapi pending revision");
+    // An entry with no pending revision still publishes (again) for it.
+    write(&site, "blog-summer", "Summer", "okapi summer").await;
+    content::publish(&site.store, &editor(), "blog-summer")
+        .await
+        .unwrap();
+    content::publish(&site.store, &key, "blog-summer")
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn published_only_scope_hides_pending_revisions_and_drafts() {
     let (_tmp, site) = seeded("scope_revision").await;
