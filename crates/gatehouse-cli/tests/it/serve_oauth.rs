@@ -687,6 +687,50 @@ fn a_grant_made_through_one_instance_works_on_another_and_revocation_reaches_it(
     assert_eq!(b.legacy(Some(&access), "tools/list", json!({})).status, 401);
 }
 
+/// A key kept to some networks approves a grant only from them: pasted
+/// from elsewhere it had made a grant in its own name (its tokens were then
+/// refused on use, but the grant and its audit entry stood).
+#[test]
+fn a_key_kept_to_other_networks_cannot_approve_a_grant_from_here() {
+    let site = TestSite::new("serve_oauth_consent_network");
+    let kept = site.ok_json(&[
+        "keys",
+        "mint",
+        "--label",
+        "kept",
+        "--roles",
+        "editor",
+        "--from",
+        "10.0.0.0/8",
+        "--json",
+    ])["key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (s, base) = serve_oauth(&site);
+    let client_id = register(&s.addr);
+    let c = consent(&s.addr, &base, &client_id, "content:read");
+    let r = form_post(
+        &s.addr,
+        "/authorize",
+        &[("Cookie", &c.cookie), ("Origin", &base)],
+        &[
+            ("request", &c.request),
+            ("csrf", &c.csrf),
+            ("api_key", &kept),
+            ("decision", "approve"),
+        ],
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.header("location").is_none());
+    assert!(
+        r.text().contains("not accepted from 127.0.0.1"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(site.ok_json(&["oauth", "grants", "--json"]), json!([]));
+}
+
 /// A revoked grant is announced on its open listen streams, which then end
 /// with the refusal, as a revoked key's do: the token's refusal was not
 /// taken as the actor's, so no `list_changed` came and the stream stayed

@@ -72,7 +72,7 @@ async fn approved(site: &Site, client: &Client, roles: &[Role], scope: &str) -> 
         &csrf,
         Some(&csrf),
         &key,
-        "127.0.0.1",
+        [127, 0, 0, 1].into(),
     )
     .await
     .unwrap();
@@ -365,9 +365,17 @@ async fn consent_post_without_the_csrf_token_is_refused() {
         ("", Some("")),
         ("forged", Some("forged")),
     ] {
-        let e = flow::approve(&site.store, &issuer(), &pending.id, form, cookie, &key, "x")
-            .await
-            .unwrap_err();
+        let e = flow::approve(
+            &site.store,
+            &issuer(),
+            &pending.id,
+            form,
+            cookie,
+            &key,
+            [127, 0, 0, 1].into(),
+        )
+        .await
+        .unwrap_err();
         assert_eq!(e.code, Code::OAUTH_CONSENT_INVALID);
     }
 }
@@ -457,7 +465,7 @@ async fn expired_consent_is_refused_and_audited() {
         &csrf,
         Some(&csrf),
         &key,
-        "x",
+        [127, 0, 0, 1].into(),
     )
     .await
     .unwrap_err();

@@ -366,10 +366,15 @@ pub async fn approve(
     form_csrf: &str,
     cookie_csrf: Option<&str>,
     key: &RawKey,
-    from: &str,
+    client: std::net::IpAddr,
 ) -> Result<Answered> {
     pending(store, id, form_csrf, cookie_csrf).await?;
     let verified = keys::verify(store, key).await?;
+    // A key kept to some networks approves only from them: a stolen one had
+    // made a grant, in its own name, from anywhere (its tokens were refused
+    // on use, but the grant and its audit entry stood).
+    verified.restrictions.check_network(client)?;
+    let from = &client.to_string();
     let standing = Standing {
         principal: Principal::Key(verified.id),
         roles: verified.roles,

@@ -473,13 +473,15 @@ impl OAuth {
                     &csrf,
                     cookie.as_deref(),
                     &key,
-                    &from,
+                    client,
                 )
                 .await;
                 if let Err(e) = &result
                     && matches!(
                         e.code,
-                        Code::ACTOR_API_KEY_INVALID | Code::OAUTH_SCOPE_INSUFFICIENT
+                        Code::ACTOR_API_KEY_INVALID
+                            | Code::OAUTH_SCOPE_INSUFFICIENT
+                            | Code::KEY_NETWORK_NOT_ALLOWED
                     )
                 {
                     return self.ask_again(site, &id, &csrf, e).await;
