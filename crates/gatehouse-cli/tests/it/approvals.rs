@@ -778,6 +778,64 @@ fn a_held_call_takes_its_call_from_the_keys_rate_once() {
     }
 }
 
+/// Every call counts against a key's rate, the ones refused before they
+/// reach a tool too: calls of a tool that does not exist, and answers to a
+/// hold that does not exist, had all been served and audited without limit.
+#[test]
+fn calls_of_unknown_tools_and_answers_to_no_hold_count_against_the_keys_rate() {
+    let site = TestSite::new("approvals_rate_refused");
+    let (key, key_id) = mint(&site, &["--rate", "2/min", "--approve", "publish"]);
+    let serve = Serve::start(&site, &[]);
+    let unknown = |n: u64| {
+        try_legacy(
+            &serve.addr,
+            Some(&key),
+            n,
+            "tools/call",
+            serde_json::json!({"name": "no_such_tool", "arguments": {}}),
+        )
+        .unwrap()
+        .json()
+    };
+    let first = unknown(1);
+    assert!(
+        first["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Unknown tool"),
+        "{first}"
+    );
+    let made_up = serve.modern(
+        Some(&key),
+        "tools/call",
+        serde_json::json!({"name": "content_publish", "arguments": {"slug": "welcome"},
+                           "requestState": "hold_made_up"}),
+    );
+    assert_eq!(
+        code_of(&made_up.json()["result"]),
+        "APPROVAL_NOT_FOUND",
+        "{}",
+        made_up.text()
+    );
+    // Two calls taken: both kinds are refused by the rate from here on.
+    assert_eq!(code_of(&unknown(3)["result"]), "KEY_RATE_LIMITED");
+    let again = serve.modern(
+        Some(&key),
+        "tools/call",
+        serde_json::json!({"name": "content_publish", "arguments": {"slug": "welcome"},
+                           "requestState": "hold_made_up"}),
+    );
+    assert_eq!(
+        code_of(&again.json()["result"]),
+        "KEY_RATE_LIMITED",
+        "{}",
+        again.text()
+    );
+    let refused = call_entries(&site, &format!("key:{key_id}"), "<unknown>");
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert_eq!(refused[1]["code"], "KEY_RATE_LIMITED", "{refused:?}");
+}
+
 /// `keys mint --approve publish` on a site without an `[approvals]` table
 /// holds the key's publishing for the default timeout (it had been refused
 /// at once, with a timeout of zero).

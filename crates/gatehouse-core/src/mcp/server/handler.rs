@@ -521,17 +521,26 @@ impl State {
             .map(Actor::label)
             .unwrap_or_else(|_| self.actor.identity().label());
         let Some(spec) = manifest::find(name) else {
+            // Counted against the key's rate like every call (a flood of
+            // made-up names had been answered and audited without limit).
+            let limited = actor
+                .as_ref()
+                .ok()
+                .and_then(|a| super::reach::count_call(a).err());
             if let Err(e) = tools::record(
                 &self.site,
                 &label,
                 "<unknown>",
                 &tools::args_digest(args),
-                ("unknown_tool", None),
+                ("unknown_tool", limited.as_ref().map(|e| e.code)),
                 (&self.origin(), actor.as_ref().ok().and_then(Actor::grant)),
             )
             .await
             {
                 tracing::error!(code = %e.code, "could not record a call of an unknown tool");
+            }
+            if let Some(e) = limited {
+                return Ok(tools::result_value(tools::Outcome::err(&e).result));
             }
             return Err(invalid_params(format!(
                 "Unknown tool: {}",

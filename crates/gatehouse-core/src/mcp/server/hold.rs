@@ -185,9 +185,16 @@ async fn hold(
     if let Some(ask) = &modern
         && let Some(request_state) = ask.request_state
     {
-        return answered(site, actor, spec, args_sha256, request_state, ask)
-            .await
-            .map(|base| Pass::Approved { base });
+        // The hold it answers counted the call; one that answers no hold
+        // (made up, another's, decided) is a call of its own against the
+        // key's rate, or a flood of them went unlimited.
+        return match answered(site, actor, spec, args_sha256, request_state, ask).await {
+            Ok(base) => Ok(Pass::Approved { base }),
+            Err(e) => {
+                super::reach::count_call(actor)?;
+                Err(e)
+            }
+        };
     }
     let base = Base::read(site, spec.name, args).await?;
     // Outside the caller's content scope (the entry, or the slug a rename
