@@ -778,6 +778,58 @@ fn a_held_call_takes_its_call_from_the_keys_rate_once() {
     }
 }
 
+/// A key's networks are checked on every call of an HTTP batch, as its
+/// roles are: checked once per request, a call after a held one ran from a
+/// network the key had been moved off while the first was held.
+#[test]
+fn a_batch_call_after_a_held_one_is_refused_once_the_key_left_the_network() {
+    let site = TestSite::new("approvals_batch_network");
+    let admin = editors_publish_held(&site);
+    let (key, key_id) = mint(&site, &["--from", "127.0.0.1"]);
+    let serve = Serve::start(&site, &[]);
+    write_draft(&serve, &admin, "batch-a");
+    let (addr, k) = (serve.addr.clone(), key.clone());
+    let batch = std::thread::spawn(move || {
+        let auth = format!("Bearer {k}");
+        let body = serde_json::json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": "content_publish", "arguments": {"slug": "batch-a"}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "content_write_draft",
+                        "arguments": {"slug": "after-move", "title": "t", "body": "b"}}},
+        ]);
+        crate::serve_util::request(
+            &addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-03-26"),
+                ("Authorization", &auth),
+            ],
+            &serde_json::to_vec(&body).unwrap(),
+        )
+    });
+    let holds = waiting_holds(&site, &format!("key:{key_id}"), 1);
+    site.ok(&["keys", "restrict", &key_id, "--from", "10.0.0.0/8"]);
+    site.ok(&["approvals", "deny", &holds[0]]);
+    let answers = batch.join().unwrap().json();
+    let second = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["id"] == 2)
+        .unwrap();
+    assert_eq!(
+        code_of(&second["result"]),
+        "KEY_NETWORK_NOT_ALLOWED",
+        "{answers}"
+    );
+    let drafts = site.sql("SELECT COUNT(*) FROM content WHERE slug = 'after-move'");
+    assert_eq!(drafts.trim(), "0");
+}
+
 /// Every call counts against a key's rate, the ones refused before they
 /// reach a tool too: calls of a tool that does not exist, and answers to a
 /// hold that does not exist, had all been served and audited without limit.

@@ -183,7 +183,16 @@ impl State {
 
     /// The actor as the store has it now; notices manifest changes on the way.
     pub async fn actor_now(&self) -> crate::Result<Actor> {
-        let refreshed = self.actor.refresh(&self.site.store).await;
+        // Over HTTP, a key's networks are checked against the client on
+        // every call, as its roles are: checked once per request, a call of
+        // a batch after a held one ran from a network the key had since
+        // been moved off.
+        let refreshed = self.actor.refresh(&self.site.store).await.and_then(|a| {
+            if let (Actor::ApiKey { restrictions, .. }, Some(client)) = (&a, self.network.get()) {
+                restrictions.check_network(*client)?;
+            }
+            Ok(a)
+        });
         let names = match &refreshed {
             Ok(a) => {
                 if self.refused.borrow().is_some() {
@@ -211,16 +220,6 @@ impl State {
             self.refused.send_replace(Some(e.clone()));
         }
         refreshed
-    }
-
-    /// [`State::actor_now`] for a call that waited for a yes, refused from
-    /// the client's address if the key's networks no longer hold it.
-    async fn actor_after_hold(&self) -> crate::Result<Actor> {
-        let actor = self.actor_now().await?;
-        if let (Actor::ApiKey { restrictions, .. }, Some(client)) = (&actor, self.network.get()) {
-            restrictions.check_network(*client)?;
-        }
-        Ok(actor)
     }
 
     async fn notify_list_changed(&self) {
@@ -587,7 +586,7 @@ impl State {
         // narrowed or moved off the client's network (a user's roles
         // lowered) while the call waited does not run it as it arrived.
         let actor = match actor {
-            Ok(_) if held => self.actor_after_hold().await,
+            Ok(_) if held => self.actor_now().await,
             actor => actor,
         };
         record.bound_from_now();
@@ -804,6 +803,7 @@ fn is_actor_refusal(e: &Error) -> bool {
             | codes::ACTOR_EMAIL_UNKNOWN
             | codes::USER_DISABLED
             | codes::OAUTH_TOKEN_INVALID
+            | codes::KEY_NETWORK_NOT_ALLOWED
     )
 }
 
