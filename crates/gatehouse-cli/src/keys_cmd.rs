@@ -76,7 +76,7 @@ pub struct RestrictFlags {
     /// At most this many calls per period, e.g. 60/min, 5/s, 1000/h.
     #[arg(long, value_name = "N/PERIOD")]
     rate: Option<String>,
-    /// Calls of these tools or effect classes wait for a person's yes, e.g. publish,media_write.
+    /// Calls of these tools or effect classes wait for the site owner's yes (never the key's own client's), e.g. publish,media_write.
     #[arg(long, value_name = "TOOLS|EFFECTS")]
     approve: Option<String>,
     /// gatehouse serve accepts the key only from these client networks, e.g. 10.0.0.0/8,192.168.1.0/24.

@@ -778,6 +778,63 @@ fn a_held_call_takes_its_call_from_the_keys_rate_once() {
     }
 }
 
+/// A key's own `--approve` list is an admin's restriction on the key: its
+/// calls wait for the owner, never for the key holder's own client, whatever
+/// `decide` says (the client's yes had published under the default,
+/// `decide = "client"`). The site's own rule still asks the client.
+#[test]
+fn a_keys_own_approve_list_is_never_answered_by_the_keys_client() {
+    let site = TestSite::new("approvals_key_list_owner");
+    site.append_to_site_file(
+        "[approvals]\ntools = [\"content_write_draft\"]\nroles = [\"editor\"]\ndecide = \"client\"\ntimeout_seconds = 120",
+    );
+    let (admin, _) = site.mint("admin");
+    let (key, key_id) = mint(&site, &["--approve", "publish"]);
+    let caller = format!("key:{key_id}");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &admin)]);
+    mcp.initialize("2025-11-25");
+    let draft = mcp.call(
+        1,
+        "content_write_draft",
+        serde_json::json!({"slug": "own-list", "title": "t", "body": "x"}),
+        None,
+    );
+    assert_eq!(draft["result"]["isError"], false, "{draft}");
+    assert!(mcp.finish().success());
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", &key)]);
+    let init = mcp.request(
+        0,
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-11-25", "clientInfo": {"name": "holder", "version": "1"},
+            "capabilities": {"elicitation": {"form": {}}}}),
+    );
+    assert!(init.get("result").is_some(), "{init}");
+    mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    mcp.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "content_publish", "arguments": {"slug": "own-list"}}}),
+    );
+    let id = waiting_holds(&site, &caller, 1).remove(0);
+    assert_eq!(hold(&site, &id)["decider"], "owner", "{}", hold(&site, &id));
+    site.ok(&["approvals", "deny", &id]);
+    let reply = mcp.response(&serde_json::json!(2));
+    assert_eq!(code_of(&reply["result"]), "APPROVAL_DENIED", "{reply}");
+    assert!(
+        mcp.notifications
+            .iter()
+            .all(|n| n["method"] != "elicitation/create"),
+        "the key's client was asked: {:?}",
+        mcp.notifications
+    );
+    // The site's rule, though, asks the client as its table says.
+    mcp.send(
+        &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "content_write_draft", "arguments": {"slug": "own-list", "title": "t", "body": "y"}}}),
+    );
+    let question = mcp.recv();
+    assert_eq!(question["method"], "elicitation/create", "{question}");
+}
+
 /// A key's networks are checked on every call of an HTTP batch, as its
 /// roles are: checked once per request, a call after a held one ran from a
 /// network the key had been moved off while the first was held.

@@ -114,14 +114,29 @@ impl ApprovalPolicy {
     /// Whether a call of `tool` (effect class `effect`) by `actor` waits:
     /// the site's rule, or the key's own list (tool names or effect classes).
     pub fn holds(&self, actor: &Actor, tool: &str, effect: &str) -> bool {
-        let by_site = (self.tools.iter().any(|t| t == tool)
-            || self.effects.iter().any(|e| e == effect))
-            && (self.roles.is_empty() || actor.roles().iter().any(|r| self.roles.contains(r)));
         let by_key = actor
             .restrictions()
             .and_then(|r| r.approve.as_ref())
             .is_some_and(|list| list.iter().any(|x| x == tool || x == effect));
-        by_site || by_key
+        self.holds_by_site(actor, tool, effect) || by_key
+    }
+
+    /// Whether the site's own rule (not a key's list) holds the call.
+    pub fn holds_by_site(&self, actor: &Actor, tool: &str, effect: &str) -> bool {
+        (self.tools.iter().any(|t| t == tool) || self.effects.iter().any(|e| e == effect))
+            && (self.roles.is_empty() || actor.roles().iter().any(|r| self.roles.contains(r)))
+    }
+
+    /// Who decides a call [`ApprovalPolicy::holds`]: the table's `decide`
+    /// when the site's rule holds it; the owner when only the key's own
+    /// `--approve` list does. That list is an admin's restriction on the
+    /// key: its holder's client had said yes to it under `decide = "client"`.
+    pub fn decider(&self, actor: &Actor, tool: &str, effect: &str) -> Decide {
+        if self.holds_by_site(actor, tool, effect) {
+            self.decide
+        } else {
+            Decide::Owner
+        }
     }
 }
 

@@ -219,7 +219,13 @@ async fn hold(
         Some(ask) => ask.client.clone(),
         None => state.client_asks(),
     };
-    let decider = match (policy.decide, &client) {
+    // A rename held as a publish is decided as a publish would be.
+    let wanted = if policy.holds(actor, spec.name, spec.effect.into()) {
+        policy.decider(actor, spec.name, spec.effect.into())
+    } else {
+        policy.decider(actor, "content_publish", "publish")
+    };
+    let decider = match (wanted, &client) {
         (Decide::Client, Some(_)) => Decide::Client,
         _ => Decide::Owner,
     };
