@@ -17,6 +17,17 @@ pub fn is_bidi_control(c: char) -> bool {
     )
 }
 
+/// Whether `c` is shown as nothing: zero-width spaces and joiners, the word
+/// joiner and invisible operators, the byte-order mark. Inside a name a
+/// person is asked to trust (`Claude\u{200B} by Anthropic`), they make a
+/// look-alike that compares unequal.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}' | '\u{180E}'
+    )
+}
+
 /// Refuses a label holding a bidirectional control, with `code` and `hint`.
 pub fn check_no_bidi(what: &str, text: &str, code: Code, hint: &str) -> Result<()> {
     match text.chars().find(|c| is_bidi_control(*c)) {

@@ -160,27 +160,34 @@ pub async fn get_client(store: &Store, id: &str) -> Result<Option<ClientRow>> {
         .await
 }
 
-/// Live registrations no grant has used yet: what a flood would fill.
-pub async fn count_unused_registrations(tx: &mut Tx, now: i64) -> Result<i64> {
+/// Live clients of `kind` (`registered`, `document`) no grant has used
+/// yet: what a flood would fill.
+pub async fn count_unused(tx: &mut Tx, kind: &str, now: i64) -> Result<i64> {
     sqlx::query_scalar(
-        "SELECT COUNT(*) FROM oauth_clients WHERE kind = 'registered' AND last_used_at IS NULL AND expires_at > $1",
+        "SELECT COUNT(*) FROM oauth_clients WHERE kind = $1 AND last_used_at IS NULL AND expires_at > $2",
     )
+    .bind(kind)
     .bind(now)
     .fetch_one(&mut **tx)
     .await
-    .map_err(fail("counting OAuth registrations"))
+    .map_err(fail("counting OAuth clients"))
 }
 
-/// Removes the `n` oldest registrations no grant has used.
-pub async fn delete_oldest_unused_registrations(tx: &mut Tx, n: i64) -> Result<u64> {
+/// Removes the `n` oldest clients of `kind` no grant has used (and none
+/// live: see [`delete_lapsed_unused`]).
+pub async fn delete_oldest_unused(tx: &mut Tx, kind: &str, n: i64) -> Result<u64> {
     let done = sqlx::query(
-        "DELETE FROM oauth_clients WHERE id IN (SELECT id FROM oauth_clients
-         WHERE kind = 'registered' AND last_used_at IS NULL ORDER BY created_at, id LIMIT $1)",
+        "DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c
+         WHERE c.kind = $1 AND c.last_used_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM oauth_grants g
+                           WHERE g.client_id = c.id AND g.revoked_at IS NULL)
+         ORDER BY c.created_at, c.id LIMIT $2)",
     )
+    .bind(kind)
     .bind(n)
     .execute(&mut **tx)
     .await
-    .map_err(fail("removing the oldest unused OAuth registrations"))?;
+    .map_err(fail("removing the oldest unused OAuth clients"))?;
     Ok(done.rows_affected())
 }
 
@@ -238,6 +245,40 @@ pub async fn insert_request(tx: &mut Tx, r: &RequestRow) -> Result<()> {
         .await
         .map_err(fail("removing expired authorization requests"))?;
     Ok(())
+}
+
+/// How many authorization requests are stored (pending or expired).
+pub async fn count_requests(store: &Store) -> Result<i64> {
+    store
+        .read("counting authorization requests", |pool| async move {
+            sqlx::query_scalar("SELECT COUNT(*) FROM oauth_requests")
+                .fetch_one(&pool)
+                .await
+        })
+        .await
+}
+
+/// Past `max` pending requests, removes the oldest that nobody has begun
+/// to answer (no pairing code, no approval), so that a flood from many
+/// networks pushes out its own requests instead of growing the table.
+pub async fn bound_requests(tx: &mut Tx, max: i64) -> Result<u64> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_requests")
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(fail("counting authorization requests"))?;
+    if n <= max {
+        return Ok(0);
+    }
+    let done = sqlx::query(
+        "DELETE FROM oauth_requests WHERE id IN (SELECT id FROM oauth_requests
+         WHERE pair_hash IS NULL AND approved_key_id IS NULL AND approved_email IS NULL
+         ORDER BY created_at, id LIMIT $1)",
+    )
+    .bind(n - max)
+    .execute(&mut **tx)
+    .await
+    .map_err(fail("removing the oldest authorization requests"))?;
+    Ok(done.rows_affected())
 }
 
 /// Takes a pending request out (it is answered once, whatever the answer).

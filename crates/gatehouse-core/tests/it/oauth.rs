@@ -685,3 +685,78 @@ async fn a_document_client_refreshes_after_its_cached_document_lapses() {
     .unwrap_err();
     assert_eq!(err.code, Code::OAUTH_CLIENT_INVALID, "{err:?}");
 }
+
+/// Pending authorization requests are bounded as registrations are: a
+/// flood from many networks (each under its own limit) had stored every
+/// request it made for their ten minutes. Past the bound the oldest go,
+/// and the newest, a real user's among them, can still be answered.
+#[tokio::test]
+async fn pending_authorization_requests_are_bounded_and_the_newest_kept() {
+    let (_tmp, site) = fresh_site("oauth_request_flood").await;
+    let client = public_client(&site).await;
+    let key = keys::mint(&site.store, "test", "k", &[Role::Viewer], None)
+        .await
+        .unwrap()
+        .key;
+    let checked =
+        flow::check_authorize(&issuer(), &client, &params(&client, "content:read")).unwrap();
+    let first = flow::begin_consent(&site.store, &checked).await.unwrap();
+    for _ in 0..oauth::MAX_PENDING_REQUESTS + 10 {
+        flow::begin_consent(&site.store, &checked).await.unwrap();
+    }
+    let last = flow::begin_consent(&site.store, &checked).await.unwrap();
+    let count = gatehouse_core::store::oauth::count_requests(&site.store)
+        .await
+        .unwrap();
+    assert_eq!(count, oauth::MAX_PENDING_REQUESTS);
+    let answer = |p: &flow::Pending| {
+        let csrf = p.csrf.expose().to_string();
+        let (store, id, key) = (site.store.clone(), p.id.clone(), key.clone());
+        async move {
+            flow::approve(
+                &store,
+                &issuer(),
+                &id,
+                &csrf,
+                Some(&csrf),
+                &key,
+                [127, 0, 0, 1].into(),
+            )
+            .await
+        }
+    };
+    assert_eq!(
+        answer(&first).await.unwrap_err().code,
+        Code::OAUTH_CONSENT_INVALID
+    );
+    answer(&last).await.unwrap();
+}
+
+/// Cached metadata documents no grant has used are bounded too: documents
+/// at ever new URLs of a host that serves them had each been kept an hour.
+#[tokio::test]
+async fn cached_documents_nobody_used_are_bounded() {
+    let (_tmp, site) = fresh_site("oauth_document_flood").await;
+    for i in 0..oauth::MAX_UNUSED_DOCUMENTS + 5 {
+        let url = format!("https://app.example/clients/{i}.json");
+        let doc = json!({"client_id": url, "client_name": "Flood", "redirect_uris": [REDIRECT]});
+        let c = client::parse_document(&url, &serde_json::to_vec(&doc).unwrap()).unwrap();
+        client::cache_document(&site.store, &c).await.unwrap();
+    }
+    let cached = |i: i64| {
+        let store = site.store.clone();
+        async move {
+            let url = format!("https://app.example/clients/{i}.json");
+            gatehouse_core::store::oauth::get_client(&store, &url)
+                .await
+                .unwrap()
+                .is_some()
+        }
+    };
+    // The five oldest made room; the rest, the newest among them, stay.
+    for i in 0..5 {
+        assert!(!cached(i).await, "document {i} outlived the bound");
+    }
+    assert!(cached(5).await);
+    assert!(cached(oauth::MAX_UNUSED_DOCUMENTS + 4).await);
+}

@@ -158,10 +158,13 @@ fn redirect_list(value: Option<&Value>) -> Result<Vec<String>> {
 
 fn client_name(value: Option<&Value>, fallback: &str) -> String {
     let name = value.and_then(Value::as_str).unwrap_or(fallback);
-    // Shown on the consent page: no control or bidirectional characters.
+    // Shown on the consent page: no control, bidirectional or invisible
+    // characters.
     let name: String = name
         .chars()
-        .filter(|c| !c.is_control() && !crate::text::is_bidi_control(*c))
+        .filter(|c| {
+            !c.is_control() && !crate::text::is_bidi_control(*c) && !crate::text::is_invisible(*c)
+        })
         .take(100)
         .collect();
     if name.trim().is_empty() {
@@ -240,9 +243,9 @@ pub async fn register(store: &Store, body: &Value, from: &str) -> Result<Registe
     // flood from many addresses then pushes out its own entries, where a
     // refusal would lock every new client out until they lapsed.
     let over =
-        sql::count_unused_registrations(&mut tx, now).await? + 1 - super::MAX_UNUSED_REGISTRATIONS;
+        sql::count_unused(&mut tx, "registered", now).await? + 1 - super::MAX_UNUSED_REGISTRATIONS;
     if over > 0 {
-        let gone = sql::delete_oldest_unused_registrations(&mut tx, over).await?;
+        let gone = sql::delete_oldest_unused(&mut tx, "registered", over).await?;
         tracing::warn!(
             gone,
             "unused OAuth registrations at their bound; the oldest made room"
@@ -380,6 +383,16 @@ pub async fn cache_document(store: &Store, client: &Client) -> Result<()> {
     // Documents that lapsed with no grant ever made go as new ones come, so
     // requests naming ever new document URLs cannot grow the table for good.
     sql::delete_lapsed_unused(&mut tx, "document", now).await?;
+    // And at the bound, as registrations: documents at ever new URLs of a
+    // host that serves them (each fetched once) had grown it for an hour.
+    let over = sql::count_unused(&mut tx, "document", now).await? + 1 - super::MAX_UNUSED_DOCUMENTS;
+    if over > 0 {
+        let gone = sql::delete_oldest_unused(&mut tx, "document", over).await?;
+        tracing::warn!(
+            gone,
+            "unused client metadata documents at their bound; the oldest made room"
+        );
+    }
     sql::upsert_document_client(&mut tx, &row).await?;
     tx.commit()
         .await
@@ -470,6 +483,19 @@ pub fn authenticate(client: &Client, secret: Option<&Secret>, basic: bool) -> Re
 
 #[cfg(test)]
 mod tests {
+    /// A consent page names the client as a person reads it: invisible
+    /// characters (a zero-width space inside "Claude by Anthropic") are
+    /// dropped with the control and bidirectional ones.
+    #[test]
+    fn client_names_lose_invisible_and_control_characters() {
+        let name = json!("Claude\u{200B} by\u{2060} Anthropic\u{FEFF}\u{202E}\u{7}");
+        assert_eq!(client_name(Some(&name), "host"), "Claude by Anthropic");
+        assert_eq!(
+            client_name(Some(&json!("\u{200B}\u{200D}")), "host"),
+            "host"
+        );
+    }
+
     use super::*;
 
     #[test]

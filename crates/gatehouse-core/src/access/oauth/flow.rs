@@ -275,6 +275,13 @@ pub async fn begin_consent(store: &Store, c: &Checked) -> Result<Pending> {
     };
     let mut tx = store.begin_write().await?;
     sql::insert_request(&mut tx, &row).await?;
+    let gone = sql::bound_requests(&mut tx, super::MAX_PENDING_REQUESTS).await?;
+    if gone > 0 {
+        tracing::warn!(
+            gone,
+            "pending authorization requests at their bound; the oldest made room"
+        );
+    }
     tx.commit()
         .await
         .map_err(|e| Error::storage("committing an authorization request", e))?;

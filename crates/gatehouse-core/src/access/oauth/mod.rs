@@ -181,6 +181,11 @@ pub const REQUEST_TTL_MS: i64 = 10 * 60_000;
 pub const REGISTRATION_TTL_MS: i64 = 86_400_000;
 /// Unused registrations held at once; a new one past this pushes out the oldest.
 pub const MAX_UNUSED_REGISTRATIONS: i64 = 1_000;
+/// Cached metadata documents no grant has used, held at once; the same rule.
+pub const MAX_UNUSED_DOCUMENTS: i64 = 1_000;
+/// Pending authorization requests held at once (each lives ten minutes);
+/// a new one past this pushes out the oldest nobody began to answer.
+pub const MAX_PENDING_REQUESTS: i64 = 1_000;
 
 /// A secret handed out once (token, code, client secret); never printed.
 #[derive(Clone, PartialEq, Eq)]
