@@ -415,7 +415,6 @@ fn stopped_while_held(reply: &Value, id: Value, hold: &str) {
 }
 
 /// The `mcp.tool_call` entries of `caller`'s `tool`, as their details.
-#[cfg(unix)]
 fn call_entries(site: &TestSite, caller: &str, tool: &str) -> Vec<Value> {
     site.audit()
         .into_iter()
