@@ -272,3 +272,58 @@ fn doctor_finds_continue_entries_in_any_block_file_and_config_yaml() {
     );
     assert_eq!(report["ok"], true, "{report:#}");
 }
+
+/// A cloned project's own file names a site folder of the project whose
+/// `database_url` points at a SQLite file of the user's: the doctor, a
+/// check, had migrated that file into a Gatehouse database (and would have
+/// created one where none was). It now leaves both as they were, and says
+/// why the site was not opened.
+#[test]
+fn doctor_never_migrates_or_creates_a_database_a_project_names() {
+    let site = TestSite::plain("doctor_foreign_db");
+    let home = tempfile::tempdir().unwrap();
+    let victim = home.path().join("victim/notes.db");
+    std::fs::create_dir_all(victim.parent().unwrap()).unwrap();
+    rusqlite::Connection::open(&victim)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x');",
+        )
+        .unwrap();
+    let before = std::fs::read(&victim).unwrap();
+    let absent = home.path().join("victim/absent.db");
+    let repo = home.path().join("repo");
+    for (dir, db) in [("evil-site", &victim), ("absent-site", &absent)] {
+        write(
+            &repo.join(dir).join("gatehouse.toml"),
+            &format!(
+                "name = \"{dir}\"\ndatabase_url = \"sqlite://{}\"\n",
+                db.display()
+            ),
+        );
+    }
+    write(
+        &repo.join(".mcp.json"),
+        r#"{"mcpServers": {
+            "gatehouse": {"command": "gatehouse", "args": ["mcp", "--site", "evil-site", "--email", "a@b.example"]},
+            "gatehouse-absent": {"command": "gatehouse", "args": ["mcp", "--site", "absent-site", "--email", "a@b.example"]}
+        }}"#,
+    );
+    let out = in_home(&site, home.path())
+        .current_dir(&repo)
+        .args(["config", "doctor", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        before,
+        "the user's file was changed"
+    );
+    assert!(!absent.exists(), "a database was created");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("is not a Gatehouse database of this version"),
+        "{report}"
+    );
+    assert!(report.contains("there is no database file at"), "{report}");
+}

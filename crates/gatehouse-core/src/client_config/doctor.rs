@@ -589,10 +589,12 @@ fn is_reference(value: &str) -> bool {
     value.starts_with('$') || value.starts_with("{env:")
 }
 
+/// The site an entry names, as it is: the entry may come from a project's
+/// file, whose site folder (and its `database_url`) anyone who made the
+/// project chose, so nothing is created or migrated, and no password of
+/// this host's is sent (`site::open_as_is`).
 async fn open_site(dir: &Path) -> std::result::Result<Site, Error> {
-    // Reading gatehouse.toml first keeps a missing site from creating a database.
-    site::read_site_file(dir)?;
-    site::open(&Settings {
+    site::open_as_is(&Settings {
         dir: dir.to_path_buf(),
         database_url: None,
     })

@@ -297,9 +297,24 @@ fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Resu
 
 /// Opens an existing site.
 pub async fn open(settings: &Settings) -> Result<Site> {
+    open_with(settings, true).await
+}
+
+/// Opens an existing site only if its database already holds this build's
+/// schema, changing nothing first (`Store::open_as_is`): for checking a
+/// site another file names.
+pub async fn open_as_is(settings: &Settings) -> Result<Site> {
+    open_with(settings, false).await
+}
+
+async fn open_with(settings: &Settings, own: bool) -> Result<Site> {
     let file = read_site_file(&settings.dir)?;
     let url = database_url(&settings.dir, settings.database_url.as_deref(), &file)?;
-    let store = Store::open(&url).await?;
+    let store = if own {
+        Store::open(&url).await?
+    } else {
+        Store::open_as_is(&url).await?
+    };
     Ok(Site {
         dir: settings.dir.clone(),
         file,

@@ -32,6 +32,23 @@ pub(super) async fn run(
         .map_err(sqlx::Error::from)
 }
 
+/// Whether the database on `conn` holds every migration of this build, and
+/// no other: read only, before anything is set on the connection (a
+/// `journal_mode` would change a file that is not ours).
+pub(super) async fn is_current(conn: &mut AnyConnection, backend: DatabaseKind) -> bool {
+    let migrator = match backend {
+        DatabaseKind::Sqlite => &SQLITE_MIGRATOR,
+        DatabaseKind::Postgres => &POSTGRES_MIGRATOR,
+    };
+    let ours = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+    let theirs: std::result::Result<(i64, i64), _> = sqlx::query_as(
+        "SELECT COALESCE(MAX(version), 0), COUNT(*) FROM _sqlx_migrations WHERE success",
+    )
+    .fetch_one(conn)
+    .await;
+    matches!(theirs, Ok((version, count)) if version == ours && count == migrator.iter().count() as i64)
+}
+
 /// The error for a failed [`run`]: a read-only SQLite file, a storage cause
 /// the driver names, else a database that is newer or damaged.
 pub(super) fn failed(e: &sqlx::Error, options: &AnyConnectOptions, shown: &str) -> Error {

@@ -36,10 +36,41 @@ impl Store {
     /// is reported at once with its step (`connect`, `authenticate`, `open`,
     /// `migrate`) instead of after the pool's retries time out.
     pub async fn open(url: &str) -> Result<Store> {
+        Store::open_with(url, true).await
+    }
+
+    /// Opens the database at `url` only if it already holds this build's
+    /// schema: nothing is created, migrated or set on it first, and no
+    /// password of this host's (`PGPASSWORD`) is sent. For a check of a
+    /// site that someone else's file names (`config doctor` reading a
+    /// cloned project): opened as usual, such a site's `database_url` had
+    /// turned any SQLite file of the user's into a Gatehouse database.
+    pub async fn open_as_is(url: &str) -> Result<Store> {
+        Store::open_with(url, false).await
+    }
+
+    async fn open_with(url: &str, own: bool) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
         let shown: Arc<str> = redact_urls(url).into();
-        let url = with_host_password(url, backend);
+        let url: std::borrow::Cow<'_, str> = if own {
+            with_host_password(url, backend)
+        } else {
+            url.into()
+        };
+        if !own
+            && backend == DatabaseKind::Sqlite
+            && !url
+                .parse::<sqlx::sqlite::SqliteConnectOptions>()
+                .is_ok_and(|o| o.get_filename().is_file())
+        {
+            return Err(Error::new(
+                codes::STORAGE_ERROR,
+                format!("there is no database file at {shown}"),
+            )
+            .hint("a check never creates a database; open the site with `gatehouse --site DIR` once if it is yours")
+            .detail(serde_json::json!({"step": "open", "url": &*shown})));
+        }
         let options: AnyConnectOptions = url.parse().map_err(|e: sqlx::Error| {
             tracing::debug!(error = %redact_urls(&e.to_string()), "bad database url");
             Error::invalid(
@@ -65,9 +96,22 @@ impl Store {
                 .detail(serde_json::json!({"step": "connect", "url": &*shown})));
             }
         };
-        let migrated = migrate::run(&mut conn, backend).await;
-        let _ = conn.close().await;
-        migrated.map_err(|e| migrate::failed(&e, &options, &shown))?;
+        if own {
+            let migrated = migrate::run(&mut conn, backend).await;
+            let _ = conn.close().await;
+            migrated.map_err(|e| migrate::failed(&e, &options, &shown))?;
+        } else {
+            let current = migrate::is_current(&mut conn, backend).await;
+            let _ = conn.close().await;
+            if !current {
+                return Err(Error::new(
+                    codes::STORAGE_ERROR,
+                    format!("{shown} is not a Gatehouse database of this version"),
+                )
+                .hint("it was left as it is (a check never creates or migrates a database); open the site with `gatehouse --site DIR` once if it is yours")
+                .detail(serde_json::json!({"step": "migrate", "url": &*shown})));
+            }
+        }
         let pool_of = |size: u32| {
             AnyPoolOptions::new()
                 .max_connections(size)
