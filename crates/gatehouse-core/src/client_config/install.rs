@@ -392,18 +392,38 @@ fn write_atomically(path: &Path, bytes: &[u8], like: &Path, private: bool) -> Re
 /// Elsewhere (the user's home) a link is the user's own (dotfiles kept elsewhere):
 /// the file it points at is the one written, so the link stays.
 fn through_symlink(path: &Path, scope: Scope, project: &Path) -> Result<PathBuf> {
-    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let symlink = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let is_link = symlink(path);
     // Local scope writes the user's own file (Claude Code's `~/.claude.json`).
     if scope == Scope::Project {
+        // The deepest folder that is there decides: one not there yet is
+        // made inside it. Checked on the file's own folder alone, a link one
+        // level up (`.kiro -> elsewhere` for `.kiro/settings/mcp.json`) had
+        // the folders made, and the file written, through it.
         let inside = |p: &Path| {
-            let (Ok(p), Ok(root)) = (std::fs::canonicalize(p), std::fs::canonicalize(project))
-            else {
-                return true; // Not there yet: created inside the project.
+            let Ok(root) = std::fs::canonicalize(project) else {
+                return true;
             };
-            p.starts_with(root)
+            match p
+                .ancestors()
+                .find(|a| a.exists())
+                .map(std::fs::canonicalize)
+            {
+                Some(Ok(there)) => there.starts_with(root),
+                _ => true,
+            }
         };
+        // And no folder of the project on the way is a link, even one that
+        // points at nothing yet.
+        let linked = path.parent().is_some_and(|folder| {
+            folder.starts_with(project)
+                && folder
+                    .ancestors()
+                    .take_while(|a| *a != project)
+                    .any(symlink)
+        });
         let folder_inside = path.parent().is_none_or(inside);
-        if is_link || !folder_inside {
+        if is_link || linked || !folder_inside {
             return Err(Error::invalid(
                 codes::CONFIG_PATH_INVALID,
                 format!(

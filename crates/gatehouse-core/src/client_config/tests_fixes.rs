@@ -431,6 +431,46 @@ fn project_install_refuses_a_symlinked_config_file() {
             .is_none()
     );
 
+    // A link further up, whose folders below are not there yet (Kiro's
+    // `.kiro/settings/mcp.json` with `.kiro` linked out, Continue's
+    // `.continue/mcpServers/` with `.continue` linked to the user's own):
+    // the folders had been made, and the file written, through the link.
+    for (client, top) in [(Client::Kiro, ".kiro"), (Client::Continue, ".continue")] {
+        let elsewhere = tempfile::tempdir().unwrap();
+        let project3 = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), project3.path().join(top)).unwrap();
+        let e = install_as(
+            client,
+            Scope::Project,
+            home.path(),
+            project3.path(),
+            KeyDelivery::Reference,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, codes::CONFIG_PATH_INVALID, "{client:?}: {e:?}");
+        assert!(
+            std::fs::read_dir(elsewhere.path())
+                .unwrap()
+                .next()
+                .is_none(),
+            "{client:?} wrote through the link"
+        );
+        // Even a link that points at nothing yet.
+        let project4 = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path().join("later"), project4.path().join(top))
+            .unwrap();
+        let e = install_as(
+            client,
+            Scope::Project,
+            home.path(),
+            project4.path(),
+            KeyDelivery::Reference,
+        )
+        .unwrap_err();
+        assert_eq!(e.code, codes::CONFIG_PATH_INVALID, "{client:?}: {e:?}");
+        assert!(!elsewhere.path().join("later").exists());
+    }
+
     // The user's own link (dotfiles): written through, kept a link.
     let user = user_file(Client::Cursor, &home_at(Os::Linux, home.path(), &[]));
     std::fs::create_dir_all(user.parent().unwrap()).unwrap();
