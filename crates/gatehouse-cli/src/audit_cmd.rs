@@ -18,6 +18,10 @@ pub enum AuditCommand {
         /// Also check against a checkpoint kept elsewhere (from `audit checkpoint export`).
         #[arg(long, value_name = "FILE")]
         checkpoint: Option<std::path::PathBuf>,
+        /// The public key (hex, from `audit key`) of the machine that exported
+        /// the checkpoint, when it is not this one (repeatable).
+        #[arg(long = "trust-key", value_name = "KEY", requires = "checkpoint")]
+        trust_keys: Vec<String>,
     },
     /// Show the newest entries.
     List {
@@ -44,15 +48,19 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
     let store = &site.store;
     let json = ctx.json;
     let out = match cmd {
-        AuditCommand::Verify { checkpoint: file } => {
+        AuditCommand::Verify {
+            checkpoint: file,
+            trust_keys,
+        } => {
             let extra = match file {
-                Some(path) => Some(checkpoint::parse_exported(
+                Some(path) => Some(checkpoint::parse_trusted(
                     &std::fs::read_to_string(&path).map_err(|e| {
                         Error::new(
                             codes::IO_ERROR,
                             format!("cannot read {}: {e}", path.display()),
                         )
                     })?,
+                    &trust_keys,
                 )?),
                 None => None,
             };

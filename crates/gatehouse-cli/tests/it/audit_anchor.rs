@@ -129,13 +129,54 @@ fn an_exported_checkpoint_catches_a_rewrite_another_machine_cannot_see() {
     let all = rows(&site);
     rewrite_chain(&site, &all[..5]);
     site.sql("DELETE FROM audit_checkpoints");
+    let exporter = site.ok(&["audit", "key"]).trim().to_string();
     // Another machine: a fresh config dir, so no local anchor and another key.
     std::fs::remove_dir_all(site.config_dir()).unwrap();
     let v = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(v["ok"], true);
     assert!(v["anchored_at"].is_null(), "{v}");
-    let e = verify_fails(&site, &["--checkpoint", file.to_str().unwrap()]);
+    let e = verify_fails(
+        &site,
+        &[
+            "--checkpoint",
+            file.to_str().unwrap(),
+            "--trust-key",
+            &exporter,
+        ],
+    );
     assert_eq!(e["detail"]["first_bad_seq"], 6, "{e}");
+}
+
+/// A checkpoint file is trusted only when signed by this machine's key or
+/// one the admin names: any key signs a checkpoint of any chain, so one
+/// exported by whoever rewrote the chain had made `verify --checkpoint` say
+/// the rewritten chain matched it.
+#[test]
+fn a_checkpoint_file_signed_by_a_key_nobody_named_is_refused() {
+    let site = site_with_history("anchor_export_foreign");
+    let all = rows(&site);
+    rewrite_chain(&site, &all[..5]);
+    site.sql("DELETE FROM audit_checkpoints");
+    // The rewriter's own machine signs the rewritten head.
+    let rewriter = tempfile::tempdir().unwrap();
+    let forged = site
+        .command()
+        .env("GATEHOUSE_CONFIG_DIR", rewriter.path())
+        .args(["audit", "checkpoint", "export"])
+        .output()
+        .unwrap();
+    assert!(
+        forged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&forged.stderr)
+    );
+    let file = site.dir.parent().unwrap().join("forged.json");
+    std::fs::write(&file, &forged.stdout).unwrap();
+    std::fs::remove_dir_all(site.config_dir()).unwrap();
+    let args = ["audit", "verify", "--checkpoint", file.to_str().unwrap()];
+    let f = failure(site.run(&args), &args);
+    assert_eq!(f.code, "AUDIT_CHECKPOINT_INVALID", "{}", f.stderr);
+    assert!(f.stderr.contains("does not trust"), "{}", f.stderr);
 }
 
 #[test]
