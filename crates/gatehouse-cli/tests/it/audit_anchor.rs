@@ -295,6 +295,91 @@ fn a_replaced_signing_key_is_named_and_the_log_not_blamed() {
     );
 }
 
+/// After a key was lost or replaced, the next write's checkpoint no longer
+/// re-signs the anchor with the new key: that had hidden the change from
+/// every later verify (it passed, anchored by a key made a moment before).
+/// The write itself is done; only the checkpoint waits for the admin.
+#[test]
+fn a_write_after_the_key_changed_leaves_the_anchor_for_verify_to_name() {
+    let site = site_with_history("anchor_key_resigned");
+    let key = site.config_dir().join("audit-signing-key");
+    std::fs::remove_file(&key).unwrap();
+    site.mint("viewer");
+    let args = ["audit", "verify", "--json"];
+    let f = failure(site.run(&args), &args);
+    assert_eq!(f.code, "AUDIT_KEY_CHANGED", "{}", f.stderr);
+}
+
+/// This machine's anchor file damaged or edited is named as that file, not
+/// blamed on the log: an edited one had been reported as entry N altered
+/// ("restore the database from a backup"), and one with a byte appended had
+/// been passed over (verify said ok) and then replaced.
+#[test]
+fn a_damaged_or_edited_anchor_file_is_named_not_blamed_on_the_log() {
+    let site = site_with_history("anchor_file_edited");
+    let anchor = std::fs::read_dir(site.config_dir().join("audit-anchors"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let original = std::fs::read_to_string(&anchor).unwrap();
+    let named = |why: &str| {
+        let args = ["audit", "verify", "--json"];
+        let f = failure(site.run(&args), &args);
+        assert_eq!(f.code, "AUDIT_CHECKPOINT_INVALID", "{}", f.stderr);
+        assert!(
+            f.stderr.contains(&anchor.display().to_string()),
+            "{}",
+            f.stderr
+        );
+        assert!(f.stderr.contains(why), "{}", f.stderr);
+        assert!(!f.stderr.contains("first_bad_seq"), "{}", f.stderr);
+    };
+    let mut edited: Value = serde_json::from_str(&original).unwrap();
+    edited["ts"] = (edited["ts"].as_i64().unwrap() + 1).into();
+    std::fs::write(&anchor, edited.to_string()).unwrap();
+    named("does not match its signature");
+    std::fs::write(&anchor, format!("{original}x")).unwrap();
+    named("cannot be trusted");
+    // Nor does a write replace it meanwhile.
+    site.mint("viewer");
+    assert_eq!(
+        std::fs::read_to_string(&anchor).unwrap(),
+        format!("{original}x")
+    );
+    std::fs::write(&anchor, &original).unwrap();
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
+/// A site made anew in a folder that held another starts its own chain;
+/// the old site's anchor there had failed every verify of it as a cut chain
+/// (and refused every checkpoint), with no way out the hint named. It is
+/// set aside when the new site is made.
+#[test]
+fn a_site_made_anew_in_the_same_folder_is_not_held_to_the_old_ones_anchor() {
+    let site = site_with_history("anchor_site_anew");
+    if site.database_url.is_some() {
+        return; // A PostgreSQL site's database outlives its folder.
+    }
+    std::fs::remove_dir_all(&site.dir).unwrap();
+    let out = std::process::Command::new(crate::util::BIN)
+        .args(["site", "init", site.dir.to_str().unwrap(), "--scratch"])
+        .env("GATEHOUSE_CONFIG_DIR", site.config_dir())
+        .env_remove("GATEHOUSE_API_KEY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("its audit anchor was set aside"),
+        "{stderr}"
+    );
+    site.mint("viewer");
+    let v = site.ok_json(&["audit", "verify", "--json"]);
+    assert_eq!(v["ok"], true, "{v}");
+    assert!(v["anchored_at"].is_number(), "anchored again: {v}");
+}
+
 /// `audit key` prints the public half alone on stdout (scripts read it) and
 /// says on stderr where the private half is kept: in a test's config
 /// directory a file, never the developer's credential store. A setting that

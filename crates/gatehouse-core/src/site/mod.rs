@@ -385,6 +385,7 @@ pub async fn init(
             None => database_url(&dir, None, &file)?,
         };
         let store = Store::open(&url).await?;
+        let new_chain = crate::store::audit::committed_head(&store).await?.0 == 0;
         if scratch {
             crate::site::seed::scratch(&store).await?;
         }
@@ -393,11 +394,27 @@ pub async fn init(
         std::fs::write(&tmp, text)
             .and_then(|()| std::fs::rename(&tmp, dir.join(SITE_FILE)))
             .map_err(|e| Error::new(codes::IO_ERROR, format!("cannot write {SITE_FILE}: {e}")))?;
-        Ok(store)
+        Ok((store, new_chain))
     }
     .await;
     match result {
-        Ok(store) => Ok(Site { dir, file, store }),
+        Ok((store, new_chain)) => {
+            let site = Site { dir, file, store };
+            // A folder that held another site, now with a chain of its own:
+            // the old site's anchor here had failed every verify of it as a
+            // cut chain, with no way to sign it again.
+            match new_chain.then(|| checkpoint::set_aside_anchor(&site)) {
+                Some(Ok(Some(aside))) => tracing::warn!(
+                    path = %aside.display(),
+                    "this folder held another site; its audit anchor was set aside"
+                ),
+                Some(Err(e)) => {
+                    tracing::warn!(code = %e.code, message = %e.message, "could not set the old audit anchor aside")
+                }
+                _ => {}
+            }
+            Ok(site)
+        }
         Err(e) => {
             if !db_existed {
                 for f in [DB_FILE, "gatehouse.db-wal", "gatehouse.db-shm"] {

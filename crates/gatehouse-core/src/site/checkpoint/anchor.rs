@@ -29,6 +29,36 @@ pub(super) fn anchor_path(config: &Path, site: &Site) -> PathBuf {
         .join(format!("{}.json", &hex::encode(id)[..32]))
 }
 
+/// The anchor at `path` for those who must not pass over a damaged one
+/// (verify, and a checkpoint about to replace it): `Err` says why it cannot
+/// be read, where [`read_anchor`] logs and goes on as if there were none (an
+/// appended byte had made verify pass without it, and the next checkpoint
+/// replace it).
+pub(super) fn read_anchor_checked(
+    path: &Path,
+) -> std::result::Result<Option<CheckpointRow>, String> {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.to_string()),
+        Ok(text) => serde_json::from_str::<Exported>(&text)
+            .map(|e| Some(e.checkpoint))
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Moves the anchor at `path` aside (to `….json.replaced-<ms>`), if there is
+/// one: a new site in a folder that held another has a chain of its own.
+pub(super) fn set_aside(path: &Path) -> std::io::Result<Option<PathBuf>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    let mut aside = path.as_os_str().to_owned();
+    aside.push(format!(".replaced-{}", crate::time::now_ms()));
+    let aside = PathBuf::from(aside);
+    std::fs::rename(path, &aside)?;
+    Ok(Some(aside))
+}
+
 pub(super) fn read_anchor(path: &Path) -> Option<CheckpointRow> {
     let text = std::fs::read_to_string(path).ok()?;
     match serde_json::from_str::<Exported>(&text) {

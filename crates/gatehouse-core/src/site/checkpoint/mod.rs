@@ -38,8 +38,8 @@ pub mod signer;
 use serde::{Deserialize, Serialize};
 
 use self::anchor::{
-    Running, anchor_path, cached_anchor_path, due, last_seq, read_anchor, set_due, set_tried,
-    wait_for_spacing, write_anchor,
+    Running, anchor_path, cached_anchor_path, due, last_seq, read_anchor, read_anchor_checked,
+    set_aside, set_due, set_tried, wait_for_spacing, write_anchor,
 };
 use self::signer::{Signer, signature_ok};
 
@@ -103,8 +103,16 @@ pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
     // runtime thread a server's calls are answered on.
     let (path, head) = (anchor.clone(), hash.clone());
     let (old, row) = blocking(move || {
-        let old = read_anchor(&path);
-        let row = Signer::load_or_create(&config)?.sign(seq, &head);
+        let old = read_anchor_checked(&path).map_err(|why| unreadable_anchor(&path, &why))?;
+        let signer = Signer::load_or_create(&config)?;
+        // Signed by another key (this one replaced, or lost and made anew):
+        // replacing it would hide that from every later verify.
+        if let Some(old) = &old
+            && old.public_key != signer.public_hex()
+        {
+            return Err(key_changed(old, Some(&signer.public_hex()), &path));
+        }
+        let row = signer.sign(seq, &head);
         Ok((old, row))
     })
     .await?;
@@ -324,13 +332,13 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
         }
     }
     let anchor_file = anchor_path(&config, site);
-    if let Some(anchor) = read_anchor(&anchor_file) {
+    let anchor =
+        read_anchor_checked(&anchor_file).map_err(|why| unreadable_anchor(&anchor_file, &why))?;
+    if let Some(anchor) = anchor {
         if !signature_ok(&anchor) {
-            return Ok(broken(
-                report,
-                anchor.seq,
-                "this machine's audit anchor does not match its signature (forged or altered)"
-                    .to_string(),
+            return Err(unreadable_anchor(
+                &anchor_file,
+                "it does not match its signature (edited)",
             ));
         }
         if local.as_deref() != Some(anchor.public_key.as_str()) {
@@ -375,6 +383,35 @@ pub async fn verify(site: &Site, extra: Option<&CheckpointRow>) -> Result<Report
     report.anchored_at = trusted.last().map(|(row, _)| row.seq);
     report.unverified_checkpoints = (others > 0).then_some(others);
     Ok(report)
+}
+
+/// This machine's anchor file is damaged or edited: the file outside the
+/// database is named, not an entry of the log.
+fn unreadable_anchor(file: &std::path::Path, why: &str) -> Error {
+    Error::new(
+        codes::AUDIT_CHECKPOINT_INVALID,
+        format!(
+            "this machine's audit anchor {} cannot be trusted: {why}",
+            file.display()
+        ),
+    )
+    .hint("restore the file from a backup of your config folder; if none is left, move it aside: verify then checks the chain and this key's checkpoints, and the next checkpoint anchors the site anew")
+}
+
+/// Sets aside this machine's anchor of a site made anew in `site`'s folder
+/// and database: the old site's anchor would fail every verify of the new
+/// chain as a cut one. Returns where it went.
+pub fn set_aside_anchor(site: &Site) -> Result<Option<std::path::PathBuf>> {
+    let anchor = anchor_path(&config_dir()?, site);
+    set_aside(&anchor).map_err(|e| {
+        Error::new(
+            codes::IO_ERROR,
+            format!(
+                "cannot move the old audit anchor {} aside: {e}",
+                anchor.display()
+            ),
+        )
+    })
 }
 
 /// This machine's anchor is validly signed, but not with the key this
