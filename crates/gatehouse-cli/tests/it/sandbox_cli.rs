@@ -80,7 +80,7 @@ fn profile_flags_are_stored_and_shown() {
     assert!(text.contains("sandbox: landlock (Landlock ABI"), "{text}");
     assert!(text.contains(", read-only view)"), "{text}");
     assert!(text.contains("network allowed"), "{text}");
-    assert!(text.contains("tools pinned: 34 tools"), "{text}");
+    assert!(text.contains("tools pinned: 35 tools"), "{text}");
     // The running connection's layers: what the spawn applied.
     for needle in [
         "    Landlock fs: applied (ABI",
@@ -206,6 +206,21 @@ fn bwrap_backend_is_chosen_per_connection() {
         out["ok"], false,
         "bwrap child read the site settings: {out}"
     );
+    // No capabilities inside, whoever runs the host: bwrap started by root
+    // had kept them all, and the child remounted /etc read-write and wrote
+    // into the host's own.
+    let call = site.ok_json(&[
+        "call",
+        "boxed",
+        "remount",
+        "--args",
+        r#"{"path": "/etc"}"#,
+        "--json",
+    ]);
+    let out: serde_json::Value =
+        serde_json::from_str(call["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(out["cap_eff"], "0000000000000000", "{out}");
+    assert_eq!(out["ok"], false, "bwrap child remounted /etc: {out}");
 }
 
 /// Lines of `text` that start like Gatehouse's own.

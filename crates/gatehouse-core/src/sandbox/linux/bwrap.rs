@@ -2,7 +2,8 @@
 //! namespace that holds only the system folders (read-only), the command's
 //! runtime paths and the profile's paths, and its scratch directory
 //! (read-write); its own PID, IPC, UTS, user and (unless the profile allows
-//! the network) network namespaces; and `--die-with-parent`, so the whole
+//! the network) network namespaces; no capabilities (`--cap-drop ALL`, which
+//! matters where root runs it); and `--die-with-parent`, so the whole
 //! namespace dies with the host, even a host killed with SIGKILL.
 
 use std::path::{Path, PathBuf};
@@ -32,7 +33,10 @@ pub fn wrap(
     program: &str,
     args: &[String],
 ) -> Vec<String> {
-    let mut a: Vec<String> = ["--die-with-parent", "--unshare-all"]
+    // No capabilities inside, whoever starts bwrap: run by root it keeps
+    // them all (a child had remounted /etc read-write and written to the
+    // host's); unprivileged it has none to drop, and the flag is harmless.
+    let mut a: Vec<String> = ["--die-with-parent", "--unshare-all", "--cap-drop", "ALL"]
         .map(String::from)
         .to_vec();
     if profile.network {
