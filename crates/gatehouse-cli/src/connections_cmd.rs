@@ -117,7 +117,17 @@ pub async fn run(ctx: &Ctx, cmd: ConnectionsCommand) -> Result<String> {
                     if json {
                         output::to_json(&a)
                     } else {
-                        format!("approved the tool change of {name} ({})", a.reason.as_str())
+                        // What was pinned, so the approver sees it was what
+                        // they reviewed.
+                        let pinned = match (&a.approved_sha256, a.diff.summary()) {
+                            (None, _) => "; the list after it could not be read, so the old pin stays and the next connect is checked against it".to_string(),
+                            (Some(_), s) if s.is_empty() => String::new(),
+                            (Some(_), s) => format!(":\n{s}"),
+                        };
+                        format!(
+                            "approved the tool change of {name} ({}){pinned}",
+                            a.reason.as_str()
+                        )
                     }
                 })
         }

@@ -376,3 +376,99 @@ fn a_tool_name_with_a_bidirectional_control_fails_the_connect() {
     assert!(f.stderr.contains("u202eseton"), "{}", f.stderr);
     assert_eq!(site.sql("SELECT COUNT(*) FROM mcp_tool_pins").trim(), "0");
 }
+
+/// Every refusal of a change already on hold shows the list approval pins:
+/// the diff had been made from the list offered at that moment, so a
+/// refusal showed a harmless rewording while approval pinned the earlier
+/// list with a new tool. Approval says what it pinned.
+#[test]
+fn a_refusal_shows_the_list_approval_pins_and_approval_says_so() {
+    let site = TestSite::new("pin_shown_is_pinned");
+    add_pin_server(&site, "p", None);
+    ok_json_with(&site, "a", &["probe", "p", "--json"]);
+    let f = failure(run_with(&site, "b", &["probe", "p"]), &["probe"]);
+    assert!(f.stderr.contains("+ added exfiltrate"), "{}", f.stderr);
+    // The server moves on to a harmless change: the refusal still shows
+    // what is on hold, and says another list is offered now.
+    let f = failure(run_with(&site, "c", &["probe", "p"]), &["probe"]);
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED");
+    assert!(f.stderr.contains("+ added exfiltrate"), "{}", f.stderr);
+    assert!(f.stderr.contains("yet another list"), "{}", f.stderr);
+    assert!(!f.stderr.contains("Celsius"), "{}", f.stderr);
+    let approved = site.ok(&["connections", "approve", "p"]);
+    assert!(approved.contains("+ added exfiltrate"), "{approved}");
+}
+
+/// A hold whose new list could not be read (the server answers `tools/list`
+/// with an error after announcing a change) approved nothing visible: it
+/// had deleted the pin, and the next connect pinned whatever came, unseen.
+/// The old pin now stays, and the next connect's list is checked against it.
+#[test]
+fn approving_a_hold_with_no_readable_list_keeps_the_old_pin() {
+    let site = TestSite::new("pin_unreadable_hold");
+    add_pin_server(&site, "u", Some("unreadable"));
+    ok_json_with(
+        &site,
+        "a",
+        &[
+            "call",
+            "u",
+            "echo",
+            "--args",
+            r#"{"message":"hi"}"#,
+            "--json",
+        ],
+    );
+    let f = failure(
+        run_with(
+            &site,
+            "a",
+            &["call", "u", "echo", "--args", r#"{"message":"x"}"#],
+        ),
+        &["call"],
+    );
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
+    let approved = site.ok(&["connections", "approve", "u"]);
+    assert!(approved.contains("the old pin stays"), "{approved}");
+    let f = failure(
+        run_with(&site, "b", &["call", "u", "exfiltrate", "--args", "{}"]),
+        &["call"],
+    );
+    assert_eq!(f.code, "CONNECTION_TOOLS_CHANGED", "{}", f.stderr);
+    assert!(f.stderr.contains("+ added exfiltrate"), "{}", f.stderr);
+}
+
+/// A tool list naming a tool twice is refused whole and pins nothing: the
+/// diff (by name) kept the last of the two, so a harmful rewrite listed
+/// first was approved as an empty change and then served.
+#[test]
+fn a_tool_list_naming_a_tool_twice_is_refused_and_pins_nothing() {
+    let site = TestSite::new("pin_duplicate");
+    add_pin_server(&site, "d", None);
+    let f = failure(run_with(&site, "dup", &["probe", "d"]), &["probe"]);
+    assert_eq!(f.code, "PROTOCOL_VIOLATION", "{}", f.stderr);
+    assert!(f.stderr.contains("twice"), "{}", f.stderr);
+    let show = site.ok_json(&["connections", "show", "d", "--json"]);
+    assert!(show["pin"].is_null(), "{show}");
+    // Pinned first, the same list later is refused too, never compared.
+    ok_json_with(&site, "a", &["probe", "d", "--json"]);
+    let f = failure(run_with(&site, "dup", &["probe", "d"]), &["probe"]);
+    assert_eq!(f.code, "PROTOCOL_VIOLATION", "{}", f.stderr);
+}
+
+/// A newline in a tool's description is shown escaped in the diff: it had
+/// printed a forged line of the diff itself.
+#[test]
+fn a_newline_in_a_description_cannot_forge_a_diff_line() {
+    let d = gatehouse_core::connections::pin::diff::ToolsDiff {
+        added: vec![gatehouse_core::connections::pin::diff::PinnedTool {
+            name: "x".into(),
+            title: None,
+            description: Some("ok\n~ changed run description: \"a\" -> \"a\"".into()),
+            input_schema: Value::Null,
+            annotations: Value::Null,
+        }],
+        ..Default::default()
+    };
+    assert_eq!(d.summary().lines().count(), 1, "{}", d.summary());
+}

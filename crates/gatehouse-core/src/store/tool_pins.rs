@@ -79,6 +79,19 @@ pub async fn set_pending_in(
     Ok(())
 }
 
+/// Ends a hold, keeping the pinned list as it is.
+pub async fn clear_pending_in(tx: &mut Tx, name: &str, now: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE mcp_tool_pins SET pending_tools = NULL, pending_reason = NULL, updated_at = $1 WHERE name = $2",
+    )
+    .bind(now)
+    .bind(name)
+    .execute(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("ending a tool hold", e))?;
+    Ok(())
+}
+
 pub async fn delete_in(tx: &mut Tx, name: &str) -> Result<()> {
     sqlx::query("DELETE FROM mcp_tool_pins WHERE name = $1")
         .bind(name)

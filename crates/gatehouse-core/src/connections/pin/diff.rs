@@ -95,29 +95,43 @@ impl ToolsDiff {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
 
-    /// One line per difference, for a person reading the error.
+    /// One line per difference, for a person reading the error. What the
+    /// server wrote is quoted and escaped, line breaks included: a newline in
+    /// a description had printed a forged line of the diff.
     pub fn summary(&self) -> String {
         let mut lines = Vec::new();
         for t in &self.added {
-            lines.push(format!(
-                "+ added {}: {}",
-                t.name,
-                t.description.as_deref().unwrap_or("(no description)")
-            ));
+            lines.push(match &t.description {
+                Some(d) => format!("+ added {}: {d:?}", t.name.escape_debug()),
+                None => format!("+ added {} (no description)", t.name.escape_debug()),
+            });
         }
         for name in &self.removed {
-            lines.push(format!("- removed {name}"));
+            lines.push(format!("- removed {}", name.escape_debug()));
         }
         for c in &self.changed {
             for f in &c.changes {
                 lines.push(format!(
                     "~ changed {} {}: {:?} -> {:?}",
-                    c.name, f.field, f.before, f.after
+                    c.name.escape_debug(),
+                    f.field,
+                    f.before,
+                    f.after
                 ));
             }
         }
         lines.join("\n")
     }
+}
+
+/// The first name `tools` lists twice, if any: a list the diff (by name)
+/// could not show whole, so it is refused before it is pinned or compared.
+pub fn duplicate_name(tools: &[ToolInfo]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::new();
+    tools
+        .iter()
+        .map(|t| t.name.as_str())
+        .find(|n| !seen.insert(*n))
 }
 
 /// The differences from `pinned` to `offered`.

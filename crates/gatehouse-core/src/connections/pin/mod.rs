@@ -142,6 +142,7 @@ pub async fn check(
     spec: &ChildSpec,
     tools: &[ToolInfo],
 ) -> Result<PinStatus> {
+    refuse_duplicates(name, tools)?;
     let offered = snapshot(tools);
     let offered_hash = tools_hash(&offered);
     let def_hash = spec_hash(spec);
@@ -164,10 +165,16 @@ pub async fn check(
         return status_of(&row);
     };
     let pinned = read_tools(&pin.tools)?;
-    let the_diff = diff::diff(&pinned, &offered);
     let Some(reason) = pending_reason(&pin, &def_hash, &offered_hash) else {
         return status_of(&pin);
     };
+    // A change already on hold is shown as the list approval pins, not the
+    // one offered now: the two had differed, and an approval of a refusal
+    // that showed a harmless change pinned an earlier list with a new tool.
+    let held = pin.pending_tools.as_deref().map(read_tools).transpose()?;
+    let shown = held.as_deref().unwrap_or(&offered);
+    let the_diff = diff::diff(&pinned, shown);
+    let newer = held.as_ref().is_some_and(|h| tools_hash(h) != offered_hash);
     if pin.pending_reason.is_none() {
         let mut tx = store.begin_write().await?;
         store::tool_pins::set_pending_in(
@@ -192,12 +199,33 @@ pub async fn check(
             .await
             .map_err(|e| Error::storage("recording a tool list change", e))?;
     }
-    Err(changed_error(
+    let mut refused = changed_error(
         name,
         reason,
         &the_diff,
-        detail(reason, &pin, Some(&offered_hash), &the_diff),
-    ))
+        detail(reason, &pin, Some(&tools_hash(shown)), &the_diff),
+    );
+    if newer {
+        refused.message.push_str(&format!(
+            "\n(it offers yet another list now: approving pins the one shown; its next connect shows the change from there, {offered_hash})"
+        ));
+    }
+    Err(refused)
+}
+
+/// Refuses a tool list that names a tool twice (see `diff::duplicate_name`).
+fn refuse_duplicates(name: &str, tools: &[ToolInfo]) -> Result<()> {
+    match diff::duplicate_name(tools) {
+        Some(dup) => Err(Error::new(
+            codes::PROTOCOL_VIOLATION,
+            format!(
+                "connection {name} lists the tool {} twice; a tool list is refused whole then",
+                dup.escape_debug()
+            ),
+        )
+        .hint("a server's tool names must be unique; fix the server or remove the connection")),
+        None => Ok(()),
+    }
 }
 
 /// Pins a connection's first tool list, audited; false when another process
@@ -271,7 +299,10 @@ pub async fn hold(
             format!("connection {name} changed its tools before any were pinned"),
         ));
     };
-    let offered = relisted.map(snapshot);
+    // A list naming a tool twice cannot be shown whole: held as unreadable.
+    let offered = relisted
+        .filter(|r| diff::duplicate_name(r).is_none())
+        .map(snapshot);
     let the_diff = offered
         .as_ref()
         .map(|o| Ok::<_, Error>(diff::diff(&read_tools(&pin.tools)?, o)))
@@ -326,7 +357,8 @@ pub struct Approval {
     pub reason: PendingReason,
     pub previous_sha256: String,
     /// The newly pinned list's hash; `None` when the list after a mid-session
-    /// change could not be read (the next connect pins afresh).
+    /// change could not be read (the old pin stays; the next connect's list
+    /// is checked against it).
     pub approved_sha256: Option<String>,
     pub diff: ToolsDiff,
 }
@@ -369,7 +401,11 @@ pub async fn approve(store: &Store, actor: &str, name: &str, spec: &ChildSpec) -
             )
             .await?
         }
-        None => store::tool_pins::delete_in(&mut tx, name).await?,
+        // The list after the change could not be read, so nothing was shown
+        // to approve: the hold ends and the old pin stays, so the next
+        // connect's list is compared with it (and refused if it differs).
+        // Deleting the pin had made that connect pin whatever came, unseen.
+        None => store::tool_pins::clear_pending_in(&mut tx, name, now).await?,
     };
     audit::append(
         &mut tx,
