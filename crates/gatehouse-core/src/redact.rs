@@ -60,9 +60,66 @@ pub fn redact_keys(text: &str) -> String {
     out
 }
 
+/// Credentials shaped as what they are, whoever's they are: a URL's
+/// password, a Gatehouse key's secret, a bearer token. For text a child
+/// writes to its stderr, kept and shown to the admin: the connection's
+/// declared secrets were redacted there, and a token it held otherwise (a
+/// `redis://:password@…`, an `Authorization: Bearer …` it logged) was kept.
+pub fn redact_credentials(text: &str) -> String {
+    let text = if text.contains("://") || text.contains("gatehouse_sk_") {
+        redact_urls(text)
+    } else {
+        text.to_string()
+    };
+    redact_bearer(&text)
+}
+
+/// `Bearer <token>` with the token (8 characters or more) replaced, any
+/// letter case of `Bearer`.
+fn redact_bearer(text: &str) -> String {
+    const WORD: &str = "bearer ";
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains(WORD) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = lower[at..].find(WORD) {
+        let start = at + found + WORD.len();
+        out.push_str(&text[at..start]);
+        let token_len = text[start..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "-._~+/=".contains(c)))
+            .unwrap_or(text.len() - start);
+        // A word of prose ("a bearer of news") is no token.
+        if token_len >= 8 {
+            out.push_str(REDACTED);
+            at = start + token_len;
+        } else {
+            at = start;
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Credentials of any kind in a child's stderr are redacted as what
+    /// they are, not only the connection's declared secrets.
+    #[test]
+    fn credentials_are_redacted_whoever_they_belong_to() {
+        let text = "to https://admin:hunter2pass@example.com/x and redis://:onlypass123@db:6379 \
+                    with Authorization: Bearer ghp_abcDEF123 and bearer eyJ.a-b_c; key gatehouse_sk_abc123_SECRETSECRET9.";
+        let out = redact_credentials(text);
+        for leaked in ["hunter2pass", "onlypass123", "ghp_abcDEF123", "eyJ.a-b_c", "SECRETSECRET9"] {
+            assert!(!out.contains(leaked), "{leaked} in {out}");
+        }
+        assert!(out.contains("https://admin:***@example.com/x"), "{out}");
+        assert!(out.contains("Bearer <redacted> and bearer <redacted>;"), "{out}");
+        assert_eq!(redact_credentials("a bearer of news"), "a bearer of news");
+    }
 
     #[test]
     fn url_password_is_hidden() {

@@ -98,7 +98,7 @@ pub(super) fn redact_at_cuts(
     cut_start: bool,
     cut_end: bool,
 ) -> String {
-    let mut text = secrets.redact(text);
+    let mut text = crate::redact::redact_credentials(&secrets.redact(text));
     let secrets = secrets.forms();
     if cut_end
         && let Some(n) = longest_piece(secrets, MIN_PARTIAL_SECRET, |s, n| {

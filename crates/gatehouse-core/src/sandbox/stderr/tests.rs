@@ -88,6 +88,23 @@ async fn secrets_are_redacted_in_every_text_but_counted_raw() {
     assert!(!t.excerpt().text.contains("hunter2"));
 }
 
+/// Credentials no connection declared are redacted too, as what they are:
+/// a URL's password, a bearer token and a Gatehouse key a child logged had
+/// been shown in the tail and kept in the run's excerpt.
+#[tokio::test]
+async fn undeclared_credentials_are_redacted_in_every_text() {
+    let t = tail(0, 256);
+    let mut sub = t.subscribe();
+    t.push(b"db redis://:onlypass123@db:6379 auth Authorization: Bearer ghp_abcDEF123456\n");
+    for text in [t.snapshot().text, t.excerpt().text] {
+        assert!(!text.contains("onlypass123") && !text.contains("ghp_abcDEF123456"), "{text}");
+    }
+    let Some(TailEvent::Lines(lines)) = sub.recv().await else {
+        panic!("no lines");
+    };
+    assert!(!lines[0].contains("onlypass123") && !lines[0].contains("ghp_"), "{lines:?}");
+}
+
 #[test]
 fn a_secret_cut_by_truncation_is_redacted_on_both_sides_of_the_gap() {
     const SECRET: &str = "s3cr3t-value-42";
