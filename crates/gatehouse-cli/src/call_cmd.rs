@@ -29,7 +29,8 @@ pub async fn run(ctx: &Ctx, a: CallArgs) -> Result<String> {
         )
     })?;
     let site = ctx.open().await?;
-    let report = saved::call(&site, &a.name, &a.tool, arguments).await;
+    let report =
+        crate::interrupt::until_interrupted(saved::call(&site, &a.name, &a.tool, arguments)).await;
     site.close().await;
     let r = report?;
     if ctx.json {

@@ -12,6 +12,7 @@ mod config_doctor_cmd;
 mod config_install_cmd;
 mod config_mcpb_cmd;
 mod connections_cmd;
+mod interrupt;
 mod keys_cmd;
 mod mcp_cmd;
 mod oauth_cmd;

@@ -15,7 +15,7 @@ pub struct ProbeArgs {
 
 pub async fn run(ctx: &Ctx, args: ProbeArgs) -> Result<String> {
     let site = ctx.open().await?;
-    let report = saved::probe(&site, &args.name).await;
+    let report = crate::interrupt::until_interrupted(saved::probe(&site, &args.name)).await;
     site.close().await;
     let r = report?;
     if ctx.json {

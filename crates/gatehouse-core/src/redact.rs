@@ -113,11 +113,20 @@ mod tests {
         let text = "to https://admin:hunter2pass@example.com/x and redis://:onlypass123@db:6379 \
                     with Authorization: Bearer ghp_abcDEF123 and bearer eyJ.a-b_c; key gatehouse_sk_abc123_SECRETSECRET9.";
         let out = redact_credentials(text);
-        for leaked in ["hunter2pass", "onlypass123", "ghp_abcDEF123", "eyJ.a-b_c", "SECRETSECRET9"] {
+        for leaked in [
+            "hunter2pass",
+            "onlypass123",
+            "ghp_abcDEF123",
+            "eyJ.a-b_c",
+            "SECRETSECRET9",
+        ] {
             assert!(!out.contains(leaked), "{leaked} in {out}");
         }
         assert!(out.contains("https://admin:***@example.com/x"), "{out}");
-        assert!(out.contains("Bearer <redacted> and bearer <redacted>;"), "{out}");
+        assert!(
+            out.contains("Bearer <redacted> and bearer <redacted>;"),
+            "{out}"
+        );
         assert_eq!(redact_credentials("a bearer of news"), "a bearer of news");
     }
 

@@ -532,3 +532,58 @@ fn without_landlock_the_server_runs_with_the_other_layers_and_says_so() {
     assert!(limits["opened"].as_u64().unwrap() < 1024, "{limits}");
     assert_eq!(attack("environ", serde_json::json!({}))["ok"], false);
 }
+
+/// `call` ended by a signal (Ctrl-C, a closed terminal, `timeout`) stops the
+/// server it started and everything under it: the host had died at once,
+/// and the server went on under init with no ceiling.
+#[cfg(unix)]
+#[test]
+fn a_call_ended_by_a_signal_stops_its_server() {
+    let site = TestSite::new("interrupted_call");
+    let marker = format!("--marker-{}", std::process::id());
+    site.ok(&[
+        "connections",
+        "add",
+        "stuck",
+        "--",
+        "python3",
+        &fixture("hostile.py"),
+        &marker,
+    ]);
+    for signal in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGINT,
+    ] {
+        let mut call = site
+            .command()
+            .args(["call", "stuck", "hang"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while running_with(&marker).is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // Past the connect, into the call.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(call.id() as i32), signal).unwrap();
+        let out = call.wait_with_output().unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("CALL_CANCELLED"), "{signal}: {stderr}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !running_with(&marker).is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{signal}: the server outlived its host: {:?}",
+                running_with(&marker)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}

@@ -97,12 +97,18 @@ async fn undeclared_credentials_are_redacted_in_every_text() {
     let mut sub = t.subscribe();
     t.push(b"db redis://:onlypass123@db:6379 auth Authorization: Bearer ghp_abcDEF123456\n");
     for text in [t.snapshot().text, t.excerpt().text] {
-        assert!(!text.contains("onlypass123") && !text.contains("ghp_abcDEF123456"), "{text}");
+        assert!(
+            !text.contains("onlypass123") && !text.contains("ghp_abcDEF123456"),
+            "{text}"
+        );
     }
     let Some(TailEvent::Lines(lines)) = sub.recv().await else {
         panic!("no lines");
     };
-    assert!(!lines[0].contains("onlypass123") && !lines[0].contains("ghp_"), "{lines:?}");
+    assert!(
+        !lines[0].contains("onlypass123") && !lines[0].contains("ghp_"),
+        "{lines:?}"
+    );
 }
 
 #[test]
