@@ -554,7 +554,7 @@ fn a_call_ended_by_a_signal_stops_its_server() {
         nix::sys::signal::Signal::SIGTERM,
         nix::sys::signal::Signal::SIGINT,
     ] {
-        let mut call = site
+        let call = site
             .command()
             .args(["call", "stuck", "hang"])
             .stdout(std::process::Stdio::null())
