@@ -112,6 +112,15 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     } else {
         Some(lock_folder(&target.path)?)
     };
+    // Only a regular file is read: opening a FIFO there had hung the
+    // install, a dry run too, with the folder's lock held.
+    if std::fs::metadata(&target.path).is_ok_and(|m| !m.is_file()) {
+        return Err(Error::invalid(
+            codes::CONFIG_PATH_INVALID,
+            format!("{} is not a regular file", target.path.display()),
+            "move it away (a config file is a plain file), then install again",
+        ));
+    }
     let old = match std::fs::read_to_string(&target.path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

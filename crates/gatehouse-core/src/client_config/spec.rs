@@ -402,6 +402,32 @@ pub(super) fn remote_reference(client: Client) -> bool {
 /// loopback address only (anything else would send the key in clear), with
 /// no user info, no fragment and no key anywhere in it (the server refuses a
 /// key in the query string, and a URL lands in logs).
+/// `text` with every `%XX` decoded (bytes that do not make UTF-8 shown as
+/// U+FFFD), for finding what a URL says whichever way it is spelt.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 pub(super) fn check_url(text: &str) -> Result<String> {
     let bad = |why: &str| {
         Error::invalid(
@@ -411,9 +437,13 @@ pub(super) fn check_url(text: &str) -> Result<String> {
              (http only to 127.0.0.1, ::1 or localhost)",
         )
     };
-    if text.contains("gatehouse_sk_") {
-        return Err(bad(
-            "carries an API key; the key goes in a header, never in the URL",
+    // Percent-decoded too: `gatehouse%5Fsk%5F…` is the same key to a server.
+    if text.contains("gatehouse_sk_") || percent_decoded(text).contains("gatehouse_sk_") {
+        // Not echoed: masking finds a key only as it is spelt.
+        return Err(Error::invalid(
+            codes::CONFIG_URL_INVALID,
+            "the server URL carries an API key; the key goes in a header, never in the URL",
+            "give the endpoint of `gatehouse serve` without the key, e.g. https://gatehouse.example.org/mcp",
         ));
     }
     let url = url::Url::parse(text.trim()).map_err(|e| bad(&format!("does not parse ({e})")))?;

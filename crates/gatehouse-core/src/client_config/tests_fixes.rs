@@ -378,6 +378,27 @@ fn reinstall_diff_masks_the_replaced_key() {
     }
 }
 
+/// A config file that is a FIFO (or any other non-regular file) is refused
+/// at once: reading it had hung the install, a dry run too.
+#[cfg(unix)]
+#[test]
+fn install_refuses_a_config_path_that_is_not_a_regular_file() {
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let fifo = project.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(fifo.parent().unwrap()).unwrap();
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let e = install_as(
+        Client::Cursor,
+        Scope::Project,
+        home.path(),
+        project.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap_err();
+    assert_eq!(e.code, codes::CONFIG_PATH_INVALID, "{e:?}");
+}
+
 /// A project's config file that is a symbolic link (a cloned repository's
 /// `.cursor/mcp.json -> ~/.cursor/mcp.json`), or sits in a folder linked out
 /// of the project, is refused: the private file it points at had been

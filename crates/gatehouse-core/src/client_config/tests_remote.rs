@@ -246,10 +246,20 @@ fn remote_url_must_be_https_or_loopback_and_free_of_keys() {
         "https://h.example/mcp#x".to_string(),
         "not a url".to_string(),
         format!("https://h.example/mcp?key={}", key.expose()),
+        // Percent-encoded, the same key to a server (it had passed).
+        format!(
+            "https://h.example/mcp?k={}",
+            key.expose().replace('_', "%5F")
+        ),
     ] {
         let err = with(&bad).unwrap_err();
         assert_eq!(err.code, codes::CONFIG_URL_INVALID, "{bad}");
         assert!(!err.message.contains(key.expose()), "{}", err.message);
+        assert!(
+            !err.message.contains(&key.expose().replace('_', "%5F")),
+            "{}",
+            err.message
+        );
     }
     let err = remote(Client::Cursor, ConfigActor::Email("ed@example.org".into())).unwrap_err();
     assert_eq!(err.code, codes::INPUT_INVALID);
