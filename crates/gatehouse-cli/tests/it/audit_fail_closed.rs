@@ -240,3 +240,68 @@ fn an_http_fetch_whose_entry_cannot_be_written_is_never_sent() {
     assert!(mcp.finish().success());
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+/// The `mcp.tool_call` entries of `tool`, as their details.
+fn entries_of(site: &TestSite, tool: &str) -> Vec<Value> {
+    tool_calls(site)
+        .iter()
+        .filter(|e| e["subject"] == tool)
+        .map(detail)
+        .collect()
+}
+
+/// A call cancelled while its entry waits for the database (another process
+/// holds the write lock) has one entry: the one it had handed over, written
+/// once the lock is gone. It had two, `ok` and `cancelled`.
+#[test]
+fn a_call_cancelled_while_its_entry_waits_for_the_database_has_one_entry() {
+    let site = TestSite::new("fail_closed_cancel_waiting");
+    if site.db_file().is_none() {
+        return; // The SQLite write lock is what the entry waits for here.
+    }
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let locker = site.hold_audit_writes();
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "content_list", "arguments": {}}}));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    mcp.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7}}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    locker.release("");
+    assert!(mcp.finish().success());
+    let entries = entries_of(&site, "content_list");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
+/// Calls cancelled the moment they are sent (the cancel in the same write)
+/// each have exactly one entry: aborted before they ever ran, they had left
+/// none.
+#[test]
+fn calls_cancelled_at_once_each_have_one_entry() {
+    let site = TestSite::new("fail_closed_cancel_at_once");
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let mut burst = Vec::new();
+    for id in 1..=20 {
+        for message in [
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "content_search", "arguments": {"query": format!("q{id}")}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id}}),
+        ] {
+            burst.extend_from_slice(message.to_string().as_bytes());
+            burst.push(b'\n');
+        }
+    }
+    mcp.send_raw(&burst);
+    // Answered in order after the burst: every call before it was settled.
+    mcp.call(99, "content_list", json!({}), None);
+    assert!(mcp.finish().success());
+    let entries = entries_of(&site, "content_search");
+    assert_eq!(entries.len(), 20, "{entries:?}");
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

@@ -179,6 +179,11 @@ impl CallAudit {
         } else {
             self.deadline
         };
+        // Handed to the group commit as this is first polled, the entry is
+        // committed whatever becomes of this call: dropped from here on (a
+        // cancel, a stopping server), the call must not get a second one
+        // (it had, `ok` and `cancelled` both).
+        self.written = true;
         let written = tokio::time::timeout_at(
             deadline,
             tools::record(
@@ -193,28 +198,28 @@ impl CallAudit {
         .await;
         let seq = match written {
             Ok(Ok(seq)) => seq,
-            Ok(Err(e)) => {
-                self.written = true; // it failed for good; Drop must not retry
-                return Err(withheld(e));
-            }
+            Ok(Err(e)) => return Err(withheld(e, "not_written")),
+            // Still queued: it may yet be written, so it is not said to
+            // have failed (it had been, and then appeared in the log).
             Err(_) => {
-                self.written = true;
-                return Err(withheld(if code == Some(codes::DATABASE_LOCKED) {
-                    Error::new(
+                return Err(withheld(
+                    if code == Some(codes::DATABASE_LOCKED) {
+                        Error::new(
                         codes::DATABASE_LOCKED,
                         "the database stayed locked, so the call could not be recorded",
                     )
                     .hint("another process holds the site's database for writing; retry once it is done")
-                } else {
-                    Error::new(
-                        codes::DATABASE_UNREACHABLE,
-                        "no answer from the database in time to record the call",
-                    )
-                    .hint("check that the database server is running, then retry the call")
-                }));
+                    } else {
+                        Error::new(
+                            codes::DATABASE_UNREACHABLE,
+                            "no answer from the database in time to record the call",
+                        )
+                        .hint("check that the database server is running, then retry the call")
+                    },
+                    "unconfirmed",
+                ));
             }
         };
-        self.written = true;
         // Signed after the answer, not before it: the entry is committed, and a
         // checkpoint (file writes, an fsync) every 100 calls, up to four a
         // second, is no call's cost.
@@ -284,13 +289,20 @@ impl CallAudit {
     }
 }
 
-/// The error a caller gets when its call's entry could not be written.
-fn withheld(cause: Error) -> Error {
+/// The error a caller gets when its call's entry could not be written
+/// (`audit`: `not_written`), or not confirmed in time (`unconfirmed`: it
+/// stays queued, and may be written once the database answers).
+fn withheld(cause: Error, audit: &str) -> Error {
+    let what = if audit == "not_written" {
+        "could not be written"
+    } else {
+        "was not confirmed in time (it is written once the database answers, if it can be)"
+    };
     let message = format!(
-        "{}; the call's audit entry could not be written, so its result is withheld",
+        "{}; the call's audit entry {what}, so its result is withheld",
         cause.message
     );
-    let detail = serde_json::json!({"audit": "not_written"});
+    let detail = serde_json::json!({"audit": audit});
     Error {
         message,
         detail: Some(detail),

@@ -514,12 +514,19 @@ impl State {
                 ));
             }
         };
+        // A known tool's call has its entry from here, before anything is
+        // awaited, however it ends (see call_record): cancelled while the
+        // actor was re-read, calls had left no entry. Who it is comes from
+        // the identity, which a re-read never changes.
+        let identity = self.actor.identity();
+        let label = identity.label();
+        let spec = manifest::find(name);
+        let record = spec.map(|spec| {
+            CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
+                .from(self.origin(), identity.grant())
+        });
         let actor = self.actor_now().await;
-        let label = actor
-            .as_ref()
-            .map(Actor::label)
-            .unwrap_or_else(|_| self.actor.identity().label());
-        let Some(spec) = manifest::find(name) else {
+        let (Some(spec), Some(mut record)) = (spec, record) else {
             // Counted against the key's rate like every call (a flood of
             // made-up names had been answered and audited without limit).
             let limited = actor
@@ -546,10 +553,6 @@ impl State {
                 jsonrpc::shorten(name, 64)
             )));
         };
-        // From here on the call gets its entry however it ends (see call_record),
-        // cut short while held included.
-        let mut record = CallAudit::new(&self.site, &label, spec.name, args, self.late.clone())
-            .from(self.origin(), actor.as_ref().ok().and_then(Actor::grant));
         // A call the approval policy holds waits here, before its bound starts.
         let approval = match &actor {
             Ok(actor) => {
@@ -632,8 +635,20 @@ impl State {
             "ok"
         };
         tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code.map(crate::error::Code::as_str), era = %served.version, "tools/call");
-        let result = match record.finish(outcome.code).await {
+        // A server stopping while the entry waits for the database answers
+        // the call rather than dropping it unanswered; the entry stays queued.
+        let entered = tokio::select! {
+            entered = record.finish(outcome.code) => entered,
+            () = self.late.cut_short() => return Err(stopping(&cut_by_the_stop(spec))),
+        };
+        let result = match entered {
             Ok(()) => outcome.result,
+            // A write that ran: its change is committed with its own entry,
+            // and only the call's entry is missing. Told "withheld, retry",
+            // a client had made the change twice.
+            Err(e) if outcome.code.is_none() && !spec.read_only() => {
+                tools::Outcome::err(&ran_unrecorded(e)).result
+            }
             Err(e) => tools::Outcome::err(&e).result,
         };
         Ok(tools::result_value(result))
@@ -696,6 +711,25 @@ impl State {
         let mut result = finish(served, json!({}), false);
         result["_meta"][era::META_SUBSCRIPTION_ID] = id.clone();
         Ok(Some(result))
+    }
+}
+
+/// The error of a write that ran, whose call entry then could not be
+/// written or confirmed: said to have acted, so it is not made again.
+fn ran_unrecorded(e: Error) -> Error {
+    let mut detail = e.detail.clone().unwrap_or_else(|| json!({}));
+    detail["ran"] = json!(true);
+    Error {
+        message: format!(
+            "the call ran and its change is committed (audited as the change itself); {}",
+            e.message
+        ),
+        hint: Some(
+            "do not call it again: read what it changed first; only the call's own entry is missing"
+                .into(),
+        ),
+        detail: Some(detail),
+        ..e
     }
 }
 
@@ -832,4 +866,30 @@ fn finish(served: &Served, mut result: Value, cacheable: bool) -> Value {
         obj.remove("cacheScope");
     }
     result
+}
+
+#[cfg(test)]
+mod ran_unrecorded_tests {
+    use super::*;
+
+    /// A write whose change is committed but whose call entry could not be
+    /// confirmed says it ran, so the client does not make the change again.
+    #[test]
+    fn a_write_that_ran_says_so_when_its_entry_is_missing() {
+        let e = Error::new(codes::DATABASE_LOCKED, "locked; withheld")
+            .detail(json!({"audit": "unconfirmed"}));
+        let e = ran_unrecorded(e);
+        assert_eq!(e.code, codes::DATABASE_LOCKED);
+        assert!(
+            e.message
+                .starts_with("the call ran and its change is committed"),
+            "{}",
+            e.message
+        );
+        assert_eq!(
+            e.detail.unwrap(),
+            json!({"audit": "unconfirmed", "ran": true})
+        );
+        assert!(e.hint.unwrap().starts_with("do not call it again"));
+    }
 }

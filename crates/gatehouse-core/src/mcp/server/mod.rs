@@ -19,8 +19,9 @@
 //!
 //! stdout carries protocol messages only, one JSON object per line, written by
 //! a single writer task. Requests run concurrently (bounded by
-//! [`Limits::max_in_flight`]) and `notifications/cancelled` aborts one, after
-//! which no response is sent for it. Malformed input gets its JSON-RPC error
+//! [`Limits::max_in_flight`]) and `notifications/cancelled` ends one at its
+//! next wait (a tool call has its audit entry by then), after which no
+//! response is sent for it. Malformed input gets its JSON-RPC error
 //! and the server keeps serving. The protocol model types (tools, results,
 //! errors) are the official `rmcp` SDK's; the loop is ours (see
 //! docs/decisions.md for why).
@@ -50,7 +51,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{Semaphore, mpsc, watch};
-use tokio::task::{AbortHandle, JoinSet};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 use crate::access::actor::Actor;
 use crate::error::Result;
@@ -138,7 +140,7 @@ where
     let permits = Arc::new(Semaphore::new(limits.max_in_flight));
     let listen_permits = Arc::new(Semaphore::new(limits.max_listeners));
     let admission = Admission::new(&limits);
-    let in_flight: Arc<Mutex<HashMap<String, AbortHandle>>> = Arc::default();
+    let in_flight: Arc<Mutex<HashMap<String, CancellationToken>>> = Arc::default();
     let mut tasks = JoinSet::new();
     tokio::pin!(stop);
 
@@ -229,8 +231,18 @@ where
                 // cannot try to deregister before it was registered.
                 let mut map = lock(&in_flight);
                 let task_key = key.clone();
-                let handle = tasks.spawn(async move {
-                    let reply = dispatch(&state, admitted).await;
+                let cancelled = CancellationToken::new();
+                map.insert(key, cancelled.clone());
+                tasks.spawn(async move {
+                    // The call runs until its first wait before a cancel is
+                    // heard: by then a tool call has its audit entry, which
+                    // the cancel records as such. Aborted before it ever ran,
+                    // a call cancelled at once had left no entry.
+                    let reply = tokio::select! {
+                        biased;
+                        reply = dispatch(&state, admitted) => reply,
+                        () = cancelled.cancelled() => None,
+                    };
                     // Deregister before replying: a cancel after this point is too late.
                     lock(&registry).remove(&task_key);
                     if let Some(reply) = reply {
@@ -238,7 +250,6 @@ where
                     }
                     drop(permit);
                 });
-                map.insert(key, handle);
             }
         }
     };
@@ -318,15 +329,15 @@ pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
 }
 
 fn cancel(
-    in_flight: &Mutex<HashMap<String, AbortHandle>>,
+    in_flight: &Mutex<HashMap<String, CancellationToken>>,
     params: Option<&serde_json::Map<String, Value>>,
 ) {
     let Some(id) = params.and_then(|p| p.get("requestId")) else {
         return;
     };
-    if let Some(handle) = lock(in_flight).remove(&id.to_string()) {
+    if let Some(cancelled) = lock(in_flight).remove(&id.to_string()) {
         tracing::debug!(request = %jsonrpc::shorten(&id.to_string(), 40), "cancelling a request");
-        handle.abort();
+        cancelled.cancel();
     }
 }
 
