@@ -129,6 +129,57 @@ fn oauth_discovery_paths_answer_a_plain_404() {
     assert_eq!(request(&s.addr, "GET", "/readyz", &[], b"").status, 200);
 }
 
+/// The SQLite file moved away under a running server: `/readyz` says the
+/// server is not ready, and no call makes a new, empty database at the path.
+/// The next pool connection had created one (resetting the WAL the old file
+/// left, so acknowledged calls were lost) while `/readyz` said ready.
+#[test]
+fn a_database_file_moved_under_the_server_is_never_replaced_by_an_empty_one() {
+    let site = TestSite::new("serve-db-moved");
+    let Some(db) = site.db_file() else {
+        return; // A SQLite file is what moves.
+    };
+    let (key, _) = site.mint("editor");
+    let s = Serve::start(&site, &[]);
+    let write = |slug: &str| {
+        s.legacy(
+            Some(&key),
+            "tools/call",
+            json!({"name": "content_write_draft", "arguments": {"slug": slug, "title": "t", "body": "b"}}),
+        )
+    };
+    assert_eq!(write("before").json()["result"]["isError"], false);
+    let moved = db.with_extension("db.moved");
+    std::fs::rename(&db, &moved).unwrap();
+    let ready = request(&s.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(ready.status, 503, "{}", ready.text());
+    // Reads and writes, several at once so the pools open new connections.
+    let calls: Vec<_> = (0..6)
+        .map(|i| {
+            let (addr, key) = (s.addr.clone(), key.clone());
+            std::thread::spawn(move || {
+                crate::serve_util::try_legacy(
+                    &addr,
+                    Some(&key),
+                    1,
+                    "tools/call",
+                    json!({"name": "content_search", "arguments": {"query": format!("before{i}")}}),
+                )
+            })
+        })
+        .collect();
+    for c in calls {
+        c.join().unwrap();
+    }
+    write("after");
+    assert!(!db.exists(), "a database was made at the moved file's path");
+    std::fs::rename(&moved, &db).unwrap();
+    drop(s);
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+    let before = site.sql("SELECT COUNT(*) FROM content WHERE slug = 'before'");
+    assert_eq!(before.trim(), "1");
+}
+
 // --- Auth ---
 
 #[test]

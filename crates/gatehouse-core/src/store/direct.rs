@@ -63,6 +63,9 @@ pub(crate) struct Direct {
     checkpointing: std::sync::atomic::AtomicBool,
     /// Group commits that found the file locked by another process.
     pub(crate) lock_waits: std::sync::atomic::AtomicU64,
+    /// The file opened (its device and inode on Unix), to tell when the path
+    /// no longer names it ([`Direct::still_the_file`]).
+    identity: Option<(u64, u64)>,
     /// Whether a move of the `audit_head` row is scheduled ([`Direct::after_append`]).
     head_moving: std::sync::atomic::AtomicBool,
     /// Whether this process appended since the row last moved.
@@ -72,6 +75,21 @@ pub(crate) struct Direct {
 impl std::fmt::Debug for Direct {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Direct").field("path", &self.path).finish()
+    }
+}
+
+/// A file's device and inode (Unix); `None` elsewhere, where the path's
+/// presence alone is checked.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
     }
 }
 
@@ -149,10 +167,18 @@ impl Direct {
                 commits: Default::default(),
                 checkpointing: Default::default(),
                 lock_waits: Default::default(),
+                identity: file_identity(path),
                 head_moving: Default::default(),
                 head_behind: Default::default(),
             })
         })
+    }
+
+    /// Whether the path still names the file opened: renamed away or
+    /// deleted, the connections here go on with the old file while nothing
+    /// new can open it (`/readyz` says so).
+    pub(crate) fn still_the_file(&self) -> bool {
+        self.path.is_file() && file_identity(&self.path) == self.identity
     }
 
     /// Runs `read` in place, on the writer's connection if it is free, else on

@@ -125,6 +125,26 @@ impl Store {
         self.direct.clone()
     }
 
+    /// Whether the database answers and, on a SQLite file, the path still
+    /// names the file this store opened (for `/readyz`): a file renamed or
+    /// deleted under the server had left it "ready" while nothing new could
+    /// open it.
+    pub async fn ready(&self) -> crate::error::Result<()> {
+        if let Some(direct) = &self.direct
+            && !direct.still_the_file()
+        {
+            return Err(crate::error::Error::new(
+                crate::error::codes::DATABASE_UNREACHABLE,
+                format!(
+                    "the database file {} was moved or deleted under the server",
+                    self.shown_url()
+                ),
+            )
+            .hint("put the file back, or restart the server on the site's database"));
+        }
+        access::generation(self).await.map(|_| ())
+    }
+
     /// How many audit group commits found the SQLite file locked by another
     /// process and waited for it (always 0 on PostgreSQL). Writers of this
     /// process never make each other wait: they share a write gate.

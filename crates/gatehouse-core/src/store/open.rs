@@ -112,6 +112,18 @@ impl Store {
                 .detail(serde_json::json!({"step": "migrate", "url": &*shown})));
             }
         }
+        // Past the first connection (which may create the file, and migrates
+        // it), no connection creates a SQLite file: with the file renamed or
+        // deleted under a running server, the next pool connection had made
+        // an empty one at its path, resetting the WAL the old one left, and
+        // acknowledged calls were lost.
+        let options: AnyConnectOptions = match backend {
+            DatabaseKind::Sqlite => url
+                .replace("mode=rwc", "mode=rw")
+                .parse()
+                .unwrap_or(options),
+            DatabaseKind::Postgres => options,
+        };
         let pool_of = |size: u32| {
             AnyPoolOptions::new()
                 .max_connections(size)

@@ -368,10 +368,10 @@ impl Server {
                 r
             }
             "/healthz" => plain(StatusCode::OK, "ok\n"),
-            "/readyz" => match crate::store::access::generation(&self.site.store).await {
-                Ok(_) => plain(StatusCode::OK, "ready\n"),
+            "/readyz" => match self.site.store.ready().await {
+                Ok(()) => plain(StatusCode::OK, "ready\n"),
                 Err(e) => {
-                    tracing::warn!(code = %e.code, "not ready: the database does not answer");
+                    tracing::warn!(code = %e.code, message = %e.message, "not ready: the database does not answer");
                     plain(
                         StatusCode::SERVICE_UNAVAILABLE,
                         "the database does not answer\n",
