@@ -499,6 +499,56 @@ fn the_modern_era_checks_headers_against_the_body() {
     // An unknown method.
     let r = s.modern(None, "resources/list", json!({}));
     assert_eq!((r.status, error_code(&r)), (404, json!(-32601)));
+    // Notifications keep the same rules (they had been accepted whatever
+    // the headers said); one that keeps them is accepted.
+    let cancelled = |meta: bool| {
+        let mut params = json!({"requestId": 1});
+        if meta {
+            params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN});
+        }
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
+    };
+    for (what, headers, meta, status) in [
+        (
+            "an unsupported version",
+            vec![("MCP-Protocol-Version", "2099-01-01")],
+            false,
+            400,
+        ),
+        (
+            "another method",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "tools/call"),
+            ],
+            true,
+            400,
+        ),
+        (
+            "no method header",
+            vec![("MCP-Protocol-Version", MODERN)],
+            false,
+            400,
+        ),
+        (
+            "a handshake revision",
+            vec![("MCP-Protocol-Version", LEGACY)],
+            false,
+            202,
+        ),
+        (
+            "the modern rules kept",
+            vec![
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "notifications/cancelled"),
+            ],
+            true,
+            202,
+        ),
+    ] {
+        let r = s.post(&headers, &cancelled(meta));
+        assert_eq!(r.status, status, "{what}: {}", r.text());
+    }
 }
 
 #[test]

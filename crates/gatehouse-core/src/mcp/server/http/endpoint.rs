@@ -907,8 +907,14 @@ impl Server {
         deadline: tokio::time::Instant,
     ) -> Response<Body> {
         let (id, method, params) = match &admitted.message {
-            Message::Notification { .. } | Message::Response { .. } => {
-                return accepted();
+            // Nothing to answer, but the era's header rules hold for them as
+            // for requests: they had been accepted whatever the headers said.
+            Message::Notification { method, params } => {
+                return one_way(headers, version_header, Some((method, params.as_ref())))
+                    .unwrap_or_else(accepted);
+            }
+            Message::Response { .. } => {
+                return one_way(headers, version_header, None).unwrap_or_else(accepted);
             }
             Message::Batch(items) => {
                 let legacy = legacy_version(version_header);
@@ -1178,6 +1184,44 @@ fn unsupported(id: &Value, requested: &str) -> Response<Body> {
         id,
         &era::unsupported_version(&jsonrpc::shorten(requested, 40)),
     )
+}
+
+/// The refusal of a notification (`notice`: its method and params) or a
+/// response whose headers break its era's rules, if they do: the version
+/// named in `_meta` checked against the headers as a request's is, else the
+/// version header must name a handshake revision.
+fn one_way(
+    headers: &HeaderMap,
+    version_header: Option<&str>,
+    notice: Option<(&str, Option<&Map<String, Value>>)>,
+) -> Option<Response<Body>> {
+    let meta = notice.and_then(|(_, params)| {
+        params?
+            .get("_meta")?
+            .get(era::META_PROTOCOL_VERSION)?
+            .as_str()
+    });
+    match (meta, notice) {
+        (Some(v), Some((method, params))) => {
+            if !era::supported().contains(&v) {
+                return Some(unsupported(&Value::Null, v));
+            }
+            check_headers(headers, version_header, v, method, params)
+                .err()
+                .map(|why| header_mismatch(&Value::Null, why))
+        }
+        // A response cannot name its version: a modern header is taken as is.
+        (_, None) if version_header == Some(MODERN) => None,
+        // A modern notification need not name it; its method header must match.
+        (_, Some((method, params))) if version_header == Some(MODERN) => {
+            check_headers(headers, version_header, MODERN, method, params)
+                .err()
+                .map(|why| header_mismatch(&Value::Null, why))
+        }
+        _ => legacy_version(version_header)
+            .is_none()
+            .then(|| unsupported(&Value::Null, version_header.unwrap_or(""))),
+    }
 }
 
 fn accepted() -> Response<Body> {
