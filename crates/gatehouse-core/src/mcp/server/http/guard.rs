@@ -107,7 +107,8 @@ impl Exposure {
         {
             return Err(Refused::Host);
         }
-        if let Some(origin) = headers.get(ORIGIN) {
+        // Every Origin sent must be allowed: with two, the first had decided.
+        for origin in headers.get_all(ORIGIN) {
             let origin = origin.to_str().unwrap_or("");
             if !self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
                 return Err(Refused::Origin);
@@ -249,6 +250,18 @@ mod tests {
                 ])
             )
             .is_ok()
+        );
+        // Two Origins: each must be allowed (the first had decided alone).
+        assert_eq!(
+            e.check(
+                peer,
+                &headers(&[
+                    ("host", "localhost:8808"),
+                    ("origin", "https://app.example.org"),
+                    ("origin", "https://evil.example")
+                ])
+            ),
+            Err(Refused::Origin)
         );
     }
 
