@@ -305,3 +305,34 @@ fn calls_cancelled_at_once_each_have_one_entry() {
     assert_eq!(entries.len(), 20, "{entries:?}");
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+/// The end of input while a call's entry waits for the database (another
+/// process holds the write lock past every bound): the call is answered
+/// with the shutdown error, not left with a closed pipe, and has one entry.
+/// It had none of the first and two entries (`ok`, `interrupted`).
+#[test]
+fn a_call_whose_entry_waits_at_the_end_of_input_is_answered_with_one_entry() {
+    let site = TestSite::new("fail_closed_eof_waiting");
+    if site.db_file().is_none() {
+        return; // The SQLite write lock is what the entry waits for here.
+    }
+    let mut mcp = site.mcp(&["--role", "viewer"], &[]);
+    mcp.initialize("2025-11-25");
+    let locker = site.hold_audit_writes();
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "content_list", "arguments": {}}}));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    mcp.close_stdin();
+    let reply = mcp.response(&json!(5));
+    assert_eq!(reply["error"]["data"]["code"], "SERVER_EXITED", "{reply}");
+    assert_eq!(
+        reply["error"]["data"]["detail"]["reason"], "server_stopping",
+        "{reply}"
+    );
+    locker.release("");
+    let status = wait_exit(&mut mcp.child);
+    assert!(status.success(), "{}", mcp.stderr());
+    let entries = entries_of(&site, "content_list");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}

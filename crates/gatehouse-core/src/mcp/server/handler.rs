@@ -635,13 +635,9 @@ impl State {
             "ok"
         };
         tracing::debug!(tool = spec.name, outcome = verdict, code = outcome.code.map(crate::error::Code::as_str), era = %served.version, "tools/call");
-        // A server stopping while the entry waits for the database answers
-        // the call rather than dropping it unanswered; the entry stays queued.
-        let entered = tokio::select! {
-            entered = record.finish(outcome.code) => entered,
-            () = self.late.cut_short() => return Err(stopping(&cut_by_the_stop(spec))),
-        };
-        let result = match entered {
+        // A server that stops while this waits for the database drops the
+        // call and answers it itself (`abandoned`); the entry stays queued.
+        let result = match record.finish(outcome.code).await {
             Ok(()) => outcome.result,
             // A write that ran: its change is committed with its own entry,
             // and only the call's entry is missing. Told "withheld, retry",
@@ -759,6 +755,20 @@ fn cut_by_the_stop(spec: &manifest::ToolSpec) -> Error {
     )
     .hint(hint)
     .detail(json!({"reason": "server_stopping", "outcome": outcome}))
+}
+
+/// The answer for a request the stopping server dropped before it could
+/// answer (a call whose entry waited for a locked database past every
+/// bound): answered by the server loop, which cannot tell what it had done.
+pub(crate) fn abandoned() -> jsonrpc::ErrorData {
+    stopping(
+        &Error::new(
+            codes::SERVER_EXITED,
+            "the server is shutting down: the request was cut short before it was answered; it may or may not have acted",
+        )
+        .hint("check what the call would have changed before calling again")
+        .detail(json!({"reason": "server_stopping", "outcome": "outcome_unknown"})),
+    )
 }
 
 /// A call cut short by the server stopping is answered with a JSON-RPC error,

@@ -269,8 +269,21 @@ where
         {
             tracing::warn!("in-flight requests could not be answered in time; abandoning them");
             tasks.abort_all();
-            // Dropping an aborted call queues its audit entry (`interrupted`).
+            // Dropping an aborted call queues its audit entry (`interrupted`),
+            // unless it had handed one over already.
             while tasks.join_next().await.is_some() {}
+            // Each still registered was dropped before it answered (a task
+            // deregisters before its answer; a cancelled one was taken out):
+            // answered here, not left with a closed pipe. Racing every call's
+            // entry against the stop instead cost ~1.3 µs of CPU a call.
+            let left: Vec<String> = lock(&in_flight).drain().map(|(id, _)| id).collect();
+            for id in left {
+                if let Ok(id) = serde_json::from_str::<Value>(&id) {
+                    state
+                        .send(jsonrpc::error_response(&id, &handler::abandoned()))
+                        .await;
+                }
+            }
         }
     }
     state.late_records().wait(call_record::CALL_BOUND).await;
