@@ -125,10 +125,9 @@ fn consent(addr: &str, base: &str, client_id: &str, scope: &str) -> Consent {
     }
 }
 
-/// The whole flow over raw HTTP: an access and a refresh token for `scope`.
-fn tokens(addr: &str, base: &str, key: &str, scope: &str) -> (String, String, String) {
-    let client_id = register(addr);
-    let c = consent(addr, base, &client_id, scope);
+/// Approves the consent page `c` with `key` and redeems the code: the token
+/// endpoint's answer (200, asserted).
+fn approve_and_redeem(addr: &str, base: &str, client_id: &str, c: &Consent, key: &str) -> Reply {
     let r = form_post(
         addr,
         "/authorize",
@@ -142,9 +141,16 @@ fn tokens(addr: &str, base: &str, key: &str, scope: &str) -> (String, String, St
     );
     assert_eq!(r.status, 303, "{}", r.text());
     let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let t = redeem(addr, base, &client_id, &code);
+    let t = redeem(addr, base, client_id, &code);
     assert_eq!(t.status, 200, "{}", t.text());
-    let j = t.json();
+    t
+}
+
+/// The whole flow over raw HTTP: an access and a refresh token for `scope`.
+fn tokens(addr: &str, base: &str, key: &str, scope: &str) -> (String, String, String) {
+    let client_id = register(addr);
+    let c = consent(addr, base, &client_id, scope);
+    let j = approve_and_redeem(addr, base, &client_id, &c, key).json();
     (
         j["access_token"].as_str().unwrap().to_string(),
         j["refresh_token"].as_str().unwrap().to_string(),
@@ -1686,21 +1692,7 @@ fn metadata_document_on_an_allowed_host_is_fetched_once_and_carries_the_whole_fl
         c.page.text()
     );
     assert_eq!(docs.hits(), 1);
-    let r = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", &base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("api_key", &editor),
-            ("decision", "approve"),
-        ],
-    );
-    assert_eq!(r.status, 303, "{}", r.text());
-    let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let t = redeem(&s.addr, &base, &client_id, &code);
-    assert_eq!(t.status, 200, "{}", t.text());
+    let t = approve_and_redeem(&s.addr, &base, &client_id, &c, &editor);
     let access = t.json()["access_token"].as_str().unwrap().to_string();
     let r = call(&s, &access, "content_read", json!({"slug": "welcome"}));
     assert_eq!(r.status, 200, "{}", r.text());
@@ -1726,21 +1718,7 @@ fn a_document_clients_grants_go_on_refreshing_after_anyone_fetches_it_again() {
     let client_id = docs.url();
     let (s, base) = serve_documents(&site, &[&docs.addr, &other.addr]);
     let c = consent(&s.addr, &base, &client_id, "content:read");
-    let r = form_post(
-        &s.addr,
-        "/authorize",
-        &[("Cookie", &c.cookie), ("Origin", &base)],
-        &[
-            ("request", &c.request),
-            ("csrf", &c.csrf),
-            ("api_key", &editor),
-            ("decision", "approve"),
-        ],
-    );
-    assert_eq!(r.status, 303, "{}", r.text());
-    let code = query_of(r.header("location").unwrap(), "code").unwrap();
-    let t = redeem(&s.addr, &base, &client_id, &code);
-    assert_eq!(t.status, 200, "{}", t.text());
+    let t = approve_and_redeem(&s.addr, &base, &client_id, &c, &editor);
     let refresh = t.json()["refresh_token"].as_str().unwrap().to_string();
     let lapse = || site.sql("UPDATE oauth_clients SET expires_at = 1");
     // The cache lapses; a stranger opens the page (fetched again), and leaves.

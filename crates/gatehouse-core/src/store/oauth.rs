@@ -101,23 +101,7 @@ fn fail(context: &'static str) -> impl Fn(sqlx::Error) -> Error {
 }
 
 pub async fn insert_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_clients ({CLIENT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
-    )))
-    .bind(&c.id)
-    .bind(&c.kind)
-    .bind(&c.name)
-    .bind(&c.redirect_uris)
-    .bind(&c.auth_method)
-    .bind(&c.secret_hash)
-    .bind(c.created_at)
-    .bind(c.expires_at)
-    .bind(c.last_used_at)
-    .bind(&c.registered_from)
-    .execute(&mut **tx)
-    .await
-    .map_err(fail("registering an OAuth client"))?;
-    Ok(())
+    write_client(tx, c, "", "registering an OAuth client").await
 }
 
 /// Caches a metadata document's client, or refreshes what a fetched
@@ -125,12 +109,27 @@ pub async fn insert_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
 /// cached and last used: a refetch is no new client, and one marked unused
 /// would be purged with its users' grants still live.
 pub async fn upsert_document_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO oauth_clients ({CLIENT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name,
+    write_client(
+        tx,
+        c,
+        " ON CONFLICT (id) DO UPDATE SET name = excluded.name,
              redirect_uris = excluded.redirect_uris, auth_method = excluded.auth_method,
              secret_hash = excluded.secret_hash, expires_at = excluded.expires_at
-         WHERE oauth_clients.kind = 'document'"
+         WHERE oauth_clients.kind = 'document'",
+        "caching a client metadata document",
+    )
+    .await
+}
+
+/// Inserts `c`, with `on_conflict` after the values.
+async fn write_client(
+    tx: &mut Tx,
+    c: &ClientRow,
+    on_conflict: &str,
+    context: &'static str,
+) -> Result<()> {
+    sqlx::query(AssertSqlSafe(format!(
+        "INSERT INTO oauth_clients ({CLIENT}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10){on_conflict}"
     )))
     .bind(&c.id)
     .bind(&c.kind)
@@ -144,7 +143,7 @@ pub async fn upsert_document_client(tx: &mut Tx, c: &ClientRow) -> Result<()> {
     .bind(&c.registered_from)
     .execute(&mut **tx)
     .await
-    .map_err(fail("caching a client metadata document"))?;
+    .map_err(fail(context))?;
     Ok(())
 }
 
