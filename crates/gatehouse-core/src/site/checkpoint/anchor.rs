@@ -60,14 +60,10 @@ pub(super) fn set_aside(path: &Path) -> std::io::Result<Option<PathBuf>> {
 }
 
 pub(super) fn read_anchor(path: &Path) -> Option<CheckpointRow> {
-    let text = std::fs::read_to_string(path).ok()?;
-    match serde_json::from_str::<Exported>(&text) {
-        Ok(e) => Some(e.checkpoint),
-        Err(e) => {
-            tracing::warn!(path = %path.display(), error = %e, "ignoring an unreadable audit anchor");
-            None
-        }
-    }
+    read_anchor_checked(path).unwrap_or_else(|error| {
+        tracing::warn!(path = %path.display(), %error, "ignoring an unreadable audit anchor");
+        None
+    })
 }
 
 /// Replaces the anchor when `row` is newer (write to a temp file, then rename).
