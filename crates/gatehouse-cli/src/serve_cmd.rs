@@ -31,7 +31,8 @@ pub struct ServeArgs {
     /// names are always served. [serve] allow_hosts.
     #[arg(long, value_name = "HOST")]
     allow_host: Vec<String>,
-    /// A browser origin allowed to call (e.g. https://app.example.org).
+    /// A web page's origin allowed to call from a browser (e.g.
+    /// https://app.example.org); its preflight and answers get CORS headers.
     /// [serve] allow_origins.
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,

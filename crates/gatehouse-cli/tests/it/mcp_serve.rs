@@ -68,6 +68,104 @@ fn a_foreign_browser_origin_is_refused_with_403() {
 }
 
 #[test]
+fn an_absolute_form_target_naming_a_foreign_host_is_refused() {
+    // HTTP/1.1 has the origin server take the name from an absolute-form
+    // target and ignore Host: the target is what must be allowed.
+    let site = TestSite::new("serve-absolute-form");
+    let s = Serve::start(&site, &[]);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let headers = [
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    for target in [
+        "http://evil.example/mcp".to_string(),
+        format!(
+            "http://evil.example:{}/mcp",
+            s.addr.rsplit(':').next().unwrap()
+        ),
+    ] {
+        let r = request(&s.addr, "POST", &target, &headers, body);
+        assert_eq!(r.status, 403, "{target}: {}", r.text());
+        assert_eq!(gatehouse_code(&r), "HOST_NOT_ALLOWED");
+    }
+    // The server's own name in absolute form is served.
+    let own = format!("http://{}/mcp", s.addr);
+    let r = request(&s.addr, "POST", &own, &headers, body);
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[test]
+fn a_page_of_an_allowed_origin_passes_the_preflight_and_reads_the_answer() {
+    let site = TestSite::new("serve-cors");
+    let (key, _) = site.mint("editor");
+    let page = "https://app.example.org";
+    let s = Serve::start(&site, &["--allow-origin", page, "--require-key"]);
+    // The browser's preflight carries no credentials: it is answered before
+    // any key is asked for, and names every header a client sends.
+    let preflight = |origin: &str| {
+        request(
+            &s.addr,
+            "OPTIONS",
+            "/mcp",
+            &[
+                ("Origin", origin),
+                ("Access-Control-Request-Method", "POST"),
+                (
+                    "Access-Control-Request-Headers",
+                    "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name",
+                ),
+            ],
+            b"",
+        )
+    };
+    let r = preflight(page);
+    assert_eq!(r.status, 204, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), Some(page));
+    let methods = r.header("access-control-allow-methods").unwrap_or("");
+    assert!(methods.contains("POST"), "{methods}");
+    let allowed = r
+        .header("access-control-allow-headers")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    for h in [
+        "authorization",
+        "content-type",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "last-event-id",
+    ] {
+        assert!(allowed.contains(h), "{h} missing from {allowed}");
+    }
+    assert!(r.header("vary").unwrap_or("").contains("Origin"));
+    // A foreign page's preflight is refused and learns nothing.
+    let r = preflight("https://evil.example");
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), None);
+
+    // The answers themselves are readable by the page: a refusal's challenge
+    // included (an OAuth client in a page reads WWW-Authenticate).
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}});
+    let r = s.post(&[("Origin", page)], &list);
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), Some(page));
+    let exposed = r
+        .header("access-control-expose-headers")
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    assert!(exposed.contains("www-authenticate"), "{exposed}");
+    let bearer = format!("Bearer {key}");
+    let r = s.post(&[("Origin", page), ("Authorization", &bearer)], &list);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), Some(page));
+    // Without an Origin (no browser) nothing of CORS is sent.
+    let r = s.post(&[("Authorization", &bearer)], &list);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), None);
+}
+
+#[test]
 fn a_key_in_the_query_string_is_refused_and_never_used() {
     let site = TestSite::new("serve-query-key");
     let (key, _) = site.mint("editor");

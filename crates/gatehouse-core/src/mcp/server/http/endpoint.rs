@@ -2,7 +2,11 @@
 //! OAuth discovery paths included (a client that finds them switches to
 //! OAuth and drops the configured `Authorization` header).
 //!
-//! A request to `/mcp` goes through, in order: `Host` and `Origin` (403), a
+//! A browser's CORS preflight from an allowed origin is answered before
+//! anything else (it carries no key); the answers to such a page's requests
+//! name its origin so the page may read them. A request to `/mcp` goes
+//! through, in order: `Host` (and an absolute-form target's name) and
+//! `Origin` (403), a
 //! key in the URL (400), authentication (401, never a fallback to `public`;
 //! failures rate limited per client address), the method (405 `Allow: POST`,
 //! after the 401 so OAuth-capable clients see the challenge first), the
@@ -360,11 +364,35 @@ impl Server {
     ) -> Response<Body> {
         match req.uri().path() {
             "/mcp" => {
+                let origin = req.headers().get(header::ORIGIN).cloned();
+                if origin.is_some()
+                    && req.method() == Method::OPTIONS
+                    && req
+                        .headers()
+                        .contains_key(header::ACCESS_CONTROL_REQUEST_METHOD)
+                {
+                    return self.preflight(&req, peer);
+                }
                 let started = Instant::now();
                 self.metrics.in_flight.fetch_add(1, Ordering::Relaxed);
                 let _gauge = Gauge(&self.metrics.in_flight);
-                let r = self.mcp(req, peer).await;
+                let mut r = self.mcp(req, peer).await;
                 self.metrics.observe(started.elapsed());
+                // A page of an allowed origin may read the answer (a refused
+                // origin got its 403 above, which stays unreadable).
+                if let Some(origin) = origin
+                    && self.exposure.allows_origin(origin.to_str().unwrap_or(""))
+                {
+                    let h = r.headers_mut();
+                    h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+                    h.insert(
+                        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+                        HeaderValue::from_static(
+                            "www-authenticate, retry-after, mcp-protocol-version",
+                        ),
+                    );
+                    h.append(header::VARY, HeaderValue::from_static("Origin"));
+                }
                 r
             }
             "/healthz" => plain(StatusCode::OK, "ok\n"),
@@ -385,11 +413,45 @@ impl Server {
         }
     }
 
+    /// A browser's CORS preflight for `/mcp`: it carries no credentials, so
+    /// it is answered before any key is asked for, and only for an allowed
+    /// origin (`--allow-origin`); the request that follows is checked as any.
+    fn preflight(&self, req: &Request<RequestBody>, peer: SocketAddr) -> Response<Body> {
+        if self.exposure.check(peer, req.uri(), req.headers()).is_err() {
+            return plain(
+                StatusCode::FORBIDDEN,
+                "this Host or origin is not served here\n",
+            );
+        }
+        let origin = req.headers()[header::ORIGIN].clone();
+        let mut r = plain(StatusCode::NO_CONTENT, "");
+        let h = r.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        // GET and DELETE too, so a client trying them hears this server's 405
+        // instead of a failed preflight it cannot tell from a network error.
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("POST, GET, DELETE"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static(
+                "authorization, content-type, accept, mcp-protocol-version, mcp-method, mcp-name, mcp-session-id, last-event-id",
+            ),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            HeaderValue::from_static("600"),
+        );
+        h.insert(header::VARY, HeaderValue::from_static("Origin"));
+        r
+    }
+
     async fn oauth_route(&self, req: Request<RequestBody>, peer: SocketAddr) -> Response<Body> {
         let oauth = self.oauth.as_ref().expect("checked by the caller");
         // Host as for /mcp; browser origins are the routes' own business
         // (CORS for discovery and /token, the issuer's own for the form).
-        if let Err(Refused::Host) = self.exposure.check(peer, req.headers()) {
+        if let Err(Refused::Host) = self.exposure.check(peer, req.uri(), req.headers()) {
             return refusal(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
@@ -629,7 +691,7 @@ impl Server {
     async fn mcp(self: &Arc<Self>, req: Request<RequestBody>, peer: SocketAddr) -> Response<Body> {
         let (parts, body) = req.into_parts();
         let headers = &parts.headers;
-        match self.exposure.check(peer, headers) {
+        match self.exposure.check(peer, &parts.uri, headers) {
             Ok(()) => {}
             Err(Refused::Host) => {
                 return refusal(

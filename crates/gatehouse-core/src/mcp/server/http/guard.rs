@@ -4,8 +4,8 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use hyper::HeaderMap;
 use hyper::header::{HOST, ORIGIN};
+use hyper::{HeaderMap, Uri};
 
 /// The names the server answers to and the browser origins it accepts.
 #[derive(Debug, Clone)]
@@ -77,9 +77,16 @@ impl Exposure {
         }
     }
 
-    /// Checks `Host` (or a trusted proxy's `X-Forwarded-Host`) and `Origin`;
-    /// the refusal names which and why.
-    pub fn check(&self, peer: SocketAddr, headers: &HeaderMap) -> Result<(), Refused> {
+    /// Checks `Host` (or a trusted proxy's `X-Forwarded-Host`), the name an
+    /// absolute-form request target gives (`POST http://name/mcp`: HTTP/1.1
+    /// has an origin server take the name from it and ignore `Host`, so a
+    /// front end may route by it) and `Origin`; the refusal names which.
+    pub fn check(
+        &self,
+        peer: SocketAddr,
+        target: &Uri,
+        headers: &HeaderMap,
+    ) -> Result<(), Refused> {
         let forwarded = self
             .trusts(peer)
             .then(|| headers.get("x-forwarded-host"))
@@ -96,25 +103,32 @@ impl Exposure {
         let Some(host) = host.and_then(|h| h.to_str().ok()) else {
             return Err(Refused::Host);
         };
-        let Some(bare) = bare_host(host) else {
-            return Err(Refused::Host);
-        };
-        // The lists are lowercase: compared without a lowercased copy per request.
-        if !self
-            .hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host) || h.eq_ignore_ascii_case(bare))
-        {
+        if !self.serves(host) || target.authority().is_some_and(|a| !self.serves(a.as_str())) {
             return Err(Refused::Host);
         }
         // Every Origin sent must be allowed: with two, the first had decided.
         for origin in headers.get_all(ORIGIN) {
-            let origin = origin.to_str().unwrap_or("");
-            if !self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin)) {
+            if !self.allows_origin(origin.to_str().unwrap_or("")) {
                 return Err(Refused::Origin);
             }
         }
         Ok(())
+    }
+
+    /// Whether `name` (`host` or `host:port`, well formed) is one of ours.
+    fn serves(&self, name: &str) -> bool {
+        let Some(bare) = bare_host(name) else {
+            return false;
+        };
+        // The lists are lowercase: compared without a lowercased copy per request.
+        self.hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(name) || h.eq_ignore_ascii_case(bare))
+    }
+
+    /// Whether a browser page of `origin` may call the server.
+    pub fn allows_origin(&self, origin: &str) -> bool {
+        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
     }
 }
 
@@ -197,6 +211,10 @@ mod tests {
         h
     }
 
+    fn root() -> Uri {
+        Uri::from_static("/mcp")
+    }
+
     fn exposure() -> Exposure {
         Exposure::new(
             "127.0.0.1:8808".parse().unwrap(),
@@ -211,13 +229,14 @@ mod tests {
         let e = exposure();
         let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
         assert_eq!(
-            e.check(peer, &headers(&[("host", "evil.example")])),
+            e.check(peer, &root(), &headers(&[("host", "evil.example")])),
             Err(Refused::Host)
         );
-        assert_eq!(e.check(peer, &headers(&[])), Err(Refused::Host));
+        assert_eq!(e.check(peer, &root(), &headers(&[])), Err(Refused::Host));
         assert_eq!(
             e.check(
                 peer,
+                &root(),
                 &headers(&[
                     ("host", "127.0.0.1:8808"),
                     ("origin", "https://evil.example")
@@ -228,22 +247,27 @@ mod tests {
         assert_eq!(
             e.check(
                 peer,
+                &root(),
                 &headers(&[("host", "localhost:8808"), ("origin", "null")])
             ),
             Err(Refused::Origin)
         );
         assert!(
-            e.check(peer, &headers(&[("host", "127.0.0.1:8808")]))
+            e.check(peer, &root(), &headers(&[("host", "127.0.0.1:8808")]))
                 .is_ok()
         );
-        assert!(e.check(peer, &headers(&[("host", "[::1]:8808")])).is_ok());
         assert!(
-            e.check(peer, &headers(&[("host", "MCP.example.org")]))
+            e.check(peer, &root(), &headers(&[("host", "[::1]:8808")]))
+                .is_ok()
+        );
+        assert!(
+            e.check(peer, &root(), &headers(&[("host", "MCP.example.org")]))
                 .is_ok()
         );
         assert!(
             e.check(
                 peer,
+                &root(),
                 &headers(&[
                     ("host", "localhost:8808"),
                     ("origin", "https://app.example.org")
@@ -255,6 +279,7 @@ mod tests {
         assert_eq!(
             e.check(
                 peer,
+                &root(),
                 &headers(&[
                     ("host", "localhost:8808"),
                     ("origin", "https://app.example.org"),
@@ -283,7 +308,7 @@ mod tests {
             "",
         ] {
             assert_eq!(
-                e.check(peer, &headers(&[("host", host)])),
+                e.check(peer, &root(), &headers(&[("host", host)])),
                 Err(Refused::Host),
                 "{host:?}"
             );
@@ -291,6 +316,7 @@ mod tests {
         assert_eq!(
             e.check(
                 peer,
+                &root(),
                 &headers(&[("host", "127.0.0.1:8808"), ("host", "evil.example")])
             ),
             Err(Refused::Host),
@@ -303,8 +329,32 @@ mod tests {
             "mcp.example.org:443",
         ] {
             assert!(
-                e.check(peer, &headers(&[("host", host)])).is_ok(),
+                e.check(peer, &root(), &headers(&[("host", host)])).is_ok(),
                 "{host:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_form_target_must_name_an_allowed_host_too() {
+        let e = exposure();
+        let peer: SocketAddr = "127.0.0.1:5000".parse().unwrap();
+        let h = headers(&[("host", "127.0.0.1:8808")]);
+        for target in [
+            "http://evil.example/mcp",
+            "http://evil.example:8808/mcp",
+            "http://evil@127.0.0.1:8808/mcp",
+        ] {
+            assert_eq!(
+                e.check(peer, &Uri::from_static(target), &h),
+                Err(Refused::Host),
+                "{target}"
+            );
+        }
+        for target in ["http://127.0.0.1:8808/mcp", "https://MCP.example.org/mcp"] {
+            assert!(
+                e.check(peer, &Uri::from_static(target), &h).is_ok(),
+                "{target}"
             );
         }
     }
@@ -320,11 +370,11 @@ mod tests {
             ("x-forwarded-for", "198.51.100.1, 203.0.113.7"),
         ]);
         assert!(
-            e.check(stranger, &h).is_ok(),
+            e.check(stranger, &root(), &h).is_ok(),
             "an untrusted X-Forwarded-Host is ignored"
         );
         assert_eq!(e.client(stranger, &h), stranger.ip());
-        assert_eq!(e.check(proxy, &h), Err(Refused::Host));
+        assert_eq!(e.check(proxy, &root(), &h), Err(Refused::Host));
         assert_eq!(
             e.client(proxy, &h),
             "203.0.113.7".parse::<IpAddr>().unwrap()

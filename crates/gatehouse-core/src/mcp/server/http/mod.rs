@@ -434,15 +434,16 @@ async fn serve_metrics(
                         let (metrics, exposure) = (metrics.clone(), exposure.clone());
                         async move {
                             use http_body_util::BodyExt;
-                            let (status, text) = if exposure.check(peer, req.headers()).is_err()
-                                || req.headers().contains_key(hyper::header::ORIGIN)
-                            {
-                                (hyper::StatusCode::FORBIDDEN, "forbidden\n".to_string())
-                            } else if req.uri().path() == "/metrics" {
-                                (hyper::StatusCode::OK, metrics.render())
-                            } else {
-                                (hyper::StatusCode::NOT_FOUND, "not found\n".to_string())
-                            };
+                            let (status, text) =
+                                if exposure.check(peer, req.uri(), req.headers()).is_err()
+                                    || req.headers().contains_key(hyper::header::ORIGIN)
+                                {
+                                    (hyper::StatusCode::FORBIDDEN, "forbidden\n".to_string())
+                                } else if req.uri().path() == "/metrics" {
+                                    (hyper::StatusCode::OK, metrics.render())
+                                } else {
+                                    (hyper::StatusCode::NOT_FOUND, "not found\n".to_string())
+                                };
                             let mut r = hyper::Response::new(
                                 http_body_util::Full::new(hyper::body::Bytes::from(text))
                                     .boxed_unsync(),
