@@ -143,6 +143,73 @@ fn closing_a_modern_event_stream_cancels_its_call_and_audits_the_cancel() {
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
 
+/// The metrics line that starts with `name`'s value (0 when absent).
+fn metric(maddr: &str, name: &str) -> u64 {
+    let text = crate::serve_util::request(maddr, "GET", "/metrics", &[], b"").text();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Waits (bounded) until `name` reads `want` on the metrics listener.
+fn metric_reaches(maddr: &str, name: &str, want: u64) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let got = metric(maddr, name);
+        if got == want {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{name} is {got}, not {want}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn metrics_count_calls_whose_client_went_away_and_show_open_streams() {
+    let site = TestSite::new("serve-metrics-cancel");
+    let (port, reached) = black_hole();
+    site.sql("UPDATE site_config SET value = '127.0.0.1' WHERE key = 'http_fetch.allowlist'");
+    let (key, _) = site.mint("viewer");
+    let maddr = format!("127.0.0.1:{}", crate::util::closed_port());
+    let s = Serve::start(&site, &["--metrics-listen", &maddr]);
+    let cancelled = r#"gatehouse_tool_calls_total{tool="http_fetch",outcome="cancelled"}"#;
+    let fetch = json!({"name": "http_fetch",
+                       "arguments": {"url": format!("http://127.0.0.1:{port}/slow")},
+                       "_meta": {"progressToken": "p1"}});
+    // A progress stream closed mid-call: open while it runs, then cancelled.
+    let events = s.modern_stream(Some(&key), 1, "tools/call", fetch.clone());
+    reached
+        .recv_timeout(PATIENCE)
+        .expect("the fetch reached its target");
+    metric_reaches(&maddr, "gatehouse_http_streams_open", 1);
+    events.close();
+    metric_reaches(&maddr, cancelled, 1);
+    metric_reaches(&maddr, "gatehouse_http_streams_open", 0);
+    // A plain JSON request whose connection closes mid-call.
+    let addr = s.addr.clone();
+    let auth = format!("Bearer {key}");
+    let gone = std::thread::spawn(move || {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                          "params": {"name": "http_fetch", "arguments": {"url": format!("http://127.0.0.1:{port}/slow")}}});
+        let mut c = std::net::TcpStream::connect(&addr).unwrap();
+        let body = serde_json::to_vec(&body).unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nMCP-Protocol-Version: {LEGACY}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        use std::io::Write;
+        c.write_all(head.as_bytes()).unwrap();
+        c.write_all(&body).unwrap();
+        c
+    });
+    reached
+        .recv_timeout(PATIENCE)
+        .expect("the second fetch reached its target");
+    drop(gone.join().unwrap());
+    metric_reaches(&maddr, cancelled, 2);
+    metric_reaches(&maddr, "gatehouse_http_in_flight", 0);
+}
+
 #[test]
 fn kill_9_of_one_of_two_instances_loses_no_answered_call() {
     let site = TestSite::new("serve-kill9");

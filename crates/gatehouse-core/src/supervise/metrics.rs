@@ -19,7 +19,8 @@ pub struct Sample {
     pub requests: u64,
     pub in_flight: u64,
     pub calls_ok: u64,
-    /// Tool calls that ran and returned an error result.
+    /// Tool calls that ran and returned an error result, or did not finish
+    /// within the request's bound.
     pub calls_error: u64,
     /// Tool calls refused (a JSON-RPC error: permission, arguments, …).
     pub calls_refused: u64,
@@ -70,7 +71,7 @@ pub fn parse(text: &str) -> Sample {
             "gatehouse_http_rate_limited_total" => s.rate_limited = n,
             "gatehouse_tool_calls_total" => match label(labels, "outcome") {
                 Some("ok") => s.calls_ok += n,
-                Some("error") => s.calls_error += n,
+                Some("error" | "timed_out") => s.calls_error += n,
                 Some("refused") => s.calls_refused += n,
                 _ => {}
             },
@@ -141,6 +142,7 @@ mod tests {
             gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"ok\"} 10\n\
             gatehouse_tool_calls_total{tool=\"content_update\",outcome=\"refused\"} 4\n\
             gatehouse_tool_calls_total{tool=\"content_read\",outcome=\"error\"} 1\n\
+            gatehouse_tool_calls_total{tool=\"http_fetch\",outcome=\"timed_out\"} 2\n\
             gatehouse_tool_calls_total{tool=\"content_list\",outcome=\"ok\"} 5\n\
             gatehouse_http_request_seconds_bucket{le=\"+Inf\"} 31\n\
             gatehouse_http_request_seconds_sum 0.0123\n\
@@ -148,7 +150,7 @@ mod tests {
         let s = parse(text);
         assert_eq!(s.requests, 31);
         assert_eq!(s.in_flight, 2);
-        assert_eq!((s.calls_ok, s.calls_error, s.calls_refused), (15, 1, 4));
+        assert_eq!((s.calls_ok, s.calls_error, s.calls_refused), (15, 3, 4));
         assert_eq!((s.auth_failures, s.rate_limited), (3, 7));
         let keys: Vec<_> = s
             .limited_keys

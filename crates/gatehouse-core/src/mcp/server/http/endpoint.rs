@@ -1015,7 +1015,7 @@ impl Server {
                 }
                 // Its calls count in the per-tool metrics, as alone, and run
                 // one after another, each held as long as it would be alone.
-                let mut calls: Vec<(Value, usize)> = Vec::new();
+                let mut calls: Vec<(Value, Tally)> = Vec::new();
                 let mut wait = Duration::ZERO;
                 for i in items
                     .iter()
@@ -1025,7 +1025,8 @@ impl Server {
                     wait += self.hold_wait(actor.identity(), params);
                     if let Some(id) = i.get("id") {
                         let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-                        calls.push((id.clone(), Metrics::tool_index(name)));
+                        let tool = Metrics::tool_index(name);
+                        calls.push((id.clone(), Tally::new(&self.metrics, tool)));
                     }
                 }
                 let deadline = deadline + wait;
@@ -1033,14 +1034,16 @@ impl Server {
                 return match tokio::time::timeout_at(deadline, dispatch(&state, admitted)).await {
                     Ok(Some(reply)) => {
                         let replies = reply.as_array().map(Vec::as_slice).unwrap_or_default();
-                        for (id, tool) in &calls {
-                            let one = replies.iter().find(|r| r.get("id") == Some(id));
-                            self.metrics.call(*tool, one);
+                        for (id, tally) in calls {
+                            tally.reply(replies.iter().find(|r| r.get("id") == Some(&id)));
                         }
                         json_response(StatusCode::OK, &reply)
                     }
                     Ok(None) => accepted(),
-                    Err(_) => timed_out(&Value::Null),
+                    Err(_) => {
+                        calls.into_iter().for_each(|(_, t)| t.timed_out());
+                        timed_out(&Value::Null)
+                    }
                 };
             }
             Message::Request { id, method, params } => {
@@ -1106,6 +1109,8 @@ impl Server {
             && !held.covers(spec.action)
         {
             let e = crate::access::oauth::insufficient_scope(held, spec.action);
+            self.metrics
+                .count(Metrics::tool_index(Some(spec.name)), REFUSED);
             // Refused before the core sees it, yet a call all the same: it
             // gets its entry (the grant's usage counts it as a refusal).
             let empty = Value::Object(serde_json::Map::new());
@@ -1169,7 +1174,6 @@ impl Server {
             None
         };
         let (state, out) = self.state(actor, (client, client_text), legacy);
-        let metrics = self.metrics.clone();
         let work = {
             let state = state.clone();
             let watch = self.limits.core.watch_interval;
@@ -1186,22 +1190,26 @@ impl Server {
                 }
             }
         };
+        // Counted however the request ends, a client gone away included.
+        let tally = tool.map(|tool| Tally::new(&self.metrics, tool));
         if let Some(held) = held {
             let deadline = (!listen).then_some(deadline);
-            return event_stream(Box::pin(work), out, deadline, (slot, held), move |reply| {
-                if let Some(tool) = tool {
-                    metrics.call(tool, reply);
-                }
-            });
+            let open = StreamOpen::new(&self.metrics);
+            return event_stream(Box::pin(work), out, deadline, (slot, held, open), tally);
         }
         drop(out);
         let reply = match tokio::time::timeout_at(deadline, work).await {
             Ok(reply) => reply,
-            Err(_) => return timed_out(&id),
+            Err(_) => {
+                if let Some(t) = tally {
+                    t.timed_out();
+                }
+                return timed_out(&id);
+            }
         };
         drop(slot);
-        if let Some(tool) = tool {
-            self.metrics.call(tool, reply.as_ref());
+        if let Some(tally) = tally {
+            tally.reply(reply.as_ref());
         }
         let Some(reply) = reply else {
             return accepted();
@@ -1367,21 +1375,21 @@ fn event(message: &Value) -> Bytes {
 
 /// An event stream: what the call sends on the way, keep-alive comments, then
 /// its reply. Dropping the body (the client closed the stream) drops the
-/// call, which cancels it.
+/// call, which cancels it (and its tally says so).
 fn event_stream<H: Send + 'static>(
     work: Work,
     out: mpsc::Receiver<Value>,
     deadline: Option<tokio::time::Instant>,
     held: H,
-    on_reply: impl FnOnce(Option<&Value>) + Send + 'static,
+    tally: Option<Tally>,
 ) -> Response<Body> {
-    struct Running<H, F> {
+    struct Running<H> {
         work: Work,
         out: mpsc::Receiver<Value>,
         tick: tokio::time::Interval,
         deadline: Option<tokio::time::Instant>,
         _held: H,
-        on_reply: Option<F>,
+        tally: Option<Tally>,
     }
     let mut tick = tokio::time::interval(KEEP_ALIVE);
     tick.reset();
@@ -1391,7 +1399,7 @@ fn event_stream<H: Send + 'static>(
         tick,
         deadline,
         _held: held,
-        on_reply: Some(on_reply),
+        tally,
     });
     let frames = futures_util::stream::unfold(start, |state| async move {
         let mut r = state?;
@@ -1403,8 +1411,8 @@ fn event_stream<H: Send + 'static>(
                 while let Ok(m) = r.out.try_recv() {
                     chunk.extend_from_slice(&event(&m));
                 }
-                if let Some(f) = r.on_reply.take() {
-                    f(reply.as_ref());
+                if let Some(t) = r.tally.take() {
+                    t.reply(reply.as_ref());
                 }
                 if let Some(reply) = reply {
                     chunk.extend_from_slice(&event(&reply));
@@ -1414,6 +1422,9 @@ fn event_stream<H: Send + 'static>(
             Some(m) = r.out.recv() => Some((event(&m), Some(r))),
             _ = r.tick.tick() => Some((Bytes::from_static(b": keep-alive\n\n"), Some(r))),
             _ = tokio::time::sleep_until(deadline) => {
+                if let Some(t) = r.tally.take() {
+                    t.timed_out();
+                }
                 let e = jsonrpc::error_response(&Value::Null, &jsonrpc::internal_error("the request did not finish in time"));
                 Some((event(&e), None))
             }
@@ -1445,14 +1456,76 @@ const BUCKETS: &[f64] = &[
     0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
 ];
 
-/// Outcomes of a tool call, as the `outcome` label names them.
-const OUTCOMES: [&str; 4] = ["cancelled", "refused", "error", "ok"];
+/// Outcomes of a tool call, as the `outcome` label names them: `cancelled`
+/// when the client went away (or cancelled) before the answer, `refused` a
+/// JSON-RPC error, `error` a tool's own error, `timed_out` the request's bound.
+const OUTCOMES: [&str; 5] = ["cancelled", "refused", "error", "ok", "timed_out"];
+const CANCELLED: usize = 0;
+const REFUSED: usize = 1;
+const TIMED_OUT: usize = 4;
+
+/// One tool call's count in the metrics, made once however its request ends:
+/// the reply's outcome, `timed_out` at the request's bound, or `cancelled`
+/// when it is dropped unanswered (the client closed its connection or its
+/// stream, and hyper dropped the request's future with the call).
+struct Tally {
+    metrics: Arc<Metrics>,
+    tool: usize,
+    open: bool,
+}
+
+impl Tally {
+    fn new(metrics: &Arc<Metrics>, tool: usize) -> Tally {
+        Tally {
+            metrics: metrics.clone(),
+            tool,
+            open: true,
+        }
+    }
+
+    fn reply(mut self, reply: Option<&Value>) {
+        self.open = false;
+        self.metrics.call(self.tool, reply);
+    }
+
+    fn timed_out(mut self) {
+        self.open = false;
+        self.metrics.count(self.tool, TIMED_OUT);
+    }
+}
+
+impl Drop for Tally {
+    fn drop(&mut self) {
+        if self.open {
+            self.metrics.count(self.tool, CANCELLED);
+        }
+    }
+}
+
+/// An open event stream in the gauge, for as long as its body lives (the
+/// request's own in-flight count ends when the stream's headers are sent).
+struct StreamOpen(Arc<Metrics>);
+
+impl StreamOpen {
+    fn new(metrics: &Arc<Metrics>) -> StreamOpen {
+        metrics.streams_open.fetch_add(1, Ordering::Relaxed);
+        StreamOpen(metrics.clone())
+    }
+}
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.streams_open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// What `--metrics-listen` shows (Prometheus text format). Labels are tool
 /// names from the manifest and fixed outcomes only: nothing a client sent.
 /// Every request updates it: counters are atomics, no lock or map on the way.
 pub struct Metrics {
     pub in_flight: AtomicU64,
+    /// Event streams open (a listen, a call's progress).
+    streams_open: AtomicU64,
     pub auth_failures: AtomicU64,
     pub rate_limited: AtomicU64,
     /// Keys verified in full (argon2), shared with the verify cache.
@@ -1480,6 +1553,7 @@ impl Default for Metrics {
         let tools = manifest::all().len() + 1;
         Metrics {
             in_flight: AtomicU64::new(0),
+            streams_open: AtomicU64::new(0),
             auth_failures: AtomicU64::new(0),
             rate_limited: AtomicU64::new(0),
             key_verifications: Arc::default(),
@@ -1515,11 +1589,15 @@ impl Metrics {
 
     fn call(&self, tool: usize, reply: Option<&Value>) {
         let outcome = match reply {
-            None => 0,
-            Some(r) if r.get("error").is_some() => 1,
+            None => CANCELLED,
+            Some(r) if r.get("error").is_some() => REFUSED,
             Some(r) if r["result"]["isError"] == json!(true) => 2,
             Some(_) => 3,
         };
+        self.count(tool, outcome);
+    }
+
+    fn count(&self, tool: usize, outcome: usize) {
         if let Some(n) = self.calls.get(tool * OUTCOMES.len() + outcome) {
             n.fetch_add(1, Ordering::Relaxed);
         }
@@ -1544,6 +1622,11 @@ impl Metrics {
         o.push_str(&format!(
             "gatehouse_http_in_flight {}\n",
             self.in_flight.load(Ordering::Relaxed)
+        ));
+        o.push_str("# TYPE gatehouse_http_streams_open gauge\n");
+        o.push_str(&format!(
+            "gatehouse_http_streams_open {}\n",
+            self.streams_open.load(Ordering::Relaxed)
         ));
         o.push_str("# TYPE gatehouse_http_auth_failures_total counter\n");
         o.push_str(&format!(
@@ -1673,6 +1756,27 @@ mod tests {
             assert!(text.contains(line), "{line} in {text}");
         }
         assert!(!text.contains("outcome=\"error\""), "{text}");
+    }
+
+    #[test]
+    fn a_call_is_tallied_once_however_its_request_ends() {
+        let m = Arc::new(Metrics::default());
+        let fetch = Metrics::tool_index(Some("http_fetch"));
+        drop(Tally::new(&m, fetch));
+        Tally::new(&m, fetch).timed_out();
+        Tally::new(&m, fetch).reply(Some(&json!({"result": {}})));
+        let open = StreamOpen::new(&m);
+        assert!(m.render().contains("gatehouse_http_streams_open 1\n"));
+        drop(open);
+        let text = m.render();
+        for line in [
+            "gatehouse_tool_calls_total{tool=\"http_fetch\",outcome=\"cancelled\"} 1\n",
+            "gatehouse_tool_calls_total{tool=\"http_fetch\",outcome=\"timed_out\"} 1\n",
+            "gatehouse_tool_calls_total{tool=\"http_fetch\",outcome=\"ok\"} 1\n",
+            "gatehouse_http_streams_open 0\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
     }
 
     #[test]
