@@ -754,6 +754,32 @@ fn a_batch_spends_the_rate_per_request_and_carries_no_later_era() {
     assert_eq!(tool_calls(&site).len(), 2);
 }
 
+/// `initialize` may not ride in a batch (2025-03-26 says so): it is refused
+/// on its own, with a message that fits HTTP (it had said to start a new
+/// server process), and the rest of the batch is served.
+#[test]
+fn initialize_in_a_batch_is_refused_in_http_terms() {
+    let site = TestSite::new("serve-batch-initialize");
+    let s = Serve::start(&site, &[]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}}});
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let r = s.post(
+        &[("MCP-Protocol-Version", "2025-03-26")],
+        &json!([init, list]),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let replies = r.json();
+    let first = &replies[0];
+    assert_eq!(first["id"], 1, "{replies}");
+    assert_eq!(first["error"]["code"], -32600, "{replies}");
+    let message = first["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("batch"), "{message}");
+    assert!(!message.contains("process"), "{message}");
+    assert!(replies[1]["result"]["tools"].is_array(), "{replies}");
+}
+
 /// Failed authentications are limited per client network (an IPv4 /24, an
 /// IPv6 /64), not per address: one address each for 250 made-up keys had
 /// run 2,500 argon2 checks without a 429. Addresses come through a trusted

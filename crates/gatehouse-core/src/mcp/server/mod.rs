@@ -328,6 +328,13 @@ pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
                         state.handle_notification(&method, params.as_ref());
                         None
                     }
+                    // 2025-03-26 keeps the handshake out of batches.
+                    Ok(Message::Request { id, method, .. }) if method == "initialize" => {
+                        Some(admit::refusal(&jsonrpc::invalid_request(
+                            id,
+                            "Invalid Request: initialize cannot be sent in a batch; send it on its own",
+                        )))
+                    }
                     Ok(Message::Request { id, method, params }) => {
                         state.handle_request(&id, &method, params).await
                     }
