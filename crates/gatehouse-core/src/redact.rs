@@ -33,9 +33,12 @@ pub fn redact_urls(text: &str) -> String {
     redact_keys(&out)
 }
 
-/// Replaces the secret part of anything shaped like a raw key.
+/// Replaces the secret part of anything shaped like a raw key, and the whole
+/// of anything shaped like an OAuth token, code or client secret this server
+/// hands out (those have no public part).
 pub fn redact_keys(text: &str) -> String {
     const PREFIX: &str = "gatehouse_sk_";
+    let text: &str = &redact_tokens(text);
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(pos) = rest.find(PREFIX) {
@@ -60,18 +63,170 @@ pub fn redact_keys(text: &str) -> String {
     out
 }
 
+/// `gatehouse_at_…`, `gatehouse_rt_…`, `gatehouse_ac_…` and `gatehouse_cs_…`
+/// with everything after the prefix replaced.
+fn redact_tokens(text: &str) -> String {
+    use crate::access::oauth::{ACCESS_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX, REFRESH_PREFIX};
+    if !text.contains("gatehouse_") {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = text[at..].find("gatehouse_") {
+        let start = at + found;
+        let rest = &text[start..];
+        let Some(prefix) = [
+            ACCESS_PREFIX,
+            REFRESH_PREFIX,
+            CODE_PREFIX,
+            CLIENT_SECRET_PREFIX,
+        ]
+        .into_iter()
+        .find(|p| rest.starts_with(p)) else {
+            out.push_str(&text[at..start + 1]);
+            at = start + 1;
+            continue;
+        };
+        out.push_str(&text[at..start]);
+        out.push_str(prefix);
+        out.push_str(REDACTED);
+        let secret = &rest[prefix.len()..];
+        at = start
+            + prefix.len()
+            + secret
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(secret.len());
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
 /// Credentials shaped as what they are, whoever's they are: a URL's
-/// password, a Gatehouse key's secret, a bearer token. For text a child
-/// writes to its stderr, kept and shown to the admin: the connection's
+/// password, a Gatehouse key's secret or token, a bearer token, the value
+/// of a field named as a credential (`access_token=…`, `"password": "…"`,
+/// `GITHUB_TOKEN=…`, `X-Api-Key: …`, `Authorization: Basic …`). For text a
+/// child writes to its stderr, kept and shown to the admin: the connection's
 /// declared secrets were redacted there, and a token it held otherwise (a
 /// `redis://:password@…`, an `Authorization: Bearer …` it logged) was kept.
 pub fn redact_credentials(text: &str) -> String {
-    let text = if text.contains("://") || text.contains("gatehouse_sk_") {
+    let text = if text.contains("://") || text.contains("gatehouse_") {
         redact_urls(text)
     } else {
         text.to_string()
     };
-    redact_bearer(&text)
+    redact_named(&redact_bearer(&text))
+}
+
+/// Whether a field of this name holds a credential: named as one
+/// (`password`, `api_key`, `client_secret`) or ending as one does
+/// (`GITHUB_TOKEN`, `db.password`, `x-api-key`); `key` and `sig` alone
+/// only as a URL's query parameters (`?key=`, `&sig=`), where they are one.
+fn names_a_credential(name: &str, in_query: bool) -> bool {
+    const ENDINGS: &[&str] = &[
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "api_key",
+        "apikey",
+        "api-key",
+        "access_key",
+        "private_key",
+        "credential",
+        "credentials",
+        "signature",
+        "authorization",
+    ];
+    let name = name.to_ascii_lowercase();
+    ENDINGS.iter().any(|e| {
+        name.strip_suffix(e)
+            .is_some_and(|head| head.is_empty() || head.ends_with(['_', '-', '.']) || e.len() > 5)
+    }) || (in_query && matches!(name.as_str(), "key" | "sig" | "code"))
+}
+
+/// The values of fields named as credentials ([`names_a_credential`]), as
+/// `name=value`, `name: value` and `"name": "value"` write them, replaced.
+/// A value after `:` that is not quoted must be 8 characters or more and not
+/// one word of letters of one case (a line of prose, "password: incorrect",
+/// keeps its word); after `=` any.
+/// An `Authorization` value keeps its scheme word (`Basic <redacted>`).
+fn redact_named(text: &str) -> String {
+    if !text.contains(['=', ':']) {
+        return text.to_string();
+    }
+    let bytes = text.as_bytes();
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let sep = bytes[i];
+        if sep != b'=' && sep != b':' {
+            i += 1;
+            continue;
+        }
+        // The name before the separator: `name`, `"name"` or `name ` .
+        let mut end = i;
+        while end > copied && bytes[end - 1] == b' ' {
+            end -= 1;
+        }
+        if end > copied && matches!(bytes[end - 1], b'"' | b'\'') {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > copied && is_name(bytes[start - 1]) {
+            start -= 1;
+        }
+        let in_query = start > 0 && matches!(bytes[start - 1], b'?' | b'&' | b';');
+        if start == end || !names_a_credential(&text[start..end], in_query) {
+            i += 1;
+            continue;
+        }
+        // The value after it: quoted to its closing quote, else to a delimiter.
+        let mut v = i + 1;
+        while v < bytes.len() && bytes[v] == b' ' {
+            v += 1;
+        }
+        let quote = bytes.get(v).copied().filter(|q| matches!(q, b'"' | b'\''));
+        if quote.is_some() {
+            v += 1;
+        }
+        if text[start..end].eq_ignore_ascii_case("authorization")
+            || text[start..end]
+                .to_ascii_lowercase()
+                .ends_with("-authorization")
+        {
+            // `Basic xyz`: the scheme word stays.
+            let word = text[v..]
+                .find(' ')
+                .filter(|w| *w > 0 && text[v..v + w].bytes().all(|b| b.is_ascii_alphabetic()));
+            if let Some(w) = word {
+                v += w + 1;
+            }
+        }
+        let value_len = text[v..]
+            .find(|c: char| match quote {
+                Some(q) => c == q as char,
+                None => c.is_whitespace() || "&,;\"'<>)}]".contains(c),
+            })
+            .unwrap_or(text.len() - v);
+        let value = &text[v..v + value_len];
+        // After an unquoted `:`, a word of prose is no value.
+        let token_like = value.len() >= 8
+            && !(value.bytes().all(|b| b.is_ascii_lowercase())
+                || value.bytes().all(|b| b.is_ascii_uppercase()));
+        if value.is_empty() || value == REDACTED || !(quote.is_some() || sep == b'=' || token_like)
+        {
+            i += 1;
+            continue;
+        }
+        out.push_str(&text[copied..v]);
+        out.push_str(REDACTED);
+        copied = v + value_len;
+        i = copied;
+    }
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// `Bearer <token>` with the token (8 characters or more) replaced, any
@@ -128,6 +283,50 @@ mod tests {
             "{out}"
         );
         assert_eq!(redact_credentials("a bearer of news"), "a bearer of news");
+    }
+
+    /// Credentials in fields named as such, in the shapes logs write them.
+    #[test]
+    fn values_of_fields_named_as_credentials_are_redacted() {
+        for (text, leaked) in [
+            ("GET /cb?code=abc123xyz&state=s1 200", "abc123xyz"),
+            (
+                "fetch https://api.example/x?access_token=tok_9f8e7d&page=2",
+                "tok_9f8e7d",
+            ),
+            ("https://maps.example/api?key=AIzaSyA1b2c3", "AIzaSyA1b2c3"),
+            (
+                "env GITHUB_TOKEN=ghs_16C7e42F292c6912E7710c8 set",
+                "ghs_16C7e42F292c6912E7710c8",
+            ),
+            (r#"{"user":"a","password":"pa ss word"}"#, "pa ss word"),
+            (r#"config {'client_secret': 'cs-123'}"#, "cs-123"),
+            ("X-Api-Key: 0123456789abcdef", "0123456789abcdef"),
+            (
+                "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+                "dXNlcjpwYXNzd29yZA==",
+            ),
+            ("db.password = hunter2", "hunter2"),
+            ("refresh with gatehouse_rt_Zx81_-aB9 now", "Zx81_-aB9"),
+            (
+                "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG",
+                "wJalrXUtnFEMI/K7MDENG",
+            ),
+        ] {
+            let out = redact_credentials(text);
+            assert!(!out.contains(leaked), "{leaked} in {out}");
+            assert!(out.contains(REDACTED), "{out}");
+        }
+        assert!(redact_credentials("Authorization: Basic dXNlcjpw").contains("Basic <redacted>"));
+        // What names no credential, or is prose, stays.
+        for kept in [
+            "password: incorrect",
+            "time 12:30:05 key=content_read tokens: 5",
+            "see https://example.org/a?page=2&sort=asc",
+            "monkey=banana",
+        ] {
+            assert_eq!(redact_credentials(kept), kept);
+        }
     }
 
     #[test]

@@ -89,18 +89,26 @@ async fn secrets_are_redacted_in_every_text_but_counted_raw() {
 }
 
 /// Credentials no connection declared are redacted too, as what they are:
-/// a URL's password, a bearer token and a Gatehouse key a child logged had
-/// been shown in the tail and kept in the run's excerpt.
+/// a URL's password, a bearer token, a Gatehouse key and a field named as a
+/// credential a child logged had been shown in the tail and kept in the
+/// run's excerpt.
 #[tokio::test]
 async fn undeclared_credentials_are_redacted_in_every_text() {
     let t = tail(0, 256);
     let mut sub = t.subscribe();
-    t.push(b"db redis://:onlypass123@db:6379 auth Authorization: Bearer ghp_abcDEF123456\n");
+    t.push(
+        b"db redis://:onlypass123@db:6379 auth Authorization: Bearer ghp_abcDEF123456 \
+             GET /x?access_token=tok9f8e7d6c GITHUB_TOKEN=ghs_16C7e42F\n",
+    );
     for text in [t.snapshot().text, t.excerpt().text] {
-        assert!(
-            !text.contains("onlypass123") && !text.contains("ghp_abcDEF123456"),
-            "{text}"
-        );
+        for leaked in [
+            "onlypass123",
+            "ghp_abcDEF123456",
+            "tok9f8e7d6c",
+            "ghs_16C7e42F",
+        ] {
+            assert!(!text.contains(leaked), "{leaked} in {text}");
+        }
     }
     let Some(TailEvent::Lines(lines)) = sub.recv().await else {
         panic!("no lines");
