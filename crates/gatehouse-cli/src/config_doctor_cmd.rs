@@ -1,7 +1,8 @@
 //! `gatehouse config doctor`: finds the MCP clients configured on this machine
 //! (by their files under `HOME` and in the project folder) and checks every
 //! Gatehouse entry in them; a remote entry's server is called with the entry's
-//! key (or `GATEHOUSE_API_KEY` from this shell, where the entry references it). Prints a report (or `--json`); exits non-zero with
+//! key (or `GATEHOUSE_API_KEY` from this shell, where the entry references it;
+//! a project's URLs and database servers only with `--trust-project`). Prints a report (or `--json`); exits non-zero with
 //! `CONFIG_DOCTOR_PROBLEMS` when any check failed or warned, so scripts can
 //! gate on it.
 
@@ -20,6 +21,11 @@ pub struct DoctorArgs {
     /// The project folder whose project files to check [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Reach the hosts the project's files name: call a remote entry's URL,
+    /// open a site whose database is on a server. Off by default: a cloned
+    /// repository's files may name any host.
+    #[arg(long)]
+    pub trust_project: bool,
 }
 
 pub async fn run(args: DoctorArgs, json: bool) -> Result<String> {
@@ -40,6 +46,7 @@ pub async fn run(args: DoctorArgs, json: bool) -> Result<String> {
             .with_env()
             .env_api_key
             .filter(|k| !k.expose().is_empty()),
+        trust_project: args.trust_project,
     };
     let report = client_config::doctor_with(&Home::from_env()?, Some(&project), &options).await;
     let text = if json {

@@ -16,7 +16,11 @@
 //!   exactly as `gatehouse mcp` would resolve it at start.
 //!
 //! A referenced key (`${...}`, `env_vars`, a VS Code input) cannot be checked
-//! from here: its check is `skip` with the reason. The result is plain data for
+//! from here: its check is `skip` with the reason. A project's files came with
+//! the project (a cloned repository): the hosts they name, a remote entry's
+//! URL or the database server of the site an entry names, are reached only
+//! with [`DoctorOptions::trust_project`], as the clients ask before they
+//! trust a project's servers. The result is plain data for
 //! the CLI's table and `--json`, and for the desktop app.
 //!
 //! # Caveats
@@ -133,6 +137,9 @@ pub struct DoctorOptions {
     /// The key a referenced remote entry would get (`GATEHOUSE_API_KEY` of
     /// the shell the doctor runs in), to call its server as the client would.
     pub env_key: Option<RawKey>,
+    /// Reach the hosts a project's files name (a remote entry's server, a
+    /// site's database server); without it their checks are skipped.
+    pub trust_project: bool,
 }
 
 /// Examines every client file under `home` and, when given, in `project`.
@@ -218,7 +225,10 @@ async fn examine(
     };
     for (name, entry) in shape.entries(&doc) {
         let mut entry = match (shape.view(entry), client.spec().remote_shape()) {
-            (Ok(view), _) if is_gatehouse(&view) => check_entry(name, view, sites).await,
+            (Ok(view), _) if is_gatehouse(&view) => {
+                let trusted = target.scope != Scope::Project || options.trust_project;
+                check_entry(name, view, sites, trusted).await
+            }
             (Ok(_), _) | (Err(_), None) => continue,
             (Err(_), Some(remote)) => match remote.view(entry) {
                 Ok(view) if is_gatehouse_remote(&name, &view) => {
@@ -266,10 +276,13 @@ fn flag<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
         .map(String::as_str)
 }
 
+/// `trusted`: the entry's site may be opened on a database server (the entry
+/// is the user's, or the project was said to be trusted).
 async fn check_entry(
     name: String,
     view: EntryView,
     sites: &mut BTreeMap<PathBuf, std::result::Result<Site, Error>>,
+    trusted: bool,
 ) -> EntryReport {
     let mut checks = vec![check_command(&view.command)];
 
@@ -280,6 +293,17 @@ async fn check_entry(
                 "site",
                 Status::Fail,
                 "the entry passes no --site, so the server uses its working directory",
+            ));
+            None
+        }
+        Some(dir) if !trusted && site::names_a_database_server(dir) => {
+            checks.push(Check::new(
+                "site",
+                Status::Skip,
+                format!(
+                    "{}: not opened, its database is on a server this project's file names; run with --trust-project to reach it",
+                    dir.display()
+                ),
             ));
             None
         }
@@ -475,7 +499,13 @@ async fn check_remote(
         .iter()
         .any(|c| c.name == "key" && c.status == Status::Fail);
     let skip_actor = referenced && key.is_none();
-    if !url_ok || key_broken {
+    if url_ok && !key_broken && scope == Scope::Project && !options.trust_project {
+        checks.push(Check::new(
+            "server",
+            Status::Skip,
+            "not called: this URL came with the project's file and may be anyone's; run with --trust-project to call it",
+        ));
+    } else if !url_ok || key_broken {
         checks.push(Check::new(
             "server",
             Status::Skip,
@@ -910,6 +940,7 @@ mod tests {
             None,
             &DoctorOptions {
                 env_key: Some(good.clone()),
+                ..DoctorOptions::default()
             },
         )
         .await;
@@ -924,6 +955,93 @@ mod tests {
             "{claude:#?}"
         );
         server.abort();
+    }
+
+    /// A listener that counts the connections it gets (and closes them).
+    async fn counting_listener() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = count.clone();
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(socket);
+            }
+        });
+        (port, count)
+    }
+
+    /// A cloned repository's files name hosts anyone chose (an intranet
+    /// address, a PostgreSQL server): the doctor reaches none of them, a
+    /// server URL nor a site's database, until told the project is trusted
+    /// (it had called every URL, ten seconds each, and connected to the
+    /// database a project's site named).
+    #[tokio::test]
+    async fn doctor_reaches_no_host_a_projects_files_name_unless_trusted() {
+        let (web, web_hits) = counting_listener().await;
+        let (pg, pg_hits) = counting_listener().await;
+        let dir = tempfile::tempdir().unwrap();
+        let project = tempfile::tempdir().unwrap();
+        let home = Home::new(Os::Linux, dir.path().to_path_buf(), |_| None);
+        let key = keys::generate().1;
+        let site = project.path().join("site");
+        write(
+            &site.join(crate::site::SITE_FILE),
+            &format!("name = \"theirs\"\ndatabase_url = \"postgres://x@127.0.0.1:{pg}/site\"\n"),
+        );
+        write(
+            &project.path().join(".cursor/mcp.json"),
+            &json!({"mcpServers": {
+                "gatehouse": {"url": format!("http://127.0.0.1:{web}/mcp"),
+                              "headers": {"Authorization": format!("Bearer {}", key.expose())}},
+                "gatehouse-local": {"command": "gatehouse", "args": ["mcp", "--site", site]},
+            }})
+            .to_string(),
+        );
+        let report = doctor(&home, Some(project.path())).await;
+        let cursor = report
+            .files
+            .iter()
+            .find(|f| f.client == Client::Cursor && f.scope == Scope::Project)
+            .unwrap_or_else(|| panic!("{report:#?}"));
+        let check = |entry: usize, name: &str| {
+            cursor.entries[entry]
+                .checks
+                .iter()
+                .find(|c| c.name == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("no {name} check: {cursor:#?}"))
+        };
+        let server = check(0, "server");
+        assert_eq!(server.status, Status::Skip, "{server:?}");
+        assert!(server.message.contains("--trust-project"), "{server:?}");
+        let site_check = check(1, "site");
+        assert_eq!(site_check.status, Status::Skip, "{site_check:?}");
+        assert!(
+            site_check.message.contains("--trust-project"),
+            "{site_check:?}"
+        );
+        let order = std::sync::atomic::Ordering::SeqCst;
+        assert_eq!(web_hits.load(order), 0, "the project's URL was called");
+        assert_eq!(
+            pg_hits.load(order),
+            0,
+            "the project's database host was reached"
+        );
+
+        let trusted = doctor_with(
+            &home,
+            Some(project.path()),
+            &DoctorOptions {
+                trust_project: true,
+                ..DoctorOptions::default()
+            },
+        )
+        .await;
+        assert!(!trusted.ok);
+        assert!(web_hits.load(order) > 0, "trusted: the URL is called");
+        assert!(pg_hits.load(order) > 0, "trusted: the database is reached");
     }
 
     /// A project's file (a cloned repository's `.cursor/mcp.json`) names a
@@ -951,6 +1069,7 @@ mod tests {
             Some(project.path()),
             &DoctorOptions {
                 env_key: Some(good.clone()),
+                ..DoctorOptions::default()
             },
         )
         .await;

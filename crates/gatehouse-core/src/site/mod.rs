@@ -295,6 +295,16 @@ fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Resu
     Ok(sqlite_url(&abs))
 }
 
+/// Whether the site in `dir` keeps its data on a database server (its
+/// `gatehouse.toml` names a `database_url` that is not a SQLite file), read
+/// without opening anything. An unreadable file names none.
+pub fn names_a_database_server(dir: &Path) -> bool {
+    read_site_file(dir).is_ok_and(|file| {
+        file.database_url
+            .is_some_and(|url| !url.trim_start().to_ascii_lowercase().starts_with("sqlite:"))
+    })
+}
+
 /// Opens an existing site.
 pub async fn open(settings: &Settings) -> Result<Site> {
     open_with(settings, true).await
