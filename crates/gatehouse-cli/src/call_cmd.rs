@@ -33,6 +33,13 @@ pub async fn run(ctx: &Ctx, a: CallArgs) -> Result<String> {
         crate::interrupt::until_interrupted(saved::call(&site, &a.name, &a.tool, arguments)).await;
     site.close().await;
     let r = report?;
+    if let Some(held) = &r.held {
+        eprintln!(
+            "warning: the call completed, then the server changed its tools; {} ({})",
+            held.message,
+            held.hint.as_deref().unwrap_or_default()
+        );
+    }
     if ctx.json {
         return Ok(output::to_json(&r));
     }

@@ -272,6 +272,43 @@ fn list_changed_mid_session_puts_the_connection_on_hold() {
     );
 }
 
+/// A change announced right after a call's answer, as the session ends: the
+/// hold is recorded by that session, with its audit entry (it was missed,
+/// and the next connect found the new list without the announcement).
+#[test]
+fn a_list_change_announced_right_after_the_answer_is_held_by_that_session() {
+    let site = TestSite::new("pin_after_answer");
+    add_pin_server(&site, "after", Some("after"));
+    for _ in 0..3 {
+        let call = ok_json_with(
+            &site,
+            "a",
+            &[
+                "call",
+                "after",
+                "echo",
+                "--args",
+                r#"{"message":"hi"}"#,
+                "--json",
+            ],
+        );
+        assert_eq!(call["state"], "completed");
+        assert_eq!(call["held"]["code"], "CONNECTION_TOOLS_CHANGED", "{call}");
+        let show = site.ok_json(&["connections", "show", "after", "--json"]);
+        assert_eq!(show["pin"]["pending"], "list_changed", "{show}");
+        let held = site.ok_json(&["connections", "approve", "after", "--json"]);
+        assert_eq!(held["diff"]["added"][0]["name"], "exfiltrate", "{held}");
+        // Back to variant a's pin for the next round.
+        site.ok(&["connections", "remove", "after"]);
+        add_pin_server(&site, "after", Some("after"));
+    }
+    let held = audit_actions(&site)
+        .iter()
+        .filter(|a| *a == "connection.tools_held")
+        .count();
+    assert_eq!(held, 3);
+}
+
 #[test]
 fn removing_a_connection_drops_its_pin() {
     let site = TestSite::new("pin_remove");

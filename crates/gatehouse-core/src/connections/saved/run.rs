@@ -307,6 +307,11 @@ pub async fn list_open(site: &Site, name: &str, conn: &Connection) -> Result<Vec
         return Err(held);
     }
     let tools = conn.list_tools().await?;
+    // The answer is a barrier: a change the server announced before it
+    // answered has been read by now.
+    if let Some(held) = hold_if_changed(site, name, conn).await {
+        return Err(held);
+    }
     if pin::is_pinned(&site.store, name, &tools).await? {
         return Ok(tools);
     }
@@ -433,6 +438,10 @@ pub struct CallReport {
     pub state: CallState,
     pub result: Option<Value>,
     pub error: Option<ErrorBody>,
+    /// A call that completed before its server changed its tool list: the
+    /// hold the session recorded (later calls are refused until approved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<ErrorBody>,
     pub stderr: StderrReport,
 }
 
@@ -445,15 +454,26 @@ pub async fn call(site: &Site, name: &str, tool: &str, arguments: Value) -> Resu
         .call_tool(tool, arguments, CallOptions::default())
         .await;
     let stderr = conn.stderr().clone();
-    if let Some(held) = hold_if_changed(site, name, &conn).await
-        && out.state != CallState::Completed
-    {
+    let held = match hold_if_changed(site, name, &conn).await {
+        Some(held) => Some(held),
+        // Before the session ends, one more request: what the server sent
+        // before answering it (a change announced just after the call's
+        // answer) has been read, and a list changed unannounced is held too.
+        None if out.state == CallState::Completed => list_open(site, name, &conn)
+            .await
+            .err()
+            .filter(|e| e.code == codes::CONNECTION_TOOLS_CHANGED),
+        None => None,
+    };
+    let held = held.map(|h| h.body());
+    if out.state != CallState::Completed && held.is_some() {
         // Refused for the hold: say what changed.
-        out.error = Some(held.body());
+        out.error = held.clone();
     }
     conn.close().await;
     let report = CallReport {
         call_id: out.call_id,
+        held: held.filter(|_| out.state == CallState::Completed),
         state: out.state,
         result: out.result,
         error: out.error,
