@@ -63,36 +63,34 @@ pub fn redact_keys(text: &str) -> String {
     out
 }
 
-/// `gatehouse_at_…`, `gatehouse_rt_…`, `gatehouse_ac_…` and `gatehouse_cs_…`
-/// with everything after the prefix replaced.
+/// Every `gatehouse_xx_…` token but a key (`gatehouse_sk_`, whose id is
+/// public) with everything after its prefix replaced: OAuth access and
+/// refresh tokens, codes and client secrets (`at`, `rt`, `ac`, `cs`) have no
+/// public part.
 fn redact_tokens(text: &str) -> String {
-    use crate::access::oauth::{ACCESS_PREFIX, CLIENT_SECRET_PREFIX, CODE_PREFIX, REFRESH_PREFIX};
-    if !text.contains("gatehouse_") {
+    const HEAD: &str = "gatehouse_";
+    if !text.contains(HEAD) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    while let Some(found) = text[at..].find("gatehouse_") {
+    while let Some(found) = text[at..].find(HEAD) {
         let start = at + found;
-        let rest = &text[start..];
-        let Some(prefix) = [
-            ACCESS_PREFIX,
-            REFRESH_PREFIX,
-            CODE_PREFIX,
-            CLIENT_SECRET_PREFIX,
-        ]
-        .into_iter()
-        .find(|p| rest.starts_with(p)) else {
+        let kind = text
+            .as_bytes()
+            .get(start + HEAD.len()..start + HEAD.len() + 3);
+        let is_token = matches!(kind, Some([a, b, b'_']) if a.is_ascii_lowercase() && b.is_ascii_lowercase())
+            && kind != Some(b"sk_");
+        if !is_token {
             out.push_str(&text[at..start + 1]);
             at = start + 1;
             continue;
-        };
-        out.push_str(&text[at..start]);
-        out.push_str(prefix);
+        }
+        let prefix_end = start + HEAD.len() + 3;
+        out.push_str(&text[at..prefix_end]);
         out.push_str(REDACTED);
-        let secret = &rest[prefix.len()..];
-        at = start
-            + prefix.len()
+        let secret = &text[prefix_end..];
+        at = prefix_end
             + secret
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
                 .unwrap_or(secret.len());
