@@ -80,10 +80,10 @@ pub async fn run(ctx: &Ctx, cmd: AuditCommand) -> Result<String> {
                         report.entries
                     ),
                 };
-                match &report.imported {
-                    Some(imported) => format!("{ok}\n{}", imported.describe()),
-                    None => ok,
-                }
+                std::iter::once(ok)
+                    .chain(report.imported.iter().map(|i| i.describe()))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             }
         }
         AuditCommand::Key => {

@@ -590,9 +590,10 @@ anchored_at?: number,
  */
 unverified_checkpoints?: number, 
 /**
- * On a site made by `site import`: where its history came from.
+ * On a site made by `site import`: where its history came from, every
+ * import it came through, oldest first (empty for any other site).
  */
-imported?: AuditImport, };
+imported: Array<AuditImport>, };
 
 /**
  * Where an export went.

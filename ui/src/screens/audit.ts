@@ -43,8 +43,7 @@ function reportView(report: AuditReport): HTMLElement {
     const anchored =
       report.anchored_at !== undefined ? `, matching the signed checkpoint at entry ${String(report.anchored_at)}` : "";
     const view = successView(`Chain intact: ${String(report.entries)} entries${anchored}`);
-    const imported = report.imported;
-    if (imported) {
+    for (const imported of report.imported) {
       const line = importedText(imported, formatTime(imported.imported_at));
       view.append(h("div", { class: "notice-hint", "data-imported": imported.trust }, line));
     }

@@ -118,7 +118,7 @@ fn round_trip(name: &str, from: Option<String>, to: Option<String>) {
             && verified.contains("trusted with --trust-key"),
         "{verified}"
     );
-    let imported = &dst.ok_json(&["audit", "verify", "--json"])["imported"];
+    let imported = &dst.ok_json(&["audit", "verify", "--json"])["imported"][0];
     assert_eq!(imported["upto_seq"], 5, "{imported}");
     assert_eq!(imported["trust"], "trusted_key", "{imported}");
     assert_eq!(imported["signed_by"], src_key.as_str(), "{imported}");
@@ -143,8 +143,11 @@ fn round_trip(name: &str, from: Option<String>, to: Option<String>) {
     );
 
     // Exporting the imported site gives the same data (whoami above touched
-    // last_used_at at most once a minute, so it is unchanged), media included.
-    let again = export(&dst, &tmp.path().join("again.json"));
+    // last_used_at at most once a minute, so it is unchanged), media included,
+    // and says what its history was taken on.
+    let mut again = export(&dst, &tmp.path().join("again.json"));
+    let carried = again.as_object_mut().unwrap().remove("imports");
+    assert_eq!(carried.unwrap()[0]["trust"], "trusted_key");
     assert_eq!(data(again), data(dumped.clone()));
     assert_eq!(dumped["media"][0]["filename"], "pixel.png");
 
@@ -207,7 +210,8 @@ fn verify_says_what_an_imported_history_was_taken_on() {
     populate(&src);
     let tmp = tempfile::tempdir().unwrap();
     let mut dump = export(&src, &tmp.path().join("site.json"));
-    let imported = |dst: &TestSite| dst.ok_json(&["audit", "verify", "--json"])["imported"].clone();
+    let imported =
+        |dst: &TestSite| dst.ok_json(&["audit", "verify", "--json"])["imported"][0].clone();
 
     // Unsigned, on the importer's word.
     dump.as_object_mut().unwrap().remove("signature");
@@ -260,6 +264,71 @@ fn verify_says_what_an_imported_history_was_taken_on() {
 
     // A site that was never imported has no record.
     assert!(imported(&src).is_null());
+}
+
+/// A site made from an unsigned dump, exported again: its export is signed
+/// by its machine, and an import of that export reported the whole history
+/// as taken on that signature. The export carries what its history was taken
+/// on, under the signature, and the next site reports both imports.
+#[test]
+fn a_re_export_carries_what_an_imported_history_was_taken_on() {
+    let src = TestSite::new("port_launder_src");
+    populate(&src);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dump = export(&src, &tmp.path().join("site.json"));
+    dump.as_object_mut().unwrap().remove("signature");
+    let unsigned = tmp.path().join("unsigned.json");
+    std::fs::write(&unsigned, dump.to_string()).unwrap();
+    let mid = TestSite::plain("port_launder_mid");
+    mid.ok(&["site", "import", unsigned.to_str().unwrap(), "--unsigned"]);
+    let again = export(&mid, &tmp.path().join("again.json"));
+    assert_eq!(
+        again["imports"][0]["trust"], "unsigned",
+        "{}",
+        again["imports"]
+    );
+    let mid_key = mid.ok(&["audit", "key"]);
+    let dst = TestSite::plain("port_launder_dst");
+    dst.ok(&[
+        "site",
+        "import",
+        tmp.path().join("again.json").to_str().unwrap(),
+        "--trust-key",
+        mid_key.trim(),
+    ]);
+    let imported = dst.ok_json(&["audit", "verify", "--json"])["imported"].clone();
+    let trusts: Vec<&str> = imported
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["trust"].as_str().unwrap())
+        .collect();
+    assert_eq!(trusts, ["unsigned", "trusted_key"], "{imported}");
+    let text = dst.ok(&["audit", "verify"]);
+    assert!(
+        text.contains("taken on the importer's word (--unsigned)"),
+        "{text}"
+    );
+
+    // The record cannot be edited out of the export: the signature covers it.
+    let mut stripped = again.clone();
+    stripped.as_object_mut().unwrap().remove("imports");
+    let file = tmp.path().join("stripped.json");
+    std::fs::write(&file, stripped.to_string()).unwrap();
+    let other = TestSite::plain("port_launder_stripped");
+    let f = other.fails(&[
+        "site",
+        "import",
+        file.to_str().unwrap(),
+        "--trust-key",
+        mid_key.trim(),
+    ]);
+    assert_eq!(f.code, "IMPORT_TAMPERED", "{}", f.stderr);
+    // A record outside the log is refused.
+    let (_, f) = import_edited("port_launder_bad", &again, |d| {
+        d["imports"][0]["upto_seq"] = 9999.into()
+    });
+    assert_eq!(f.code, "IMPORT_INVALID", "{}", f.stderr);
 }
 
 /// Writes `dump` changed by `edit` and imports it into a fresh empty site,

@@ -366,10 +366,9 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub unverified_checkpoints: Option<usize>,
-    /// On a site made by `site import`: where its history came from.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub imported: Option<Imported>,
+    /// On a site made by `site import`: where its history came from, every
+    /// import it came through, oldest first (empty for any other site).
+    pub imported: Vec<Imported>,
 }
 
 /// What an import of a site took its history on: a signature by this
@@ -418,7 +417,7 @@ pub async fn verify(store: &Store) -> Result<Report> {
         problem: Some(problem),
         anchored_at: None,
         unverified_checkpoints: None,
-        imported: None,
+        imported: Vec::new(),
     };
     if let Some(low) = lowest.filter(|&l| l < 1) {
         return Ok(bad(
@@ -522,7 +521,7 @@ pub async fn verify(store: &Store) -> Result<Report> {
         problem: None,
         anchored_at: None,
         unverified_checkpoints: None,
-        imported: None,
+        imported: Vec::new(),
     })
 }
 
@@ -554,27 +553,31 @@ impl Imported {
     }
 }
 
-/// Where the site's history came from, if an import made the site.
-pub async fn imported(store: &Store) -> Result<Option<Imported>> {
-    let Some(row) = crate::store::portable::last_import(store).await? else {
-        return Ok(None);
-    };
-    let trust = row.trust.parse().map_err(|_| {
-        Error::new(
-            codes::STORED_VALUE_UNKNOWN,
-            format!(
-                "the site's import record stores trust {:?}, which this build does not know",
-                row.trust
-            ),
-        )
-        .hint("the record was written by a newer Gatehouse, or edited; open the site with a build at least as new")
-    })?;
-    Ok(Some(Imported {
-        upto_seq: row.upto_seq,
-        imported_at: row.imported_at,
-        trust,
-        signed_by: row.signed_by,
-    }))
+/// Where the site's history came from: every import it came through, oldest
+/// first (the one that made the site last; empty when none did).
+pub async fn imported(store: &Store) -> Result<Vec<Imported>> {
+    crate::store::portable::imports(store)
+        .await?
+        .into_iter()
+        .map(|row| {
+            let trust = row.trust.parse().map_err(|_| {
+                Error::new(
+                    codes::STORED_VALUE_UNKNOWN,
+                    format!(
+                        "the site's import record stores trust {:?}, which this build does not know",
+                        row.trust
+                    ),
+                )
+                .hint("the record was written by a newer Gatehouse, or edited; open the site with a build at least as new")
+            })?;
+            Ok(Imported {
+                upto_seq: row.upto_seq,
+                imported_at: row.imported_at,
+                trust,
+                signed_by: row.signed_by,
+            })
+        })
+        .collect()
 }
 
 /// [`verify`] as an error when the chain is broken.

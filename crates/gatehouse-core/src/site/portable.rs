@@ -10,9 +10,10 @@
 //! Import goes into an *empty* site (a fresh `gatehouse site init` without
 //! `--scratch`), in one transaction that holds the write lock: a dump that fails
 //! any check leaves the target untouched. Nothing is appended to the audit log
-//! by the import itself, so exporting the imported site gives the same dump;
-//! what its history was taken on (the signer, or the importer's word) is kept
-//! beside the log, and `audit verify` reports it.
+//! by the import itself; what its history was taken on (the signer, or the
+//! importer's word) is kept beside the log, `audit verify` reports it, and the
+//! site's own exports carry it (`imports`) under their signature, so a history
+//! taken unsigned does not come out of a re-export as this machine's.
 //!
 //! MCP client run and call records are operational history and are not carried.
 //! OAuth clients, consents, codes, grants and tokens are not carried either:
@@ -47,6 +48,7 @@ use crate::store::keys::KeyRow;
 // The table records are the store's rows, serialised as they are.
 use crate::store::Store;
 pub use crate::store::connections::DefinitionRow as ConnectionRecord;
+pub use crate::store::portable::ImportRow as ImportRecord;
 use crate::store::portable::{self as sql, Tables};
 pub use crate::store::portable::{
     ConfigRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
@@ -77,6 +79,11 @@ pub struct Dump {
     pub config: Vec<ConfigRecord>,
     pub connections: Vec<ConnectionRecord>,
     pub audit: AuditRecord,
+    /// What the imports the site came through took its history on, oldest
+    /// first (absent for a site no import made): the dump's signer vouches
+    /// for these entries only as they arrived.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub imports: Vec<ImportRecord>,
     /// Who vouches for the dump (absent in a dump that was never signed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<DumpSignature>,
@@ -289,6 +296,7 @@ async fn export_unsigned(site: &Site) -> Result<Dump> {
             .collect(),
         config: t.config,
         connections: t.connections,
+        imports: t.imports,
         signature: None,
         audit: AuditRecord {
             head_seq: t.head.0,
@@ -447,7 +455,30 @@ fn check(d: &Dump) -> Result<()> {
         d.connections.iter().map(|c| c.name.clone()),
     )?;
     check_chain(&d.audit)?;
+    check_imports(d)?;
     super::replay::check(d)
+}
+
+/// What a dump says its history was taken on must be readable, and within
+/// its log: each import covers entries up to one of its own, in order.
+fn check_imports(d: &Dump) -> Result<()> {
+    let mut upto = 0;
+    for i in &d.imports {
+        if i.trust.parse::<ImportTrust>().is_err() {
+            return Err(invalid(format!(
+                "an import record names trust {:?} (this_machine, trusted_key or unsigned)",
+                i.trust
+            )));
+        }
+        if i.upto_seq < upto || i.upto_seq > d.audit.head_seq {
+            return Err(invalid(format!(
+                "an import record covers entries up to {}, outside the log's 0–{} or before the record ahead of it",
+                i.upto_seq, d.audit.head_seq
+            )));
+        }
+        upto = i.upto_seq;
+    }
+    Ok(())
 }
 
 /// The dump's audit chain must verify on its own, or the imported one would not.
@@ -534,6 +565,7 @@ fn tables(d: Dump) -> Result<Tables> {
             .collect::<Result<_>>()?,
         config: d.config,
         connections: d.connections,
+        imports: d.imports,
         head: (d.audit.head_seq, d.audit.head_hash),
         audit: d
             .audit

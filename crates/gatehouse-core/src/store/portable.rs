@@ -89,6 +89,8 @@ pub struct Tables {
     pub connections: Vec<DefinitionRow>,
     pub audit: Vec<AuditRow>,
     pub head: (i64, String),
+    /// What earlier imports took the history on, oldest first.
+    pub imports: Vec<ImportRow>,
 }
 
 /// A read-only transaction that sees one consistent state of every table.
@@ -177,6 +179,10 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         .into_iter()
         .next()
         .ok_or_else(|| Error::storage("exporting the audit head", "no audit head row"))?;
+    let imports = sqlx::query_as(IMPORTS)
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("exporting the site's imports", e))?;
     Ok(Tables {
         users,
         keys,
@@ -187,6 +193,7 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         connections,
         audit,
         head,
+        imports,
     })
 }
 
@@ -330,11 +337,15 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing the audit head", e))?;
+    for row in &t.imports {
+        record_import(tx, row).await?;
+    }
     Ok(())
 }
 
 /// An `audit_imports` row: what an import took the site's history on.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ImportRow {
     pub upto_seq: i64,
     pub imported_at: i64,
@@ -357,15 +368,15 @@ pub async fn record_import(tx: &mut Tx, row: &ImportRow) -> Result<()> {
     Ok(())
 }
 
-/// The import that made the site, if one did.
-pub async fn last_import(store: &Store) -> Result<Option<ImportRow>> {
+const IMPORTS: &str =
+    "SELECT upto_seq, imported_at, trust, signed_by FROM audit_imports ORDER BY id";
+
+/// The imports the site's history came through, oldest first: the one that
+/// made the site last, and before it those its export carried.
+pub async fn imports(store: &Store) -> Result<Vec<ImportRow>> {
     store
-        .read("reading the site's import", |pool| async move {
-            sqlx::query_as(
-                "SELECT upto_seq, imported_at, trust, signed_by FROM audit_imports ORDER BY id DESC LIMIT 1",
-            )
-            .fetch_optional(&pool)
-            .await
+        .read("reading the site's imports", |pool| async move {
+            sqlx::query_as(IMPORTS).fetch_all(&pool).await
         })
         .await
 }
