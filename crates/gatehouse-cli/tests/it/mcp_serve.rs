@@ -780,6 +780,55 @@ fn initialize_in_a_batch_is_refused_in_http_terms() {
     assert!(replies[1]["result"]["tools"].is_array(), "{replies}");
 }
 
+/// A batch is bounded (a megabyte of `[1,1,…]` had been answered with 54 MB
+/// of errors built in memory) and its request ids are its own: a duplicate
+/// id had let one reply count for every call that shared it, and items that
+/// never ran (a notification, a fractional id) were counted as calls.
+#[test]
+fn a_batch_is_bounded_and_counts_only_the_calls_it_ran() {
+    let site = TestSite::new("serve-batch-bounds");
+    let maddr = format!("127.0.0.1:{}", closed_port());
+    let s = Serve::start(&site, &["--metrics-listen", &maddr]);
+    let post = |items: Value| s.post(&[("MCP-Protocol-Version", "2025-03-26")], &items);
+    let r = post(Value::Array(vec![json!(1); 129]));
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 128"),
+        "{}",
+        r.text()
+    );
+    let call = |id: Value, tool: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": tool, "arguments": {}}})
+    };
+    let r = post(json!([
+        call(json!(1), "content_list"),
+        call(json!(1), "http_fetch")
+    ]));
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.text().contains("two requests with id 1"), "{}", r.text());
+    let r = post(json!([
+        call(json!(1), "content_list"),
+        {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "http_fetch", "arguments": {}}},
+        call(json!(2.5), "content_publish"),
+    ]));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let metrics = request(&maddr, "GET", "/metrics", &[], b"").text();
+    assert!(
+        metrics.contains("gatehouse_tool_calls_total{tool=\"content_list\",outcome=\"ok\"} 1"),
+        "{metrics}"
+    );
+    for never in ["http_fetch", "content_publish"] {
+        assert!(
+            !metrics.contains(&format!("tool=\"{never}\"")),
+            "{never} never ran: {metrics}"
+        );
+    }
+}
+
 /// Failed authentications are limited per client network (an IPv4 /24, an
 /// IPv6 /64), not per address: one address each for 250 made-up keys had
 /// run 2,500 argon2 checks without a 429. Addresses come through a trusted

@@ -100,7 +100,12 @@ impl Admission {
                     "Invalid Request: JSON-RPC batches are not part of this protocol version",
                 )));
             }
-            Value::Array(items) => Incoming::Batch(items),
+            Value::Array(items) => {
+                if let Err(why) = check_batch(&items) {
+                    return Err(refusal(&jsonrpc::invalid_request(Value::Null, why)));
+                }
+                Incoming::Batch(items)
+            }
             value => match jsonrpc::classify(value) {
                 Err(r) => return Err(refusal(&r)),
                 Ok(Message::Response { id, outcome }) => Incoming::Response { id, outcome },
@@ -114,6 +119,35 @@ impl Admission {
         };
         Ok(Some(Admitted { message, held }))
     }
+}
+
+/// The most messages one batch may hold: a batch is answered as one reply,
+/// so its size bounds that reply (a megabyte of `[1,1,…]` was answered with
+/// 54 MB of errors, built in memory on a worker that served nothing else).
+pub const MAX_BATCH: usize = 128;
+
+/// A batch's size, and its requests' ids unique: each answer is told from
+/// the others by its id alone.
+fn check_batch(items: &[Value]) -> Result<(), String> {
+    if items.len() > MAX_BATCH {
+        return Err(format!(
+            "Invalid Request: a batch holds at most {MAX_BATCH} messages (this one has {}); send them in several",
+            items.len()
+        ));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for item in items {
+        if item.get("method").is_some()
+            && let Some(id) = item.get("id").filter(|id| jsonrpc::valid_id(id))
+            && !ids.insert(id.to_string())
+        {
+            return Err(format!(
+                "Invalid Request: the batch holds two requests with id {}; give each its own",
+                jsonrpc::shorten(&id.to_string(), 40)
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The reply for a refused message.

@@ -69,7 +69,8 @@ pub fn invalid_request(id: Value, message: impl Into<String>) -> Rejection {
 }
 
 /// A valid request id: a string or an integer.
-fn valid_id(id: &Value) -> bool {
+/// A request id as MCP has them: a string or an integer.
+pub fn valid_id(id: &Value) -> bool {
     id.is_string() || id.as_i64().is_some() || id.as_u64().is_some()
 }
 

@@ -1000,10 +1000,10 @@ impl Server {
                 }
                 // Every request in it counts against the rate, as it would
                 // sent alone (this HTTP request paid for the first).
-                let requests = items
-                    .iter()
-                    .filter(|i| i.get("method").is_some() && i.get("id").is_some())
-                    .count();
+                let is_request = |i: &Value| {
+                    i.get("method").is_some() && i.get("id").is_some_and(jsonrpc::valid_id)
+                };
+                let requests = items.iter().filter(|i| is_request(i)).count();
                 for _ in 1..requests {
                     if let Some(r) = self.spend_rate(
                         actor.identity(),
@@ -1017,17 +1017,16 @@ impl Server {
                 // one after another, each held as long as it would be alone.
                 let mut calls: Vec<(Value, Tally)> = Vec::new();
                 let mut wait = Duration::ZERO;
-                for i in items
-                    .iter()
-                    .filter(|i| i.get("method").and_then(Value::as_str) == Some("tools/call"))
-                {
+                // Requests only (ids unique, checked at admission): neither a
+                // notification nor an item refused for its id runs a call.
+                for i in items.iter().filter(|i| {
+                    is_request(i) && i.get("method").and_then(Value::as_str) == Some("tools/call")
+                }) {
                     let params = i["params"].as_object();
                     wait += self.hold_wait(actor.identity(), params);
-                    if let Some(id) = i.get("id") {
-                        let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
-                        let tool = Metrics::tool_index(name);
-                        calls.push((id.clone(), Tally::new(&self.metrics, tool)));
-                    }
+                    let name = params.and_then(|p| p.get("name")).and_then(Value::as_str);
+                    let tool = Metrics::tool_index(name);
+                    calls.push((i["id"].clone(), Tally::new(&self.metrics, tool)));
                 }
                 let deadline = deadline + wait;
                 let (state, _out) = self.state(actor, (client, client_text), Some(legacy));
