@@ -159,9 +159,22 @@ fn a_page_of_an_allowed_origin_passes_the_preflight_and_reads_the_answer() {
     let r = s.post(&[("Origin", page), ("Authorization", &bearer)], &list);
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("access-control-allow-origin"), Some(page));
-    // Without an Origin (no browser) nothing of CORS is sent.
+    // Without an Origin (no browser) nothing of CORS is sent, and caches
+    // are told the answer depends on it.
     let r = s.post(&[("Authorization", &bearer)], &list);
     assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("access-control-allow-origin"), None);
+    assert!(r.header("vary").unwrap_or("").contains("Origin"));
+    // A refusal for a second, foreign Origin stays unreadable to the first.
+    let r = s.post(
+        &[
+            ("Origin", page),
+            ("Origin", "https://evil.example"),
+            ("Authorization", &bearer),
+        ],
+        &list,
+    );
+    assert_eq!(r.status, 403, "{}", r.text());
     assert_eq!(r.header("access-control-allow-origin"), None);
 }
 
@@ -866,6 +879,28 @@ fn failed_authentications_are_rate_limited_per_network() {
         from(&format!("2001:db8::{i:x}"));
     }
     assert_eq!(from("2001:db8::ffff:1"), 429, "one /64 is one network");
+}
+
+/// Keyless requests are rated per address, and per /64 for IPv6: a client
+/// holds a whole /64, and an address each had let it pass any rate.
+#[test]
+fn keyless_requests_from_one_ipv6_64_share_one_rate() {
+    let site = TestSite::new("serve-keyless-v6");
+    let s = Serve::start(&site, &["--behind-proxy", "127.0.0.1", "--rate", "1"]);
+    let from = |addr: &str| {
+        s.post(
+            &[("MCP-Protocol-Version", LEGACY), ("X-Forwarded-For", addr)],
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .status
+    };
+    let statuses: Vec<u16> = (1..=6).map(|i| from(&format!("2001:db8::{i:x}"))).collect();
+    assert_eq!(&statuses[..2], [200, 200], "{statuses:?}");
+    assert!(statuses[2..].iter().all(|s| *s == 429), "{statuses:?}");
+    assert_eq!(from("2001:db8:0:1::1"), 200, "another /64 has its own");
+    // IPv4 stays per address (an office's NAT is many clients).
+    let v4: Vec<u16> = (1..=4).map(|i| from(&format!("192.0.2.{i}"))).collect();
+    assert!(v4.iter().all(|s| *s == 200), "{v4:?}");
 }
 
 /// Made-up keys sent all at once must not each run argon2 (19 MiB and tens

@@ -364,8 +364,12 @@ impl Server {
     ) -> Response<Body> {
         match req.uri().path() {
             "/mcp" => {
-                let origin = req.headers().get(header::ORIGIN).cloned();
-                if origin.is_some()
+                // One Origin: with two the request is refused, and unreadable.
+                let origin = {
+                    let mut all = req.headers().get_all(header::ORIGIN).iter();
+                    all.next().filter(|_| all.next().is_none()).cloned()
+                };
+                if req.headers().contains_key(header::ORIGIN)
                     && req.method() == Method::OPTIONS
                     && req
                         .headers()
@@ -378,6 +382,9 @@ impl Server {
                 let _gauge = Gauge(&self.metrics.in_flight);
                 let mut r = self.mcp(req, peer).await;
                 self.metrics.observe(started.elapsed());
+                // Whether the answer may be read depends on the Origin.
+                r.headers_mut()
+                    .append(header::VARY, HeaderValue::from_static("Origin"));
                 // A page of an allowed origin may read the answer (a refused
                 // origin got its 403 above, which stays unreadable).
                 if let Some(origin) = origin
@@ -391,7 +398,6 @@ impl Server {
                             "www-authenticate, retry-after, mcp-protocol-version",
                         ),
                     );
-                    h.append(header::VARY, HeaderValue::from_static("Origin"));
                 }
                 r
             }
@@ -932,10 +938,28 @@ impl Server {
     /// The bucket the actor's requests spend from and its name there: its
     /// key's, else its address's. One choice for spending and giving back, so
     /// a token never returns to a bucket it was not taken from.
-    fn rate_bucket<'a>(&'a self, actor: &'a Actor, client_text: &'a str) -> (&'a Buckets, &'a str) {
+    /// A key's bucket, or for keyless requests the client's: its address,
+    /// or its /64 for IPv6, where one client holds the whole /64 (an address
+    /// each had let it pass any rate).
+    fn rate_bucket<'a>(
+        &'a self,
+        actor: &'a Actor,
+        client_text: &'a str,
+    ) -> (&'a Buckets, std::borrow::Cow<'a, str>) {
+        use std::borrow::Cow;
         match actor {
-            Actor::ApiKey { key_id, .. } => (&self.key_rates, key_id),
-            _ => (&self.address_rates, client_text),
+            Actor::ApiKey { key_id, .. } => (&self.key_rates, Cow::Borrowed(key_id)),
+            // The text is canonical: only a true IPv6 address has a colon.
+            _ if client_text.contains(':') => {
+                let net = client_text
+                    .parse()
+                    .map(|ip| super::rate::network(ip).to_string());
+                (
+                    &self.address_rates,
+                    net.map_or(Cow::Borrowed(client_text), Cow::Owned),
+                )
+            }
+            _ => (&self.address_rates, Cow::Borrowed(client_text)),
         }
     }
 
@@ -943,14 +967,14 @@ impl Server {
     /// took, for a request then refused without being served.
     fn give_back_rate(&self, actor: &Actor, client_text: &str) {
         let (bucket, who) = self.rate_bucket(actor, client_text);
-        bucket.give_back(who);
+        bucket.give_back(&who);
     }
 
     /// Spends one request of the actor's rate; the refusal to send when
     /// there is none left.
     fn spend_rate(&self, actor: &Actor, client_text: &str, what: &str) -> Option<Response<Body>> {
         let (bucket, who) = self.rate_bucket(actor, client_text);
-        let wait = bucket.take(who).err()?;
+        let wait = bucket.take(&who).err()?;
         self.metrics.rate_limited.fetch_add(1, Ordering::Relaxed);
         if let Actor::ApiKey { key_id, .. } = actor {
             self.metrics.key_limited(key_id);

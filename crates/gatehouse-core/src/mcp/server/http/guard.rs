@@ -87,20 +87,29 @@ impl Exposure {
         target: &Uri,
         headers: &HeaderMap,
     ) -> Result<(), Refused> {
+        // From a trusted proxy, the name it appended: the last value of the
+        // last line, as for `X-Forwarded-For` (the first had decided, which a
+        // proxy that appends leaves to the client).
         let forwarded = self
             .trusts(peer)
-            .then(|| headers.get("x-forwarded-host"))
-            .flatten();
+            .then(|| headers.get_all("x-forwarded-host").iter().next_back())
+            .flatten()
+            .map(|h| {
+                h.to_str()
+                    .map(|v| v.rsplit(',').next().unwrap_or("").trim())
+            });
         // One Host, well formed: `localhost:8808:1` or `localhost:x` would
         // otherwise match `localhost` once the text after the last colon went.
         let host = match forwarded {
-            Some(h) => Some(h),
+            Some(h) => h.ok(),
             None => {
                 let mut all = headers.get_all(HOST).iter();
-                all.next().filter(|_| all.next().is_none())
+                all.next()
+                    .filter(|_| all.next().is_none())
+                    .and_then(|h| h.to_str().ok())
             }
         };
-        let Some(host) = host.and_then(|h| h.to_str().ok()) else {
+        let Some(host) = host else {
             return Err(Refused::Host);
         };
         if !self.serves(host) || target.authority().is_some_and(|a| !self.serves(a.as_str())) {
@@ -375,6 +384,19 @@ mod tests {
         );
         assert_eq!(e.client(stranger, &h), stranger.ip());
         assert_eq!(e.check(proxy, &root(), &h), Err(Refused::Host));
+        // The proxy's own value is the last one, on a line or in a list.
+        for (lines, ok) in [
+            (&["mcp.example.org", "evil.example"][..], false),
+            (&["evil.example", "mcp.example.org"][..], true),
+            (&["mcp.example.org, evil.example"][..], false),
+            (&["evil.example, mcp.example.org"][..], true),
+        ] {
+            let mut h = headers(&[("host", "127.0.0.1")]);
+            for l in lines {
+                h.append("x-forwarded-host", HeaderValue::from_str(l).unwrap());
+            }
+            assert_eq!(e.check(proxy, &root(), &h).is_ok(), ok, "{lines:?}");
+        }
         assert_eq!(
             e.client(proxy, &h),
             "203.0.113.7".parse::<IpAddr>().unwrap()
