@@ -28,9 +28,13 @@ pub enum SiteConfigCommand {
         key: String,
         #[arg(allow_hyphen_values = true)]
         value: Option<String>,
-        /// Mark the value secret: clients never see it in clear.
-        #[arg(long)]
+        /// Mark the value secret: clients never see it in clear. Without it
+        /// or --not-secret, an entry set again stays as it was marked.
+        #[arg(long, conflicts_with = "not_secret")]
         secret: bool,
+        /// Unmark a secret entry: its value becomes readable to clients.
+        #[arg(long)]
+        not_secret: bool,
     },
     /// Remove an entry.
     Unset { key: String },
@@ -63,7 +67,17 @@ pub async fn run(ctx: &Ctx, cmd: SiteConfigCommand) -> Result<String> {
         SiteConfigCommand::Get { key, reveal } => config::get(store, &key, reveal)
             .await
             .map(|e| if json { to_json(&e) } else { e.value }),
-        SiteConfigCommand::Set { key, value, secret } => {
+        SiteConfigCommand::Set {
+            key,
+            value,
+            secret,
+            not_secret,
+        } => {
+            let secret = match (secret, not_secret) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            };
             let value = match value {
                 Some(v) => v,
                 None => read_stdin()?,

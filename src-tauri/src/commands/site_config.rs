@@ -41,7 +41,15 @@ pub async fn set_site_config(
 ) -> IpcResult<ConfigEntry> {
     let SetSiteConfigArgs { key, value, secret } = args;
     let site = state.site()?;
-    Ok(config::set(&site.store, DESKTOP_ACTOR, &key, &value, secret).await?)
+    // Unticked keeps an entry's mark: a secret is unmarked only by removing it.
+    Ok(config::set(
+        &site.store,
+        DESKTOP_ACTOR,
+        &key,
+        &value,
+        secret.then_some(true),
+    )
+    .await?)
 }
 
 /// The arguments of the `unset_site_config` command, as the page sends them.

@@ -80,7 +80,7 @@ export const siteConfig: Screen = {
       h("label", { for: "config-value", class: "field-label" }, "Value"),
       value,
       h("span", {}),
-      h("label", { class: "check" }, secret, " Secret (never shown again; clients see it redacted)"),
+      h("label", { class: "check" }, secret, " Secret (never shown again; clients see it redacted). An entry already secret stays secret until removed."),
       h("span", {}),
       h("div", { class: "toolbar" }, submit),
     );

@@ -85,6 +85,42 @@ fn site_config_read_redacts_secret_shaped_values_whatever_the_key() {
     );
 }
 
+/// Rotating a secret (setting it again without `--secret`) keeps it secret:
+/// it had become readable to every editor key. Unmarking takes its own flag.
+#[test]
+fn a_secret_set_again_without_the_flag_stays_secret() {
+    let site = TestSite::new("config_rotate");
+    site.ok(&[
+        "site",
+        "config",
+        "set",
+        "--secret",
+        "smtp.relay",
+        "first-value",
+    ]);
+    let out = site.ok(&["site", "config", "set", "smtp.relay", "rotated-value"]);
+    assert!(out.contains("(secret)"), "{out}");
+    let shown = config_as(&site, &["--email", "editor@example.com"]);
+    assert_eq!(shown["smtp.relay"], "<redacted>", "{shown}");
+    assert!(!shown.to_string().contains("rotated-value"));
+    site.ok(&[
+        "site",
+        "config",
+        "set",
+        "--not-secret",
+        "smtp.relay",
+        "public-now",
+    ]);
+    let shown = config_as(&site, &["--email", "editor@example.com"]);
+    assert_eq!(shown["smtp.relay"], "public-now", "{shown}");
+    // A new entry without a flag is not secret.
+    site.ok(&["site", "config", "set", "site.motto", "hello"]);
+    assert_eq!(
+        config_as(&site, &["--email", "editor@example.com"])["site.motto"],
+        "hello"
+    );
+}
+
 #[test]
 fn viewers_and_authors_are_not_given_site_config_read() {
     let site = TestSite::new("config_roles");

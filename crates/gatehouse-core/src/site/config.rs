@@ -216,13 +216,16 @@ pub fn check_key(key: &str) -> Result<()> {
 }
 
 /// Sets an entry (creating or replacing it) and records who did; the audit
-/// entry never holds the value, only whether it is marked secret.
+/// entry never holds the value, only whether it is marked secret. `secret`:
+/// mark it (`Some(true)`), unmark it (`Some(false)`), or keep what the entry
+/// was (`None`; a new one is not secret): a secret set again without the
+/// flag, as when it is rotated, had become readable to every editor.
 pub async fn set(
     store: &Store,
     actor: &str,
     key: &str,
     value: &str,
-    secret: bool,
+    secret: Option<bool>,
 ) -> Result<ConfigEntry> {
     check_key(key)?;
     if value.len() > MAX_VALUE_BYTES || value.contains('\0') {
@@ -234,6 +237,10 @@ pub async fn set(
     }
     let now = now_ms();
     let mut tx = store.begin_write().await?;
+    let secret = match secret {
+        Some(flag) => flag,
+        None => sql::secret_in(&mut tx, key).await?.unwrap_or(false),
+    };
     sql::set_flagged(&mut tx, key, value, secret, now).await?;
     audit::append(
         &mut tx,

@@ -57,6 +57,16 @@ fn flagged(r: &sqlx::any::AnyRow) -> Result<FlaggedRow> {
     })
 }
 
+/// Whether `key` is set and marked secret (`None`: not set), inside `tx`.
+pub async fn secret_in(tx: &mut Tx, key: &str) -> Result<Option<bool>> {
+    let flag: Option<i64> = sqlx::query_scalar("SELECT secret FROM site_config WHERE key = $1")
+        .bind(key)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("reading site config", e))?;
+    Ok(flag.map(|f| f != 0))
+}
+
 /// Every entry with its flag, by key.
 pub async fn all_flagged(store: &Store) -> Result<Vec<FlaggedRow>> {
     let rows = store
