@@ -331,6 +331,112 @@ fn a_re_export_carries_what_an_imported_history_was_taken_on() {
     assert_eq!(f.code, "IMPORT_INVALID", "{}", f.stderr);
 }
 
+/// What a site holds beside its rows had been lost on a move: a secret
+/// mark (the value then readable to every editor), display names, edits
+/// waiting to be published, and the connections' approved tool lists (each
+/// server's next connect pinned whatever it offered). All of it moves now,
+/// and a secret mark the log records survives an export that lacks it.
+#[test]
+fn a_move_keeps_secret_marks_display_names_pending_edits_and_tool_pins() {
+    use crate::mcp_util::McpSite;
+    use serde_json::json;
+    let src = TestSite::new("port_whole_src");
+    src.ok(&[
+        "site",
+        "config",
+        "set",
+        "--secret",
+        "stripe.key",
+        "sk-abc-123",
+    ]);
+    src.ok(&[
+        "users",
+        "update",
+        "--email",
+        "author@example.com",
+        "--display-name",
+        "Ann Author",
+    ]);
+    let mut m = src.mcp(&["--email", "editor@example.com"], &[]);
+    m.initialize("2025-06-18");
+    let r = m.call(
+        1,
+        "content_write_draft",
+        json!({"slug": "welcome", "title": "Welcome", "body": "PENDING EDIT"}),
+        None,
+    );
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    drop(m);
+    src.ok(&[
+        "connections",
+        "add",
+        "pin",
+        "--",
+        "python3",
+        &util::fixture("pin_server.py"),
+    ]);
+    src.ok(&["probe", "pin"]);
+    let pinned = src.ok_json(&["connections", "show", "pin", "--json"])["pin"].clone();
+    assert!(!pinned.is_null(), "probe pinned the list");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = export(&src, &tmp.path().join("site.json"));
+    let src_key = src.ok(&["audit", "key"]);
+    let check = |dst: &TestSite| {
+        let config = dst.ok_json(&["site", "config", "list", "--json"]);
+        let stripe = config
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["key"] == "stripe.key")
+            .cloned()
+            .unwrap();
+        assert_eq!(stripe["secret"], true, "{stripe}");
+        assert_eq!(
+            dst.sql("SELECT display_name FROM users WHERE email = 'author@example.com'"),
+            "Ann Author"
+        );
+        let mut m = dst.mcp(&["--email", "editor@example.com"], &[]);
+        m.initialize("2025-06-18");
+        let read = m.call(1, "content_read", json!({"slug": "welcome"}), None);
+        assert_eq!(
+            read["result"]["structuredContent"]["pending_revision"]["body"], "PENDING EDIT",
+            "{read}"
+        );
+        let pin = dst.ok_json(&["connections", "show", "pin", "--json"])["pin"].clone();
+        assert_eq!(pin, pinned);
+    };
+    let dst = TestSite::plain("port_whole_dst");
+    dst.ok(&[
+        "site",
+        "import",
+        tmp.path().join("site.json").to_str().unwrap(),
+        "--trust-key",
+        src_key.trim(),
+    ]);
+    check(&dst);
+
+    // An export without the mark (an older Gatehouse's): the log's word stands.
+    let mut older = dump.clone();
+    for c in older["config"].as_array_mut().unwrap() {
+        c.as_object_mut().unwrap().remove("secret");
+    }
+    older.as_object_mut().unwrap().remove("signature");
+    let file = tmp.path().join("older.json");
+    std::fs::write(&file, older.to_string()).unwrap();
+    let dst = TestSite::plain("port_whole_older");
+    dst.ok(&["site", "import", file.to_str().unwrap(), "--unsigned"]);
+    let config = dst.ok_json(&["site", "config", "list", "--json"]);
+    assert!(
+        config
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["key"] == "stripe.key" && c["secret"] == true),
+        "{config}"
+    );
+}
+
 /// Writes `dump` changed by `edit` and imports it into a fresh empty site,
 /// unsigned (an edit breaks the signature, which import_tamper.rs pins; these
 /// are the checks of the contents).

@@ -1,11 +1,15 @@
 //! A portable, versioned JSON dump of a whole site, to move it between SQLite
 //! and PostgreSQL (`gatehouse site export` / `site import`).
 //!
-//! The dump holds users, API keys (their argon2 hashes only: a raw key is never
-//! stored anywhere, so it cannot be exported), content with its redirects, media
-//! (bytes as base64, checked against their SHA-256 on import), site config, MCP
-//! client connection definitions (which hold no secret values) and the audit log with its head, exactly as stored: seq, ts and hashes are kept,
-//! so the imported chain verifies and keys minted before the move still work.
+//! The dump holds users (with their display names), API keys (their argon2
+//! hashes only: a raw key is never stored anywhere, so it cannot be exported),
+//! content with its redirects and the edits waiting to be published, media
+//! (bytes as base64, checked against their SHA-256 on import), site config with
+//! its secret marks (values in clear: the file is the admin's), MCP client
+//! connection definitions (which hold no secret values) with their approved
+//! tool lists, and the audit log with its head, exactly as stored: seq, ts and
+//! hashes are kept, so the imported chain verifies and keys minted before the
+//! move still work.
 //!
 //! Import goes into an *empty* site (a fresh `gatehouse site init` without
 //! `--scratch`), in one transaction that holds the write lock: a dump that fails
@@ -51,7 +55,7 @@ pub use crate::store::connections::DefinitionRow as ConnectionRecord;
 pub use crate::store::portable::ImportRow as ImportRecord;
 use crate::store::portable::{self as sql, Tables};
 pub use crate::store::portable::{
-    ConfigRecord, ContentRecord, MediaRecord, RedirectRecord, UserRecord,
+    ConfigRecord, ContentRecord, MediaRecord, PendingRecord, PinRecord, RedirectRecord, UserRecord,
 };
 use crate::time::now_ms;
 
@@ -78,6 +82,14 @@ pub struct Dump {
     pub media: Vec<MediaRecord>,
     pub config: Vec<ConfigRecord>,
     pub connections: Vec<ConnectionRecord>,
+    /// Edits of published entries waiting to be published (absent: none,
+    /// or an older export).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<PendingRecord>,
+    /// The connections' approved tool lists (absent: none, or an older
+    /// export, after which each server's first connect pins its list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pins: Vec<PinRecord>,
     pub audit: AuditRecord,
     /// What the imports the site came through took its history on, oldest
     /// first (absent for a site no import made): the dump's signer vouches
@@ -296,6 +308,8 @@ async fn export_unsigned(site: &Site) -> Result<Dump> {
             .collect(),
         config: t.config,
         connections: t.connections,
+        pending: t.pending,
+        pins: t.pins,
         imports: t.imports,
         signature: None,
         audit: AuditRecord {
@@ -454,6 +468,29 @@ fn check(d: &Dump) -> Result<()> {
         "the MCP connection",
         d.connections.iter().map(|c| c.name.clone()),
     )?;
+    let slugs: HashSet<&str> = d.content.iter().map(|c| c.slug.as_str()).collect();
+    for p in &d.pending {
+        if !slugs.contains(p.slug.as_str()) {
+            return Err(invalid(format!(
+                "a pending revision names entry {:?}, which the export does not hold",
+                p.slug
+            )));
+        }
+    }
+    unique(
+        "the pending revision of",
+        d.pending.iter().map(|p| p.slug.clone()),
+    )?;
+    let connections: HashSet<&str> = d.connections.iter().map(|c| c.name.as_str()).collect();
+    for p in &d.pins {
+        if !connections.contains(p.name.as_str()) {
+            return Err(invalid(format!(
+                "a tool pin names connection {:?}, which the export does not hold",
+                p.name
+            )));
+        }
+    }
+    unique("the tool pin of", d.pins.iter().map(|p| p.name.clone()))?;
     check_chain(&d.audit)?;
     check_imports(d)?;
     super::replay::check(d)
@@ -531,8 +568,14 @@ fn check_chain(a: &AuditRecord) -> Result<()> {
     Ok(())
 }
 
-fn tables(d: Dump) -> Result<Tables> {
+fn tables(mut d: Dump) -> Result<Tables> {
     let b64 = base64::engine::general_purpose::STANDARD;
+    // A mark the log says an admin set stays, whatever the file says (an
+    // older export had none; an edited one could drop it).
+    let marked = super::replay::secret_config(&d.audit.entries);
+    for c in &mut d.config {
+        c.secret |= marked.contains(&c.key);
+    }
     Ok(Tables {
         users: d.users,
         keys: d
@@ -565,6 +608,8 @@ fn tables(d: Dump) -> Result<Tables> {
             .collect::<Result<_>>()?,
         config: d.config,
         connections: d.connections,
+        pending: d.pending,
+        pins: d.pins,
         imports: d.imports,
         head: (d.audit.head_seq, d.audit.head_hash),
         audit: d

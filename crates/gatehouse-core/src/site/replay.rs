@@ -148,6 +148,29 @@ fn replay(entries: &[AuditEntryRecord]) -> Result<State> {
     Ok(s)
 }
 
+/// The config keys the log last set with the `secret` mark (and did not
+/// remove since).
+pub fn secret_config(entries: &[AuditEntryRecord]) -> std::collections::BTreeSet<String> {
+    let mut marked = std::collections::BTreeSet::new();
+    for e in entries {
+        match AuditAction::parse_stored(&e.action, e.seq) {
+            Ok(AuditAction::SiteConfigSet) => {
+                let d: Value = serde_json::from_str(&e.detail).unwrap_or(Value::Null);
+                if d["secret"] == Value::Bool(true) {
+                    marked.insert(e.subject.clone());
+                } else {
+                    marked.remove(&e.subject);
+                }
+            }
+            Ok(AuditAction::SiteConfigUnset) => {
+                marked.remove(&e.subject);
+            }
+            _ => {}
+        }
+    }
+    marked
+}
+
 fn tampered(message: String) -> Error {
     Error::new(codes::IMPORT_TAMPERED, message).hint(
         "the export's keys or users were edited after it was made; export again from the original site and keep the file where others cannot write",

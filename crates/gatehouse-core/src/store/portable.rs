@@ -23,6 +23,37 @@ pub struct UserRecord {
     /// Absent in exports made before users could be disabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disabled_at: Option<i64>,
+    /// The name anonymous readers see (absent: none, or an older export).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+}
+
+/// An edit of a published entry waiting to be published, by the entry's slug.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct PendingRecord {
+    pub slug: String,
+    pub title: String,
+    pub body: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A connection's approved tool list (and a change waiting for approval),
+/// as stored: without it the moved site would pin whatever each server
+/// offers at its first connect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
+#[serde(deny_unknown_fields)]
+pub struct PinRecord {
+    pub name: String,
+    pub definition_sha256: String,
+    pub tools_sha256: String,
+    pub tools: String,
+    pub pending_tools: Option<String>,
+    pub pending_reason: Option<String>,
+    pub pinned_at: i64,
+    pub updated_at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
@@ -67,6 +98,11 @@ pub struct ConfigRecord {
     pub key: String,
     pub value: String,
     pub updated_at: i64,
+    /// Marked secret by an admin (absent: not, or an older export, which the
+    /// import makes up for from the audit log).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[sqlx(skip)]
+    pub secret: bool,
 }
 
 /// A media item with its bytes.
@@ -87,6 +123,8 @@ pub struct Tables {
     pub media: Vec<(MediaRecord, Vec<u8>)>,
     pub config: Vec<ConfigRecord>,
     pub connections: Vec<DefinitionRow>,
+    pub pending: Vec<PendingRecord>,
+    pub pins: Vec<PinRecord>,
     pub audit: Vec<AuditRow>,
     pub head: (i64, String),
     /// What earlier imports took the history on, oldest first.
@@ -123,7 +161,7 @@ where
 pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
     let users = all(
         tx,
-        "SELECT email, roles, created_at, updated_at, disabled_at FROM users ORDER BY email_norm",
+        "SELECT email, roles, created_at, updated_at, disabled_at, display_name FROM users ORDER BY email_norm",
         "exporting users",
     )
     .await?;
@@ -167,6 +205,28 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         "exporting MCP connections",
     )
     .await?;
+    let secret: Vec<String> = sqlx::query_scalar("SELECT key FROM site_config WHERE secret <> 0")
+        .fetch_all(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("exporting site config", e))?;
+    let mut config: Vec<ConfigRecord> = config;
+    for c in &mut config {
+        c.secret = secret.contains(&c.key);
+    }
+    let pending = all(
+        tx,
+        "SELECT c.slug, p.title, p.body, p.author, p.created_at, p.updated_at
+         FROM content_pending p JOIN content c ON c.id = p.content_id ORDER BY c.slug",
+        "exporting pending revisions",
+    )
+    .await?;
+    let pins = all(
+        tx,
+        "SELECT name, definition_sha256, tools_sha256, tools, pending_tools, pending_reason,
+         pinned_at, updated_at FROM mcp_tool_pins ORDER BY name",
+        "exporting tool pins",
+    )
+    .await?;
     let audit = all(
         tx,
         "SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log ORDER BY seq",
@@ -191,6 +251,8 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         media: media.into_iter().map(|m| (m.record, m.bytes)).collect(),
         config,
         connections,
+        pending,
+        pins,
         audit,
         head,
         imports,
@@ -218,7 +280,8 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
     super::access::bump(tx).await?;
     for u in &t.users {
         sqlx::query(
-            "INSERT INTO users (email, email_norm, roles, created_at, updated_at, disabled_at) VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO users (email, email_norm, roles, created_at, updated_at, disabled_at, display_name)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&u.email)
         .bind(u.email.to_lowercase())
@@ -226,6 +289,7 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .bind(u.created_at)
         .bind(u.updated_at)
         .bind(u.disabled_at)
+        .bind(&u.display_name)
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing users", e))?;
@@ -289,13 +353,16 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .map_err(|e| Error::storage("importing media", e))?;
     }
     for c in &t.config {
-        sqlx::query("INSERT INTO site_config (key, value, updated_at) VALUES ($1, $2, $3)")
-            .bind(&c.key)
-            .bind(&c.value)
-            .bind(c.updated_at)
-            .execute(&mut **tx)
-            .await
-            .map_err(|e| Error::storage("importing site config", e))?;
+        sqlx::query(
+            "INSERT INTO site_config (key, value, updated_at, secret) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&c.key)
+        .bind(&c.value)
+        .bind(c.updated_at)
+        .bind(i64::from(c.secret))
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("importing site config", e))?;
     }
     for c in &t.connections {
         sqlx::query(
@@ -309,6 +376,47 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         .execute(&mut **tx)
         .await
         .map_err(|e| Error::storage("importing MCP connections", e))?;
+    }
+    for p in &t.pending {
+        let done = sqlx::query(
+            "INSERT INTO content_pending (content_id, title, body, author, created_at, updated_at)
+             SELECT id, $2, $3, $4, $5, $6 FROM content WHERE slug = $1",
+        )
+        .bind(&p.slug)
+        .bind(&p.title)
+        .bind(&p.body)
+        .bind(&p.author)
+        .bind(p.created_at)
+        .bind(p.updated_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("importing pending revisions", e))?;
+        if done.rows_affected() != 1 {
+            return Err(Error::new(
+                codes::IMPORT_INVALID,
+                format!(
+                    "a pending revision names entry {:?}, which the export does not hold",
+                    p.slug
+                ),
+            ));
+        }
+    }
+    for p in &t.pins {
+        sqlx::query(
+            "INSERT INTO mcp_tool_pins (name, definition_sha256, tools_sha256, tools, pending_tools,
+             pending_reason, pinned_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(&p.name)
+        .bind(&p.definition_sha256)
+        .bind(&p.tools_sha256)
+        .bind(&p.tools)
+        .bind(&p.pending_tools)
+        .bind(&p.pending_reason)
+        .bind(p.pinned_at)
+        .bind(p.updated_at)
+        .execute(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("importing tool pins", e))?;
     }
     for a in &t.audit {
         sqlx::query(
