@@ -30,7 +30,8 @@ pub fn redact_urls(text: &str) -> String {
         rest = &after[authority_end..];
     }
     out.push_str(rest);
-    redact_keys(&out)
+    // A URL's query may carry a password too (`?password=`, which sqlx reads).
+    redact_named(&redact_keys(&out))
 }
 
 /// Replaces the secret part of anything shaped like a raw key, and the whole
@@ -325,6 +326,20 @@ mod tests {
         ] {
             assert_eq!(redact_credentials(kept), kept);
         }
+    }
+
+    /// sqlx reads a password from the query string too; an unreachable
+    /// database's error had shown it.
+    #[test]
+    fn a_password_in_a_urls_query_is_hidden() {
+        let shown = redact_urls(
+            "cannot reach postgres://u:pw@127.0.0.1:1/db?password=Q2xyz&sslmode=require",
+        );
+        assert!(
+            !shown.contains("Q2xyz") && !shown.contains(":pw@"),
+            "{shown}"
+        );
+        assert!(shown.contains("sslmode=require"), "{shown}");
     }
 
     #[test]

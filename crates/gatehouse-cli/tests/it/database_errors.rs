@@ -98,6 +98,22 @@ fn a_closed_port_names_the_url_without_its_password() {
     assert!(!text.contains(password), "the password leaked: {text}");
 }
 
+/// sqlx reads a password from the URL's query string too (`?password=`): an
+/// unreachable database's error had shown it in clear.
+#[test]
+fn a_password_in_the_urls_query_is_never_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    let port = closed_port();
+    let password = "pw-in-query-Kx52";
+    let url = format!("postgres://gatehouse_pw@127.0.0.1:{port}/gh_closed?password={password}");
+    let out = gatehouse(&site, &url, &["site", "init"]);
+    let text = all_output(&out);
+    let f = failure(out, &["site", "init"]);
+    assert_eq!(f.code, "DATABASE_UNREACHABLE", "{}", f.stderr);
+    assert!(!text.contains(password), "the password leaked: {text}");
+}
+
 #[test]
 fn an_unparsable_url_is_refused_without_echoing_its_password() {
     let tmp = tempfile::tempdir().unwrap();

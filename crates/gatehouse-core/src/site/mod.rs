@@ -332,16 +332,30 @@ async fn open_with(settings: &Settings, own: bool) -> Result<Site> {
     })
 }
 
-/// `url` without the password of its `user:password@` part, and whether it had one.
+/// `url` without the password of its `user:password@` part or its
+/// `password=` query parameter (sqlx reads either), and whether it had one.
 ///
 /// Parsed with the `url` crate, as sqlx parses it. Text that is not a URL
 /// (which no store would open) is masked by [`crate::redact::redact_urls`]
 /// instead, so a password is never echoed back either way.
 pub fn without_password(url: &str) -> (String, bool) {
+    let is_password = |k: &str| k.eq_ignore_ascii_case("password");
     match url::Url::parse(url) {
-        Ok(mut parsed) if parsed.password().is_some() => {
+        Ok(mut parsed)
+            if parsed.password().is_some()
+                || parsed.query_pairs().any(|(k, _)| is_password(&k)) =>
+        {
             // Only fails for URLs that cannot have a user part (no host).
             let _ = parsed.set_password(None);
+            let kept: Vec<(String, String)> = parsed
+                .query_pairs()
+                .filter(|(k, _)| !is_password(k))
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            parsed.set_query(None);
+            if !kept.is_empty() {
+                parsed.query_pairs_mut().extend_pairs(kept);
+            }
             (parsed.to_string(), true)
         }
         Ok(_) => (url.to_string(), false),
@@ -467,6 +481,15 @@ mod tests {
             ("postgres://app@db/site".to_string(), false)
         );
         assert!(!without_password("sqlite:///x.db").1);
+        // sqlx takes the password from the query string too.
+        assert_eq!(
+            without_password("postgres://app@db/site?password=Q2&sslmode=require"),
+            ("postgres://app@db/site?sslmode=require".to_string(), true)
+        );
+        assert_eq!(
+            without_password("postgres://app@db/site?PASSWORD=Q2"),
+            ("postgres://app@db/site".to_string(), true)
+        );
     }
 
     #[test]
