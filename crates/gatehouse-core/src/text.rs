@@ -1,11 +1,14 @@
-//! Text that reaches a person: labels free of bidirectional overrides, and
+//! Text that reaches a person: labels free of bidirectional overrides and
+//! invisible characters, and
 //! output with its control characters made visible.
 //!
 //! A label (a user's email or display name, a key's label) is shown in lists,
 //! the audit log and the desktop app. Bidirectional controls (U+202A–U+202E,
 //! U+2066–U+2069, the marks U+200E, U+200F, U+061C) can make `key-for-alice`
-//! display as something else, so new labels with them are refused
-//! ([`check_no_bidi`]) and old ones are shown escaped ([`escape_controls`]).
+//! display as something else, and invisible characters (U+200B and its kin,
+//! the soft hyphen) make `admin\u{200b}@example.com` look like the admin, so
+//! new labels with either are refused ([`check_no_disguise`]) and old
+//! bidirectional ones are shown escaped ([`escape_controls`]).
 
 use crate::error::{Code, Error, Result};
 
@@ -28,13 +31,24 @@ pub fn is_invisible(c: char) -> bool {
     )
 }
 
-/// Refuses a label holding a bidirectional control, with `code` and `hint`.
-pub fn check_no_bidi(what: &str, text: &str, code: Code, hint: &str) -> Result<()> {
-    match text.chars().find(|c| is_bidi_control(*c)) {
-        Some(c) => Err(Error::invalid(
+/// Refuses a label holding a bidirectional control or an invisible character
+/// (it would display as another: `admin\u{200b}@…` as `admin@…`), with `code`
+/// and `hint`.
+pub fn check_no_disguise(what: &str, text: &str, code: Code, hint: &str) -> Result<()> {
+    let kind = |c: char| {
+        if is_bidi_control(c) {
+            Some("bidirectional control")
+        } else if is_invisible(c) {
+            Some("invisible character")
+        } else {
+            None
+        }
+    };
+    match text.chars().find_map(|c| kind(c).map(|k| (c, k))) {
+        Some((c, kind)) => Err(Error::invalid(
             code,
             format!(
-                "the {what} contains the bidirectional control U+{:04X}, which can make it display as something else",
+                "the {what} contains the {kind} U+{:04X}, which can make it display as something else",
                 c as u32
             ),
             hint,
@@ -155,11 +169,13 @@ mod tests {
     }
 
     #[test]
-    fn bidi_controls_are_found() {
-        assert!(check_no_bidi("label", "ok label", Code::LABEL_INVALID, "h").is_ok());
-        for c in ['\u{202e}', '\u{2067}', '\u{200f}', '\u{061c}'] {
-            let e =
-                check_no_bidi("label", &format!("a{c}b"), Code::LABEL_INVALID, "h").unwrap_err();
+    fn bidi_controls_and_invisible_characters_are_found() {
+        assert!(check_no_disguise("label", "ok label", Code::LABEL_INVALID, "h").is_ok());
+        for c in [
+            '\u{202e}', '\u{2067}', '\u{200f}', '\u{061c}', '\u{200b}', '\u{00ad}', '\u{feff}',
+        ] {
+            let e = check_no_disguise("label", &format!("a{c}b"), Code::LABEL_INVALID, "h")
+                .unwrap_err();
             assert!(e.message.contains("U+"), "{}", e.message);
         }
     }

@@ -284,6 +284,42 @@ fn labels_with_bidirectional_overrides_are_refused() {
     assert_eq!(f.code, "DISPLAY_NAME_INVALID");
 }
 
+/// An invisible character makes a label look like another: a user
+/// `admin\u{200b}@example.com` was listed, audited and shown as the author
+/// of entries exactly as the admin. Refused in emails, display names and key
+/// labels, naming the character.
+#[test]
+fn labels_with_invisible_characters_are_refused() {
+    let site = TestSite::new("robust_invisible");
+    for (email, c) in [
+        ("admin\u{200b}@example.com", "U+200B"),
+        ("admin@example.com\u{00ad}", "U+00AD"),
+        ("\u{feff}admin@example.com", "U+FEFF"),
+    ] {
+        let f = site.fails(&["users", "create", "--email", email, "--roles", "viewer"]);
+        assert_eq!(f.code, "EMAIL_INVALID", "{email:?}");
+        assert!(f.stderr.contains(c), "{}", f.stderr);
+    }
+    let f = site.fails(&[
+        "users",
+        "update",
+        "--email",
+        "viewer@example.com",
+        "--display-name",
+        "Site\u{2060}Admin",
+    ]);
+    assert_eq!(f.code, "DISPLAY_NAME_INVALID");
+    let f = site.fails(&[
+        "keys",
+        "mint",
+        "--label",
+        "ci\u{200c}bot",
+        "--roles",
+        "viewer",
+    ]);
+    assert_eq!(f.code, "LABEL_INVALID");
+}
+
 #[test]
 fn cli_text_output_escapes_control_and_bidi_characters() {
     let site = TestSite::new("escape_output");

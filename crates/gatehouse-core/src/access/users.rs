@@ -58,11 +58,11 @@ pub fn check_email(email: &str) -> Result<String> {
             "use the form name@example.com",
         ));
     }
-    crate::text::check_no_bidi(
+    crate::text::check_no_disguise(
         "email address",
         email,
         codes::EMAIL_INVALID,
-        "retype the address without direction-changing characters",
+        "retype the address without direction-changing or invisible characters",
     )?;
     Ok(email.to_string())
 }
@@ -231,11 +231,11 @@ pub fn check_display_name(name: &str) -> Result<String> {
             "give the name readers should see, e.g. --display-name \"Ada L.\"",
         ));
     }
-    crate::text::check_no_bidi(
+    crate::text::check_no_disguise(
         "display name",
         name,
         codes::DISPLAY_NAME_INVALID,
-        "retype the name without direction-changing characters",
+        "retype the name without direction-changing or invisible characters",
     )?;
     Ok(name.to_string())
 }

@@ -122,11 +122,11 @@ fn check_label(label: &str) -> Result<String> {
             "name the key after the client that will use it, e.g. --label \"claude desktop (laptop)\"",
         ));
     }
-    crate::text::check_no_bidi(
+    crate::text::check_no_disguise(
         "key label",
         label,
         codes::LABEL_INVALID,
-        "retype the label without direction-changing characters",
+        "retype the label without direction-changing or invisible characters",
     )?;
     Ok(label.to_string())
 }
