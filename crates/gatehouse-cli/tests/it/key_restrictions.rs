@@ -219,6 +219,49 @@ fn an_export_with_a_keys_restrictions_stripped_is_refused() {
     }
 }
 
+/// A key that may not read pending edits (published entries only) had
+/// replaced someone else's pending edit it never saw, unpublished work lost.
+/// It may still revise the entry where no one else's edit waits.
+#[test]
+fn a_published_only_key_cannot_replace_a_pending_edit_it_cannot_read() {
+    use crate::mcp_util::McpSite;
+    use serde_json::json;
+    let site = TestSite::new("restrict_pending");
+    let write = |m: &mut crate::mcp_util::Mcp, id: i64, body: &str| {
+        m.call(
+            id,
+            "content_write_draft",
+            json!({"slug": "welcome", "title": "Welcome", "body": body}),
+            None,
+        )
+    };
+    let mut editor = site.mcp(&["--email", "editor@example.com"], &[]);
+    editor.initialize("2025-06-18");
+    let r = write(&mut editor, 1, "SECRET PENDING WORK");
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let (key, _) = mint(&site, "editor", &["--content-status", "published"]);
+    let mut k = site.mcp(&["--api-key", &key], &[]);
+    k.initialize("2025-06-18");
+    let r = write(&mut k, 1, "blind overwrite");
+    assert_eq!(
+        crate::mcp_util::tool_error(&r)["code"],
+        "KEY_SCOPE_CONTENT",
+        "{r}"
+    );
+    let read = editor.call(2, "content_read", json!({"slug": "welcome"}), None);
+    assert_eq!(
+        read["result"]["structuredContent"]["pending_revision"]["body"], "SECRET PENDING WORK",
+        "{read}"
+    );
+    // Once it is published, the key revises the entry, and again its own edit.
+    let r = editor.call(3, "content_publish", json!({"slug": "welcome"}), None);
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    for (id, body) in [(2, "first"), (3, "second")] {
+        let r = write(&mut k, id, body);
+        assert_ne!(r["result"]["isError"], true, "{r}");
+    }
+}
+
 fn audit_codes(site: &TestSite, key_id: &str) -> Vec<String> {
     let log = site.ok_json(&["audit", "list", "--limit", "1000", "--json"]);
     log.as_array()

@@ -306,6 +306,19 @@ pub async fn write_draft(store: &Store, actor: &Actor, w: &DraftWrite<'_>) -> Re
                         e.hint("renaming a published entry changes its live address; ask an editor")
                     })?;
                 }
+                // A key that may not read pending edits (published only)
+                // may not replace one it never saw, someone else's work.
+                if let Some(scope) = actor.content_scope()
+                    && !scope.status.admits("draft")
+                    && pending_sql::get_in(&mut tx, existing.id)
+                        .await?
+                        .is_some_and(|p| p.author != who)
+                {
+                    return Err(scope.refuse_status(
+                        w.slug,
+                        "someone else's pending edit of this entry (unpublished, so unreadable to this key) is",
+                    ));
+                }
                 pending_sql::put(&mut tx, existing.id, w.title, w.body, &who, now).await?;
                 revised = true;
             } else {
