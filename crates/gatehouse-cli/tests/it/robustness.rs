@@ -364,6 +364,50 @@ fn upload(m: &mut crate::mcp_util::Mcp, id: i64, name: &str, mime: &str, bytes: 
     )
 }
 
+/// A GIF that is also a page, stored as `g.html`, opens as a page wherever
+/// it is saved by its name; JSON strings can carry a page; `A.txt` beside
+/// `a.txt`, or a `CON`, are one file or a device on other disks. Each was
+/// accepted.
+#[test]
+fn media_names_fit_their_type_and_every_disk() {
+    let site = TestSite::new("media_names");
+    let mut m = site.mcp(&["--email", "author@example.com"], &[]);
+    m.initialize("2025-06-18");
+    let gif = b"GIF89a=0;alert(1);<script>alert(1)</script>;";
+    let e = tool_error(&upload(&mut m, 1, "g.html", "image/gif", gif));
+    assert_eq!(e["code"], "MEDIA_FILENAME_INVALID", "{e}");
+    assert!(e["hint"].as_str().unwrap().contains("g.gif"), "{e}");
+    let e = tool_error(&upload(
+        &mut m,
+        2,
+        "x.svg",
+        "application/json",
+        br#""<svg onload=alert(1)></svg>""#,
+    ));
+    assert_eq!(e["code"], "MEDIA_FILENAME_INVALID", "{e}");
+    let e = tool_error(&upload(
+        &mut m,
+        3,
+        "x.json",
+        "application/json",
+        br#"{"a": "<svg onload=alert(1)></svg>"}"#,
+    ));
+    assert_eq!(e["code"], "MEDIA_TYPE_MISMATCH", "{e}");
+    for name in ["CON", "aux.txt", "com1.txt", "LPT9.txt"] {
+        let e = tool_error(&upload(&mut m, 4, name, "text/plain", b"x"));
+        assert_eq!(e["code"], "MEDIA_FILENAME_INVALID", "{name}: {e}");
+    }
+    let r = upload(&mut m, 5, "a.txt", "text/plain", b"first");
+    assert_ne!(r["result"]["isError"], true, "{r}");
+    let e = tool_error(&upload(&mut m, 6, "A.txt", "text/plain", b"second"));
+    assert!(e["message"].as_str().unwrap().contains("a.txt"), "{e}");
+    // Names that fit still go in: either JPEG extension, any letter case.
+    for (id, name) in [(7, "photo.JPG"), (8, "photo2.jpeg")] {
+        let r = upload(&mut m, id, name, "image/jpeg", &[0xFF, 0xD8, 0xFF, 0xD9]);
+        assert_ne!(r["result"]["isError"], true, "{name}: {r}");
+    }
+}
+
 #[test]
 fn media_must_be_its_declared_type_throughout() {
     let site = TestSite::new("media_sniff");

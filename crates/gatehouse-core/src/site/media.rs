@@ -7,8 +7,11 @@
 //! `image/png` label. The whole file is checked, not just its first bytes
 //! ([`check_structure`]): a PNG must be a chain of chunks with valid CRCs
 //! ending at `IEND`, a GIF and a JPEG must end where they say, a WebP's RIFF
-//! size must be the file's, a PDF must end with `%%EOF`, and text must hold
-//! no HTML or SVG markup (a browser shown `text/plain` may still sniff it).
+//! size must be the file's, a PDF must end with `%%EOF`, and text and JSON
+//! must hold no HTML or SVG markup (a browser shown `text/plain` may still
+//! sniff it). A name ends in an extension of its type (`g.html` as a GIF is
+//! a page to whatever saves it by name), names no Windows device, and differs
+//! from every other name in more than letter case.
 //!
 //! # Caveats
 //! Gatehouse serves media over MCP only (base64 in a tool result). Anything
@@ -96,6 +99,20 @@ impl MediaType {
         )
     }
 
+    /// The filename extensions of this type (the first is the usual one).
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            MediaType::Png => &["png"],
+            MediaType::Jpeg => &["jpg", "jpeg"],
+            MediaType::Gif => &["gif"],
+            MediaType::Webp => &["webp"],
+            MediaType::Pdf => &["pdf"],
+            MediaType::Text => &["txt"],
+            MediaType::Markdown => &["md", "markdown"],
+            MediaType::Json => &["json"],
+        }
+    }
+
     /// The declared MIME name as a type, or `MEDIA_TYPE_UNSUPPORTED`.
     pub fn parse_declared(declared: &str) -> Result<MediaType> {
         declared.parse().map_err(|_| {
@@ -115,11 +132,18 @@ impl std::fmt::Display for MediaType {
 }
 
 /// Filenames are 1–200 characters of letters, digits, `.`, `-` and `_`, not
-/// starting with a dot: no paths, no hidden files, nothing a shell or URL must escape.
+/// starting with a dot: no paths, no hidden files, nothing a shell or URL must
+/// escape, and no name Windows keeps for a device (`CON`, `aux.txt`).
 pub fn check_filename(name: &str) -> Result<()> {
+    let stem = name.split('.').next().unwrap_or("").to_ascii_lowercase();
+    let device = matches!(stem.as_str(), "con" | "prn" | "aux" | "nul")
+        || ((stem.starts_with("com") || stem.starts_with("lpt"))
+            && stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit());
     let ok = !name.is_empty()
         && name.len() <= 200
         && !name.starts_with('.')
+        && !device
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
@@ -227,7 +251,13 @@ pub fn check_structure(declared: MediaType, bytes: &[u8]) -> std::result::Result
             }
             true
         }
-        MediaType::Json => true,
+        // JSON strings can hold a page too, opened by whatever saves it.
+        MediaType::Json => {
+            if let Some(tag) = markup_in(bytes) {
+                return Err(format!("the JSON holds HTML/SVG markup ({tag}…)"));
+            }
+            true
+        }
     };
     if ok {
         Ok(())
@@ -251,6 +281,32 @@ pub fn content_disposition(info: &MediaInfo) -> String {
         if inline { "inline" } else { "attachment" },
         info.filename
     )
+}
+
+/// The name ends in an extension of its declared type: a `g.html` stored
+/// as `image/gif` (a GIF that is also a page) is opened as a page by
+/// whatever saves it under its name.
+fn check_extension(name: &str, declared: MediaType) -> Result<()> {
+    let ext = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if ext
+        .as_deref()
+        .is_some_and(|e| declared.extensions().contains(&e))
+    {
+        return Ok(());
+    }
+    let want = declared.extensions();
+    Err(Error::invalid(
+        codes::MEDIA_FILENAME_INVALID,
+        format!(
+            "{name:?} does not end in .{} as a {declared} file must",
+            want.join(" or .")
+        ),
+        format!(
+            "name the file for its type, e.g. {}.{}",
+            name.rsplit_once('.').map_or(name, |(stem, _)| stem),
+            want[0]
+        ),
+    ))
 }
 
 /// Whether `bytes` may be stored as `declared`.
@@ -353,10 +409,21 @@ pub async fn write(store: &Store, actor: &Actor, upload: &Upload<'_>) -> Result<
     if upload.bytes.len() > MAX_BYTES {
         return Err(too_large(upload.bytes.len()));
     }
+    check_extension(
+        upload.filename,
+        MediaType::parse_declared(upload.mime_type)?,
+    )?;
     check_type(upload.mime_type, upload.bytes)?;
     let sha = hex::encode(Sha256::digest(upload.bytes));
     let who = actor.label();
     let mut tx = store.begin_write().await?;
+    if let Some(taken) = sql::same_name_in(&mut tx, upload.filename).await? {
+        return Err(Error::new(
+            codes::INPUT_INVALID,
+            format!("a media item named {taken} already exists"),
+        )
+        .hint("choose another filename: names that differ only in letter case are one file on many disks"));
+    }
     let info = sql::insert(
         &mut tx,
         &NewMedia {

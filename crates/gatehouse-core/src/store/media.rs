@@ -34,6 +34,16 @@ pub struct NewMedia<'a> {
     pub uploaded_by: &'a str,
 }
 
+/// The stored name equal to `filename` but for letter case, if one exists:
+/// two such names are one file on a case-insensitive disk.
+pub async fn same_name_in(tx: &mut Tx, filename: &str) -> Result<Option<String>> {
+    sqlx::query_scalar("SELECT filename FROM media WHERE lower(filename) = lower($1)")
+        .bind(filename)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(|e| Error::storage("reading media", e))
+}
+
 pub async fn insert(tx: &mut Tx, m: &NewMedia<'_>, now: i64) -> Result<MediaInfo> {
     sqlx::query_as(AssertSqlSafe(format!(
         "INSERT INTO media (filename, mime_type, size, sha256, bytes, uploaded_by, created_at)
