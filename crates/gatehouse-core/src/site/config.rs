@@ -43,14 +43,23 @@ fn key_names_secret(key: &str) -> bool {
         "apikey",
         "private_key",
         "credential",
+        "dsn",
+        "webhook",
     ]
     .iter()
     .any(|w| key.contains(w))
+        // `smtp.pass`, `db.pw`: a short name as the key's last word.
+        || key
+            .rsplit(['.', '_', '-'])
+            .next()
+            .is_some_and(|last| matches!(last, "pass" | "pw" | "pwd" | "key" | "auth"))
 }
 
 /// Whether a value looks like a secret whatever its key is called.
 pub fn secret_shaped(value: &str) -> bool {
     url_with_password(value)
+        // `host=db password=…`, `…?password=…`: a field named as a credential.
+        || crate::redact::redact_credentials(value) != value
         || (value.contains("-----BEGIN") && value.contains("PRIVATE KEY"))
         || value.split_whitespace().any(token_shaped)
 }
@@ -314,7 +323,17 @@ mod tests {
     fn secret_keys_are_recognised() {
         assert!(key_names_secret("smtp.password"));
         assert!(key_names_secret("webhook.TOKEN"));
+        for key in [
+            "smtp.pass",
+            "db.pw",
+            "db.dsn2",
+            "slack.webhook_url",
+            "stripe.key",
+        ] {
+            assert!(key_names_secret(key), "{key}");
+        }
         assert!(!key_names_secret("site.title"));
+        assert!(!key_names_secret("site.passage"));
     }
 
     #[test]
@@ -331,6 +350,8 @@ mod tests {
             "xoxb-123456789012-abcdefghijkl",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc",
             "Zx8qR2vT9mLp4WcN7bYk3HsJ",
+            "mysql://app@db.internal/site?password=hunter2",
+            "host=db user=app password=hunter2 dbname=site",
         ] {
             assert!(secret_shaped(secret), "{secret}");
         }
