@@ -388,8 +388,12 @@ pub async fn run(
     Ok(stopped)
 }
 
-/// Connections the metrics listener holds at once (scrapers are few).
+/// Connections the metrics listener holds at once (scrapers are few), a
+/// quarter of them per client network, and how long one may take to send
+/// its request: 16 idle connections, renewed as they timed out, had kept
+/// every scraper out.
 const METRICS_CONNECTIONS: usize = 16;
+const METRICS_HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// `GET /metrics` on its own listener (only there: `/mcp`'s clients never
 /// see it). Held to what `/mcp`'s listener is: a `Host` it answers to (the
@@ -413,14 +417,18 @@ async fn serve_metrics(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(opts.limits.header_timeout)
+        .header_read_timeout(opts.limits.header_timeout.min(METRICS_HEADER_TIMEOUT))
         .max_buf_size(opts.limits.max_header_bytes);
     let builder = Arc::new(builder);
     let connections = Arc::new(Semaphore::new(METRICS_CONNECTIONS));
+    let shares = Arc::new(rate::Shares::new(rate::per_network(METRICS_CONNECTIONS)));
     Ok(tokio::spawn(async move {
         loop {
             let Ok((tcp, peer)) = listener.accept().await else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            };
+            let Some(share) = shares.take(peer.ip()) else {
                 continue;
             };
             let Ok(slot) = connections.clone().try_acquire_owned() else {
@@ -428,7 +436,7 @@ async fn serve_metrics(
             };
             let (metrics, exposure, builder) = (metrics.clone(), exposure.clone(), builder.clone());
             tokio::spawn(async move {
-                let _slot = slot;
+                let _slot = (slot, share);
                 let service = hyper::service::service_fn(
                     move |req: hyper::Request<hyper::body::Incoming>| {
                         let (metrics, exposure) = (metrics.clone(), exposure.clone());
