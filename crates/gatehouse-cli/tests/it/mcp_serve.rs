@@ -178,6 +178,38 @@ fn a_page_of_an_allowed_origin_passes_the_preflight_and_reads_the_answer() {
     assert_eq!(r.header("access-control-allow-origin"), None);
 }
 
+/// Beyond loopback without TLS, `--behind-proxy` is what allowed the
+/// listener: only the proxy may connect (anyone on the network had been
+/// served directly, in clear text, keys included).
+#[test]
+fn a_plain_listener_behind_a_proxy_serves_the_proxy_only() {
+    let site = TestSite::new("serve-proxy-only");
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let ask = |port: &str| {
+        let addr = format!("127.0.0.1:{port}");
+        crate::serve_util::try_request(
+            &addr,
+            "POST",
+            "/mcp",
+            &[
+                ("Host", addr.as_str()),
+                ("Content-Type", "application/json"),
+                ("MCP-Protocol-Version", LEGACY),
+            ],
+            body,
+        )
+    };
+    let port_of = |s: &Serve| s.addr.rsplit(':').next().unwrap().to_string();
+    let elsewhere = Serve::start_on(&site, "0.0.0.0:0", &["--behind-proxy", "203.0.113.9"]);
+    assert!(
+        ask(&port_of(&elsewhere)).is_none(),
+        "a peer that is not the proxy was served"
+    );
+    let local = Serve::start_on(&site, "0.0.0.0:0", &["--behind-proxy", "127.0.0.1"]);
+    let r = ask(&port_of(&local)).expect("the proxy is served");
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
 #[test]
 fn a_key_in_the_query_string_is_refused_and_never_used() {
     let site = TestSite::new("serve-query-key");

@@ -281,6 +281,10 @@ pub async fn run(
     let connection_shares = rate::Shares::new(rate::per_network(opts.limits.max_connections));
     // Named as peers are below (IPv4 as IPv4), once, not per connection.
     let proxies: Vec<IpAddr> = opts.behind_proxy.iter().map(IpAddr::to_canonical).collect();
+    // Beyond loopback without TLS, the proxy's TLS is the only protection:
+    // no one but the proxy may connect (anyone on the network had been
+    // served in clear text, keys included).
+    let proxy_only = acceptor.is_none() && !bound.ip().is_loopback() && !proxies.is_empty();
     let graceful = GracefulShutdown::new();
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
@@ -315,6 +319,10 @@ pub async fn run(
         // named as IPv4 from here on, so a trusted IPv4 proxy is recognised
         // and a key's IPv4 `--from` networks apply.
         let peer = SocketAddr::new(peer.ip().to_canonical(), peer.port());
+        if proxy_only && !proxies.contains(&peer.ip()) {
+            tracing::debug!(peer = %peer.ip(), "a plain-HTTP listener serves its proxies only; closing");
+            continue;
+        }
         let Ok(slot) = connections.clone().try_acquire_owned() else {
             tracing::debug!("every connection slot is taken; closing a new connection");
             continue;
