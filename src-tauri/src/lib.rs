@@ -65,6 +65,9 @@ pub fn run() -> tauri::Result<()> {
                 // serve stops with the app (its stdin is its lifeline too,
                 // should this never run: a crash or a kill).
                 let _ = tauri::async_runtime::block_on(state.serve.stop());
+                // So do the connections' servers, torn down whole, with their
+                // records: the process may end without dropping its state.
+                tauri::async_runtime::block_on(state.connections.close_all());
                 // A clean shutdown: core signs an audit checkpoint of the open
                 // site if this window added to its log (`Site::close`).
                 if let Some(site) = state.take_site() {

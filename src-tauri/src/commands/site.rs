@@ -34,7 +34,17 @@ fn path_arg(path: &str, what: &str) -> Result<PathBuf, Error> {
             format!("enter the path of {what}, or choose one with “Choose folder…”"),
         ));
     }
-    Ok(PathBuf::from(path))
+    let path = PathBuf::from(path);
+    // A relative path means whatever folder the app was started from: it
+    // was remembered as typed, and reopened another folder next time.
+    if !path.is_absolute() {
+        return Err(Error::invalid(
+            codes::INPUT_INVALID,
+            format!("{} is not a full path", path.display()),
+            "give the folder's full path, or choose one",
+        ));
+    }
+    Ok(path)
 }
 
 /// Makes `site` the one every screen uses and puts it first among the recent ones.
@@ -112,14 +122,6 @@ pub async fn create_site(
         scratch,
     } = args;
     let dir = path_arg(&path, "the new site's folder")?;
-    if !dir.is_absolute() {
-        return Err(Error::invalid(
-            codes::INPUT_INVALID,
-            format!("{} is not a full path", dir.display()),
-            "give the folder's full path (starting with /), or choose one",
-        )
-        .into());
-    }
     let name = name.as_deref().map(str::trim).filter(|n| !n.is_empty());
     let site = site::init(&dir, name, scratch, None).await?;
     Ok(use_site(site, &state, &prefs))

@@ -991,7 +991,8 @@ program_path: string | null, env: Array<ConsentEnv>,
  */
 working_directory: string, limits: ConsentLimits, 
 /**
- * A consent exists for an earlier version of this definition.
+ * A consent exists, but for an earlier version of this definition or
+ * given on another machine.
  */
 changed_since_consent: boolean, };
 

@@ -128,6 +128,70 @@ fn consent_is_asked_again_when_the_definition_changes() {
     });
 }
 
+/// A consent row is in the site's database, which others write too (a
+/// shared PostgreSQL site, a copied folder): one written elsewhere, for
+/// exactly this definition, had started the server here with no dialog.
+#[test]
+fn a_consent_written_elsewhere_starts_nothing_here() {
+    let t = TestSite::new("desk_consent_elsewhere");
+    rt().block_on(async {
+        let site = open(&t).await;
+        let conn = echo("echo");
+        saved::add(&site.store, "desktop", &conn).await.unwrap();
+        let hash = consent::request(&site, &conn)
+            .await
+            .unwrap()
+            .definition_sha256;
+        t.sql(&format!(
+            "INSERT INTO mcp_connection_consents (name, definition_sha256, granted_by, granted_at) \
+             VALUES ('echo', '{hash}', 'desktop', 1)"
+        ));
+        assert!(!consent::is_granted(&site.store, &conn).await.unwrap());
+        let err = consent::require(&site, &conn).await.unwrap_err();
+        assert_eq!(err.code, codes::CONSENT_REQUIRED);
+        assert_eq!(err.detail.unwrap()["changed_since_consent"], json!(true));
+        // Agreed on this machine, it starts here.
+        consent::grant(&site.store, "desktop", "echo", &hash)
+            .await
+            .unwrap();
+        consent::require(&site, &conn).await.unwrap();
+    });
+}
+
+/// A connection still starting when the desktop switched sites had been
+/// registered under the new site, running the old site's program.
+#[test]
+fn a_connection_started_across_a_site_switch_is_stopped_not_registered() {
+    let t = TestSite::new("desk_registry_switch");
+    rt().block_on(async {
+        let site = open(&t).await;
+        let mut conn = echo("echo");
+        conn.spec.env.clear();
+        saved::add(&site.store, "desktop", &conn).await.unwrap();
+        let registry = gatehouse_core::connections::registry::Registry::default();
+        let pid = std::cell::Cell::new(0);
+        let err = registry
+            .open("echo", async {
+                let live = Connection::connect(saved::connect_options(&site, &conn)?).await?;
+                pid.set(live.pid());
+                registry.clear();
+                Ok(live)
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(err.code, codes::SITE_NOT_OPEN, "{err:?}");
+        assert!(registry.get("echo").is_none());
+        let gone = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::path::Path::new(&format!("/proc/{}", pid.get())).exists()
+            && std::fs::read_to_string(format!("/proc/{}/stat", pid.get()))
+                .is_ok_and(|s| !s.contains(") Z"))
+        {
+            assert!(std::time::Instant::now() < gone, "the server still runs");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    });
+}
+
 #[test]
 fn edits_are_validated_by_field_and_renames_refuse_a_taken_name() {
     let t = TestSite::new("desk_edit");

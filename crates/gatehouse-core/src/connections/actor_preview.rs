@@ -25,7 +25,7 @@ use crate::mcp::client::lifecycle::MemoryRecorder;
 use crate::mcp::client::options::ConnectOptions;
 use crate::sandbox::stderr::TailSnapshot;
 use crate::sandbox::{ChildSpec, EnvValue, Isolation, Profile, SecretValue};
-use crate::site::{ENV_DATABASE_URL, Site};
+use crate::site::Site;
 use crate::store::DatabaseKind;
 
 /// Who to preview.
@@ -136,11 +136,15 @@ pub fn spec(site: &Site, cli: &Path, actor: &PreviewActor) -> Result<(ChildSpec,
             spec = spec.arg(format!("--key-id={key_id}"));
         }
     }
-    if crate::host_env::host_var(ENV_DATABASE_URL).is_some() {
+    // The database the site's folder names, as the app opened it: the host's
+    // `GATEHOUSE_DATABASE_URL` (which the app does not read) had pointed the
+    // preview at another database. Its password, when the host gives one, as
+    // the app used it.
+    if crate::host_env::host_var("PGPASSWORD").is_some() {
         spec = spec.env(
-            ENV_DATABASE_URL,
+            "PGPASSWORD",
             EnvValue::SecretFromHost {
-                name: ENV_DATABASE_URL.into(),
+                name: "PGPASSWORD".into(),
             },
         );
     }

@@ -1,8 +1,11 @@
 //! Consent to spawn a stored connection: what an admin is shown before the
 //! first start of a new or changed definition ([`request`]), and the record
 //! that they agreed ([`grant`]), kept per connection as the SHA-256 of the
-//! exact definition ([`spec_and_limits_hash`]). Editing the definition changes the
-//! hash, so [`require`] refuses until the admin agrees again.
+//! exact definition ([`spec_and_limits_hash`]) bound to the machine that
+//! agreed ([`Machine`]). Editing the definition changes the hash, so
+//! [`require`] refuses until the admin agrees again; so does a consent given
+//! on another machine (a site on a shared PostgreSQL, a copied folder): the
+//! row is in the site's database, which others write too.
 //!
 //! Values of environment variables never appear here: the request names each
 //! variable, where its value comes from and, for a host variable, which one.
@@ -73,12 +76,55 @@ pub struct ConsentRequest {
     /// The child's working directory: a fresh directory under this root per run.
     pub working_directory: String,
     pub limits: ConsentLimits,
-    /// A consent exists for an earlier version of this definition.
+    /// A consent exists, but for an earlier version of this definition or
+    /// given on another machine.
     pub changed_since_consent: bool,
+}
+
+/// The machine a consent is given on: its audit signing key, which every
+/// admin's machine has (made on first use) and no database holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Machine {
+    public_key: String,
+}
+
+impl Machine {
+    /// This machine (its key, made now if it has none yet).
+    pub fn here() -> Result<Machine> {
+        let signer = crate::site::checkpoint::signer::Signer::load_or_create(
+            &crate::host_env::config_dir()?,
+        )?;
+        Ok(Machine::with_key(&signer.public_hex()))
+    }
+
+    /// The machine whose audit signing key is `public_key` (hex).
+    pub fn with_key(public_key: &str) -> Machine {
+        Machine {
+            public_key: public_key.to_ascii_lowercase(),
+        }
+    }
+
+    /// What a consent stored by this machine holds for `definition_sha256`.
+    fn bind(&self, definition_sha256: &str) -> String {
+        use sha2::{Digest, Sha256};
+        hex::encode(Sha256::digest(format!(
+            "gatehouse-consent/1\n{}\n{definition_sha256}",
+            self.public_key
+        )))
+    }
 }
 
 /// What an admin must agree to before `conn` is spawned.
 pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentRequest> {
+    request_on(site, conn, &Machine::here()?).await
+}
+
+/// [`request`], as `machine` sees it.
+pub async fn request_on(
+    site: &Site,
+    conn: &SavedConnection,
+    machine: &Machine,
+) -> Result<ConsentRequest> {
     let stored = store::consents::get(&site.store, &conn.name).await?;
     let hash = spec_and_limits_hash(conn);
     let defaults = ClientLimits::default();
@@ -138,27 +184,37 @@ pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentReque
             read_write: paths(&profile.read_write),
             scratch_quota_bytes: profile.scratch_quota(),
         },
-        changed_since_consent: stored.is_some_and(|s| s.definition_sha256 != hash),
+        changed_since_consent: stored.is_some_and(|s| s.definition_sha256 != machine.bind(&hash)),
         definition_sha256: hash,
     })
 }
 
-/// Whether the admin agreed to spawn exactly this definition.
+/// Whether an admin on this machine agreed to spawn exactly this definition.
 pub async fn is_granted(store: &Store, conn: &SavedConnection) -> Result<bool> {
+    is_granted_on(store, conn, &Machine::here()?).await
+}
+
+/// [`is_granted`] on `machine`.
+pub async fn is_granted_on(
+    store: &Store,
+    conn: &SavedConnection,
+    machine: &Machine,
+) -> Result<bool> {
     Ok(store::consents::get(store, &conn.name)
         .await?
-        .is_some_and(|c| c.definition_sha256 == spec_and_limits_hash(conn)))
+        .is_some_and(|c| c.definition_sha256 == machine.bind(&spec_and_limits_hash(conn))))
 }
 
 /// Refuses with `CONSENT_REQUIRED` (the [`ConsentRequest`] in its detail)
-/// unless the admin agreed to spawn exactly this definition.
+/// unless an admin on this machine agreed to spawn exactly this definition.
 pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
-    if is_granted(&site.store, conn).await? {
+    let machine = Machine::here()?;
+    if is_granted_on(&site.store, conn, &machine).await? {
         return Ok(());
     }
-    let req = request(site, conn).await?;
+    let req = request_on(site, conn, &machine).await?;
     let what = if req.changed_since_consent {
-        "changed since you agreed to run it"
+        "changed since you agreed to run it on this machine, or was agreed to on another"
     } else {
         "has not been started from here before"
     };
@@ -175,6 +231,17 @@ pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
 /// was shown: if the definition changed since, nothing is stored
 /// (`CONSENT_STALE`).
 pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &str) -> Result<()> {
+    grant_on(store, actor, name, definition_sha256, &Machine::here()?).await
+}
+
+/// [`grant`], given on `machine`.
+pub async fn grant_on(
+    store: &Store,
+    actor: &str,
+    name: &str,
+    definition_sha256: &str,
+    machine: &Machine,
+) -> Result<()> {
     let conn = saved::get(store, name).await?;
     let hash = spec_and_limits_hash(&conn);
     if hash != definition_sha256 {
@@ -189,7 +256,7 @@ pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &s
         &mut tx,
         &store::consents::ConsentRow {
             name: name.to_string(),
-            definition_sha256: hash.clone(),
+            definition_sha256: machine.bind(&hash),
             granted_by: actor.to_string(),
             granted_at: crate::time::now_ms(),
         },

@@ -51,6 +51,9 @@ impl LiveConnection {
 #[derive(Debug, Default)]
 pub struct Registry {
     live: Mutex<HashMap<String, LiveConnection>>,
+    /// Moved by [`Registry::clear`]: a connection that finishes starting
+    /// after it (the host switched sites meanwhile) is not registered.
+    cleared: std::sync::atomic::AtomicU64,
 }
 
 impl Registry {
@@ -69,11 +72,27 @@ impl Registry {
         if let Some(live) = self.get(name).filter(|l| !l.conn.is_closed()) {
             return Ok(live);
         }
+        let before = self.cleared.load(std::sync::atomic::Ordering::SeqCst);
         let live = LiveConnection {
             conn: connect.await?,
             record: None,
         };
-        lock(&self.live).insert(name.to_string(), live.clone());
+        let mut registered = lock(&self.live);
+        // Started for what the host left while it started (another site's
+        // server, under a name this site may use too): never registered, and
+        // stopped, not left running for the next site to call.
+        if self.cleared.load(std::sync::atomic::Ordering::SeqCst) != before {
+            drop(registered);
+            live.conn.close().await;
+            return Err(crate::error::Error::new(
+                crate::error::codes::SITE_NOT_OPEN,
+                format!(
+                    "connection {name} finished starting after its site was closed; it was stopped"
+                ),
+            )
+            .hint("connect again on the site open now"));
+        }
+        registered.insert(name.to_string(), live.clone());
         Ok(live)
     }
 
@@ -88,8 +107,27 @@ impl Registry {
         Some(live)
     }
 
-    /// Forgets every connection (their process groups go with the last handle).
+    /// Forgets every connection (their process groups go with the last
+    /// handle), and any still starting.
     pub fn clear(&self) {
-        lock(&self.live).clear();
+        let mut live = lock(&self.live);
+        self.cleared
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        live.clear();
+    }
+
+    /// Closes every running connection gracefully and forgets them all, as
+    /// the host exits: its process may end without dropping what it holds,
+    /// and a server that ignores the end of its input would outlive it.
+    pub async fn close_all(&self) {
+        let all: Vec<LiveConnection> = {
+            let mut live = lock(&self.live);
+            self.cleared
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            live.drain().map(|(_, l)| l).collect()
+        };
+        for live in all.into_iter().filter(|l| l.record.is_none()) {
+            live.conn.close().await;
+        }
     }
 }
