@@ -77,6 +77,41 @@ impl Error {
         Self::new(code, message).hint(hint)
     }
 
+    /// The error as a client of the server may see it: a database failure
+    /// keeps its code and hint but not where the database is (its URL, in
+    /// the message and the detail), which is the operator's business.
+    pub fn for_client(&self) -> Error {
+        let database = matches!(
+            self.code,
+            codes::STORAGE_ERROR
+                | codes::DATABASE_URL_INVALID
+                | codes::DATABASE_UNREACHABLE
+                | codes::DATABASE_AUTH_FAILED
+                | codes::DATABASE_LOCKED
+                | codes::DATABASE_READONLY
+        );
+        if !database {
+            return self.clone();
+        }
+        let mut message = String::with_capacity(self.message.len());
+        for word in self.message.split_inclusive(' ') {
+            if word.contains("://") {
+                message.push_str("the site's database");
+                if word.ends_with(' ') {
+                    message.push(' ');
+                }
+            } else {
+                message.push_str(word);
+            }
+        }
+        let mut e = self.clone();
+        e.message = message;
+        if let Some(serde_json::Value::Object(d)) = &mut e.detail {
+            d.remove("url");
+        }
+        e
+    }
+
     pub fn body(&self) -> ErrorBody {
         ErrorBody {
             code: self.code,
@@ -150,7 +185,10 @@ impl StorageCause {
             "53100" => Some(StorageCause::DiskFull), // disk_full
             "25006" => Some(StorageCause::ReadOnly), // read_only_sql_transaction
             // admin_shutdown, crash_shutdown, cannot_connect_now; class 08: connection exceptions.
-            "57P01" | "57P02" | "57P03" => Some(StorageCause::Unreachable),
+            // Shut down, crashed, starting; a session ended as idle (a
+            // managed server's `idle_session_timeout`, a pooler's) or idle
+            // in a transaction.
+            "57P01" | "57P02" | "57P03" | "57P05" | "25P03" => Some(StorageCause::Unreachable),
             s if s.starts_with("08") => Some(StorageCause::Unreachable),
             _ => None,
         }
@@ -804,5 +842,26 @@ mod tests {
             .unwrap();
         let gone = run(&mut b, "SELECT 1").await.unwrap_err();
         assert_eq!(storage(&gone), codes::DATABASE_UNREACHABLE, "{gone:?}");
+    }
+
+    /// A client of the server learns a database failure's code and hint,
+    /// not where the database is: its URL, user and host had been sent to
+    /// every key holder (with a password the URL scan missed, that too).
+    #[test]
+    fn a_client_sees_no_database_location() {
+        let e = Error::new(
+            codes::DATABASE_UNREACHABLE,
+            "lost the connection to the database at postgres://app:***@db.internal:5432/site while reading",
+        )
+        .hint("check that the database server is running")
+        .detail(serde_json::json!({"step": "connect", "url": "postgres://app:***@db.internal:5432/site"}));
+        let c = e.for_client();
+        assert_eq!(c.code, codes::DATABASE_UNREACHABLE);
+        assert!(!c.message.contains("db.internal"), "{}", c.message);
+        assert!(c.message.contains("the site's database"), "{}", c.message);
+        assert_eq!(c.detail, Some(serde_json::json!({"step": "connect"})));
+        assert_eq!(c.hint, e.hint);
+        let other = Error::new(codes::CONTENT_NOT_FOUND, "see https://example.org/x");
+        assert_eq!(other.for_client().message, other.message);
     }
 }

@@ -34,6 +34,46 @@ pub fn redact_urls(text: &str) -> String {
     redact_named(&redact_keys(&out))
 }
 
+/// A database URL as it may be shown: a PostgreSQL URL parsed as its driver
+/// parses it, its password masked wherever it is given (`user:password@`, a
+/// `password` query parameter, however escaped), or only its scheme when it
+/// does not parse; anything else through [`redact_urls`]. The scan of
+/// [`redact_urls`] ends a URL at a space, a quote or the first `/`, which a
+/// password the driver accepts may hold: such a password had been shown in
+/// every error naming the database, to API clients included.
+pub fn database_url(url: &str) -> String {
+    let lower = url.trim_start().to_ascii_lowercase();
+    if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
+        return redact_urls(url);
+    }
+    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
+        return format!(
+            "{}://… (a URL that does not parse)",
+            &lower[..lower.find("://").unwrap_or(0)]
+        );
+    };
+    if parsed.password().is_some() {
+        let _ = parsed.set_password(Some("***"));
+    }
+    let is_password = |k: &str| k.eq_ignore_ascii_case("password");
+    if parsed.query_pairs().any(|(k, _)| is_password(&k)) {
+        let pairs: Vec<(String, String)> = parsed
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if is_password(&k) {
+                    "***".into()
+                } else {
+                    v.into_owned()
+                };
+                (k.into_owned(), v)
+            })
+            .collect();
+        parsed.set_query(None);
+        parsed.query_pairs_mut().extend_pairs(pairs);
+    }
+    parsed.to_string()
+}
+
 /// Replaces the secret part of anything shaped like a raw key, and the whole
 /// of anything shaped like an OAuth token, code or client secret this server
 /// hands out (those have no public part).
@@ -214,8 +254,9 @@ fn redact_named(text: &str) -> String {
         let token_like = value.len() >= 8
             && !(value.bytes().all(|b| b.is_ascii_lowercase())
                 || value.bytes().all(|b| b.is_ascii_uppercase()));
-        if value.is_empty() || value == REDACTED || !(quote.is_some() || sep == b'=' || token_like)
-        {
+        // Already masked (`<redacted>`, `<API key, not shown>`, `***`).
+        let masked = (value.starts_with('<') && value.ends_with('>')) || value == "***";
+        if value.is_empty() || masked || !(quote.is_some() || sep == b'=' || token_like) {
             i += 1;
             continue;
         }
@@ -326,6 +367,33 @@ mod tests {
         ] {
             assert_eq!(redact_credentials(kept), kept);
         }
+    }
+
+    /// A password the driver accepts may hold a space, a quote or a `/`, or
+    /// name its parameter escaped (`pass%77ord`): each had been shown.
+    #[test]
+    fn a_database_urls_password_is_masked_whatever_it_holds() {
+        for (url, secret) in [
+            ("postgres://u:pa ss\"SECRET9@127.0.0.1:5/db", "SECRET9"),
+            ("postgres://u:pa/ss-SECRET8@127.0.0.1:5/db", "SECRET8"),
+            (
+                "postgres://u@127.0.0.1:5/db?user=a&pass%77ord=Zsecret2",
+                "Zsecret2",
+            ),
+            ("postgresql://u@h/db?PASSWORD=Zsecret3", "Zsecret3"),
+            ("postgres://u:hunter2@h:99999/db", "hunter2"),
+        ] {
+            let shown = database_url(url);
+            assert!(!shown.contains(secret), "{url} -> {shown}");
+        }
+        assert_eq!(
+            database_url("postgres://app@db:5432/site?sslmode=require"),
+            "postgres://app@db:5432/site?sslmode=require"
+        );
+        assert_eq!(
+            database_url("sqlite:///tmp/a b/x.db"),
+            "sqlite:///tmp/a b/x.db"
+        );
     }
 
     /// sqlx reads a password from the query string too; an unreachable

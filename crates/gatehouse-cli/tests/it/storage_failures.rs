@@ -364,3 +364,61 @@ fn a_failed_or_severed_audit_commit_on_postgresql_leaves_no_transaction_behind()
     assert_eq!(calls, ["content_read"; 4]);
     assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
 }
+
+/// Managed PostgreSQL servers and poolers end idle sessions
+/// (`idle_session_timeout`, SQLSTATE 57P05): every pooled connection was then
+/// dead, and the first call after a quiet spell failed with `STORAGE_ERROR`
+/// although the server was up. Such a session is replaced, as after a
+/// restart, and the call is answered.
+#[test]
+fn sessions_postgresql_ends_as_idle_are_replaced_without_failing_a_call() {
+    let site = TestSite::new("pg_idle_sessions");
+    let Some(url) = site.database_url.clone() else {
+        return; // PostgreSQL only.
+    };
+    let db = url.rsplit('/').next().unwrap().to_string();
+    site.sql(&format!(
+        "ALTER DATABASE {db} SET idle_session_timeout = '1s'"
+    ));
+    let mut mcp = site.mcp(&["--role", "editor"], &[]);
+    mcp.initialize("2025-11-25");
+    for round in 0..3 {
+        let r = write_draft(
+            &mut mcp,
+            10 + round,
+            &format!("idle-{round}"),
+            "after a quiet spell",
+        );
+        assert_eq!(r["result"]["isError"], false, "round {round}: {r}");
+        std::thread::sleep(Duration::from_millis(2500));
+    }
+    assert!(mcp.finish().success());
+    site.sql(&format!("ALTER DATABASE {db} RESET idle_session_timeout"));
+    assert_eq!(site.ok_json(&["audit", "verify", "--json"])["ok"], true);
+}
+
+/// A lock held elsewhere on PostgreSQL (a long transaction, `LOCK TABLE` by
+/// hand) had held a command, a key check or a call for as long as it stood:
+/// a statement now waits for a lock as long as SQLite's busy handler would,
+/// then fails `DATABASE_LOCKED`.
+#[test]
+fn a_lock_held_elsewhere_on_postgresql_ends_a_command_with_database_locked() {
+    let site = TestSite::new("pg_lock_timeout");
+    let Some(url) = site.database_url.clone() else {
+        return; // PostgreSQL only.
+    };
+    let mut psql = Command::new("psql");
+    psql.arg(&url).args(["-qAt", "-v", "ON_ERROR_STOP=1"]);
+    let locker = Locker::hold(
+        psql,
+        "BEGIN; LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE; SELECT 'locked';",
+    );
+    let started = Instant::now();
+    let f = site.fails(&["keys", "list", "--json"]);
+    let took = started.elapsed();
+    assert!(locker.release("ROLLBACK;").success());
+    assert_eq!(f.code, "DATABASE_LOCKED", "{}", f.stderr);
+    assert!(took < Duration::from_secs(40), "waited {took:?}");
+    // Released, the same command works.
+    site.ok(&["keys", "list", "--json"]);
+}

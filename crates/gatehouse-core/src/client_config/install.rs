@@ -147,8 +147,14 @@ pub fn install(req: &InstallRequest) -> Result<InstallOutcome> {
     };
     let changed = old.as_deref() != Some(new.as_str());
     // Every key on the diff's lines: the one written now, and the one an
-    // entry held before on the removed lines.
-    let diff = merge::mask_keys(&unified_diff(&target.path, old_text, &new));
+    // entry held before on the removed lines; and every other credential the
+    // file holds on them (another server's token, a database password): the
+    // diff is printed and shown in the desktop's page.
+    let diff = crate::redact::redact_credentials(&merge::mask_keys(&unified_diff(
+        &target.path,
+        old_text,
+        &new,
+    )));
     let mut outcome = InstallOutcome {
         client,
         client_name: client.display_name(),

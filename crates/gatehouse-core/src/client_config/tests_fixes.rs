@@ -378,6 +378,45 @@ fn reinstall_diff_masks_the_replaced_key() {
     }
 }
 
+/// The diff shows lines of the user's file beside the entry: another
+/// server's token and the old entry's database password had been printed
+/// (and shown in the desktop's page) in clear.
+#[test]
+fn an_install_diff_shows_no_credential_of_the_file() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        serde_json::json!({"mcpServers": {
+            "github": {"command": "x", "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_REALTOKEN123456"}},
+            "gatehouse": {"command": "old", "env": {
+                "PGPASSWORD": "pgsecretpw",
+                "GATEHOUSE_DATABASE_URL": "postgres://u:dbpw123@h/db",
+                "GATEHOUSE_API_KEY": "hunter2hunter2"}},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let out = install_as(
+        Client::Cursor,
+        Scope::User,
+        home.path(),
+        home.path(),
+        KeyDelivery::Reference,
+    )
+    .unwrap();
+    assert!(out.diff.contains("PGPASSWORD"), "{}", out.diff);
+    for secret in [
+        "ghp_REALTOKEN123456",
+        "pgsecretpw",
+        "dbpw123",
+        "hunter2hunter2",
+    ] {
+        assert!(!out.diff.contains(secret), "{secret} in {}", out.diff);
+    }
+}
+
 /// A config file that is a FIFO (or any other non-regular file) is refused
 /// at once: reading it had hung the install, a dry run too.
 #[cfg(unix)]

@@ -29,6 +29,23 @@ pub(super) async fn prepare(
     Ok(())
 }
 
+/// [`prepare`], and for the pool's PostgreSQL connections a bound on lock
+/// waits: a lock held elsewhere (a long transaction, `LOCK TABLE` by hand)
+/// ends a statement after the time SQLite's busy handler waits, as
+/// `DATABASE_LOCKED`, where it had held a call, a key check or a CLI command
+/// for as long as the lock stood. Not on the migrating connection, which may
+/// wait that long for another process's migration.
+async fn prepare_pooled(
+    conn: &mut AnyConnection,
+    backend: DatabaseKind,
+) -> std::result::Result<(), sqlx::Error> {
+    prepare(conn, backend).await?;
+    if backend == DatabaseKind::Postgres {
+        conn.execute("SET lock_timeout = '15s'").await?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating a SQLite file if needed) and migrates the database at `url`.
     ///
@@ -52,7 +69,7 @@ impl Store {
     async fn open_with(url: &str, own: bool) -> Result<Store> {
         sqlx::any::install_default_drivers();
         let backend = backend_of(url)?;
-        let shown: Arc<str> = redact_urls(url).into();
+        let shown: Arc<str> = crate::redact::database_url(url).into();
         let url: std::borrow::Cow<'_, str> = if own {
             with_host_password(url, backend)
         } else {
@@ -131,7 +148,7 @@ impl Store {
                 // No ping before each use: a connection that died idle fails its first
                 // statement instead, which `read` retries and `begin_write` reopens.
                 .test_before_acquire(false)
-                .after_connect(move |conn, _| Box::pin(prepare(conn, backend)))
+                .after_connect(move |conn, _| Box::pin(prepare_pooled(conn, backend)))
                 .connect_lazy_with(options.clone())
         };
         let direct = match backend {

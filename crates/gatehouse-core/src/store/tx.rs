@@ -11,10 +11,16 @@ use super::failure::is_connection_lost;
 use crate::error::Result;
 use crate::redact::redact_urls;
 
-/// Attempts of a read (the first one included) when its connection drops.
-const READ_ATTEMPTS: u32 = 5;
-/// The first pause before a retry; it doubles each time (50, 100, 200, 400 ms).
-const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+/// Attempts of a read (the first one included) when its connection drops:
+/// more than the PostgreSQL pool holds, since after a server restart every
+/// pooled connection is dead and each fails once (five had left the first
+/// calls after a restart failing with the server up).
+const READ_ATTEMPTS: u32 = 10;
+/// The first pause before a retry; it doubles each time (10, 20, 40 ms…)
+/// up to [`RETRY_BACKOFF_MAX`]: dead pooled connections fail at once, so
+/// the first retries come quickly; a server that is down gets longer pauses.
+const RETRY_BACKOFF: Duration = Duration::from_millis(10);
+const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// A transaction; one from [`Store::begin_write`] on a SQLite file also holds
 /// the process's write gate until it commits or is dropped, so the direct
@@ -143,7 +149,7 @@ impl Store {
     }
 
     async fn backoff(&self, context: &str, attempt: u32, err: &sqlx::Error) {
-        let delay = RETRY_BACKOFF * 2u32.pow(attempt - 1);
+        let delay = (RETRY_BACKOFF * 2u32.pow(attempt - 1)).min(RETRY_BACKOFF_MAX);
         tracing::warn!(
             context,
             attempt,

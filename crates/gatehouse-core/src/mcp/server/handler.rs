@@ -490,7 +490,10 @@ impl State {
                 .map(|t| t.to_tool())
                 .collect(),
             Err(e) if is_actor_refusal(&e) => Vec::new(),
-            Err(e) => return Err(internal_error(format!("{}: {}", e.code, e.message))),
+            Err(e) => {
+                let e = e.for_client();
+                return Err(internal_error(format!("{}: {}", e.code, e.message)));
+            }
         };
         let mut result = ListToolsResult::with_all_items(tools);
         result.next_cursor = None;
@@ -695,6 +698,7 @@ impl State {
             why = refused.wait_for(Option::is_some) => {
                 let why = why.ok().and_then(|w| w.clone());
                 if let Some(e) = why {
+                    let e = e.for_client();
                     let data = serde_json::to_value(e.body()).expect("an error body serialises");
                     return Err(jsonrpc::ErrorData::new(
                         jsonrpc::ErrorCode::INVALID_REQUEST,
@@ -776,6 +780,7 @@ pub(crate) fn abandoned() -> jsonrpc::ErrorData {
 /// The server error code (`-32000`, as for "busy": try again later), with
 /// Gatehouse's code, hint and detail as its data.
 fn stopping(e: &Error) -> jsonrpc::ErrorData {
+    let e = e.for_client();
     let data = serde_json::to_value(e.body()).expect("an error body serialises");
     jsonrpc::ErrorData::new(super::budget::BUSY, e.message.clone(), Some(data))
 }

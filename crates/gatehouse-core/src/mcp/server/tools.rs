@@ -46,7 +46,7 @@ impl Outcome {
     pub fn err(e: &Error) -> Outcome {
         Outcome {
             result: CallToolResult::error(vec![ContentBlock::text(
-                json!({"error": e.body()}).to_string(),
+                json!({"error": e.for_client().body()}).to_string(),
             )]),
             code: Some(e.code),
         }

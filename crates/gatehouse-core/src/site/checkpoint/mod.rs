@@ -82,13 +82,17 @@ fn export_json(row: &CheckpointRow) -> String {
 pub async fn checkpoint(site: &Site) -> Result<Option<CheckpointRow>> {
     let config = config_dir()?;
     let anchor = anchor_path(&config, site);
+    // Read before the head, so every entry it counts is one the head read
+    // sees: read after, it also counted this process's commits that landed
+    // in between, and a busy server (several on one PostgreSQL) reported
+    // its own log as cut.
+    let written = site.store.highest_committed();
     let (seq, hash) = committed_head(&site.store).await?;
     if seq == 0 {
         return Ok(None);
     }
     // This process wrote entries past the head: they were cut from under it
     // (its shutdown had signed the shortened log).
-    let written = site.store.highest_committed();
     if seq < written {
         return Err(Error::new(
             codes::AUDIT_CHAIN_BROKEN,

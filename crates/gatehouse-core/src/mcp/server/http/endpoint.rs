@@ -220,6 +220,7 @@ fn rpc_error(status: StatusCode, id: &Value, error: &ErrorData) -> Response<Body
 /// A refusal of the HTTP layer as a JSON-RPC error whose data names
 /// Gatehouse's code, hint and detail.
 fn refusal(status: StatusCode, rpc: ErrorCode, e: &Error) -> Response<Body> {
+    let e = e.for_client();
     let data = serde_json::to_value(e.body()).expect("an error body serialises");
     rpc_error(
         status,

@@ -825,6 +825,7 @@ fn oauth_json(status: StatusCode, error: &str, description: &str) -> Response<Bo
 }
 
 fn oauth_error_response(status: StatusCode, e: &Error) -> Response<Body> {
+    let e = &e.for_client();
     let mut body = json!({"error": error_name(e), "error_description": e.message});
     if let Some(h) = &e.hint {
         body["hint"] = json!(h);
