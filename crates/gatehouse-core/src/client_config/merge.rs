@@ -268,7 +268,19 @@ fn edit_toml(old: &str, edits: &[Edit]) -> std::result::Result<String, Unparsabl
                 .as_table_like_mut()
                 .ok_or_else(|| Unparsable(format!("\"{key}\" is not a table")))?;
         }
-        table.insert(last, toml_item(value)?);
+        let mut item = toml_item(value)?;
+        // The comments above a replaced table (a file's header, when the
+        // table comes first) belong to the file: they had gone with it.
+        if let (Some(old), toml_edit::Item::Table(new)) = (
+            table.get(last).and_then(toml_edit::Item::as_table),
+            &mut item,
+        ) {
+            *new.decor_mut() = old.decor().clone();
+            if let Some(at) = old.position() {
+                new.set_position(Some(at));
+            }
+        }
+        table.insert(last, item);
     }
     Ok(doc.to_string())
 }
@@ -506,6 +518,25 @@ mod tests {
             apply(Syntax::Toml, "a = ", &[]).unwrap_err().code,
             codes::CONFIG_FILE_UNPARSABLE
         );
+    }
+
+    /// A file whose first table is the entry: its header comment is the
+    /// table's prefix, and replacing the table had dropped it.
+    #[test]
+    fn toml_keeps_the_comments_above_a_replaced_table() {
+        let old = "# My Codex settings: keep this header\n\n[mcp_servers.gatehouse]\ncommand = \"old\"\n\n[mcp_servers.other]\ncommand = \"x\"\n";
+        let new = apply_twice(
+            Syntax::Toml,
+            old,
+            &[set(&["mcp_servers", "gatehouse"], entry())],
+        );
+        assert!(
+            new.starts_with("# My Codex settings: keep this header\n"),
+            "{new}"
+        );
+        let doc = parse(Syntax::Toml, &new).unwrap();
+        assert_eq!(doc["mcp_servers"]["gatehouse"], entry());
+        assert_eq!(doc["mcp_servers"]["other"]["command"], "x");
     }
 
     #[test]
