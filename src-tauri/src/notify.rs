@@ -11,7 +11,7 @@ pub async fn show(app: &tauri::AppHandle, title: &str, body: &str) -> Result<(),
     // A freedesktop notification server that renders body markup (KDE,
     // dunst) would obey tags an AI client put in a held call's title.
     #[cfg(target_os = "linux")]
-    let body = &escape_markup(body);
+    let body = &gatehouse_core::text::escape_html(body);
     app.notification()
         .builder()
         .title(title)
@@ -48,32 +48,5 @@ pub async fn show(_app: &tauri::AppHandle, title: &str, body: &str) -> Result<()
         Ok(())
     } else {
         Err(format!("osascript exited with {status}"))
-    }
-}
-
-/// `text` with the characters of freedesktop body markup (a subset of
-/// HTML) written as entities, so it is shown as it is.
-#[cfg(any(target_os = "linux", test))]
-fn escape_markup(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn markup_in_a_notification_body_is_shown_as_text() {
-        assert_eq!(
-            super::escape_markup("<a href=\"x\">R&D</a>"),
-            "&lt;a href=\"x\"&gt;R&amp;D&lt;/a&gt;"
-        );
     }
 }

@@ -57,6 +57,24 @@ pub fn check_no_disguise(what: &str, text: &str, code: Code, hint: &str) -> Resu
     }
 }
 
+/// `s` with the characters HTML gives meaning to written as entities, for
+/// text put in a page (the OAuth consent page) or in markup a notification
+/// server renders.
+pub fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// `text` with every control character (C0 but newline and tab, DEL, C1) and
 /// every bidirectional control written as `\uXXXX`, so a terminal shows it
 /// instead of obeying it. The escape is JSON's, so escaped JSON stays JSON.
@@ -166,6 +184,14 @@ mod tests {
             escape_controls("plain"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn html_is_shown_as_text() {
+        assert_eq!(
+            escape_html("<a href=\"x\">R&D's</a>"),
+            "&lt;a href=&quot;x&quot;&gt;R&amp;D&#39;s&lt;/a&gt;"
+        );
     }
 
     #[test]

@@ -55,8 +55,9 @@ pub use crate::store::connections::DefinitionRow as ConnectionRecord;
 pub use crate::store::portable::ImportRow as ImportRecord;
 use crate::store::portable::{self as sql, Tables};
 pub use crate::store::portable::{
-    ConfigRecord, ContentRecord, MediaRecord, PendingRecord, PinRecord, RedirectRecord, UserRecord,
+    ConfigRecord, ContentRecord, MediaRecord, PendingRecord, RedirectRecord, UserRecord,
 };
+pub use crate::store::tool_pins::PinRow as PinRecord;
 use crate::time::now_ms;
 
 /// The `format` field of every dump.

@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use super::audit::AuditRow;
 use super::connections::DefinitionRow;
 use super::keys::KeyRow;
+use super::tool_pins::PinRow;
 use super::{DatabaseKind, Store, Tx};
 use crate::error::{Error, Result, codes};
 
@@ -37,22 +38,6 @@ pub struct PendingRecord {
     pub body: String,
     pub author: String,
     pub created_at: i64,
-    pub updated_at: i64,
-}
-
-/// A connection's approved tool list (and a change waiting for approval),
-/// as stored: without it the moved site would pin whatever each server
-/// offers at its first connect.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
-#[serde(deny_unknown_fields)]
-pub struct PinRecord {
-    pub name: String,
-    pub definition_sha256: String,
-    pub tools_sha256: String,
-    pub tools: String,
-    pub pending_tools: Option<String>,
-    pub pending_reason: Option<String>,
-    pub pinned_at: i64,
     pub updated_at: i64,
 }
 
@@ -124,7 +109,9 @@ pub struct Tables {
     pub config: Vec<ConfigRecord>,
     pub connections: Vec<DefinitionRow>,
     pub pending: Vec<PendingRecord>,
-    pub pins: Vec<PinRecord>,
+    /// The connections' approved tool lists: without them the moved site
+    /// would pin whatever each server offers at its first connect.
+    pub pins: Vec<PinRow>,
     pub audit: Vec<AuditRow>,
     pub head: (i64, String),
     /// What earlier imports took the history on, oldest first.
@@ -220,13 +207,13 @@ pub async fn read_all(tx: &mut Tx) -> Result<Tables> {
         "exporting pending revisions",
     )
     .await?;
-    let pins = all(
-        tx,
-        "SELECT name, definition_sha256, tools_sha256, tools, pending_tools, pending_reason,
-         pinned_at, updated_at FROM mcp_tool_pins ORDER BY name",
-        "exporting tool pins",
-    )
-    .await?;
+    let pins = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM mcp_tool_pins ORDER BY name",
+        super::tool_pins::COLUMNS
+    )))
+    .fetch_all(&mut **tx)
+    .await
+    .map_err(|e| Error::storage("exporting tool pins", e))?;
     let audit = all(
         tx,
         "SELECT seq, ts, actor, action, subject, detail, prev_hash, hash FROM audit_log ORDER BY seq",
@@ -402,21 +389,7 @@ pub async fn write_all(tx: &mut Tx, t: &Tables) -> Result<()> {
         }
     }
     for p in &t.pins {
-        sqlx::query(
-            "INSERT INTO mcp_tool_pins (name, definition_sha256, tools_sha256, tools, pending_tools,
-             pending_reason, pinned_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        )
-        .bind(&p.name)
-        .bind(&p.definition_sha256)
-        .bind(&p.tools_sha256)
-        .bind(&p.tools)
-        .bind(&p.pending_tools)
-        .bind(&p.pending_reason)
-        .bind(p.pinned_at)
-        .bind(p.updated_at)
-        .execute(&mut **tx)
-        .await
-        .map_err(|e| Error::storage("importing tool pins", e))?;
+        super::tool_pins::insert_in(tx, p).await?;
     }
     for a in &t.audit {
         sqlx::query(

@@ -5,8 +5,10 @@
 use super::{Store, Tx};
 use crate::error::{Error, Result};
 
-/// One pin row; `tools` and `pending_tools` are JSON lists.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+/// One pin row; `tools` and `pending_tools` are JSON lists. Serialised as it
+/// is in a site export (`pins`).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PinRow {
     pub name: String,
     pub definition_sha256: String,
@@ -18,7 +20,7 @@ pub struct PinRow {
     pub updated_at: i64,
 }
 
-const COLUMNS: &str = "name, definition_sha256, tools_sha256, tools, pending_tools, pending_reason, pinned_at, updated_at";
+pub(super) const COLUMNS: &str = "name, definition_sha256, tools_sha256, tools, pending_tools, pending_reason, pinned_at, updated_at";
 
 pub async fn get(store: &Store, name: &str) -> Result<Option<PinRow>> {
     store

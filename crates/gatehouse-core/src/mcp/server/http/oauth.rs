@@ -13,6 +13,7 @@
 //! back both in the form and in a `SameSite=Strict` cookie; a POST whose
 //! `Origin` is not the issuer's is refused before anything is read.
 
+use crate::text::escape_html as esc;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -768,21 +769,6 @@ fn no_store(mut r: Response<Body>) -> Response<Body> {
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
-}
-
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn error_page(status: StatusCode, message: &str) -> Response<Body> {
