@@ -11,7 +11,7 @@ pub async fn show(app: &tauri::AppHandle, title: &str, body: &str) -> Result<(),
     // A freedesktop notification server that renders body markup (KDE,
     // dunst) would obey tags an AI client put in a held call's title.
     #[cfg(target_os = "linux")]
-    let body = &gatehouse_core::text::escape_html(body);
+    let body = &gatehouse_core::text::escape_markup(body);
     app.notification()
         .builder()
         .title(title)

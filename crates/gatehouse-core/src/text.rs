@@ -58,17 +58,27 @@ pub fn check_no_disguise(what: &str, text: &str, code: Code, hint: &str) -> Resu
 }
 
 /// `s` with the characters HTML gives meaning to written as entities, for
-/// text put in a page (the OAuth consent page) or in markup a notification
-/// server renders.
+/// text put in a page (the OAuth consent page), attribute values included.
 pub fn escape_html(s: &str) -> String {
+    escape(s, true)
+}
+
+/// `s` with `&`, `<` and `>` written as entities, for the body markup a
+/// freedesktop notification server renders (quotes are text there: escaped,
+/// a server shows the entity).
+pub fn escape_markup(s: &str) -> String {
+    escape(s, false)
+}
+
+fn escape(s: &str, quotes: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '"' if quotes => out.push_str("&quot;"),
+            '\'' if quotes => out.push_str("&#39;"),
             c => out.push(c),
         }
     }
@@ -191,6 +201,10 @@ mod tests {
         assert_eq!(
             escape_html("<a href=\"x\">R&D's</a>"),
             "&lt;a href=&quot;x&quot;&gt;R&amp;D&#39;s&lt;/a&gt;"
+        );
+        assert_eq!(
+            escape_markup("Publish '<b>R&D</b>'?"),
+            "Publish '&lt;b&gt;R&amp;D&lt;/b&gt;'?"
         );
     }
 
