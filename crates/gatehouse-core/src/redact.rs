@@ -52,89 +52,77 @@ pub fn database_url(url: &str) -> String {
             &lower[..lower.find("://").unwrap_or(0)]
         );
     };
-    if parsed.password().is_some() {
-        let _ = parsed.set_password(Some("***"));
-    }
+    replace_url_password(&mut parsed, Some("***"));
+    parsed.to_string()
+}
+
+/// Replaces a parsed URL's password with `with`, or removes it (`None`),
+/// wherever the PostgreSQL driver reads one: its `user:password@` part and
+/// its `password` query parameters (any letter case, however escaped);
+/// whether it had one.
+pub fn replace_url_password(url: &mut url::Url, with: Option<&str>) -> bool {
     let is_password = |k: &str| k.eq_ignore_ascii_case("password");
-    if parsed.query_pairs().any(|(k, _)| is_password(&k)) {
-        let pairs: Vec<(String, String)> = parsed
+    let in_user = url.password().is_some();
+    if in_user {
+        // Only fails for URLs that cannot have a user part (no host).
+        let _ = url.set_password(with);
+    }
+    let in_query = url.query_pairs().any(|(k, _)| is_password(&k));
+    if in_query {
+        let pairs: Vec<(String, String)> = url
             .query_pairs()
-            .map(|(k, v)| {
-                let v = if is_password(&k) {
-                    "***".into()
-                } else {
-                    v.into_owned()
-                };
-                (k.into_owned(), v)
+            .filter_map(|(k, v)| match (is_password(&k), with) {
+                (false, _) => Some((k.into_owned(), v.into_owned())),
+                (true, Some(mask)) => Some((k.into_owned(), mask.to_string())),
+                (true, None) => None,
             })
             .collect();
-        parsed.set_query(None);
-        parsed.query_pairs_mut().extend_pairs(pairs);
+        url.set_query(None);
+        if !pairs.is_empty() {
+            url.query_pairs_mut().extend_pairs(pairs);
+        }
     }
-    parsed.to_string()
+    in_user || in_query
 }
 
 /// Replaces the secret part of anything shaped like a raw key, and the whole
 /// of anything shaped like an OAuth token, code or client secret this server
 /// hands out (those have no public part).
 pub fn redact_keys(text: &str) -> String {
-    const PREFIX: &str = "gatehouse_sk_";
-    let text: &str = &redact_tokens(text);
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find(PREFIX) {
-        out.push_str(&rest[..pos + PREFIX.len()]);
-        let tail = &rest[pos + PREFIX.len()..];
-        let id_end = tail
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .unwrap_or(tail.len());
-        out.push_str(&tail[..id_end]);
-        let after_id = &tail[id_end..];
-        if let Some(secret) = after_id.strip_prefix('_') {
-            let secret_end = secret
-                .find(|c: char| !c.is_ascii_alphanumeric())
-                .unwrap_or(secret.len());
-            out.push_str("_<redacted>");
-            rest = &secret[secret_end..];
-        } else {
-            rest = after_id;
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Every `gatehouse_xx_…` token but a key (`gatehouse_sk_`, whose id is
-/// public) with everything after its prefix replaced: OAuth access and
-/// refresh tokens, codes and client secrets (`at`, `rt`, `ac`, `cs`) have no
-/// public part.
-fn redact_tokens(text: &str) -> String {
     const HEAD: &str = "gatehouse_";
-    if !text.contains(HEAD) {
-        return text.to_string();
-    }
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
     while let Some(found) = text[at..].find(HEAD) {
         let start = at + found;
-        let kind = text
-            .as_bytes()
-            .get(start + HEAD.len()..start + HEAD.len() + 3);
-        let is_token = matches!(kind, Some([a, b, b'_']) if a.is_ascii_lowercase() && b.is_ascii_lowercase())
-            && kind != Some(b"sk_");
-        if !is_token {
-            out.push_str(&text[at..start + 1]);
-            at = start + 1;
-            continue;
-        }
         let prefix_end = start + HEAD.len() + 3;
-        out.push_str(&text[at..prefix_end]);
-        out.push_str(REDACTED);
-        let secret = &text[prefix_end..];
-        at = prefix_end
-            + secret
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
-                .unwrap_or(secret.len());
+        let run = |from: usize, more: &[char]| {
+            text[from..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || more.contains(&c)))
+                .map_or(text.len(), |n| from + n)
+        };
+        match text.as_bytes().get(start + HEAD.len()..prefix_end) {
+            // A key: `gatehouse_sk_<id>_<secret>`, whose id is public.
+            Some(b"sk_") => {
+                let id_end = run(prefix_end, &[]);
+                out.push_str(&text[at..id_end]);
+                at = id_end;
+                if text[id_end..].starts_with('_') {
+                    out.push_str("_<redacted>");
+                    at = run(id_end + 1, &[]);
+                }
+            }
+            // An OAuth token, code or client secret (`at`, `rt`, `ac`,
+            // `cs`): no public part.
+            Some([a, b, b'_']) if a.is_ascii_lowercase() && b.is_ascii_lowercase() => {
+                out.push_str(&text[at..prefix_end]);
+                out.push_str(REDACTED);
+                at = run(prefix_end, &['_', '-']);
+            }
+            _ => {
+                out.push_str(&text[at..start + 1]);
+                at = start + 1;
+            }
+        }
     }
     out.push_str(&text[at..]);
     out

@@ -2,7 +2,7 @@
 //! first start of a new or changed definition ([`request`]), and the record
 //! that they agreed ([`grant`]), kept per connection as the SHA-256 of the
 //! exact definition ([`spec_and_limits_hash`]) bound to the machine that
-//! agreed ([`Machine`]). Editing the definition changes the hash, so
+//! agreed (its audit signing key). Editing the definition changes the hash, so
 //! [`require`] refuses until the admin agrees again; so does a consent given
 //! on another machine (a site on a shared PostgreSQL, a copied folder): the
 //! row is in the site's database, which others write too.
@@ -81,50 +81,29 @@ pub struct ConsentRequest {
     pub changed_since_consent: bool,
 }
 
-/// The machine a consent is given on: its audit signing key, which every
-/// admin's machine has (made on first use) and no database holds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Machine {
-    public_key: String,
+/// This machine's audit signing key (hex; made now if it has none yet): the
+/// consents it gives are bound to it, which every admin's machine has and no
+/// database holds.
+fn this_machine() -> Result<String> {
+    let config = crate::host_env::config_dir()?;
+    Ok(crate::site::checkpoint::signer::Signer::load_or_create(&config)?.public_hex())
 }
 
-impl Machine {
-    /// This machine (its key, made now if it has none yet).
-    pub fn here() -> Result<Machine> {
-        let signer = crate::site::checkpoint::signer::Signer::load_or_create(
-            &crate::host_env::config_dir()?,
-        )?;
-        Ok(Machine::with_key(&signer.public_hex()))
-    }
-
-    /// The machine whose audit signing key is `public_key` (hex).
-    pub fn with_key(public_key: &str) -> Machine {
-        Machine {
-            public_key: public_key.to_ascii_lowercase(),
-        }
-    }
-
-    /// What a consent stored by this machine holds for `definition_sha256`.
-    fn bind(&self, definition_sha256: &str) -> String {
-        use sha2::{Digest, Sha256};
-        hex::encode(Sha256::digest(format!(
-            "gatehouse-consent/1\n{}\n{definition_sha256}",
-            self.public_key
-        )))
-    }
+/// What a consent given on `machine` (its key) holds for `definition_sha256`.
+fn bind(machine: &str, definition_sha256: &str) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(format!(
+        "gatehouse-consent/1\n{machine}\n{definition_sha256}"
+    )))
 }
 
 /// What an admin must agree to before `conn` is spawned.
 pub async fn request(site: &Site, conn: &SavedConnection) -> Result<ConsentRequest> {
-    request_on(site, conn, &Machine::here()?).await
+    request_on(site, conn, &this_machine()?).await
 }
 
-/// [`request`], as `machine` sees it.
-pub async fn request_on(
-    site: &Site,
-    conn: &SavedConnection,
-    machine: &Machine,
-) -> Result<ConsentRequest> {
+/// [`request`], as the machine with key `machine` sees it.
+async fn request_on(site: &Site, conn: &SavedConnection, machine: &str) -> Result<ConsentRequest> {
     let stored = store::consents::get(&site.store, &conn.name).await?;
     let hash = spec_and_limits_hash(conn);
     let defaults = ClientLimits::default();
@@ -184,31 +163,27 @@ pub async fn request_on(
             read_write: paths(&profile.read_write),
             scratch_quota_bytes: profile.scratch_quota(),
         },
-        changed_since_consent: stored.is_some_and(|s| s.definition_sha256 != machine.bind(&hash)),
+        changed_since_consent: stored.is_some_and(|s| s.definition_sha256 != bind(machine, &hash)),
         definition_sha256: hash,
     })
 }
 
 /// Whether an admin on this machine agreed to spawn exactly this definition.
 pub async fn is_granted(store: &Store, conn: &SavedConnection) -> Result<bool> {
-    is_granted_on(store, conn, &Machine::here()?).await
+    is_granted_on(store, conn, &this_machine()?).await
 }
 
-/// [`is_granted`] on `machine`.
-pub async fn is_granted_on(
-    store: &Store,
-    conn: &SavedConnection,
-    machine: &Machine,
-) -> Result<bool> {
+/// [`is_granted`] on the machine with key `machine`.
+async fn is_granted_on(store: &Store, conn: &SavedConnection, machine: &str) -> Result<bool> {
     Ok(store::consents::get(store, &conn.name)
         .await?
-        .is_some_and(|c| c.definition_sha256 == machine.bind(&spec_and_limits_hash(conn))))
+        .is_some_and(|c| c.definition_sha256 == bind(machine, &spec_and_limits_hash(conn))))
 }
 
 /// Refuses with `CONSENT_REQUIRED` (the [`ConsentRequest`] in its detail)
 /// unless an admin on this machine agreed to spawn exactly this definition.
 pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
-    let machine = Machine::here()?;
+    let machine = this_machine()?;
     if is_granted_on(&site.store, conn, &machine).await? {
         return Ok(());
     }
@@ -231,17 +206,6 @@ pub async fn require(site: &Site, conn: &SavedConnection) -> Result<()> {
 /// was shown: if the definition changed since, nothing is stored
 /// (`CONSENT_STALE`).
 pub async fn grant(store: &Store, actor: &str, name: &str, definition_sha256: &str) -> Result<()> {
-    grant_on(store, actor, name, definition_sha256, &Machine::here()?).await
-}
-
-/// [`grant`], given on `machine`.
-pub async fn grant_on(
-    store: &Store,
-    actor: &str,
-    name: &str,
-    definition_sha256: &str,
-    machine: &Machine,
-) -> Result<()> {
     let conn = saved::get(store, name).await?;
     let hash = spec_and_limits_hash(&conn);
     if hash != definition_sha256 {
@@ -251,12 +215,14 @@ pub async fn grant_on(
             "review the new definition and agree again",
         ));
     }
+    // The key file is read before the write lock is taken.
+    let bound = bind(&this_machine()?, &hash);
     let mut tx = store.begin_write().await?;
     store::consents::upsert_in(
         &mut tx,
         &store::consents::ConsentRow {
             name: name.to_string(),
-            definition_sha256: machine.bind(&hash),
+            definition_sha256: bound,
             granted_by: actor.to_string(),
             granted_at: crate::time::now_ms(),
         },

@@ -300,8 +300,12 @@ fn database_url(dir: &Path, settings_url: Option<&str>, file: &SiteFile) -> Resu
 /// without opening anything. An unreadable file names none.
 pub fn names_a_database_server(dir: &Path) -> bool {
     read_site_file(dir).is_ok_and(|file| {
-        file.database_url
-            .is_some_and(|url| !url.trim_start().to_ascii_lowercase().starts_with("sqlite:"))
+        file.database_url.is_some_and(|url| {
+            !matches!(
+                crate::store::backend_of(&url),
+                Ok(crate::store::DatabaseKind::Sqlite)
+            )
+        })
     })
 }
 
@@ -339,26 +343,14 @@ async fn open_with(settings: &Settings, own: bool) -> Result<Site> {
 /// (which no store would open) is masked by [`crate::redact::redact_urls`]
 /// instead, so a password is never echoed back either way.
 pub fn without_password(url: &str) -> (String, bool) {
-    let is_password = |k: &str| k.eq_ignore_ascii_case("password");
     match url::Url::parse(url) {
-        Ok(mut parsed)
-            if parsed.password().is_some()
-                || parsed.query_pairs().any(|(k, _)| is_password(&k)) =>
-        {
-            // Only fails for URLs that cannot have a user part (no host).
-            let _ = parsed.set_password(None);
-            let kept: Vec<(String, String)> = parsed
-                .query_pairs()
-                .filter(|(k, _)| !is_password(k))
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-            parsed.set_query(None);
-            if !kept.is_empty() {
-                parsed.query_pairs_mut().extend_pairs(kept);
+        Ok(mut parsed) => {
+            if crate::redact::replace_url_password(&mut parsed, None) {
+                (parsed.to_string(), true)
+            } else {
+                (url.to_string(), false)
             }
-            (parsed.to_string(), true)
         }
-        Ok(_) => (url.to_string(), false),
         Err(_) => {
             let masked = crate::redact::redact_urls(url);
             let changed = masked != url;

@@ -51,6 +51,7 @@ use std::sync::Arc;
 use sqlx::AnyPool;
 
 pub(crate) use failure::is_unique_violation;
+pub(crate) use open::backend_of;
 pub use open::sqlite_url;
 pub use tx::Tx;
 

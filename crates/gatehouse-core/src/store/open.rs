@@ -194,7 +194,8 @@ fn with_host_password(url: &str, backend: DatabaseKind) -> std::borrow::Cow<'_, 
     url.into()
 }
 
-fn backend_of(url: &str) -> Result<DatabaseKind> {
+/// Which backend `url` names (`DATABASE_URL_INVALID` for any other scheme).
+pub(crate) fn backend_of(url: &str) -> Result<DatabaseKind> {
     if url.starts_with("sqlite:") {
         Ok(DatabaseKind::Sqlite)
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
