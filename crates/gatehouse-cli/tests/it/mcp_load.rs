@@ -131,3 +131,48 @@ fn the_wal_stays_bounded_while_calls_keep_coming() {
     let report = site.ok_json(&["audit", "verify", "--json"]);
     assert_eq!(report["ok"], true, "{report}");
 }
+
+/// Requests that arrive together read from one shared snapshot
+/// (`store::direct`); one left open once they are answered would hold the WAL
+/// back, unbounded, for as long as the server idles (listings commit nothing
+/// that would end it).
+#[test]
+fn an_idle_server_holds_no_snapshot_open() {
+    let site = TestSite::new("mcp_idle_snapshot");
+    let Some(db) = site.db_file() else {
+        return; // PostgreSQL: no WAL file of ours.
+    };
+    let (key, _) = site.mint("viewer");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", key.as_str())]);
+    mcp.initialize("2025-11-25");
+    for id in 1..=IN_FLIGHT {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+    }
+    for _ in 1..=IN_FLIGHT {
+        let r = mcp.recv();
+        assert!(r["result"]["tools"].is_array(), "{r}");
+    }
+    let other = rusqlite::Connection::open(&db).unwrap();
+    other.busy_timeout(std::time::Duration::ZERO).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let busy: i64 = other
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .unwrap();
+        if busy == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the idle server still holds a read of the WAL"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let r = mcp.call(
+        IN_FLIGHT + 1,
+        "content_read",
+        json!({"slug": "welcome"}),
+        None,
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+}

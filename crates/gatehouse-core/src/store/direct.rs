@@ -17,6 +17,7 @@
 //! thread with the usual busy timeout, never stalling the async runtime.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -54,7 +55,7 @@ pub(crate) const MOVE_HEAD: &str = "UPDATE audit_head SET seq = l.seq, hash = l.
 pub(crate) struct Direct {
     path: PathBuf,
     readers: Mutex<Vec<Connection>>,
-    writer: Mutex<Option<Connection>>,
+    writer: Mutex<Writer>,
     /// One permit per database file in this process ([`gate_for`]): whoever
     /// writes holds it (sqlx write transactions and the group commit alike).
     gate: Arc<tokio::sync::Semaphore>,
@@ -70,6 +71,51 @@ pub(crate) struct Direct {
     head_moving: std::sync::atomic::AtomicBool,
     /// Whether this process appended since the row last moved.
     head_behind: std::sync::atomic::AtomicBool,
+    /// Whether reads may share a snapshot ([`Direct::share_reads_between_arrivals`]).
+    sharing: AtomicBool,
+    /// Moved by every arrival ([`Direct::arrived`]) and every release of the
+    /// write gate: a snapshot taken at an older epoch serves no more reads.
+    epoch: Arc<AtomicU64>,
+    /// Whether a task that ends the open snapshot is queued.
+    closer_queued: AtomicBool,
+}
+
+/// The writer's connection, and the epoch of the read transaction left open
+/// on it for reads that share one, if one is.
+#[derive(Default)]
+struct Writer {
+    conn: Option<Connection>,
+    snapshot: Option<u64>,
+}
+
+impl Writer {
+    /// Ends the shared read transaction, if one is open.
+    fn end_snapshot(&mut self) {
+        if self.snapshot.take().is_some()
+            && let Some(conn) = &self.conn
+            && !conn.is_autocommit()
+        {
+            let ended = conn
+                .prepare_cached("COMMIT")
+                .and_then(|mut c| c.execute([]));
+            if ended.is_err() {
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+        }
+    }
+}
+
+/// This process's write gate on one file, held: its release moves the epoch,
+/// so reads after a write of this process never share a snapshot older than it.
+pub(crate) struct WriteGate {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    epoch: Arc<AtomicU64>,
+}
+
+impl Drop for WriteGate {
+    fn drop(&mut self) {
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
 }
 
 impl std::fmt::Debug for Direct {
@@ -162,7 +208,7 @@ impl Direct {
             Arc::new(Direct {
                 path: path.to_path_buf(),
                 readers: Mutex::new(Vec::new()),
-                writer: Mutex::new(None),
+                writer: Mutex::new(Writer::default()),
                 gate: gate_for(path),
                 commits: Default::default(),
                 checkpointing: Default::default(),
@@ -170,6 +216,9 @@ impl Direct {
                 identity: file_identity(path),
                 head_moving: Default::default(),
                 head_behind: Default::default(),
+                sharing: Default::default(),
+                epoch: Default::default(),
+                closer_queued: Default::default(),
             })
         })
     }
@@ -179,6 +228,25 @@ impl Direct {
     /// new can open it (`/readyz` says so).
     pub(crate) fn still_the_file(&self) -> bool {
         self.path.is_file() && file_identity(&self.path) == self.identity
+    }
+
+    /// Lets the reads of [`Direct::shared_read`] share one read transaction
+    /// while nothing arrives, for a server that calls [`Direct::arrived`] for
+    /// every request before it reads on its behalf (the stdio server).
+    ///
+    /// Why: each read transaction takes and drops a lock on the WAL's shared
+    /// memory, two `fcntl` calls; with 16 calls in flight those were a sixth
+    /// of a call's CPU (docs/decisions.md, "Reads share a snapshot between
+    /// arrivals"). A snapshot begun after a request arrived holds every commit
+    /// made before it (a revocation, a narrowed scope), so serving that
+    /// request from it is as fresh as a read of its own.
+    pub(crate) fn share_reads_between_arrivals(&self) {
+        self.sharing.store(true, Ordering::Relaxed);
+    }
+
+    /// A request arrived: reads on its behalf take a snapshot begun after this.
+    pub(crate) fn arrived(&self) {
+        self.epoch.fetch_add(1, Ordering::Release);
     }
 
     /// Runs `read` in place, on the writer's connection if it is free, else on
@@ -191,10 +259,77 @@ impl Direct {
         // The writer's connection when it is free: its page cache holds what
         // it last wrote, so the read needs no pages from the disk or the WAL.
         if let Ok(mut slot) = self.writer.try_lock() {
-            let conn = opened(&mut slot, &self.path, context)?;
+            // Never inside a shared snapshot: these reads want the latest commit.
+            slot.end_snapshot();
+            let conn = opened(&mut slot.conn, &self.path, context)?;
             return read(conn).map_err(|e| storage(context, e));
         }
         self.read_aside(context, read)
+    }
+
+    /// [`Direct::read`], in the snapshot the reads since the last arrival
+    /// share when the server asked for that
+    /// ([`Direct::share_reads_between_arrivals`]); the snapshot ends when the
+    /// next arrival or write of this process needs a newer one, or when the
+    /// tasks queued on this runtime have run ([`Direct::queue_closer`]), so
+    /// it never outlives a busy moment and holds no WAL frame back.
+    fn shared_read<T>(
+        self: &Arc<Self>,
+        context: &str,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        if !self.sharing.load(Ordering::Relaxed) {
+            return self.read(context, read);
+        }
+        let Ok(mut slot) = self.writer.try_lock() else {
+            return self.read_aside(context, read);
+        };
+        let epoch = self.epoch.load(Ordering::Acquire);
+        if slot.snapshot != Some(epoch) {
+            slot.end_snapshot();
+            // A snapshot needs a runtime to queue its end on.
+            if tokio::runtime::Handle::try_current().is_ok() {
+                let conn = opened(&mut slot.conn, &self.path, context)?;
+                // Deferred: the snapshot is taken by the first read, after
+                // the epoch was read.
+                if conn
+                    .prepare_cached("BEGIN")
+                    .and_then(|mut b| b.execute([]))
+                    .is_ok()
+                {
+                    slot.snapshot = Some(epoch);
+                    self.queue_closer();
+                }
+            }
+        }
+        let conn = opened(&mut slot.conn, &self.path, context)?;
+        let out = read(conn).map_err(|e| storage(context, e));
+        if out.is_err() {
+            slot.end_snapshot();
+        }
+        out
+    }
+
+    /// Queues a task that ends the shared snapshot: it runs once the tasks
+    /// queued before it (the calls that arrived together) have run.
+    fn queue_closer(self: &Arc<Self>) {
+        if self.closer_queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let direct = self.clone();
+        tokio::spawn(async move {
+            // Cleared first: a snapshot begun from here on queues its own end.
+            direct.closer_queued.store(false, Ordering::Release);
+            loop {
+                if let Ok(mut slot) = direct.writer.try_lock() {
+                    slot.end_snapshot();
+                    return;
+                }
+                // A read on another thread, or a commit waiting for another
+                // process (which ends the snapshot itself).
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
     }
 
     /// Runs `read` on a reader connection, never the writer's.
@@ -220,11 +355,13 @@ impl Direct {
     /// store lets SQLite checkpoint and remove its WAL.
     pub(crate) fn close(&self) {
         lock(&self.readers).clear();
-        *lock(&self.writer) = None;
+        let mut writer = lock(&self.writer);
+        writer.end_snapshot();
+        writer.conn = None;
     }
 
-    pub(crate) fn generation(&self) -> Result<i64> {
-        self.read("reading the access generation", |c| {
+    pub(crate) fn generation(self: &Arc<Self>) -> Result<i64> {
+        self.shared_read("reading the access generation", |c| {
             c.prepare_cached("SELECT gen FROM access_generation WHERE id = 1")?
                 .query_row([], |r| r.get(0))
         })
@@ -235,12 +372,12 @@ impl Direct {
     /// statement's `author_name` column (`store::content::by_slug_named`).
     #[allow(clippy::type_complexity)]
     pub(crate) fn content_by_slug(
-        &self,
+        self: &Arc<Self>,
         sql: &str,
         slug: &str,
         named: bool,
     ) -> Result<Option<(Entry, Option<Pending>, Option<Option<String>>)>> {
-        self.read("reading content", |c| {
+        self.shared_read("reading content", |c| {
             c.prepare_cached(sql)?
                 .query_row([slug], |r| {
                     let entry = Entry {
@@ -278,12 +415,12 @@ impl Direct {
     /// A statement with one text parameter that returns at most one row of
     /// one nullable text column (`None`: no row, or NULL).
     pub(crate) fn optional_text(
-        &self,
+        self: &Arc<Self>,
         context: &str,
         sql: &str,
         param: &str,
     ) -> Result<Option<String>> {
-        self.read(context, |c| {
+        self.shared_read(context, |c| {
             c.prepare_cached(sql)?
                 .query_row([param], |r| r.get::<_, Option<String>>(0))
                 .optional()
@@ -321,7 +458,8 @@ impl Direct {
         write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
         let mut slot = lock(&self.writer);
-        let conn = opened(&mut slot, &self.path, context)?;
+        slot.end_snapshot();
+        let conn = opened(&mut slot.conn, &self.path, context)?;
         conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;
         let written = immediate(conn, write);
@@ -429,12 +567,16 @@ impl Direct {
     }
 
     /// Waits for this file's write gate.
-    pub(crate) async fn write_gate(&self) -> tokio::sync::OwnedSemaphorePermit {
-        self.gate
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the gate is never closed")
+    pub(crate) async fn write_gate(&self) -> WriteGate {
+        WriteGate {
+            _permit: self
+                .gate
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the gate is never closed"),
+            epoch: self.epoch.clone(),
+        }
     }
 
     /// The WAL file's size now (0 when there is none).
@@ -519,4 +661,98 @@ fn append_in(
         tx.prepare_cached(RECORD_HOUR)?.execute([hour, *first])?;
     }
     Ok(seqs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A WAL file holding only the access generation, and a second
+    /// connection standing for another process.
+    fn file() -> (tempfile::TempDir, Arc<Direct>, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("site.db");
+        let other = Connection::open(&path).unwrap();
+        other.busy_timeout(Duration::ZERO).unwrap();
+        other
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 CREATE TABLE access_generation (id INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
+                 INSERT INTO access_generation VALUES (1, 1);",
+            )
+            .unwrap();
+        let direct = Direct::for_file(&path).unwrap();
+        (dir, direct, other)
+    }
+
+    fn set(other: &Connection, generation: i64) {
+        other
+            .execute("UPDATE access_generation SET gen = ?1", [generation])
+            .unwrap();
+    }
+
+    /// Whether another connection can copy the whole WAL and start it over:
+    /// not while any read transaction of ours is open.
+    fn wal_restartable(other: &Connection) -> bool {
+        let busy: i64 = other
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .unwrap();
+        busy == 0
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn reads_share_a_snapshot_only_until_the_next_arrival_or_write() {
+        let (_dir, direct, other) = file();
+        direct.share_reads_between_arrivals();
+        direct.arrived();
+        assert_eq!(direct.generation().unwrap(), 1);
+        // Committed elsewhere after the snapshot began: the requests that
+        // arrived before it was committed may be served without it.
+        set(&other, 2);
+        assert_eq!(direct.generation().unwrap(), 1);
+        // A request arriving after the commit is served from a newer snapshot.
+        direct.arrived();
+        assert_eq!(direct.generation().unwrap(), 2);
+        // So is every read after a write of this process.
+        set(&other, 3);
+        drop(direct.write_gate().await);
+        assert_eq!(direct.generation().unwrap(), 3);
+        // A read that is not shared never sees the snapshot.
+        set(&other, 4);
+        let unshared: i64 = direct
+            .read("reading", |c| {
+                c.query_row("SELECT gen FROM access_generation", [], |r| r.get(0))
+            })
+            .unwrap();
+        assert_eq!(unshared, 4);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_shared_snapshot_ends_once_the_queued_tasks_ran() {
+        let (_dir, direct, other) = file();
+        direct.share_reads_between_arrivals();
+        direct.arrived();
+        assert_eq!(direct.generation().unwrap(), 1);
+        assert!(
+            !wal_restartable(&other),
+            "the snapshot is open while the calls that arrived together run"
+        );
+        tokio::task::yield_now().await;
+        assert!(
+            wal_restartable(&other),
+            "a snapshot left open holds the WAL back for as long as the server idles"
+        );
+        // Then the next read takes a new one, even with no arrival between.
+        set(&other, 2);
+        assert_eq!(direct.generation().unwrap(), 2);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn without_sharing_every_read_is_its_own() {
+        let (_dir, direct, other) = file();
+        assert_eq!(direct.generation().unwrap(), 1);
+        set(&other, 2);
+        assert_eq!(direct.generation().unwrap(), 2);
+        assert!(wal_restartable(&other));
+    }
 }

@@ -117,8 +117,24 @@ impl Store {
     }
 
     /// The hot path's direct SQLite connections, on a SQLite file.
-    pub(crate) fn direct(&self) -> Option<&direct::Direct> {
-        self.direct.as_deref()
+    pub(crate) fn direct(&self) -> Option<&Arc<direct::Direct>> {
+        self.direct.as_ref()
+    }
+
+    /// For a server that calls [`Store::arrived`] for every request it
+    /// reads on behalf of: reads on its hot path between two arrivals share
+    /// one snapshot on a SQLite file (`direct::Direct::share_reads_between_arrivals`).
+    pub(crate) fn share_reads_between_arrivals(&self) {
+        if let Some(direct) = &self.direct {
+            direct.share_reads_between_arrivals();
+        }
+    }
+
+    /// A request arrived: what is read on its behalf is read after this.
+    pub(crate) fn arrived(&self) {
+        if let Some(direct) = &self.direct {
+            direct.arrived();
+        }
     }
 
     /// [`Store::direct`], for work moved to a blocking thread.

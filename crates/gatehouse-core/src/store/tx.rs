@@ -27,7 +27,7 @@ const RETRY_BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// group commit (`direct`) never meets it at SQLite's busy handler.
 pub struct Tx {
     inner: sqlx::Transaction<'static, sqlx::Any>,
-    _gate: Option<tokio::sync::OwnedSemaphorePermit>,
+    _gate: Option<super::direct::WriteGate>,
     pub(crate) backend: super::DatabaseKind,
 }
 
@@ -111,7 +111,7 @@ impl Store {
     }
 
     /// Waits for this process's write gate on a SQLite file (see [`Tx`]).
-    pub(crate) async fn write_gate(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    pub(crate) async fn write_gate(&self) -> Option<super::direct::WriteGate> {
         match &self.direct {
             Some(direct) => Some(direct.write_gate().await),
             None => None,

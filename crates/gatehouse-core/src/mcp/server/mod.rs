@@ -135,6 +135,10 @@ where
     let (out_tx, out_rx) = mpsc::channel::<Value>(256);
     let writer = tokio::spawn(write_lines(output, out_rx));
     let (closing_tx, closing_rx) = watch::channel(false);
+    // Every request is marked as it arrives (below), before anything is read
+    // on its behalf.
+    let store = site.store.clone();
+    store.share_reads_between_arrivals();
     let state = Arc::new(State::new(site, actor, out_tx.clone(), closing_rx));
     let watcher = tokio::spawn(watch_actor(state.clone(), limits.watch_interval));
     let permits = Arc::new(Semaphore::new(limits.max_in_flight));
@@ -153,6 +157,7 @@ where
         let Some(frame) = frame else {
             break Reason::EndOfInput;
         };
+        store.arrived();
         let line = match frame {
             Frame::Oversized { bytes } => {
                 tracing::debug!(bytes, "dropping an oversized message");
