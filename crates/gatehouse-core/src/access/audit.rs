@@ -327,7 +327,8 @@ impl AuditEntry<'_> {
             actor: self.actor.to_string(),
             action: self.action.as_str().to_string(),
             subject: self.subject.to_string(),
-            detail: self.detail.to_string(),
+            // Not `to_string`, which writes through `fmt` piece by piece.
+            detail: serde_json::to_string(&self.detail).expect("a JSON value serialises"),
         }
     }
 }

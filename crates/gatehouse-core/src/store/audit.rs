@@ -34,7 +34,7 @@ pub fn entry_hash(
 ) -> String {
     let canonical = serde_json::to_string(&(seq, ts, actor, action, subject, detail, prev))
         .expect("tuple serialises");
-    hex::encode(Sha256::digest(canonical.as_bytes()))
+    crate::json::hex_digest(&Sha256::digest(canonical.as_bytes()))
 }
 
 /// An entry to append: seq, time and hashes are assigned when it is written.

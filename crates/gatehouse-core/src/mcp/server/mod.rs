@@ -238,7 +238,9 @@ where
                 let task_key = key.clone();
                 let cancelled = CancellationToken::new();
                 map.insert(key, cancelled.clone());
-                tasks.spawn(async move {
+                // Boxed: tokio copies a task's future when it spawns it and
+                // again when it completes; a call's is kilobytes, a box's 16 bytes.
+                tasks.spawn(Box::pin(async move {
                     // The call runs until its first wait before a cancel is
                     // heard: by then a tool call has its audit entry, which
                     // the cancel records as such. Aborted before it ever ran,
@@ -254,7 +256,7 @@ where
                         state.send(reply).await;
                     }
                     drop(permit);
-                });
+                }));
             }
         }
     };

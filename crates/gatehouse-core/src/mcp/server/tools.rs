@@ -36,11 +36,14 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// `CallToolResult::structured`, but with its text block written
+    /// straight into a buffer: `Value::to_string` goes through `fmt` for
+    /// every piece it writes, and an entry's body is most of a call's text.
     fn ok(value: Value) -> Outcome {
-        Outcome {
-            result: CallToolResult::structured(value),
-            code: None,
-        }
+        let text = serde_json::to_string(&value).expect("a JSON value serialises");
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(value);
+        Outcome { result, code: None }
     }
 
     pub fn err(e: &Error) -> Outcome {
@@ -514,6 +517,14 @@ pub async fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ok_outcome_is_rmcps_structured_result() {
+        let value = json!({"slug": "welcome", "body": "a \"quote\"\nand é", "n": [1, 2.5, null]});
+        let ok = Outcome::ok(value.clone());
+        assert_eq!(ok.result, CallToolResult::structured(value));
+        assert_eq!(ok.code, None);
+    }
 
     /// `result_value` moves what `to_value` would copy: the same JSON for
     /// every shape of result a tool returns.
