@@ -53,8 +53,9 @@ pub struct State {
     /// The actor as resolved at startup, re-read per call (cheaply: see
     /// [`actor::Refresher`]).
     actor: actor::Refresher,
-    /// The manifest names last computed, to notice changes.
-    manifest: Mutex<Vec<&'static str>>,
+    /// The manifest names last computed, to notice changes, and the actor
+    /// they were computed for (`None` after a refusal).
+    manifest: Mutex<(Option<Actor>, Vec<&'static str>)>,
     session: Mutex<Option<Session>>,
     /// Open modern subscriptions that asked for `toolsListChanged`, by id text.
     subscriptions: Mutex<HashMap<String, Value>>,
@@ -93,7 +94,7 @@ impl State {
         closing: watch::Receiver<bool>,
     ) -> State {
         State {
-            manifest: Mutex::new(manifest::names(&identity)),
+            manifest: Mutex::new((None, manifest::names(&identity))),
             site,
             actor: actor::Refresher::new(identity),
             session: Mutex::new(None),
@@ -123,7 +124,7 @@ impl State {
         late: Late,
     ) -> State {
         State {
-            manifest: Mutex::new(manifest::names(actor.identity())),
+            manifest: Mutex::new((None, manifest::names(actor.identity()))),
             site,
             actor,
             // Stateless HTTP: no session remembers what the client can do.
@@ -193,21 +194,26 @@ impl State {
             }
             Ok(a)
         });
-        let names = match &refreshed {
+        let (actor, names) = match &refreshed {
             Ok(a) => {
                 if self.refused.borrow().is_some() {
                     self.refused.send_replace(None);
                 }
-                manifest::names(a)
+                // The manifest is the actor's alone: the same actor as last
+                // time (every call while nothing changes) shows the same one.
+                if lock(&self.manifest).0.as_ref() == Some(a) {
+                    return refreshed;
+                }
+                (Some(a.clone()), manifest::names(a))
             }
             // A revoked key or removed user may do nothing: the manifest is empty.
-            Err(e) if is_actor_refusal(e) => Vec::new(),
+            Err(e) if is_actor_refusal(e) => (None, Vec::new()),
             Err(_) => return refreshed,
         };
         let changed = {
             let mut last = lock(&self.manifest);
-            let changed = *last != names;
-            *last = names;
+            let changed = last.1 != names;
+            *last = (actor, names);
             changed
         };
         if changed {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -158,17 +158,19 @@ struct Last {
 /// `f` applied to `anchor`'s record (read from the anchor on first use).
 fn with_last<T>(anchor: &Path, f: impl FnOnce(&mut Last) -> T) -> T {
     let mut guard = lock(&LAST);
-    let last = guard
-        .get_or_insert_with(HashMap::new)
-        .entry(anchor.to_path_buf())
-        .or_insert_with(|| {
-            let seq = read_anchor(anchor).map_or(0, |a| a.seq);
-            Last {
-                seq,
-                tried: None,
-                due: seq,
-            }
-        });
+    let map = guard.get_or_insert_with(HashMap::new);
+    // Every call asks: found without a copy of the path.
+    if let Some(last) = map.get_mut(anchor) {
+        return f(last);
+    }
+    let last = map.entry(anchor.to_path_buf()).or_insert_with(|| {
+        let seq = read_anchor(anchor).map_or(0, |a| a.seq);
+        Last {
+            seq,
+            tried: None,
+            due: seq,
+        }
+    });
     f(last)
 }
 
@@ -201,24 +203,20 @@ pub(super) fn set_tried(anchor: &Path, seq: Option<i64>) {
 }
 
 /// [`anchor_path`] under [`config_dir`], remembered per site folder and URL.
-pub(super) fn cached_anchor_path(site: &Site) -> Option<PathBuf> {
-    type Cache = Mutex<Option<HashMap<(PathBuf, String), PathBuf>>>;
-    static ANCHORS: Cache = Mutex::new(None);
-    let key = (site.dir.clone(), site.store.shown_url().to_string());
-    if let Some(path) = ANCHORS
-        .lock()
-        .expect("lock")
-        .as_ref()
-        .and_then(|m| m.get(&key))
+///
+/// Asked by every call: found by comparing the site's folder and database
+/// URL with the few sites this process opened, without copying either.
+pub(super) fn cached_anchor_path(site: &Site) -> Option<Arc<Path>> {
+    static ANCHORS: Mutex<Vec<(PathBuf, String, Arc<Path>)>> = Mutex::new(Vec::new());
+    let url = site.store.shown_url();
+    if let Some((_, _, path)) = lock(&ANCHORS)
+        .iter()
+        .find(|(dir, u, _)| *dir == site.dir && u == url)
     {
         return Some(path.clone());
     }
-    let path = anchor_path(&config_dir().ok()?, site);
-    ANCHORS
-        .lock()
-        .expect("lock")
-        .get_or_insert_with(HashMap::new)
-        .insert(key, path.clone());
+    let path: Arc<Path> = anchor_path(&config_dir().ok()?, site).into();
+    lock(&ANCHORS).push((site.dir.clone(), url.to_string(), path.clone()));
     Some(path)
 }
 
