@@ -176,3 +176,60 @@ fn an_idle_server_holds_no_snapshot_open() {
     );
     assert_eq!(r["result"]["isError"], false, "{r}");
 }
+
+/// Calls that arrive together share one snapshot (`store::direct`), but
+/// never one older than their arrival: with calls streaming 16 in flight, a
+/// key revoked by another process serves none of the calls sent after the
+/// revocation returned.
+#[test]
+fn a_revocation_reaches_every_call_sent_after_it_while_calls_stream() {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let site = TestSite::new("mcp_revoke_stream");
+    let (key, id) = site.mint("viewer");
+    let mut mcp = site.mcp(&[], &[("GATEHOUSE_API_KEY", key.as_str())]);
+    mcp.initialize("2025-11-25");
+    let sent = AtomicI64::new(0);
+    // The id of the first call sent after the revocation returned.
+    let revoked_from = AtomicI64::new(i64::MAX);
+    let call = |id: i64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "content_read", "arguments": {"slug": "welcome"}}})
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            site.ok(&["keys", "revoke", &id]);
+            revoked_from.store(sent.load(Ordering::SeqCst) + 1, Ordering::SeqCst);
+        });
+        let mut answered = 0;
+        let mut served_after = Vec::new();
+        // Until 500 calls past the revocation were sent and all are answered.
+        while answered < sent.load(Ordering::SeqCst)
+            || sent.load(Ordering::SeqCst) < revoked_from.load(Ordering::SeqCst).saturating_add(500)
+        {
+            while sent.load(Ordering::SeqCst) - answered < IN_FLIGHT
+                && sent.load(Ordering::SeqCst)
+                    < revoked_from.load(Ordering::SeqCst).saturating_add(500)
+            {
+                let next = sent.load(Ordering::SeqCst) + 1;
+                mcp.send(&call(next));
+                sent.store(next, Ordering::SeqCst);
+            }
+            let r = mcp.recv();
+            let Some(n) = r["id"].as_i64() else {
+                continue; // the manifest's change, announced
+            };
+            answered += 1;
+            if n >= revoked_from.load(Ordering::SeqCst) && r["result"]["isError"] == false {
+                served_after.push(n);
+            }
+        }
+        assert!(
+            served_after.is_empty(),
+            "calls sent after the revocation returned were served: {served_after:?}"
+        );
+    });
+    // The revocation came while calls were streaming, not after them.
+    let from = revoked_from.load(Ordering::SeqCst);
+    assert!(from > IN_FLIGHT, "revoked before the stream began ({from})");
+}
