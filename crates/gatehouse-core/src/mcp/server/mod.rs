@@ -229,7 +229,7 @@ where
                         .await;
                     continue;
                 };
-                let key = id.to_string();
+                let key = id_key(id);
                 let state = state.clone();
                 let registry = in_flight.clone();
                 // Hold the registry lock across spawn and insert, so a fast task
@@ -355,6 +355,12 @@ pub async fn dispatch(state: &Arc<State>, admitted: Admitted) -> Option<Value> {
     reply
 }
 
+/// A request id as the in-flight registry keys it: its JSON text (`7` and
+/// `"7"` are different requests), written into a buffer, not through `fmt`.
+fn id_key(id: &Value) -> String {
+    serde_json::to_string(id).expect("a JSON value serialises")
+}
+
 fn cancel(
     in_flight: &Mutex<HashMap<String, CancellationToken>>,
     params: Option<&serde_json::Map<String, Value>>,
@@ -362,8 +368,9 @@ fn cancel(
     let Some(id) = params.and_then(|p| p.get("requestId")) else {
         return;
     };
-    if let Some(cancelled) = lock(in_flight).remove(&id.to_string()) {
-        tracing::debug!(request = %jsonrpc::shorten(&id.to_string(), 40), "cancelling a request");
+    let key = id_key(id);
+    if let Some(cancelled) = lock(in_flight).remove(&key) {
+        tracing::debug!(request = %jsonrpc::shorten(&key, 40), "cancelling a request");
         cancelled.cancel();
     }
 }
@@ -388,8 +395,16 @@ async fn write_lines<W: AsyncWrite + Unpin>(
     mut rx: mpsc::Receiver<Value>,
 ) -> std::io::Result<()> {
     let mut output = tokio::io::BufWriter::with_capacity(64 * 1024, output);
+    // One buffer for every line: a line of its own grew from nothing each time.
+    let mut line = Vec::with_capacity(16 * 1024);
     while let Some(message) = rx.recv().await {
-        output.write_all(&jsonrpc::line(&message)).await?;
+        line.clear();
+        jsonrpc::write_line(&mut line, &message);
+        output.write_all(&line).await?;
+        // A large answer's room is not kept for the small ones after it.
+        if line.capacity() > 1 << 20 {
+            line = Vec::with_capacity(16 * 1024);
+        }
         if rx.is_empty() {
             output.flush().await?;
         }

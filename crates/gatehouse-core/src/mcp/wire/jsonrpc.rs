@@ -204,9 +204,15 @@ pub fn notification(method: &str, params: Option<Value>) -> Value {
 
 /// `message` as one line, with its newline.
 pub fn line(message: &Value) -> Vec<u8> {
-    let mut out = serde_json::to_vec(message).unwrap_or_default();
-    out.push(b'\n');
+    let mut out = Vec::new();
+    write_line(&mut out, message);
     out
+}
+
+/// [`line`], appended to `out`.
+pub fn write_line(out: &mut Vec<u8>, message: &Value) {
+    serde_json::to_writer(&mut *out, message).expect("a JSON value serialises");
+    out.push(b'\n');
 }
 
 /// A request line (with its newline).
