@@ -209,7 +209,7 @@ pub fn line(message: &Value) -> Vec<u8> {
     out
 }
 
-/// [`line`], appended to `out`.
+/// [`line()`], appended to `out`.
 pub fn write_line(out: &mut Vec<u8>, message: &Value) {
     serde_json::to_writer(&mut *out, message).expect("a JSON value serialises");
     out.push(b'\n');
