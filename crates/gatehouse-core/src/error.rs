@@ -131,6 +131,16 @@ pub enum StorageCause {
     Unreachable,
 }
 
+/// Whether a PostgreSQL SQLSTATE says the session is gone while the server
+/// may well take a new one: class 08 (connection exceptions), shut down,
+/// crashed, starting (57P01–03), a session ended as idle (57P05: a managed
+/// server's `idle_session_timeout`, a pooler's) or idle in a transaction
+/// (25P03). One list for the cause shown and the retry of a read
+/// (`store::failure::is_connection_lost`).
+pub(crate) fn postgres_connection_lost(state: &str) -> bool {
+    state.starts_with("08") || matches!(state, "57P01" | "57P02" | "57P03" | "57P05" | "25P03")
+}
+
 impl StorageCause {
     pub fn code(self) -> Code {
         match self {
@@ -184,12 +194,7 @@ impl StorageCause {
             "55P03" => Some(StorageCause::Locked),   // lock_not_available
             "53100" => Some(StorageCause::DiskFull), // disk_full
             "25006" => Some(StorageCause::ReadOnly), // read_only_sql_transaction
-            // admin_shutdown, crash_shutdown, cannot_connect_now; class 08: connection exceptions.
-            // Shut down, crashed, starting; a session ended as idle (a
-            // managed server's `idle_session_timeout`, a pooler's) or idle
-            // in a transaction.
-            "57P01" | "57P02" | "57P03" | "57P05" | "25P03" => Some(StorageCause::Unreachable),
-            s if s.starts_with("08") => Some(StorageCause::Unreachable),
+            s if postgres_connection_lost(s) => Some(StorageCause::Unreachable),
             _ => None,
         }
     }

@@ -204,13 +204,11 @@ fn a_revocation_reaches_every_call_sent_after_it_while_calls_stream() {
         let mut answered = 0;
         let mut served_after = Vec::new();
         // Until 500 calls past the revocation were sent and all are answered.
-        while answered < sent.load(Ordering::SeqCst)
-            || sent.load(Ordering::SeqCst) < revoked_from.load(Ordering::SeqCst).saturating_add(500)
-        {
-            while sent.load(Ordering::SeqCst) - answered < IN_FLIGHT
-                && sent.load(Ordering::SeqCst)
-                    < revoked_from.load(Ordering::SeqCst).saturating_add(500)
-            {
+        let to_send = || {
+            sent.load(Ordering::SeqCst) < revoked_from.load(Ordering::SeqCst).saturating_add(500)
+        };
+        while answered < sent.load(Ordering::SeqCst) || to_send() {
+            while sent.load(Ordering::SeqCst) - answered < IN_FLIGHT && to_send() {
                 let next = sent.load(Ordering::SeqCst) + 1;
                 mcp.send(&call(next));
                 sent.store(next, Ordering::SeqCst);

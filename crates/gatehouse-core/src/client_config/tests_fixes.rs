@@ -384,7 +384,7 @@ fn reinstall_diff_masks_the_replaced_key() {
 #[test]
 fn an_install_diff_shows_no_credential_of_the_file() {
     let home = tempfile::tempdir().unwrap();
-    let file = home.path().join(".cursor/mcp.json");
+    let file = user_file(Client::Cursor, &home_at(Os::Linux, home.path(), &[]));
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(
         &file,

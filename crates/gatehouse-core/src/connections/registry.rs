@@ -110,24 +110,24 @@ impl Registry {
     /// Forgets every connection (their process groups go with the last
     /// handle), and any still starting.
     pub fn clear(&self) {
-        let mut live = lock(&self.live);
-        self.cleared
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        live.clear();
+        drop(self.take_all());
     }
 
     /// Closes every running connection gracefully and forgets them all, as
     /// the host exits: its process may end without dropping what it holds,
     /// and a server that ignores the end of its input would outlive it.
     pub async fn close_all(&self) {
-        let all: Vec<LiveConnection> = {
-            let mut live = lock(&self.live);
-            self.cleared
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            live.drain().map(|(_, l)| l).collect()
-        };
-        for live in all.into_iter().filter(|l| l.record.is_none()) {
+        for live in self.take_all().into_iter().filter(|l| l.record.is_none()) {
             live.conn.close().await;
         }
+    }
+
+    /// Every connection, forgotten here; one still starting is not
+    /// registered when it finishes.
+    fn take_all(&self) -> Vec<LiveConnection> {
+        let mut live = lock(&self.live);
+        self.cleared
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        live.drain().map(|(_, l)| l).collect()
     }
 }

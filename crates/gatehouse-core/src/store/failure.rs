@@ -29,13 +29,10 @@ impl Store {
 pub(crate) fn is_connection_lost(err: &sqlx::Error) -> bool {
     match err {
         sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => db.code().is_some_and(|c| {
-            // PostgreSQL class 08 (connection exception), admin/crash shutdown,
-            // cannot connect now (starting up), a session ended as idle
-            // (`idle_session_timeout`, usual on managed servers and poolers)
-            // or idle in a transaction: the next connection may well work.
-            c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03" | "57P05" | "25P03")
-        }),
+        // The next connection may well work.
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| crate::error::postgres_connection_lost(&c)),
         _ => false,
     }
 }

@@ -704,13 +704,7 @@ impl State {
             why = refused.wait_for(Option::is_some) => {
                 let why = why.ok().and_then(|w| w.clone());
                 if let Some(e) = why {
-                    let e = e.for_client();
-                    let data = serde_json::to_value(e.body()).expect("an error body serialises");
-                    return Err(jsonrpc::ErrorData::new(
-                        jsonrpc::ErrorCode::INVALID_REQUEST,
-                        e.message.clone(),
-                        Some(data),
-                    ));
+                    return Err(client_error(jsonrpc::ErrorCode::INVALID_REQUEST, &e));
                 }
             }
         }
@@ -786,9 +780,16 @@ pub(crate) fn abandoned() -> jsonrpc::ErrorData {
 /// The server error code (`-32000`, as for "busy": try again later), with
 /// Gatehouse's code, hint and detail as its data.
 fn stopping(e: &Error) -> jsonrpc::ErrorData {
+    client_error(super::budget::BUSY, e)
+}
+
+/// `e` as a JSON-RPC error with `code`, its message, and Gatehouse's code,
+/// hint and detail as its data, as a client may see them
+/// ([`Error::for_client`]: no database location).
+pub(crate) fn client_error(code: jsonrpc::ErrorCode, e: &Error) -> jsonrpc::ErrorData {
     let e = e.for_client();
     let data = serde_json::to_value(e.body()).expect("an error body serialises");
-    jsonrpc::ErrorData::new(super::budget::BUSY, e.message.clone(), Some(data))
+    jsonrpc::ErrorData::new(code, e.message, Some(data))
 }
 
 /// Removes a subscription when its request ends, however it ends.

@@ -56,7 +56,7 @@ use crate::error::{Error, codes};
 use crate::mcp::server::admit::{Admission, Admitted, Incoming as Message};
 use crate::mcp::server::call_record::Late;
 use crate::mcp::server::era::{self, LEGACY, MODERN};
-use crate::mcp::server::handler::State;
+use crate::mcp::server::handler::{State, client_error};
 use crate::mcp::server::{dispatch, manifest, watch_actor};
 use crate::mcp::wire::jsonrpc::{self, ErrorCode, ErrorData};
 use crate::site::Site;
@@ -220,13 +220,7 @@ fn rpc_error(status: StatusCode, id: &Value, error: &ErrorData) -> Response<Body
 /// A refusal of the HTTP layer as a JSON-RPC error whose data names
 /// Gatehouse's code, hint and detail.
 fn refusal(status: StatusCode, rpc: ErrorCode, e: &Error) -> Response<Body> {
-    let e = e.for_client();
-    let data = serde_json::to_value(e.body()).expect("an error body serialises");
-    rpc_error(
-        status,
-        &Value::Null,
-        &ErrorData::new(rpc, e.message.clone(), Some(data)),
-    )
+    rpc_error(status, &Value::Null, &client_error(rpc, e))
 }
 
 fn unauthorized(e: &Error) -> Response<Body> {
@@ -1327,11 +1321,10 @@ fn accepted() -> Response<Body> {
 fn timed_out(id: &Value) -> Response<Body> {
     let e = Error::new(codes::CALL_TIMEOUT, "the request did not finish in time")
         .hint("the site's database or the tool's target is slow; retry later");
-    let data = serde_json::to_value(e.body()).expect("serialises");
     rpc_error(
         StatusCode::GATEWAY_TIMEOUT,
         id,
-        &ErrorData::new(ErrorCode::INTERNAL_ERROR, e.message.clone(), Some(data)),
+        &client_error(ErrorCode::INTERNAL_ERROR, &e),
     )
 }
 
