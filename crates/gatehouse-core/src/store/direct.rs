@@ -311,13 +311,18 @@ impl Direct {
     }
 
     /// Queues a task that ends the shared snapshot: it runs once the tasks
-    /// queued before it (the calls that arrived together) have run.
+    /// queued before it (the calls that arrived together, and their group
+    /// commit) have run.
     fn queue_closer(self: &Arc<Self>) {
         if self.closer_queued.swap(true, Ordering::AcqRel) {
             return;
         }
         let direct = self.clone();
         tokio::spawn(async move {
+            // After the runtime's next look at its I/O: by then the group
+            // commit woken by these calls has run, and made the snapshot its
+            // write ([`Direct::write`]).
+            tokio::task::yield_now().await;
             // Cleared first: a snapshot begun from here on queues its own end.
             direct.closer_queued.store(false, Ordering::Release);
             loop {
@@ -455,14 +460,28 @@ impl Direct {
         &self,
         context: &str,
         wait: bool,
-        write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        mut write: impl FnMut(&Connection) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
         let mut slot = lock(&self.writer);
-        slot.end_snapshot();
+        // The reads' snapshot, still open, becomes the write: SQLite takes the
+        // write lock at its first change only if no connection committed since
+        // the snapshot began, so what the write reads in it is the latest. One
+        // read transaction fewer per group commit (two `fcntl` calls on the
+        // shared memory); when another connection did commit, or holds the
+        // lock, the write starts over in a transaction of its own.
+        let in_open_snapshot = slot.snapshot.take().is_some()
+            && slot.conn.as_ref().is_some_and(|c| !c.is_autocommit());
         let conn = opened(&mut slot.conn, &self.path, context)?;
         conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
             .map_err(|e| storage(context, e))?;
-        let written = immediate(conn, write);
+        let written = if in_open_snapshot {
+            match in_snapshot(conn, &mut write) {
+                Err(e) if is_busy(&e) => immediate(conn, write),
+                written => written,
+            }
+        } else {
+            immediate(conn, write)
+        };
         // Reads share this connection: they get the usual timeout back.
         conn.busy_timeout(BUSY_TIMEOUT)
             .map_err(|e| storage(context, e))?;
@@ -615,6 +634,23 @@ fn immediate<T>(
     Ok(out)
 }
 
+/// Runs `write` in the read transaction open on `conn` and commits it; rolls
+/// back when anything fails, the read transaction included.
+fn in_snapshot<T>(
+    conn: &Connection,
+    write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let _rollback = RollbackUnlessCommitted(conn);
+    let out = write(conn)?;
+    conn.prepare_cached("COMMIT")?.execute([])?;
+    Ok(out)
+}
+
+/// Whether `e` is SQLite's busy (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`…).
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::DatabaseBusy)
+}
+
 /// Rolls back what is left of a transaction (an error, a failed `COMMIT`, a
 /// panic), so the connection never keeps the write lock.
 struct RollbackUnlessCommitted<'a>(&'a Connection);
@@ -737,6 +773,9 @@ mod tests {
             !wal_restartable(&other),
             "the snapshot is open while the calls that arrived together run"
         );
+        // The calls run, then their group commit, then the runtime looks at
+        // its I/O and the snapshot's end runs.
+        tokio::task::yield_now().await;
         tokio::task::yield_now().await;
         assert!(
             wal_restartable(&other),
@@ -745,6 +784,31 @@ mod tests {
         // Then the next read takes a new one, even with no arrival between.
         set(&other, 2);
         assert_eq!(direct.generation().unwrap(), 2);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_write_in_the_reads_snapshot_starts_over_when_another_connection_committed() {
+        let (_dir, direct, other) = file();
+        direct.share_reads_between_arrivals();
+        direct.arrived();
+        assert_eq!(direct.generation().unwrap(), 1);
+        let add_ten = |tx: &Connection| {
+            let seen: i64 = tx.query_row("SELECT gen FROM access_generation", [], |r| r.get(0))?;
+            tx.execute("UPDATE access_generation SET gen = ?1", [seen + 10])?;
+            Ok(seen)
+        };
+        // Nothing committed elsewhere: the write goes on in the snapshot.
+        assert_eq!(direct.write("adding", false, add_ten).unwrap(), Some(1));
+        direct.arrived();
+        assert_eq!(direct.generation().unwrap(), 11);
+        // Committed elsewhere after the snapshot began: what the write read
+        // there is stale, so it starts over in a transaction of its own.
+        set(&other, 20);
+        assert_eq!(direct.write("adding", false, add_ten).unwrap(), Some(20));
+        let stored: i64 = other
+            .query_row("SELECT gen FROM access_generation", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 30);
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -220,26 +220,31 @@ pub(super) fn cached_anchor_path(site: &Site) -> Option<Arc<Path>> {
     Some(path)
 }
 
-/// The anchors whose checkpoint this process is writing now.
-static RUNNING: Mutex<Option<std::collections::HashSet<PathBuf>>> = Mutex::new(None);
+/// The anchors whose checkpoint this process is writing now (a few at most).
+static RUNNING: Mutex<Vec<Arc<Path>>> = Mutex::new(Vec::new());
 
 /// A claim on writing one anchor's checkpoint, released on drop.
-pub(super) struct Running(PathBuf);
+pub(super) struct Running(Arc<Path>);
 
 impl Running {
-    pub(super) fn claim(anchor: &Path) -> Option<Running> {
-        let mut guard = lock(&RUNNING);
-        let set = guard.get_or_insert_with(Default::default);
-        set.insert(anchor.to_path_buf())
-            .then(|| Running(anchor.to_path_buf()))
+    /// Asked by every call while a checkpoint is due: one that runs already
+    /// is found without copying or hashing the path.
+    pub(super) fn claim(anchor: &Arc<Path>) -> Option<Running> {
+        let mut running = lock(&RUNNING);
+        if running
+            .iter()
+            .any(|a| Arc::ptr_eq(a, anchor) || a == anchor)
+        {
+            return None;
+        }
+        running.push(anchor.clone());
+        Some(Running(anchor.clone()))
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        if let Some(set) = lock(&RUNNING).as_mut() {
-            set.remove(&self.0);
-        }
+        lock(&RUNNING).retain(|a| !Arc::ptr_eq(a, &self.0));
     }
 }
 
