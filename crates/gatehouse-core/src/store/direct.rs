@@ -86,6 +86,17 @@ pub(crate) struct Direct {
 struct Writer {
     conn: Option<Connection>,
     snapshot: Option<u64>,
+    /// The chain head this connection's last group commit left ([`append_in`]).
+    head: Option<KnownHead>,
+}
+
+/// The last entry a group commit wrote, and the connection's
+/// `PRAGMA data_version` then: while that is unchanged, no other connection
+/// has committed since, and the entry is still the chain's head.
+struct KnownHead {
+    data_version: i64,
+    seq: i64,
+    hash: String,
 }
 
 impl Writer {
@@ -363,6 +374,7 @@ impl Direct {
         let mut writer = lock(&self.writer);
         writer.end_snapshot();
         writer.conn = None;
+        writer.head = None;
     }
 
     pub(crate) fn generation(self: &Arc<Self>) -> Result<i64> {
@@ -460,40 +472,9 @@ impl Direct {
         &self,
         context: &str,
         wait: bool,
-        mut write: impl FnMut(&Connection) -> rusqlite::Result<T>,
+        write: impl FnMut(&Connection) -> rusqlite::Result<T>,
     ) -> Result<Option<T>> {
-        let mut slot = lock(&self.writer);
-        // The reads' snapshot, still open, becomes the write: SQLite takes the
-        // write lock at its first change only if no connection committed since
-        // the snapshot began, so what the write reads in it is the latest. One
-        // read transaction fewer per group commit (two `fcntl` calls on the
-        // shared memory); when another connection did commit, or holds the
-        // lock, the write starts over in a transaction of its own.
-        let in_open_snapshot = slot.snapshot.take().is_some()
-            && slot.conn.as_ref().is_some_and(|c| !c.is_autocommit());
-        let conn = opened(&mut slot.conn, &self.path, context)?;
-        conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
-            .map_err(|e| storage(context, e))?;
-        let written = if in_open_snapshot {
-            match in_snapshot(conn, &mut write) {
-                Err(e) if is_busy(&e) => immediate(conn, write),
-                written => written,
-            }
-        } else {
-            immediate(conn, write)
-        };
-        // Reads share this connection: they get the usual timeout back.
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| storage(context, e))?;
-        match written {
-            Ok(out) => Ok(Some(out)),
-            Err(rusqlite::Error::SqliteFailure(f, _))
-                if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(storage(context, e)),
-        }
+        write_locked(&mut lock(&self.writer), &self.path, context, wait, write)
     }
 
     /// Appends `entries` stamped `ts` in one transaction, recording `hour`
@@ -506,9 +487,66 @@ impl Direct {
         hour: Option<i64>,
         wait: bool,
     ) -> Result<Option<Vec<i64>>> {
-        self.write("committing audit entries", wait, |tx| {
-            append_in(tx, entries, ts, hour)
-        })
+        let mut slot = lock(&self.writer);
+        // Known again only once this commit is.
+        let known = slot.head.take();
+        let mut left = None;
+        let written = write_locked(
+            &mut slot,
+            &self.path,
+            "committing audit entries",
+            wait,
+            |tx| {
+                let (seqs, head) = append_in(tx, entries, ts, hour, known.as_ref())?;
+                left = Some(head);
+                Ok(seqs)
+            },
+        );
+        if let Ok(Some(_)) = written {
+            slot.head = left;
+        }
+        written
+    }
+}
+
+/// [`Direct::write`] on the writer's connection, locked by the caller.
+fn write_locked<T>(
+    slot: &mut Writer,
+    path: &Path,
+    context: &str,
+    wait: bool,
+    mut write: impl FnMut(&Connection) -> rusqlite::Result<T>,
+) -> Result<Option<T>> {
+    // The reads' snapshot, still open, becomes the write: SQLite takes the
+    // write lock at its first change only if no connection committed since
+    // the snapshot began, so what the write reads in it is the latest. One
+    // read transaction fewer per group commit (two `fcntl` calls on the
+    // shared memory); when another connection did commit, or holds the
+    // lock, the write starts over in a transaction of its own.
+    let in_open_snapshot =
+        slot.snapshot.take().is_some() && slot.conn.as_ref().is_some_and(|c| !c.is_autocommit());
+    let conn = opened(&mut slot.conn, path, context)?;
+    conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
+        .map_err(|e| storage(context, e))?;
+    let written = if in_open_snapshot {
+        match in_snapshot(conn, &mut write) {
+            Err(e) if is_busy(&e) => immediate(conn, write),
+            written => written,
+        }
+    } else {
+        immediate(conn, write)
+    };
+    // Reads share this connection: they get the usual timeout back.
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| storage(context, e))?;
+    match written {
+        Ok(out) => Ok(Some(out)),
+        Err(rusqlite::Error::SqliteFailure(f, _))
+            if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(storage(context, e)),
     }
 }
 
@@ -668,15 +706,26 @@ impl Drop for RollbackUnlessCommitted<'_> {
 /// committed. Dropped uncommitted on any error, so nothing of it stays. The
 /// `audit_head` row is left where it is: a page written by every call, for a
 /// record that follows within [`HEAD_LAG`] (`store::audit::CHAIN_HEAD`).
+///
+/// The head is read only when `known` (what this connection's last commit
+/// left) may be stale: when another connection committed since, which
+/// `PRAGMA data_version` tells without reading a page.
 fn append_in(
     tx: &Connection,
     entries: &[NewAuditRow],
     ts: i64,
     hour: Option<i64>,
-) -> rusqlite::Result<Vec<i64>> {
-    let (mut seq, mut prev): (i64, String) = tx
-        .prepare_cached(CHAIN_HEAD)?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    known: Option<&KnownHead>,
+) -> rusqlite::Result<(Vec<i64>, KnownHead)> {
+    let data_version: i64 = tx
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))?;
+    let (mut seq, mut prev): (i64, String) = match known {
+        Some(k) if k.data_version == data_version => (k.seq, k.hash.clone()),
+        _ => tx
+            .prepare_cached(CHAIN_HEAD)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?,
+    };
     let mut seqs = Vec::with_capacity(entries.len());
     {
         let mut insert = tx.prepare_cached(
@@ -696,7 +745,12 @@ fn append_in(
     if let (Some(hour), Some(first)) = (hour, seqs.first()) {
         tx.prepare_cached(RECORD_HOUR)?.execute([hour, *first])?;
     }
-    Ok(seqs)
+    let head = KnownHead {
+        data_version,
+        seq,
+        hash: prev,
+    };
+    Ok((seqs, head))
 }
 
 #[cfg(test)]
@@ -809,6 +863,35 @@ mod tests {
             .query_row("SELECT gen FROM access_generation", [], |r| r.get(0))
             .unwrap();
         assert_eq!(stored, 30);
+    }
+
+    /// The head a commit left is known only to the connection that wrote
+    /// it: another connection's `data_version` says nothing of its commits.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_reopened_connection_reads_the_chain_head_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = crate::site::init(&tmp.path().join("s"), Some("t"), false, None)
+            .await
+            .unwrap();
+        let ours = site.store.direct().unwrap().clone();
+        let theirs = Direct::for_file(&ours.path).unwrap();
+        let row = |subject: &str| NewAuditRow {
+            actor: "test".into(),
+            action: "test".into(),
+            subject: subject.into(),
+            detail: "{}".into(),
+        };
+        let first = ours.append(&[row("a")], 1, None, true).unwrap().unwrap();
+        ours.close();
+        theirs.append(&[row("b")], 2, None, true).unwrap().unwrap();
+        let last = ours.append(&[row("c")], 3, None, true).unwrap().unwrap();
+        assert_eq!(
+            last[0],
+            first[0] + 2,
+            "chained onto the other connection's entry"
+        );
+        let report = crate::access::audit::verify(&site.store).await.unwrap();
+        assert!(report.ok, "{report:?}");
     }
 
     #[tokio::test(flavor = "current_thread")]

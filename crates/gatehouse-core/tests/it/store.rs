@@ -286,6 +286,28 @@ async fn concurrent_appends_from_two_pools_form_one_chain() {
     assert_eq!(report.entries, 41, "40 appends and the seed entry");
 }
 
+/// A store's group commit chains onto the head its last commit left only
+/// while no other connection has committed since: what another store (as
+/// another process) appended in between comes first.
+#[tokio::test]
+async fn a_group_commit_chains_onto_what_another_store_appended_since() {
+    let db = fresh("audit_alternating").await;
+    let settings = Settings {
+        dir: db.site.dir.clone(),
+        database_url: db.site.file.database_url.clone(),
+    };
+    let other = site::open(&settings).await.unwrap().store;
+    for i in 0..6 {
+        let store = if i % 2 == 0 { &db.site.store } else { &other };
+        audit::record(store, test_entry(&i.to_string()))
+            .await
+            .unwrap();
+    }
+    let report = audit::verify(&db.site.store).await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.entries, 7, "6 appends and the seed entry");
+}
+
 #[tokio::test]
 async fn the_backend_is_the_one_asked_for() {
     let db = fresh("backend").await;
