@@ -85,9 +85,19 @@ pub(crate) struct Direct {
 #[derive(Default)]
 struct Writer {
     conn: Option<Connection>,
-    snapshot: Option<u64>,
+    snapshot: Option<Snapshot>,
     /// The chain head this connection's last group commit left ([`append_in`]).
     head: Option<KnownHead>,
+}
+
+/// A read transaction left open on the writer's connection for reads that
+/// share it ([`Direct::shared_read`]).
+struct Snapshot {
+    /// The epoch it was begun at: it serves no read asked for at a later one.
+    epoch: u64,
+    /// The access generation read in it: every call asks, and in one
+    /// snapshot the answer cannot change.
+    generation: Option<i64>,
 }
 
 /// The last entry a group commit wrote, and the connection's
@@ -287,16 +297,16 @@ impl Direct {
     fn shared_read<T>(
         self: &Arc<Self>,
         context: &str,
-        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+        read: impl FnOnce(&Connection, Option<&mut Snapshot>) -> rusqlite::Result<T>,
     ) -> Result<T> {
         if !self.sharing.load(Ordering::Relaxed) {
-            return self.read(context, read);
+            return self.read(context, |c| read(c, None));
         }
         let Ok(mut slot) = self.writer.try_lock() else {
-            return self.read_aside(context, read);
+            return self.read_aside(context, |c| read(c, None));
         };
         let epoch = self.epoch.load(Ordering::Acquire);
-        if slot.snapshot != Some(epoch) {
+        if slot.snapshot.as_ref().map(|s| s.epoch) != Some(epoch) {
             slot.end_snapshot();
             // A snapshot needs a runtime to queue its end on.
             if tokio::runtime::Handle::try_current().is_ok() {
@@ -308,13 +318,17 @@ impl Direct {
                     .and_then(|mut b| b.execute([]))
                     .is_ok()
                 {
-                    slot.snapshot = Some(epoch);
+                    slot.snapshot = Some(Snapshot {
+                        epoch,
+                        generation: None,
+                    });
                     self.queue_closer();
                 }
             }
         }
-        let conn = opened(&mut slot.conn, &self.path, context)?;
-        let out = read(conn).map_err(|e| storage(context, e));
+        let Writer { conn, snapshot, .. } = &mut *slot;
+        let conn = opened(conn, &self.path, context)?;
+        let out = read(conn, snapshot.as_mut()).map_err(|e| storage(context, e));
         if out.is_err() {
             slot.end_snapshot();
         }
@@ -378,9 +392,17 @@ impl Direct {
     }
 
     pub(crate) fn generation(self: &Arc<Self>) -> Result<i64> {
-        self.shared_read("reading the access generation", |c| {
-            c.prepare_cached("SELECT gen FROM access_generation WHERE id = 1")?
-                .query_row([], |r| r.get(0))
+        self.shared_read("reading the access generation", |c, snapshot| {
+            if let Some(known) = snapshot.as_ref().and_then(|s| s.generation) {
+                return Ok(known);
+            }
+            let read = c
+                .prepare_cached("SELECT gen FROM access_generation WHERE id = 1")?
+                .query_row([], |r| r.get(0))?;
+            if let Some(s) = snapshot {
+                s.generation = Some(read);
+            }
+            Ok(read)
         })
     }
 
@@ -394,7 +416,7 @@ impl Direct {
         slug: &str,
         named: bool,
     ) -> Result<Option<(Entry, Option<Pending>, Option<Option<String>>)>> {
-        self.shared_read("reading content", |c| {
+        self.shared_read("reading content", |c, _| {
             c.prepare_cached(sql)?
                 .query_row([slug], |r| {
                     let entry = Entry {
@@ -437,7 +459,7 @@ impl Direct {
         sql: &str,
         param: &str,
     ) -> Result<Option<String>> {
-        self.shared_read(context, |c| {
+        self.shared_read(context, |c, _| {
             c.prepare_cached(sql)?
                 .query_row([param], |r| r.get::<_, Option<String>>(0))
                 .optional()
