@@ -323,14 +323,35 @@ pub struct AuditEntry<'a> {
 
 impl AuditEntry<'_> {
     fn to_new(&self) -> sql::NewAuditRow {
-        sql::NewAuditRow {
-            actor: self.actor.to_string(),
-            action: self.action.as_str().to_string(),
-            subject: self.subject.to_string(),
-            // Not `to_string`, which writes through `fmt` piece by piece.
-            detail: serde_json::to_string(&self.detail).expect("a JSON value serialises"),
-        }
+        new_row(self.actor, self.action, self.subject, &self.detail)
     }
+}
+
+/// The row of an entry whose detail is `detail`'s JSON text.
+fn new_row(
+    actor: &str,
+    action: AuditAction,
+    subject: &str,
+    detail: &impl Serialize,
+) -> sql::NewAuditRow {
+    sql::NewAuditRow {
+        actor: actor.to_string(),
+        action: action.as_str().to_string(),
+        subject: subject.to_string(),
+        // Not `to_string`, which writes through `fmt` piece by piece.
+        detail: serde_json::to_string(detail).expect("an audit detail serialises"),
+    }
+}
+
+/// [`record`] for an entry whose detail is a typed struct, serialised
+/// straight into its text: every tool call records one, and building a
+/// `Value` map first cost its keys, its nodes and a second walk.
+pub(crate) async fn record_typed(
+    store: &Store,
+    (actor, action, subject): (&str, AuditAction, &str),
+    detail: &impl Serialize,
+) -> Result<i64> {
+    sql::record(store, new_row(actor, action, subject, detail)).await
 }
 
 /// Appends `entry` inside `tx` (which must come from `Store::begin_write`).

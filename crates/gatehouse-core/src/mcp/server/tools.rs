@@ -278,58 +278,61 @@ impl<'a> Authors<'a> {
         Ok(name)
     }
 
-    async fn entries(&mut self, list: &[ContentEntry]) -> Result<Value> {
+    async fn entries(&mut self, list: Vec<ContentEntry>) -> Result<Value> {
         let mut out = Vec::with_capacity(list.len());
         for e in list {
-            out.push(entry_json(e, false, &self.shown(&e.author).await?, None));
+            let author = self.shown(&e.author).await?;
+            out.push(entry_json(e, false, author, None));
         }
         Ok(json!({"entries": out}))
     }
 
     /// One entry with its body and, for those who may read drafts, its
     /// pending revision as it is now (after a write).
-    async fn entry(&mut self, actor: &Actor, e: &ContentEntry) -> Result<Value> {
-        let pending = content::pending(&self.site.store, actor, e).await?;
-        self.entry_with(e, pending.as_ref()).await
+    async fn entry(&mut self, actor: &Actor, e: ContentEntry) -> Result<Value> {
+        let pending = content::pending(&self.site.store, actor, &e).await?;
+        self.entry_with(e, pending).await
     }
 
     /// One entry with its body and the pending revision read with it.
     async fn entry_with(
         &mut self,
-        e: &ContentEntry,
-        pending: Option<&content::PendingRevision>,
+        e: ContentEntry,
+        pending: Option<content::PendingRevision>,
     ) -> Result<Value> {
-        Ok(entry_json(e, true, &self.shown(&e.author).await?, pending))
+        let author = self.shown(&e.author).await?;
+        Ok(entry_json(e, true, author, pending))
     }
 }
 
+/// An entry as the content tools show it, built by moving its strings in
+/// (`json!` copies each, an entry's body included).
 fn entry_json(
-    e: &ContentEntry,
+    e: ContentEntry,
     with_body: bool,
-    author: &str,
-    pending: Option<&content::PendingRevision>,
+    author: String,
+    pending: Option<content::PendingRevision>,
 ) -> Value {
-    let mut v = json!({
-        "slug": e.slug,
-        "title": e.title,
-        "status": e.status,
-        "author": author,
-        "created_at": rfc3339(e.created_at),
-        "updated_at": rfc3339(e.updated_at),
-        "published_at": e.published_at.map(rfc3339),
-    });
+    let mut v = Map::new();
+    v.insert("slug".into(), e.slug.into());
+    v.insert("title".into(), e.title.into());
+    v.insert("status".into(), e.status.into());
+    v.insert("author".into(), author.into());
+    v.insert("created_at".into(), rfc3339(e.created_at).into());
+    v.insert("updated_at".into(), rfc3339(e.updated_at).into());
+    v.insert("published_at".into(), e.published_at.map(rfc3339).into());
     if with_body {
-        v["body"] = json!(e.body);
+        v.insert("body".into(), e.body.into());
     }
     if let Some(p) = pending {
-        v["pending_revision"] = json!({
-            "title": p.title,
-            "body": p.body,
-            "author": p.author,
-            "updated_at": p.updated_at,
-        });
+        let mut r = Map::new();
+        r.insert("title".into(), p.title.into());
+        r.insert("body".into(), p.body.into());
+        r.insert("author".into(), p.author.into());
+        r.insert("updated_at".into(), p.updated_at.into());
+        v.insert("pending_revision".into(), r.into());
     }
-    v
+    v.into()
 }
 
 fn media_json(m: &MediaInfo) -> Value {
@@ -354,7 +357,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
             let limit = in_range(tool, "limit", a.limit, 1, 500)?;
             let offset = in_range(tool, "offset", a.offset, 0, i64::MAX)?;
             let list = content::list(store, actor, limit, offset).await?;
-            Outcome::ok(authors.entries(&list).await?)
+            Outcome::ok(authors.entries(list).await?)
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
@@ -366,7 +369,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
             } else {
                 content::read(store, actor, &a.slug).await?
             };
-            Outcome::ok(authors.entry_with(&entry, pending.as_ref()).await?)
+            Outcome::ok(authors.entry_with(entry, pending).await?)
         }
         "content_search" => {
             let a: SearchArgs = args(tool, raw)?;
@@ -379,7 +382,7 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
                 ));
             }
             let list = content::search(store, actor, &a.query, limit).await?;
-            Outcome::ok(authors.entries(&list).await?)
+            Outcome::ok(authors.entries(list).await?)
         }
         "content_write_draft" => {
             let a: WriteArgs = args(tool, raw)?;
@@ -394,12 +397,12 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
                 },
             ))
             .await?;
-            Outcome::ok(authors.entry(actor, &entry).await?)
+            Outcome::ok(authors.entry(actor, entry).await?)
         }
         "content_publish" => {
             let a: SlugArgs = args(tool, raw)?;
             let entry = Box::pin(content::publish(store, actor, &a.slug)).await?;
-            Outcome::ok(authors.entry(actor, &entry).await?)
+            Outcome::ok(authors.entry(actor, entry).await?)
         }
         "content_delete" => {
             let a: SlugArgs = args(tool, raw)?;
@@ -500,18 +503,27 @@ pub async fn record(
     (outcome, code): (&str, Option<Code>),
     (from, grant): (&str, Option<&str>),
 ) -> Result<i64> {
-    let mut detail =
-        json!({"args_sha256": args_sha256, "outcome": outcome, "code": code, "from": from});
-    if let Some(g) = grant {
-        detail["grant"] = json!(g);
-    }
-    let entry = audit::AuditEntry {
-        actor: actor_label,
-        action: AuditAction::McpToolCall,
-        subject: tool,
-        detail,
+    let detail = CallDetail {
+        args_sha256,
+        code,
+        from,
+        grant,
+        outcome,
     };
-    audit::record(&site.store, entry).await
+    let entry = (actor_label, AuditAction::McpToolCall, tool);
+    audit::record_typed(&site.store, entry, &detail).await
+}
+
+/// A tool call's audit detail. Its fields are in the order a JSON map sorts
+/// its keys, so the text is the one the entries written as a `Value` have.
+#[derive(serde::Serialize)]
+struct CallDetail<'a> {
+    args_sha256: &'a str,
+    code: Option<Code>,
+    from: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant: Option<&'a str>,
+    outcome: &'a str,
 }
 
 #[cfg(test)]
@@ -524,6 +536,67 @@ mod tests {
         let ok = Outcome::ok(value.clone());
         assert_eq!(ok.result, CallToolResult::structured(value));
         assert_eq!(ok.code, None);
+    }
+
+    /// The shape every content tool answers with, pending revision and all.
+    #[test]
+    fn an_entry_is_shown_with_every_field() {
+        let e = ContentEntry {
+            id: 7,
+            slug: "s".into(),
+            title: "T \"q\"".into(),
+            body: "b\n".into(),
+            status: "published".into(),
+            author: "user:a@example.com".into(),
+            created_at: 0,
+            updated_at: 1_000,
+            published_at: None,
+        };
+        let p = content::PendingRevision {
+            title: "T2".into(),
+            body: "b2".into(),
+            author: "key:k".into(),
+            created_at: 5,
+            updated_at: 6,
+        };
+        let expected = json!({
+            "slug": "s", "title": "T \"q\"", "status": "published", "author": "Ann",
+            "created_at": rfc3339(0), "updated_at": rfc3339(1_000), "published_at": null,
+            "body": "b\n",
+            "pending_revision": {"title": "T2", "body": "b2", "author": "key:k", "updated_at": 6},
+        });
+        assert_eq!(entry_json(e.clone(), true, "Ann".into(), Some(p)), expected);
+        let mut listed = expected.clone();
+        listed.as_object_mut().unwrap().remove("body");
+        listed.as_object_mut().unwrap().remove("pending_revision");
+        assert_eq!(entry_json(e, false, "Ann".into(), None), listed);
+    }
+
+    /// A call's detail is written as the `Value` map it replaced wrote it:
+    /// entries old and new read and verify alike.
+    #[test]
+    fn a_call_detail_is_the_text_of_its_json_map() {
+        for (code, grant) in [
+            (None, None),
+            (Some(codes::PERMISSION_DENIED), Some("grant-1")),
+        ] {
+            let typed = CallDetail {
+                args_sha256: "ab",
+                code,
+                from: "stdio \"x\"",
+                grant,
+                outcome: "ok",
+            };
+            let mut map =
+                json!({"args_sha256": "ab", "outcome": "ok", "code": code, "from": "stdio \"x\""});
+            if let Some(g) = grant {
+                map["grant"] = json!(g);
+            }
+            assert_eq!(
+                serde_json::to_string(&typed).unwrap(),
+                serde_json::to_string(&map).unwrap()
+            );
+        }
     }
 
     /// `result_value` moves what `to_value` would copy: the same JSON for
