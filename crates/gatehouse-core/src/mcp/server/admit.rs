@@ -80,6 +80,10 @@ impl Admission {
                 &budget::busy("the messages being served already use the memory budget"),
             ));
         };
+        if let Some(Message::Request { id, method, params }) = jsonrpc::usual_request(text) {
+            let message = Incoming::Request { id, method, params };
+            return Ok(Some(Admitted { message, held }));
+        }
         let value: Value = match serde_json::from_slice(text) {
             Ok(v) => v,
             Err(e) => {

@@ -89,6 +89,42 @@ fn read_error(v: Value) -> Option<ErrorData> {
     Some(ErrorData::new(ErrorCode(e.code), e.message, e.data))
 }
 
+/// [`classify`]'s reading of a request line in its usual shape (an object
+/// with `"jsonrpc": "2.0"`, a string or integer `id`, a string `method` and
+/// an object `params`), read straight into those parts: the map of the whole
+/// message is never built, nor taken apart again. `None` for every other
+/// line, which the caller then parses and classifies as before.
+pub fn usual_request(text: &[u8]) -> Option<Message> {
+    /// A member as given, `null` included (serde reads a `null` into `None`).
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+        Value::deserialize(d).map(Some)
+    }
+    #[derive(Deserialize)]
+    struct Usual<'a> {
+        #[serde(borrow)]
+        jsonrpc: std::borrow::Cow<'a, str>,
+        #[serde(default, deserialize_with = "present")]
+        id: Option<Value>,
+        method: String,
+        #[serde(default, deserialize_with = "present")]
+        params: Option<Value>,
+    }
+    // A struct reads an array positionally too: a batch is never one.
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return None;
+    }
+    // Fails on duplicate members, where the full reading keeps the last.
+    let usual: Usual = serde_json::from_slice(text).ok()?;
+    match (usual.jsonrpc.as_ref(), usual.id, usual.params) {
+        ("2.0", Some(id), Some(Value::Object(params))) if valid_id(&id) => Some(Message::Request {
+            id,
+            method: usual.method,
+            params: Some(params),
+        }),
+        _ => None,
+    }
+}
+
 /// The server's strict reading of one JSON value (one element, if the line
 /// was a batch).
 pub fn classify(value: Value) -> Result<Message, Rejection> {
@@ -255,6 +291,43 @@ pub fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// Where it reads a line at all, the usual shape's reading is
+    /// [`classify`]'s; it leaves every unusual line to it.
+    #[test]
+    fn the_usual_requests_reading_is_classifys() {
+        let usual = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"content_read","arguments":{"slug":"a"}}}"#,
+            r#"  {"params":{},"method":"ping","id":"x","jsonrpc":"2.0","extra":[1,{"a":null}]}"#,
+            r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"m","params":{"_meta":{}},"result":1}"#,
+            r#"{"jsonr\u0070c":"2.0","id":-3,"method":"m\n","params":{}}"#,
+        ];
+        let unusual = [
+            r#"{"jsonrpc":"2.0","id":null,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":1.5,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":2.0,"id":1,"method":"m","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":7,"params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m","params":{}}"#,
+            r#"["2.0",1,"m",{}]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m","params":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}} x"#,
+        ];
+        for line in usual {
+            let full = classify(serde_json::from_str(line).unwrap()).ok();
+            assert!(full.is_some(), "{line}");
+            assert_eq!(usual_request(line.as_bytes()), full, "{line}");
+        }
+        for line in unusual {
+            assert_eq!(usual_request(line.as_bytes()), None, "{line}");
+        }
+    }
+
     use super::*;
 
     fn code(r: Result<Message, Rejection>) -> (i32, Value) {
