@@ -50,9 +50,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use tokio_util::sync::CancellationToken;
 
 use crate::access::actor::Actor;
 use crate::error::Result;
@@ -144,7 +143,9 @@ where
     let permits = Arc::new(Semaphore::new(limits.max_in_flight));
     let listen_permits = Arc::new(Semaphore::new(limits.max_listeners));
     let admission = Admission::new(&limits);
-    let in_flight: Arc<Mutex<HashMap<String, CancellationToken>>> = Arc::default();
+    // Each call's cancel: a oneshot, whose wait is an atomic flag, where a
+    // cancellation token's takes a lock to join and to leave a waiters' list.
+    let in_flight: Arc<Mutex<HashMap<String, oneshot::Sender<()>>>> = Arc::default();
     let mut tasks = JoinSet::new();
     tokio::pin!(stop);
 
@@ -236,8 +237,8 @@ where
                 // cannot try to deregister before it was registered.
                 let mut map = lock(&in_flight);
                 let task_key = key.clone();
-                let cancelled = CancellationToken::new();
-                map.insert(key, cancelled.clone());
+                let (cancel, mut cancelled) = oneshot::channel();
+                map.insert(key, cancel);
                 // Boxed: tokio copies a task's future when it spawns it and
                 // again when it completes; a call's is kilobytes, a box's 16 bytes.
                 tasks.spawn(Box::pin(async move {
@@ -248,7 +249,9 @@ where
                     let reply = tokio::select! {
                         biased;
                         reply = dispatch(&state, admitted) => reply,
-                        () = cancelled.cancelled() => None,
+                        // A sender dropped unsent (another request took its
+                        // id) cancels nothing.
+                        Ok(()) = &mut cancelled => None,
                     };
                     // Deregister before replying: a cancel after this point is too late.
                     lock(&registry).remove(&task_key);
@@ -362,16 +365,16 @@ fn id_key(id: &Value) -> String {
 }
 
 fn cancel(
-    in_flight: &Mutex<HashMap<String, CancellationToken>>,
+    in_flight: &Mutex<HashMap<String, oneshot::Sender<()>>>,
     params: Option<&serde_json::Map<String, Value>>,
 ) {
     let Some(id) = params.and_then(|p| p.get("requestId")) else {
         return;
     };
     let key = id_key(id);
-    if let Some(cancelled) = lock(in_flight).remove(&key) {
+    if let Some(cancel) = lock(in_flight).remove(&key) {
         tracing::debug!(request = %jsonrpc::shorten(&key, 40), "cancelling a request");
-        cancelled.cancel();
+        let _ = cancel.send(());
     }
 }
 
