@@ -178,9 +178,16 @@ pub(super) fn last_seq(anchor: &Path) -> i64 {
     with_last(anchor, |l| l.seq)
 }
 
-/// Notes that the entry `seq` found a checkpoint due.
-pub(super) fn set_due(anchor: &Path, seq: i64) {
-    with_last(anchor, |l| l.due = l.due.max(seq));
+/// Whether the entry `seq` is `every` entries past the newest checkpoint;
+/// if so, notes that it found one due. One look for what every call asks.
+pub(super) fn note_due(anchor: &Path, seq: i64, every: i64) -> bool {
+    with_last(anchor, |l| {
+        let is_due = seq - l.seq >= every;
+        if is_due {
+            l.due = l.due.max(seq);
+        }
+        is_due
+    })
 }
 
 /// The newest entry that found a checkpoint due.

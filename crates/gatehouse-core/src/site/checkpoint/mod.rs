@@ -38,8 +38,8 @@ pub mod signer;
 use serde::{Deserialize, Serialize};
 
 use self::anchor::{
-    Running, anchor_path, cached_anchor_path, due, last_seq, read_anchor, read_anchor_checked,
-    set_aside, set_due, set_tried, wait_for_spacing, write_anchor,
+    Running, anchor_path, cached_anchor_path, due, last_seq, note_due, read_anchor,
+    read_anchor_checked, set_aside, set_tried, wait_for_spacing, write_anchor,
 };
 use self::signer::{Signer, signature_ok};
 
@@ -168,10 +168,9 @@ pub fn maybe_checkpoint(site: &Site, seq: i64, every: i64) {
     let Some(anchor) = cached_anchor_path(site) else {
         return;
     };
-    if seq - last_seq(&anchor) < every {
+    if !note_due(&anchor, seq, every) {
         return;
     }
-    set_due(&anchor, seq);
     let Some(running) = Running::claim(&anchor) else {
         return;
     };
