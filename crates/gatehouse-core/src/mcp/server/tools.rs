@@ -258,14 +258,6 @@ impl<'a> Authors<'a> {
         }
     }
 
-    /// Takes the display name the entry's own statement joined for `label`,
-    /// when that join stands for the lookup ([`users::public_name_joined`]).
-    fn joined(&mut self, label: &str, joined: Option<Option<String>>) {
-        if let Some(name) = joined.and_then(|j| users::public_name_joined(label, j)) {
-            self.seen.insert(label.to_string(), name);
-        }
-    }
-
     async fn shown(&mut self, label: &str) -> Result<String> {
         if !self.public {
             return Ok(label.to_string());
@@ -361,15 +353,21 @@ async fn run(site: &Site, actor: &Actor, tool: &str, raw: &Value) -> Result<Outc
         }
         "content_read" => {
             let a: SlugArgs = args(tool, raw)?;
-            let (entry, pending) = if authors.public {
-                // The author's display name comes with the entry: one read.
+            let (entry, pending, joined) = if authors.public {
+                // The author's display name comes with the entry: one read,
+                // when that join stands for the lookup.
                 let (entry, pending, joined) = content::read_named(store, actor, &a.slug).await?;
-                authors.joined(&entry.author, joined);
-                (entry, pending)
+                let name = joined.and_then(|j| users::public_name_joined(&entry.author, j));
+                (entry, pending, name)
             } else {
-                content::read(store, actor, &a.slug).await?
+                let (entry, pending) = content::read(store, actor, &a.slug).await?;
+                (entry, pending, None)
             };
-            Outcome::ok(authors.entry_with(entry, pending).await?)
+            let author = match joined {
+                Some(name) => name,
+                None => authors.shown(&entry.author).await?,
+            };
+            Outcome::ok(entry_json(entry, true, author, pending))
         }
         "content_search" => {
             let a: SearchArgs = args(tool, raw)?;
