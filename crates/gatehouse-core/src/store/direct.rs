@@ -551,7 +551,7 @@ fn write_locked<T>(
     conn.busy_timeout(if wait { BUSY_TIMEOUT } else { Duration::ZERO })
         .map_err(|e| storage(context, e))?;
     let written = if in_open_snapshot {
-        match in_snapshot(conn, &mut write) {
+        match in_open_transaction(conn, &mut write) {
             Err(e) if is_busy(&e) => immediate(conn, write),
             written => written,
         }
@@ -563,11 +563,7 @@ fn write_locked<T>(
         .map_err(|e| storage(context, e))?;
     match written {
         Ok(out) => Ok(Some(out)),
-        Err(rusqlite::Error::SqliteFailure(f, _))
-            if !wait && f.code == rusqlite::ErrorCode::DatabaseBusy =>
-        {
-            Ok(None)
-        }
+        Err(e) if !wait && is_busy(&e) => Ok(None),
         Err(e) => Err(storage(context, e)),
     }
 }
@@ -688,15 +684,13 @@ fn immediate<T>(
     write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<T> {
     conn.prepare_cached("BEGIN IMMEDIATE")?.execute([])?;
-    let _rollback = RollbackUnlessCommitted(conn);
-    let out = write(conn)?;
-    conn.prepare_cached("COMMIT")?.execute([])?;
-    Ok(out)
+    in_open_transaction(conn, write)
 }
 
-/// Runs `write` in the read transaction open on `conn` and commits it; rolls
-/// back when anything fails, the read transaction included.
-fn in_snapshot<T>(
+/// Runs `write` in the transaction open on `conn` (a `BEGIN IMMEDIATE`, or
+/// the reads' snapshot) and commits it; rolls back when anything fails, what
+/// the transaction read before included.
+fn in_open_transaction<T>(
     conn: &Connection,
     write: impl FnOnce(&Connection) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<T> {

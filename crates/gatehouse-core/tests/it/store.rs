@@ -20,6 +20,16 @@ async fn fresh(name: &str) -> Db {
     Db { site, _tmp }
 }
 
+/// The same site opened again: a store with connections of its own, as
+/// another process has.
+async fn second_store(db: &Db) -> Store {
+    let settings = Settings {
+        dir: db.site.dir.clone(),
+        database_url: db.site.file.database_url.clone(),
+    };
+    site::open(&settings).await.unwrap().store
+}
+
 fn actor(roles: &[Role]) -> Actor {
     Actor::Synthetic {
         roles: roles.to_vec(),
@@ -265,11 +275,7 @@ async fn permissions_are_checked_by_the_content_api() {
 #[tokio::test]
 async fn concurrent_appends_from_two_pools_form_one_chain() {
     let db = fresh("audit_concurrent").await;
-    let settings = Settings {
-        dir: db.site.dir.clone(),
-        database_url: db.site.file.database_url.clone(),
-    };
-    let other = site::open(&settings).await.unwrap().store;
+    let other = second_store(&db).await;
     let stores: Vec<Store> = vec![db.site.store.clone(), other];
     let mut tasks = Vec::new();
     for i in 0..40 {
@@ -292,11 +298,7 @@ async fn concurrent_appends_from_two_pools_form_one_chain() {
 #[tokio::test]
 async fn a_group_commit_chains_onto_what_another_store_appended_since() {
     let db = fresh("audit_alternating").await;
-    let settings = Settings {
-        dir: db.site.dir.clone(),
-        database_url: db.site.file.database_url.clone(),
-    };
-    let other = site::open(&settings).await.unwrap().store;
+    let other = second_store(&db).await;
     for i in 0..6 {
         let store = if i % 2 == 0 { &db.site.store } else { &other };
         audit::record(store, test_entry(&i.to_string()))
@@ -350,11 +352,7 @@ fn is_sqlite(db: &Db) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writers_of_one_process_never_wait_at_the_sqlite_lock() {
     let db = fresh("one_process_writers").await;
-    let settings = Settings {
-        dir: db.site.dir.clone(),
-        database_url: db.site.file.database_url.clone(),
-    };
-    let other = site::open(&settings).await.unwrap().store;
+    let other = second_store(&db).await;
     let stores: Vec<Store> = vec![db.site.store.clone(), other];
     // A write transaction of one store is open while the other store's group
     // commit runs: the commit waits at the gate, not at SQLite's lock.

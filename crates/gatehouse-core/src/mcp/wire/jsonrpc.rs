@@ -291,6 +291,8 @@ pub fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// Where it reads a line at all, the usual shape's reading is
     /// [`classify`]'s; it leaves every unusual line to it.
     #[test]
@@ -327,8 +329,6 @@ mod tests {
             assert_eq!(usual_request(line.as_bytes()), None, "{line}");
         }
     }
-
-    use super::*;
 
     fn code(r: Result<Message, Rejection>) -> (i32, Value) {
         let r = r.unwrap_err();

@@ -238,10 +238,8 @@ impl Running {
     /// is found without copying or hashing the path.
     pub(super) fn claim(anchor: &Arc<Path>) -> Option<Running> {
         let mut running = lock(&RUNNING);
-        if running
-            .iter()
-            .any(|a| Arc::ptr_eq(a, anchor) || a == anchor)
-        {
+        // `Arc`'s equality compares the pointers before the paths.
+        if running.contains(anchor) {
             return None;
         }
         running.push(anchor.clone());
