@@ -94,7 +94,9 @@ reg_value() { "$wine" reg query "$1" /v "$2" 2>/dev/null | tr -d '\r' | awk -v v
 
 say "msiexec /i $msi /qn"
 "$wine" msiexec /i "$("$wine" winepath -w "$msi" 2>/dev/null | tr -d '\r')" /qn || fail "msiexec /i exited $?"
-appdata=$(find "$WINEPREFIX/drive_c/users" -maxdepth 2 -name AppData -type d | head -1)
+# Without `|| true` a prefix that has no users folder ended the script here, saying nothing.
+appdata=$(find "$WINEPREFIX/drive_c/users" -maxdepth 2 -name AppData -type d 2>/dev/null | head -1 || true)
+[ -n "$appdata" ] || fail "no AppData folder under $WINEPREFIX/drive_c/users after msiexec /i"
 installed="$appdata/Local/Programs/Gatehouse"
 for exe in gatehouse-desktop.exe gatehouse.exe; do
   cmp -s "$installed/$exe" "$stage/$exe" || fail "$installed/$exe is missing or differs"
